@@ -1,0 +1,36 @@
+# One-command set-up: every target creates .venv and installs the project if needed.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test test-all lint app bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/decisions demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check decisions apps tests
+
+test: lint
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+test-all: lint
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m ""
+
+app: $(STAMP)
+	$(BIN)/decisions app
+
+bench: $(STAMP)
+	$(BIN)/decisions bench gas-storage --json
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,104 @@
+"""Smooth surrogates of hard constraints, each with a temperature ``tau``.
+
+Every function here converges to its hard counterpart as ``tau -> 0`` and is
+infinitely differentiable for ``tau > 0``. They are what lets SNAPO push exact
+gradients through a simulator whose real rules are clips, minima and limits.
+
+Conventions: ``tau`` is in the units of the arguments (a temperature of 0.01 on
+a quantity of order 1 is a sharp approximation); all functions broadcast.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+ArrayLike = Array | float
+
+
+def smooth_relu(x: ArrayLike, tau: ArrayLike) -> Array:
+    """Softplus approximation of ``max(x, 0)``: ``tau * log(1 + exp(x / tau))``.
+
+    Args:
+        x: input.
+        tau: temperature (> 0); the largest error is ``tau * log 2`` at ``x = 0``.
+
+    Returns:
+        A value >= ``max(x, 0)`` that tends to it as ``tau -> 0``.
+    """
+    return tau * jax.nn.softplus(x / tau)
+
+
+def smooth_max(a: ArrayLike, b: ArrayLike, tau: ArrayLike) -> Array:
+    """Log-sum-exp approximation of ``max(a, b)`` (an upper bound, error <= ``tau log 2``)."""
+    return tau * jnp.logaddexp(a / tau, b / tau)
+
+
+def smooth_min(a: ArrayLike, b: ArrayLike, tau: ArrayLike) -> Array:
+    """Log-sum-exp approximation of ``min(a, b)`` (a lower bound, error <= ``tau log 2``)."""
+    return -tau * jnp.logaddexp(-a / tau, -b / tau)
+
+
+def smooth_clip(x: ArrayLike, lo: ArrayLike, hi: ArrayLike, tau: ArrayLike) -> Array:
+    """Smooth, strictly monotone clip of ``x`` to ``[lo, hi]``.
+
+    ``lo + sp(x - lo) - sp(x - hi)`` with ``sp`` the tempered softplus. For
+    ``lo <= hi`` the result always lies inside ``[lo, hi]`` (so a smoothly
+    clipped action is still feasible) and tends to ``clip(x, lo, hi)`` as
+    ``tau -> 0``.
+
+    Args:
+        x: value to clip.
+        lo: lower bound (broadcasts with ``x``).
+        hi: upper bound, ``hi >= lo``.
+        tau: temperature (> 0).
+
+    Returns:
+        The smoothly clipped value.
+    """
+    return lo + smooth_relu(x - lo, tau) - smooth_relu(x - hi, tau)
+
+
+def smooth_box(x: Array, lower: Array, upper: Array, tau: ArrayLike) -> Array:
+    """Smooth projection of a vector onto the box ``[lower, upper]`` (elementwise ``smooth_clip``)."""
+    return smooth_clip(x, lower, upper, tau)
+
+
+def softplus_barrier(x: ArrayLike, limit: ArrayLike, tau: ArrayLike, *, upper: bool = True) -> Array:
+    """Smooth penalty for violating ``x <= limit`` (or ``x >= limit`` with ``upper=False``).
+
+    Tends to the hinge ``max(x - limit, 0)`` (resp. ``max(limit - x, 0)``) as
+    ``tau -> 0``; multiply by a weight to use it as a soft constraint.
+
+    Args:
+        x: constrained quantity.
+        limit: the bound.
+        tau: temperature (> 0).
+        upper: True for an upper limit, False for a lower limit.
+
+    Returns:
+        The non-negative penalty.
+    """
+    excess = x - limit if upper else limit - x
+    return smooth_relu(excess, tau)
+
+
+def smooth_step(x: ArrayLike, tau: ArrayLike) -> Array:
+    """Logistic approximation of the indicator ``1[x > 0]``."""
+    return jax.nn.sigmoid(x / tau)
+
+
+def smooth_abs(x: ArrayLike, tau: ArrayLike) -> Array:
+    """``sqrt(x^2 + tau^2) - tau``: a smooth ``|x|`` that is exact at 0 and tends to ``|x|``."""
+    return jnp.sqrt(jnp.square(x) + jnp.square(tau)) - tau
+
+
+def hard_clip(x: ArrayLike, lo: ArrayLike, hi: ArrayLike, tau: ArrayLike | None = None) -> Array:
+    """The hard clip with the same signature as ``smooth_clip`` (``tau`` ignored).
+
+    Lets a simulator switch between its smooth (training) and hard
+    (evaluation) rules by passing one function or the other.
+    """
+    del tau
+    return jnp.clip(x, lo, hi)

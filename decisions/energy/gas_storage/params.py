@@ -1,0 +1,114 @@
+"""Traced parameters of a gas storage problem: the ``inputs`` pytree of every sensitivity.
+
+Every economic and physical constant is a traced array leaf, so scenario sweeps
+are a ``vmap`` and ``jax.grad`` gives the sensitivity to each of them. Only the
+price model kind and the terminal rule are static (they change the program).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jax import Array
+
+from decisions.energy.gas_storage.scenario import (
+    DeterministicPrices,
+    ExponentialOU,
+    Scenario,
+    SeasonalOU,
+    TerminalRule,
+)
+
+
+class PriceKind(Enum):
+    """Which spot model generates prices (static: it selects code paths)."""
+
+    DETERMINISTIC = "deterministic"
+    SEASONAL_OU = "seasonal_ou"
+    EXPONENTIAL_OU = "exponential_ou"
+
+
+@struct.dataclass
+class GasStorageParams:
+    """All inputs of the simulator; differentiable leaves unless marked static."""
+
+    forward: Array  # (D,) forward price per delivery day
+    min_inventory: Array  # ()
+    max_inventory: Array  # ()
+    start_inventory: Array  # ()
+    end_inventory: Array  # () required end inventory (REQUIRED rule only)
+    injection_knots: Array  # (Ki,) inventory breakpoints of the injection rate
+    injection_rates: Array  # (Ki,) max injection per day at each breakpoint
+    withdrawal_knots: Array  # (Kw,) inventory breakpoints of the withdrawal rate
+    withdrawal_rates: Array  # (Kw,) max withdrawal per day at each breakpoint
+    injection_cost: Array  # () cost per unit injected
+    withdrawal_cost: Array  # () cost per unit withdrawn
+    discount_rate: Array  # () annual, continuous
+    mean_reversion: Array  # () per year (seasonal OU: a; exponential OU: speed)
+    volatility: Array  # () per sqrt(year)
+    level: Array  # () long-run mean of ln S (exponential OU only)
+    initial_spot: Array  # () day-0 spot (exponential OU only)
+    price_kind: PriceKind = struct.field(pytree_node=False, default=PriceKind.SEASONAL_OU)
+    terminal: TerminalRule = struct.field(pytree_node=False, default=TerminalRule.REQUIRED)
+
+    @property
+    def horizon(self) -> int:
+        """Number of daily decisions D (static)."""
+        return self.forward.shape[-1]
+
+    @property
+    def capacity(self) -> Array:
+        """Working gas capacity ``max_inventory - min_inventory``."""
+        return self.max_inventory - self.min_inventory
+
+
+def to_params(scenario: Scenario, dtype: jnp.dtype = jnp.float32) -> GasStorageParams:
+    """Build the traced parameter pytree from a validated scenario.
+
+    Args:
+        scenario: validated scenario.
+        dtype: float dtype of the leaves (float64 needs ``jax_enable_x64``).
+
+    Returns:
+        The ``GasStorageParams`` for the simulator and the baselines.
+    """
+    fac = scenario.facility
+    inj_x, inj_y = fac.rate_knots("injection")
+    wd_x, wd_y = fac.rate_knots("withdrawal")
+    prices = scenario.prices
+    mean_reversion, volatility, level, initial = 1.0, 0.0, 0.0, float(scenario.forward_curve[0])
+    if isinstance(prices, SeasonalOU):
+        kind, mean_reversion, volatility = PriceKind.SEASONAL_OU, prices.mean_reversion, prices.volatility
+    elif isinstance(prices, ExponentialOU):
+        kind, mean_reversion, volatility = PriceKind.EXPONENTIAL_OU, prices.speed, prices.volatility
+        level, initial = prices.level, prices.initial
+    else:
+        assert isinstance(prices, DeterministicPrices)
+        kind = PriceKind.DETERMINISTIC
+
+    def arr(x: object) -> Array:
+        return jnp.asarray(np.asarray(x, dtype=float), dtype=dtype)
+
+    return GasStorageParams(
+        forward=arr(scenario.forward_curve),
+        min_inventory=arr(fac.min_inventory),
+        max_inventory=arr(fac.max_inventory),
+        start_inventory=arr(fac.start_inventory),
+        end_inventory=arr(fac.end_inventory),
+        injection_knots=arr(inj_x),
+        injection_rates=arr(inj_y),
+        withdrawal_knots=arr(wd_x),
+        withdrawal_rates=arr(wd_y),
+        injection_cost=arr(fac.injection_cost),
+        withdrawal_cost=arr(fac.withdrawal_cost),
+        discount_rate=arr(fac.discount_rate),
+        mean_reversion=arr(mean_reversion),
+        volatility=arr(volatility),
+        level=arr(level),
+        initial_spot=arr(initial),
+        price_kind=kind,
+        terminal=fac.terminal,
+    )

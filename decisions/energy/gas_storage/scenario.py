@@ -1,0 +1,250 @@
+"""Validated user input for a gas storage problem: facility, forward curve, price model.
+
+Validation happens here, once, at the edge (TOML file, CLI, app form, API).
+Everything below (simulator, baselines, SNAPO) trusts its inputs and stays
+jit-able: ``Scenario.to_params()`` turns a validated scenario into the traced
+``GasStorageParams`` pytree that is also the ``inputs`` of every sensitivity.
+
+Units: volume in "units" (e.g. MWh), prices in currency per unit, one step a
+day; rates per day; the discount rate, mean-reversion speeds and volatilities
+are annual (continuous compounding, day count 365).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, timedelta
+from enum import StrEnum
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from decisions.errors import InputError, from_validation_error
+
+DAYS_PER_YEAR = 365.0
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class RatchetCurve(BaseModel):
+    """A rate that is piecewise linear in inventory (a ratchet).
+
+    ``rate[k]`` applies at ``inventory[k]``; between breakpoints the rate is
+    interpolated linearly, beyond the ends it is held constant.
+    """
+
+    model_config = _STRICT
+
+    inventory: list[float] = Field(min_length=2, description="Inventory breakpoints, strictly increasing.")
+    rate: list[float] = Field(min_length=2, description="Rate per day at each breakpoint, > 0.")
+
+    @model_validator(mode="after")
+    def _check(self) -> RatchetCurve:
+        if len(self.inventory) != len(self.rate):
+            raise ValueError("inventory and rate must have the same length")
+        if not all(math.isfinite(v) for v in self.inventory + self.rate):
+            raise ValueError("breakpoints and rates must be finite numbers")
+        if any(b <= a for a, b in zip(self.inventory, self.inventory[1:], strict=False)):
+            raise ValueError("inventory breakpoints must be strictly increasing")
+        if any(r <= 0 for r in self.rate):
+            raise ValueError("rates must be positive")
+        return self
+
+
+Rate = Annotated[float, Field(gt=0, allow_inf_nan=False)] | RatchetCurve
+
+
+class TerminalRule(StrEnum):
+    """What happens to the gas left at expiry."""
+
+    REQUIRED = "required_end_inventory"
+    """Inventory must equal ``end_inventory`` at expiry (enforced as a hard constraint)."""
+    SPOT_VALUE = "spot_value"
+    """Any end inventory is allowed; it is worth inventory x spot on the last day."""
+
+
+class Facility(BaseModel):
+    """A storage facility (a lease): capacity, rates, costs, start and end conditions."""
+
+    model_config = _STRICT
+
+    min_inventory: float = Field(0.0, ge=0, allow_inf_nan=False, description="Minimum inventory (cushion gas).")
+    max_inventory: float = Field(1000.0, gt=0, allow_inf_nan=False, description="Working capacity.")
+    start_inventory: float = Field(0.0, ge=0, allow_inf_nan=False, description="Inventory on day 0.")
+    max_injection: Rate = Field(25.0, description="Max injection per day: a number or a ratchet curve.")
+    max_withdrawal: Rate = Field(50.0, description="Max withdrawal per day: a number or a ratchet curve.")
+    injection_cost: float = Field(0.10, ge=0, allow_inf_nan=False, description="Cost per unit injected.")
+    withdrawal_cost: float = Field(0.10, ge=0, allow_inf_nan=False, description="Cost per unit withdrawn.")
+    terminal: TerminalRule = Field(TerminalRule.REQUIRED, description="Terminal condition at expiry.")
+    end_inventory: float = Field(0.0, ge=0, allow_inf_nan=False, description="Required end inventory.")
+    discount_rate: float = Field(0.03, ge=-0.5, le=1.0, allow_inf_nan=False, description="Annual rate.")
+
+    @model_validator(mode="after")
+    def _check(self) -> Facility:
+        lo, hi = self.min_inventory, self.max_inventory
+        if hi <= lo:
+            raise ValueError(f"max_inventory ({hi}) must exceed min_inventory ({lo})")
+        if not lo <= self.start_inventory <= hi:
+            raise ValueError(f"start_inventory ({self.start_inventory}) must lie in [{lo}, {hi}]")
+        if self.terminal is TerminalRule.REQUIRED and not lo <= self.end_inventory <= hi:
+            raise ValueError(f"end_inventory ({self.end_inventory}) must lie in [{lo}, {hi}]")
+        for name in ("max_injection", "max_withdrawal"):
+            rate = getattr(self, name)
+            if isinstance(rate, RatchetCurve) and (rate.inventory[0] > lo or rate.inventory[-1] < hi):
+                raise ValueError(f"{name}: ratchet breakpoints must cover [{lo}, {hi}]")
+        return self
+
+    def rate_knots(self, which: Literal["injection", "withdrawal"]) -> tuple[np.ndarray, np.ndarray]:
+        """Breakpoints ``(inventory, rate)`` of a rate; a constant rate becomes two equal knots."""
+        rate = self.max_injection if which == "injection" else self.max_withdrawal
+        if isinstance(rate, RatchetCurve):
+            return np.asarray(rate.inventory, float), np.asarray(rate.rate, float)
+        return np.array([self.min_inventory, self.max_inventory]), np.array([rate, rate], float)
+
+
+class DeterministicPrices(BaseModel):
+    """Spot prices follow the forward curve exactly (the intrinsic problem)."""
+
+    model_config = _STRICT
+    model: Literal["deterministic"] = "deterministic"
+
+
+class SeasonalOU(BaseModel):
+    """Seasonal one-factor model: ``S_t = F_t exp(X_t - Var(X_t)/2)``, X an OU factor, ``X_0 = 0``.
+
+    So ``E[S_t] = F_t``: the forward curve is honoured in expectation.
+    """
+
+    model_config = _STRICT
+    model: Literal["seasonal_ou"] = "seasonal_ou"
+    mean_reversion: float = Field(20.0, gt=0, allow_inf_nan=False, description="Speed a, per year.")
+    volatility: float = Field(1.0, ge=0, allow_inf_nan=False, description="Volatility s, per sqrt(year).")
+
+
+class ExponentialOU(BaseModel):
+    """Exponential OU spot: ``ln S`` mean-reverts to ``level`` (the forward curve is then model-implied)."""
+
+    model_config = _STRICT
+    model: Literal["exponential_ou"] = "exponential_ou"
+    speed: float = Field(10.0, gt=0, allow_inf_nan=False, description="Mean-reversion speed, per year.")
+    level: float = Field(math.log(25.0), allow_inf_nan=False, description="Long-run mean of ln S.")
+    volatility: float = Field(0.8, ge=0, allow_inf_nan=False, description="Volatility of ln S, per sqrt(year).")
+    initial: float = Field(22.0, gt=0, allow_inf_nan=False, description="Spot price on day 0.")
+
+
+PriceModel = Annotated[DeterministicPrices | SeasonalOU | ExponentialOU, Field(discriminator="model")]
+
+
+def seasonal_forward_curve(
+    days: int = 365,
+    *,
+    start: date = date(2026, 4, 1),
+    mean: float = 25.0,
+    amplitude: float = 6.0,
+    peak_day_of_year: int = 15,
+    weekend_discount: float = 0.6,
+) -> list[float]:
+    """A stylised gas forward curve: annual cosine peaking in winter plus a weekend dip.
+
+    Args:
+        days: number of daily prices.
+        start: delivery date of the first price.
+        mean: average price.
+        amplitude: half the winter-summer spread.
+        peak_day_of_year: day of year of the seasonal peak (15 = mid January).
+        weekend_discount: price reduction on Saturdays and Sundays.
+
+    Returns:
+        ``days`` prices, one per delivery day.
+    """
+    out = []
+    for t in range(days):
+        day = start + timedelta(days=t)
+        phase = 2 * math.pi * (day.timetuple().tm_yday - peak_day_of_year) / DAYS_PER_YEAR
+        out.append(mean + amplitude * math.cos(phase) - (weekend_discount if day.weekday() >= 5 else 0.0))
+    return out
+
+
+class Scenario(BaseModel):
+    """A complete gas storage problem: facility, daily forward curve and price model."""
+
+    model_config = _STRICT
+
+    facility: Facility = Field(default_factory=Facility)
+    forward_curve: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
+        default_factory=seasonal_forward_curve, min_length=2, description="Daily forward prices, > 0."
+    )
+    start_date: date = Field(date(2026, 4, 1), description="Delivery date of the first forward price.")
+    prices: PriceModel = Field(default_factory=SeasonalOU)
+
+    @field_validator("forward_curve", mode="before")
+    @classmethod
+    def _curve_numbers(cls, value: object) -> object:
+        if isinstance(value, list | tuple):
+            for i, v in enumerate(value):
+                if isinstance(v, bool) or not isinstance(v, int | float):
+                    raise ValueError(f"day {i}: {v!r} is not a number")
+                if not math.isfinite(v):
+                    raise ValueError(f"day {i}: {v} is not a finite number")
+        return value
+
+    @model_validator(mode="after")
+    def _check_reachable(self) -> Scenario:
+        fac = self.facility
+        if fac.terminal is TerminalRule.REQUIRED:
+            lo, hi = reachable_range(fac, self.horizon)
+            if not lo - 1e-9 <= fac.end_inventory <= hi + 1e-9:
+                raise ValueError(
+                    f"facility.end_inventory: {fac.end_inventory} is unreachable from start_inventory "
+                    f"{fac.start_inventory} in {self.horizon} days (reachable range [{lo:.4g}, {hi:.4g}])"
+                )
+        return self
+
+    @property
+    def horizon(self) -> int:
+        """Number of daily decisions."""
+        return len(self.forward_curve)
+
+    @property
+    def dates(self) -> list[date]:
+        """Delivery date of each day."""
+        return [self.start_date + timedelta(days=t) for t in range(self.horizon)]
+
+    def with_prices(self, prices: DeterministicPrices | SeasonalOU | ExponentialOU) -> Scenario:
+        """The same scenario under another price model."""
+        return self.model_copy(update={"prices": prices})
+
+    @classmethod
+    def parse(cls, data: dict, *, prefix: str = "scenario") -> Scenario:
+        """Validate a mapping (from TOML, JSON or a form), raising a one-line ``InputError``."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise from_validation_error(exc, prefix=prefix) from None
+
+
+def reachable_range(facility: Facility, days: int) -> tuple[float, float]:
+    """Lowest and highest inventory reachable after ``days`` days at full withdrawal / injection.
+
+    Args:
+        facility: the facility (ratchets included).
+        days: number of daily moves.
+
+    Returns:
+        ``(lowest, highest)`` reachable inventory.
+    """
+    inj_x, inj_y = facility.rate_knots("injection")
+    wd_x, wd_y = facility.rate_knots("withdrawal")
+    low = high = facility.start_inventory
+    for _ in range(days):
+        high = min(facility.max_inventory, high + float(np.interp(high, inj_x, inj_y)))
+        low = max(facility.min_inventory, low - float(np.interp(low, wd_x, wd_y)))
+    return low, high
+
+
+def require_positive_int(name: str, value: int) -> int:
+    """Validate a positive integer setting (paths, steps), raising ``InputError`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InputError(name, f"must be a positive integer, got {value!r}")
+    return value
