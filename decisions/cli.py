@@ -1,0 +1,199 @@
+"""The ``decisions`` command line: batch jobs recorded in the run store.
+
+Bad input exits with code 2 and one line naming the field; a run that fails
+after it started is recorded as failed and exits with code 1.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from decisions.errors import InputError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+runs_app = typer.Typer(no_args_is_help=True, help="Read the run store.")
+app.add_typer(runs_app, name="runs")
+
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class BenchName(StrEnum):
+    """Benchmarks that ``decisions bench`` can run."""
+
+    GAS_STORAGE = "gas-storage"
+
+
+def clean_errors(func: F) -> F:
+    """Turn input errors into one line + exit 2, and run failures into one line + exit 1."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from decisions.jobs.spec import SpecError
+        from decisions.store import RunNotFoundError
+
+        try:
+            return func(*args, **kwargs)
+        except (InputError, SpecError) as exc:
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except RunNotFoundError as exc:
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except RunFailed as exc:
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+class RunFailed(RuntimeError):
+    """A recorded run failed; the message names the run and its error."""
+
+
+@app.command()
+@clean_errors
+def demo(
+    paths: Annotated[int, typer.Option(help="Evaluation paths.")] = 256,
+    out: Annotated[Path | None, typer.Option(help="Folder for tables and the chart.")] = None,
+) -> None:
+    """The main job: SNAPO on the default 365-day stochastic gas storage scenario against every baseline."""
+    spec = {"job": {"kind": "gas_storage", "name": "demo", "method": "compare"}, "evaluation": {"paths": paths}}
+    if out is not None:
+        spec["job"]["output_dir"] = str(out)
+    _run_specs([spec], base_dir=None, workers=1)
+
+
+@app.command()
+@clean_errors
+def run(
+    spec_file: Annotated[Path, typer.Argument(help="Job spec (TOML): [job], [scenario], [snapo], [evaluation], [sweep].")],
+    workers: Annotated[int, typer.Option(help="Processes for a sweep.")] = 2,
+) -> None:
+    """Run a job spec (or a sweep of them); each job is a recorded run."""
+    from decisions.jobs.spec import expand_sweep, load_toml
+
+    spec = load_toml(spec_file)
+    _run_specs(expand_sweep(spec), base_dir=spec_file.parent, workers=workers)
+
+
+def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: int) -> None:
+    from decisions.core.progress import rich_progress
+    from decisions.jobs.execute import execute_specs, prepare_specs
+
+    prepared = prepare_specs(specs, base_dir)  # validates every job before any run starts
+    with rich_progress() as progress:
+        outcomes = execute_specs(prepared, workers=workers, progress=progress)
+    failed = [o for o in outcomes if o.error is not None]
+    for outcome in outcomes:
+        if outcome.run_id is not None:
+            _print_run(outcome.run_id, summary_only=len(outcomes) > 1)
+    if failed:
+        raise RunFailed("; ".join(o.error or "" for o in failed))
+
+
+@runs_app.command("list")
+@clean_errors
+def runs_list(
+    limit: Annotated[int, typer.Option(help="Most recent N runs.")] = 20,
+    kind: Annotated[str | None, typer.Option(help="Only this job kind.")] = None,
+    status: Annotated[str | None, typer.Option(help="running, succeeded or failed.")] = None,
+) -> None:
+    """List recent runs, newest first."""
+    from decisions.store import RunStatus, list_runs
+
+    if status is not None and status not in {s.value for s in RunStatus}:
+        raise InputError("status", f"unknown status {status!r}")
+    records = list_runs(limit=limit, kind=kind, status=RunStatus(status) if status else None)
+    table = Table("id", "kind", "name", "status", "started", "seconds", "headline")
+    for rec in records:
+        metrics = rec.latest_metrics()
+        headline = next((f"{k}={v:,.4g}" for k, v in metrics.items() if v is not None and k.startswith("value_")), "")
+        table.add_row(
+            str(rec.id), rec.kind, rec.name, str(rec.status.value if hasattr(rec.status, "value") else rec.status),
+            rec.started_at.strftime("%Y-%m-%d %H:%M:%S") if rec.started_at else "",
+            f"{rec.duration_seconds:.1f}" if rec.duration_seconds is not None else "", headline,
+        )
+    console.print(table)
+
+
+@runs_app.command("show")
+@clean_errors
+def runs_show(run_id: Annotated[int, typer.Argument(help="Run id.")]) -> None:
+    """Show one run: status, config, metrics and artifacts."""
+    _print_run(run_id, summary_only=False, show_config=True)
+
+
+def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) -> None:
+    from decisions.store import get_run
+
+    rec = get_run(run_id)
+    status = rec.status.value if hasattr(rec.status, "value") else str(rec.status)
+    console.print(f"[bold]run {rec.id}[/bold] {rec.kind}/{rec.name}: {status}"
+                  + (f" in {rec.duration_seconds:.1f} s" if rec.duration_seconds is not None else ""))
+    if rec.error:
+        console.print(f"  error: {rec.error}", highlight=False)
+    if show_config:
+        console.print_json(json.dumps(rec.config))
+    metrics = rec.latest_metrics()
+    if metrics:
+        table = Table("metric", "value")
+        for name, value in sorted(metrics.items()):
+            if summary_only and not name.startswith(("value_", "snapo_vs")):
+                continue
+            table.add_row(name, "" if value is None else f"{value:,.6g}")
+        console.print(table)
+    if not summary_only:
+        for art in rec.artifacts:
+            console.print(f"  artifact {art.name}: {art.path}")
+
+
+@app.command()
+@clean_errors
+def bench(
+    name: Annotated[BenchName, typer.Argument(help="Benchmark to run.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Run a benchmark and print its figures."""
+    from decisions.energy.gas_storage.bench import run_bench
+
+    figures = run_bench(progress=None if as_json else _console_progress)
+    if as_json:
+        sys.stdout.write(json.dumps(figures, sort_keys=True) + "\n")
+        return
+    table = Table("figure", "value")
+    for key, value in sorted(figures.items()):
+        table.add_row(key, f"{value:,.6g}" if isinstance(value, float) else str(value))
+    console.print(table)
+
+
+def _console_progress(task: str, done: int, total: int) -> None:
+    if done == total:
+        err_console.print(f"  {task}: done", highlight=False)
+
+
+@app.command("app")
+def app_command(port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501) -> None:
+    """Start the Streamlit operator app."""
+    home = Path(__file__).resolve().parent.parent / "apps" / "Home.py"
+    if not home.exists():
+        err_console.print(f"[red]error:[/red] app: {home} not found (run from a source checkout)")
+        raise typer.Exit(2)
+    raise typer.Exit(subprocess.call([sys.executable, "-m", "streamlit", "run", str(home), "--server.port", str(port)]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

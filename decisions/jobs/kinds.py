@@ -1,0 +1,58 @@
+"""The job kinds a spec file may name, mapped to their domain entry points at the edge.
+
+A job spec is a TOML table with ``[job] kind = "..."``; this module maps that
+user-chosen name through an Enum to the domain's ``prepare`` (validate a spec
+into a job object, before any run starts) and ``execute`` (run a prepared job
+and record it). Domain code never sees strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from decisions.errors import InputError
+
+
+class JobKind(StrEnum):
+    """Domains that have a batch job."""
+
+    GAS_STORAGE = "gas_storage"
+
+
+@dataclass(frozen=True)
+class JobEntry:
+    """How to run one kind of job.
+
+    Attributes:
+        prepare: ``prepare(spec, base_dir) -> job``: validate a spec (raises ``InputError``).
+        execute: ``execute(job, *, url, progress, sweep_id) -> run_id``: run and record it.
+    """
+
+    prepare: Callable[[Mapping[str, Any], Path | None], Any]
+    execute: Callable[..., int]
+
+
+def entry(kind: JobKind) -> JobEntry:
+    """The entry points of a job kind (imported lazily: only the chosen domain loads)."""
+    if kind is JobKind.GAS_STORAGE:
+        from decisions.energy.gas_storage import job
+
+        return JobEntry(prepare=job.prepare, execute=job.execute)
+    raise AssertionError(kind)  # pragma: no cover - every enum member is mapped above
+
+
+def job_kind(spec: Mapping[str, Any]) -> JobKind:
+    """Read and check ``job.kind`` of a spec (default ``gas_storage``)."""
+    table = spec.get("job", {})
+    if not isinstance(table, Mapping):
+        raise InputError("job", "must be a table")
+    raw = table.get("kind", JobKind.GAS_STORAGE.value)
+    try:
+        return JobKind(raw)
+    except ValueError:
+        known = ", ".join(k.value for k in JobKind)
+        raise InputError("job.kind", f"unknown job kind {raw!r} (known: {known})") from None
