@@ -1,0 +1,51 @@
+"""Run store: SQLAlchemy models of runs, metrics and artifacts, and functions to record and read them.
+
+Typical use from a job::
+
+    from decisions.store import recorded_run
+
+    with recorded_run("gas_storage", "baseline", config) as run:
+        run.log_metrics({"value": 1.23e6})
+        run.add_artifact("policy", "out/policy.msgpack")
+
+The database is ``$DECISIONS_DB_URL`` or a SQLite file in the user's data
+directory; see ``decisions.store.db``.
+"""
+
+from decisions.store.db import database_url, dispose_engines, get_engine, session_scope
+from decisions.store.models import Artifact, Metric, Run, RunStatus
+from decisions.store.recorder import RunRecorder, error_line, recorded_run
+from decisions.store.records import ArtifactRecord, MetricRecord, RunRecord
+from decisions.store.repository import (
+    RunNotFoundError,
+    add_artifact,
+    finish_run,
+    get_run,
+    list_runs,
+    log_metrics,
+    start_run,
+)
+
+__all__ = [
+    "Artifact",
+    "ArtifactRecord",
+    "Metric",
+    "MetricRecord",
+    "Run",
+    "RunNotFoundError",
+    "RunRecord",
+    "RunRecorder",
+    "RunStatus",
+    "add_artifact",
+    "database_url",
+    "dispose_engines",
+    "error_line",
+    "finish_run",
+    "get_engine",
+    "get_run",
+    "list_runs",
+    "log_metrics",
+    "recorded_run",
+    "session_scope",
+    "start_run",
+]

@@ -1,0 +1,165 @@
+"""ORM models of the run store: ``Run``, ``Metric`` and ``Artifact``.
+
+SQLAlchemy 2.0 typed declarative mapping. Timestamps are stored as naive UTC
+and always come back as timezone-aware UTC datetimes (see ``UTCDateTime``),
+so SQLite, which has no time-zone type, and PostgreSQL behave alike.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Enum, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+
+class RunStatus(enum.StrEnum):
+    """Life-cycle state of a run."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A datetime column stored as naive UTC and read back as aware UTC.
+
+    Naive datetimes given to it are taken to be UTC already.
+    """
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Convert an aware datetime to naive UTC before storing it.
+
+        Args:
+            value: The datetime to store, or None.
+            dialect: The active SQL dialect (unused).
+
+        Returns:
+            The naive UTC datetime, or None.
+        """
+        if value is None:
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Attach the UTC time zone to a stored datetime.
+
+        Args:
+            value: The naive UTC datetime read from the database, or None.
+            dialect: The active SQL dialect (unused).
+
+        Returns:
+            The aware UTC datetime, or None.
+        """
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utc_now() -> datetime:
+    """Return the current time as an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the run-store models."""
+
+
+class Run(Base):
+    """One execution of a job: its configuration, provenance, timings and outcome."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        Index("ix_runs_kind_created", "kind", "created_at"),
+        Index("ix_runs_status_created", "status", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    """What was run, e.g. "gas_storage"."""
+    name: Mapped[str] = mapped_column(String(255))
+    """Human-readable label of the run."""
+    status: Mapped[RunStatus] = mapped_column(
+        Enum(
+            RunStatus,
+            name="run_status",
+            native_enum=False,
+            length=16,
+            values_callable=lambda members: [m.value for m in members],
+            validate_strings=True,
+        ),
+        default=RunStatus.RUNNING,
+    )
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    """The job's configuration as plain JSON."""
+    package_version: Mapped[str] = mapped_column(String(64))
+    git_commit: Mapped[str | None] = mapped_column(String(64), default=None)
+    """HEAD commit of the source tree, when it is a git checkout."""
+    host: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    duration_seconds: Mapped[float | None] = mapped_column(Float, default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    sweep_id: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
+    """Shared label of the runs that belong to one sweep."""
+
+    metrics: Mapped[list[Metric]] = relationship(
+        back_populates="run",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="Metric.id",
+    )
+    artifacts: Mapped[list[Artifact]] = relationship(
+        back_populates="run",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="Artifact.id",
+    )
+
+    def __repr__(self) -> str:
+        return f"Run(id={self.id!r}, kind={self.kind!r}, name={self.name!r}, status={self.status!r})"
+
+
+class Metric(Base):
+    """A named scalar of a run, optionally at a step (iteration, epoch)."""
+
+    __tablename__ = "metrics"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    value: Mapped[float | None] = mapped_column(Float)
+    """The value; NULL when the logged value was nan or infinite."""
+    step: Mapped[int | None] = mapped_column(Integer, default=None)
+
+    run: Mapped[Run] = relationship(back_populates="metrics")
+
+    def __repr__(self) -> str:
+        return f"Metric(run_id={self.run_id!r}, name={self.name!r}, value={self.value!r}, step={self.step!r})"
+
+
+class Artifact(Base):
+    """A file produced by a run, recorded by path (the store does not hold the bytes)."""
+
+    __tablename__ = "artifacts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    path: Mapped[str] = mapped_column(Text)
+    media_type: Mapped[str | None] = mapped_column(String(255), default=None)
+
+    run: Mapped[Run] = relationship(back_populates="artifacts")
+
+    def __repr__(self) -> str:
+        return f"Artifact(run_id={self.run_id!r}, name={self.name!r}, path={self.path!r})"
