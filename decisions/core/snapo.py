@@ -86,9 +86,7 @@ class SnapoConfig:
                 raise ValueError(f"{name}: must be a number, got {value!r}")
             if not np.isfinite(value) or value <= 0:
                 raise ValueError(f"{name}: must be positive and finite, got {value!r}")
-        if not isinstance(self.final_lr_fraction, int | float) or not (
-            0.0 <= self.final_lr_fraction <= 1.0
-        ):
+        if not isinstance(self.final_lr_fraction, int | float) or not (0.0 <= self.final_lr_fraction <= 1.0):
             raise ValueError(f"final_lr_fraction: must be in [0, 1], got {self.final_lr_fraction!r}")
 
     def temperature(self, step: Array) -> Array:
@@ -172,7 +170,14 @@ def value_and_sensitivities(
     Returns:
         ``(value, d_params, d_inputs)``.
     """
-    return _value_and_grads(objective, params, inputs, key, jnp.asarray(temperature, jnp.result_type(float)))
+    temperature = jnp.asarray(temperature, jnp.result_type(float))
+    return _value_and_grads(objective, _strong(params), _strong(inputs), key, temperature)
+
+
+def _strong(tree: PyTree) -> PyTree:
+    """Leaves as strongly typed arrays: weak-typed leaves (``jnp.full(n, 0.5)``, Python
+    floats) would otherwise give a different jit signature and re-trace."""
+    return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.result_type(x)), tree)
 
 
 @partial(jax.jit, static_argnums=(0,))
@@ -280,6 +285,7 @@ def train(
             key or parameter structure.
     """
     start = time.perf_counter()
+    init_params, inputs = _strong(init_params), _strong(inputs)
     train_key, eval_key = jax.random.split(key)
     optimizer = config.optimizer()
     state = TrainState(init_params, optimizer.init(init_params), jnp.zeros((), jnp.int32), train_key)
@@ -301,7 +307,9 @@ def train(
             progress(done, config.steps, float(log.value[-1]))
     log = jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs), *logs)
     temperature = config.temperature(jnp.asarray(config.steps - 1, jnp.float32))
-    value, d_params, d_inputs = value_and_sensitivities(objective, state.params, inputs, eval_key, temperature)
+    value, d_params, d_inputs = value_and_sensitivities(
+        objective, state.params, inputs, eval_key, temperature
+    )
     jax.block_until_ready(d_inputs)
     return SnapoResult(
         params=state.params,

@@ -1,0 +1,157 @@
+"""Pytrees to and from disk: msgpack via flax serialization, never pickle.
+
+A checkpoint is one msgpack file holding a format tag, a JSON metadata string
+and the pytree's leaves keyed by their key path (``"['params']['w']"``). The
+structure comes back from a ``target`` pytree supplied at load time, so any
+registered pytree (dicts, NamedTuples, optax states, flax structs) round-trips,
+and a mismatch is reported with the offending key path. Writes are atomic
+(temporary file in the same folder, then ``os.replace``), so a crash during a
+save leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import serialization
+
+PyTree = Any
+PathLike = str | os.PathLike[str]
+
+FORMAT = "decisions.pytree/1"
+"""Format tag written into every checkpoint."""
+
+
+def _is_prng_key(leaf: Any) -> bool:
+    return isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+
+
+def _leaf_to_numpy(leaf: Any) -> np.ndarray:
+    if _is_prng_key(leaf):
+        leaf = jax.random.key_data(leaf)
+    return np.asarray(leaf)
+
+
+def _flatten(tree: PyTree) -> dict[str, np.ndarray]:
+    leaves, _ = jax.tree_util.tree_flatten_with_path(tree)
+    return {jax.tree_util.keystr(path): _leaf_to_numpy(leaf) for path, leaf in leaves}
+
+
+def save_pytree(path: PathLike, tree: PyTree, *, metadata: dict[str, Any] | None = None) -> None:
+    """Write ``tree`` (and optional JSON-able ``metadata``) to ``path`` atomically.
+
+    Args:
+        path: destination file; its parent folder is created if missing.
+        tree: any pytree of arrays or scalars (typed PRNG keys are stored as key data).
+        metadata: small JSON-serialisable dict stored in the same file (config,
+            progress counters); read it back with ``load_metadata``.
+
+    Raises:
+        ValueError: when ``metadata`` is not JSON-serialisable.
+    """
+    path = Path(path)
+    try:
+        meta_json = json.dumps({} if metadata is None else metadata)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{path}: metadata is not JSON-serialisable ({err})") from err
+    payload = {"format": FORMAT, "metadata": meta_json, "leaves": _flatten(tree)}
+    data = serialization.msgpack_serialize(payload)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_payload(path: PathLike) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: checkpoint file not found")
+    try:
+        payload = serialization.msgpack_restore(path.read_bytes())
+    except Exception as err:  # msgpack raises several unrelated types on bad bytes
+        raise ValueError(f"{path}: corrupt or unreadable checkpoint ({type(err).__name__}: {err})") from err
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a decisions checkpoint (expected format {FORMAT!r})")
+    return payload
+
+
+def load_metadata(path: PathLike) -> dict[str, Any]:
+    """Read the metadata dict stored by ``save_pytree``.
+
+    Args:
+        path: checkpoint file.
+
+    Returns:
+        The metadata (``{}`` when none was saved).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: the file is corrupt or not a checkpoint.
+    """
+    return json.loads(_read_payload(path)["metadata"])
+
+
+def _restore_leaf(path: Path, name: str, saved: np.ndarray, like: Any) -> Any:
+    expected = _leaf_to_numpy(like) if _is_prng_key(like) else like
+    shape = tuple(expected.shape) if hasattr(expected, "shape") else np.shape(expected)
+    dtype = np.dtype(expected.dtype) if hasattr(expected, "dtype") else np.result_type(expected)
+    if saved.shape != shape or saved.dtype != dtype:
+        raise ValueError(
+            f"{path}: leaf {name} has shape {saved.shape} dtype {saved.dtype}, "
+            f"target expects shape {shape} dtype {dtype}"
+        )
+    if _is_prng_key(like):
+        return jax.random.wrap_key_data(jnp.asarray(saved), impl=jax.random.key_impl(like))
+    if isinstance(like, jax.Array | jax.ShapeDtypeStruct):
+        return jnp.asarray(saved)
+    if isinstance(like, bool | int | float | complex):
+        return type(like)(saved.item())
+    return saved
+
+
+def load_pytree(path: PathLike, target: PyTree) -> PyTree:
+    """Read a pytree saved by ``save_pytree`` into the structure of ``target``.
+
+    Args:
+        path: checkpoint file.
+        target: a pytree with the expected structure, leaf shapes and dtypes (its
+            values are ignored; ``jax.ShapeDtypeStruct`` leaves are fine). Leaves
+            come back as the target's kind: jax arrays (also for
+            ``ShapeDtypeStruct``), numpy arrays, typed PRNG keys or Python scalars.
+
+    Returns:
+        A pytree with ``target``'s structure and the saved values.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: the file is corrupt, or its leaves do not match ``target``
+            (missing or extra key paths, or a shape/dtype mismatch).
+    """
+    path = Path(path)
+    saved = _read_payload(path)["leaves"]
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(target)
+    names = [jax.tree_util.keystr(p) for p, _ in leaves]
+    missing = [n for n in names if n not in saved]
+    extra = sorted(set(saved) - set(names))
+    if missing or extra:
+        raise ValueError(
+            f"{path}: structure mismatch with target (missing {missing[:3]}, unexpected {extra[:3]})"
+        )
+    restored = [
+        _restore_leaf(path, n, np.asarray(saved[n]), leaf) for n, (_, leaf) in zip(names, leaves, strict=True)
+    ]
+    return jax.tree_util.tree_unflatten(treedef, restored)
