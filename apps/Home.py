@@ -1,0 +1,110 @@
+"""Home page of the operator app: what the platform does and the runs recorded in the store.
+
+Start it with ``decisions app`` or ``streamlit run apps/Home.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import app_common
+import pandas as pd
+import streamlit as st
+
+from decisions.store import RunStatus, database_url, get_run, list_runs
+
+ALL = "all"
+
+st.set_page_config(page_title="decisions", page_icon=":material/insights:", layout="wide")
+app_common.require_password()
+
+st.title("decisions")
+st.markdown(
+    "Decision optimisation on differentiable simulators. Policies are trained with **SNAPO** "
+    "(smooth neural adjoint policy optimisation) and always reported next to their baselines, "
+    "on the same random draws, together with the sensitivities of their value to every input. "
+    "Pick a system in the sidebar to value it; every run is recorded below."
+)
+
+st.header("Recent runs")
+url = database_url()
+kinds = app_common.run_kinds(url)
+if not kinds:
+    st.info(
+        "No runs recorded yet. Open **Gas storage** in the sidebar and press *Run*, or run a job "
+        "from the command line (`decisions run spec.toml`); it will show up here."
+    )
+    st.caption(f"Store: `{url}`")
+    st.stop()
+
+filters = st.columns([1, 1, 1, 3])
+kind = filters[0].selectbox("Kind", [ALL, *kinds], key="runs_kind")
+status = filters[1].selectbox("Status", [ALL, *(s.value for s in RunStatus)], key="runs_status")
+limit = filters[2].number_input("Show at most", min_value=1, max_value=1000, value=50, step=10, key="runs_limit")
+runs = list_runs(
+    limit=int(limit),
+    kind=None if kind == ALL else kind,
+    status=None if status == ALL else RunStatus(status),
+    url=url,
+)
+if not runs:
+    st.info("No run matches these filters.")
+    st.stop()
+
+table = app_common.runs_frame(runs)
+st.dataframe(
+    table,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm:ss"),
+        "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
+        **{
+            name: st.column_config.NumberColumn(name, format="%.3f" if "_vs_" in name else "%.2f")
+            for name in app_common.HEADLINE_METRICS
+            if name in table
+        },
+    },
+)
+st.caption(f"Store: `{url}`")
+
+labels = {run.id: f"#{run.id} {run.kind} / {run.name} ({run.status.value})" for run in runs}
+chosen = st.selectbox("Run details", list(labels), format_func=labels.__getitem__, key="runs_detail")
+record = get_run(chosen, url=url)
+with st.expander(f"Run #{record.id}: {record.name}", expanded=True):
+    if record.error:
+        st.error(record.error)
+    if record.kind == "gas_storage" and record.status is RunStatus.SUCCEEDED:
+        st.page_link("pages/1_Gas_storage.py", label="Open its report", query_params={"run": str(record.id)})
+    meta = {
+        "kind": record.kind,
+        "status": record.status.value,
+        "package version": record.package_version,
+        "git commit": record.git_commit or "",
+        "host": record.host,
+        "sweep": record.sweep_id or "",
+    }
+    st.dataframe(pd.Series(meta, name="value").to_frame(), width="stretch")
+    metrics = record.latest_metrics()
+    if metrics:
+        st.markdown("**Metrics**")
+        st.dataframe(
+            pd.DataFrame({"metric": list(metrics), "value": list(metrics.values())}),
+            hide_index=True,
+            width="stretch",
+        )
+    st.markdown("**Configuration**")
+    st.json(record.config, expanded=False)
+    if record.artifacts:
+        st.markdown("**Artifacts**")
+        st.dataframe(
+            pd.DataFrame([{"name": a.name, "path": a.path, "type": a.media_type} for a in record.artifacts]),
+            hide_index=True,
+            width="stretch",
+        )
+        images = [a for a in record.artifacts if (a.media_type or "").startswith("image/")]
+        for artifact in images:
+            if Path(artifact.path).is_file():
+                st.image(artifact.path, caption=artifact.name)
+            else:
+                st.caption(f"{artifact.name}: {artifact.path} is no longer on disk")

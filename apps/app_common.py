@@ -1,0 +1,165 @@
+"""Helpers shared by every page of the operator app: the password gate, the run store, progress bars.
+
+Pages import this module by name (``import app_common``): Streamlit puts the
+folder of the main script (``apps/``) on ``sys.path`` while a page runs.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+from sqlalchemy import select
+from sqlalchemy.engine import make_url
+from streamlit.delta_generator import DeltaGenerator
+
+from decisions.store import ArtifactRecord, Run, RunRecord, database_url, session_scope
+
+PASSWORD_ENV = "DECISIONS_APP_PASSWORD"
+"""Environment variable holding the app password; unset or empty means no gate."""
+
+_AUTH_KEY = "app_authenticated"
+
+HEADLINE_METRICS = (
+    "value_snapo",
+    "value_rolling_intrinsic",
+    "value_lsmc",
+    "value_intrinsic_lp",
+    "snapo_vs_rolling_intrinsic",
+)
+"""Metrics shown as columns of the runs table, when at least one listed run has them."""
+
+
+def require_password() -> None:
+    """Stop the page until the user has typed the app password (a no-op when none is set).
+
+    Every page calls this first. The password is ``$DECISIONS_APP_PASSWORD``;
+    a correct entry is remembered in ``st.session_state`` for the session.
+    """
+    expected = os.environ.get(PASSWORD_ENV, "")
+    if not expected or st.session_state.get(_AUTH_KEY):
+        return
+    entered = st.text_input("Password", type="password", key="app_password")
+    if entered and hmac.compare_digest(entered.encode(), expected.encode()):
+        st.session_state[_AUTH_KEY] = True
+        st.rerun()
+    if entered:
+        st.error("Wrong password.")
+    else:
+        st.info("This app is protected: enter the password to continue.")
+    st.stop()
+
+
+def artifacts_dir(url: str | None = None) -> str | None:
+    """Folder for the files of runs started from the app: next to the SQLite store.
+
+    Args:
+        url: Database URL; None means ``database_url()``.
+
+    Returns:
+        ``<folder of the SQLite file>/artifacts``, or None (the job's own
+        default) for a server database or an in-memory SQLite one.
+    """
+    parsed = make_url(url or database_url())
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return str(Path(database).expanduser().resolve().parent / "artifacts")
+
+
+def run_kinds(url: str | None = None) -> list[str]:
+    """Every run kind recorded in the store, sorted.
+
+    Args:
+        url: Database URL; None means ``database_url()``.
+
+    Returns:
+        The distinct kinds.
+    """
+    with session_scope(url, read_only=True) as session:
+        return sorted(session.scalars(select(Run.kind).distinct()))
+
+
+def runs_frame(runs: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per run: id, kind, name, status, start, duration and the headline metrics present.
+
+    Args:
+        runs: Run records, e.g. from ``decisions.store.list_runs``.
+
+    Returns:
+        The table, in the order given; metric columns that no run has are left out.
+    """
+    rows = []
+    for run in runs:
+        metrics = run.latest_metrics()
+        started = run.started_at or run.created_at
+        rows.append(
+            {
+                "id": run.id,
+                "kind": run.kind,
+                "name": run.name,
+                "status": run.status.value,
+                "started": started.astimezone().replace(tzinfo=None) if started else None,
+                "duration_s": run.duration_seconds,
+                **{name: metrics.get(name) for name in HEADLINE_METRICS},
+            }
+        )
+    columns = ["id", "kind", "name", "status", "started", "duration_s", *HEADLINE_METRICS]
+    frame = pd.DataFrame(rows, columns=columns)
+    empty = [name for name in HEADLINE_METRICS if frame[name].isna().all()]
+    return frame.drop(columns=empty)
+
+
+def csv_tables(artifacts: Iterable[ArtifactRecord]) -> dict[str, pd.DataFrame]:
+    """Read the CSV artifacts of a run that are still on disk.
+
+    Args:
+        artifacts: The run's artifact records.
+
+    Returns:
+        Artifact name -> table; missing or unreadable files are skipped.
+    """
+    tables: dict[str, pd.DataFrame] = {}
+    for artifact in artifacts:
+        path = Path(artifact.path)
+        if path.suffix.lower() != ".csv" or not path.is_file():
+            continue
+        try:
+            frame = pd.read_csv(path)
+        except (OSError, ValueError, pd.errors.ParserError):
+            continue
+        if "date" in frame:
+            frame["date"] = pd.to_datetime(frame["date"], errors="coerce")
+        tables[artifact.name] = frame
+    return tables
+
+
+class StreamlitProgress:
+    """A ``progress(task, done, total)`` callback that draws one ``st.progress`` bar per task.
+
+    Args:
+        container: Where the bars go, e.g. an ``st.status`` block.
+    """
+
+    def __init__(self, container: DeltaGenerator) -> None:
+        self._container = container
+        self._bars: dict[str, DeltaGenerator] = {}
+
+    def __call__(self, task: str, done: int, total: int) -> None:
+        """Move the bar of ``task`` to ``done / total`` (creating the bar on first report)."""
+        fraction = min(max(done / total, 0.0), 1.0) if total > 0 else 1.0
+        text = f"{task}: {done}/{total}"
+        bar = self._bars.get(task)
+        if bar is None:
+            self._bars[task] = self._container.progress(fraction, text=text)
+        else:
+            bar.progress(fraction, text=text)
+
+    @property
+    def tasks(self) -> list[str]:
+        """Task names reported so far, in order of first report."""
+        return list(self._bars)

@@ -1,0 +1,327 @@
+"""Gas storage page: edit a facility, its prices and forward curve, run SNAPO against the baselines.
+
+The run goes through ``decisions.energy.gas_storage.job.execute``, so it is
+recorded in the run store like a CLI run; the page then reads the recorded
+tables back and draws them. ``?run=<id>`` opens the report of a recorded run.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import app_charts
+import app_common
+import pandas as pd
+import streamlit as st
+
+from decisions.energy.gas_storage.curve_io import load_forward_curve_csv
+from decisions.energy.gas_storage.report import GasStorageReport
+from decisions.energy.gas_storage.scenario import (
+    ExponentialOU,
+    Facility,
+    Scenario,
+    SeasonalOU,
+    TerminalRule,
+    seasonal_forward_curve,
+)
+from decisions.errors import InputError
+from decisions.store import RunNotFoundError, database_url, error_line, get_run
+
+KIND = "gas_storage"
+REPORT_KEY = "gas_report"
+RUN_ID_KEY = "gas_run_id"
+QUERY_KEY = "gas_query_run"
+
+PRICE_MODELS = {
+    "seasonal_ou": "Seasonal one-factor (forward curve honoured in expectation)",
+    "exponential_ou": "Exponential OU spot (model-implied forward)",
+    "deterministic": "Deterministic (spot = forward: the intrinsic problem)",
+}
+TERMINAL_RULES = {
+    TerminalRule.REQUIRED.value: "End inventory required",
+    TerminalRule.SPOT_VALUE.value: "Leftover gas sold at spot",
+}
+CURVE_SOURCES = ("Default seasonal curve", "Upload a CSV")
+METHODS = {
+    "compare": "SNAPO and every baseline",
+    "snapo": "SNAPO only (with the LP intrinsic value)",
+    "baselines": "Baselines only",
+}
+
+# SNAPO and evaluation sizes small enough for an interactive run of about a minute on a CPU
+# (no bare string literals at module level here: Streamlit's "magic" would print them).
+INTERACTIVE_DEFAULTS = {"snapo_steps": 150, "snapo_paths": 64, "eval_paths": 256, "lsmc_paths": 500}
+
+
+def facility_inputs() -> dict:
+    """Number inputs for the facility; returns the ``scenario.facility`` mapping."""
+    default = Facility()
+    st.subheader("Facility")
+    left, right = st.columns(2)
+    data = {
+        "min_inventory": left.number_input("Min inventory", value=default.min_inventory, key="min_inventory"),
+        "max_inventory": right.number_input("Max inventory", value=default.max_inventory, key="max_inventory"),
+        "start_inventory": left.number_input("Start inventory", value=default.start_inventory, key="start_inventory"),
+        "end_inventory": right.number_input("End inventory", value=default.end_inventory, key="end_inventory"),
+        "max_injection": left.number_input(
+            "Max injection per day", value=float(default.max_injection), key="max_injection"
+        ),
+        "max_withdrawal": right.number_input(
+            "Max withdrawal per day", value=float(default.max_withdrawal), key="max_withdrawal"
+        ),
+        "injection_cost": left.number_input(
+            "Injection cost per unit", value=default.injection_cost, format="%.3f", key="injection_cost"
+        ),
+        "withdrawal_cost": right.number_input(
+            "Withdrawal cost per unit", value=default.withdrawal_cost, format="%.3f", key="withdrawal_cost"
+        ),
+        "discount_rate": left.number_input(
+            "Discount rate (annual)", value=default.discount_rate, step=0.005, format="%.4f", key="discount_rate"
+        ),
+        "terminal": right.selectbox(
+            "Terminal rule", list(TERMINAL_RULES), format_func=TERMINAL_RULES.__getitem__, key="terminal"
+        ),
+    }
+    return data
+
+
+def price_inputs() -> dict:
+    """The price model select and its parameters; returns the ``scenario.prices`` mapping."""
+    st.subheader("Price model")
+    model = st.selectbox("Model", list(PRICE_MODELS), format_func=PRICE_MODELS.__getitem__, key="price_model")
+    left, right = st.columns(2)
+    if model == "seasonal_ou":
+        default = SeasonalOU()
+        return {
+            "model": model,
+            "mean_reversion": left.number_input(
+                "Mean reversion (per year)", value=default.mean_reversion, key="mean_reversion"
+            ),
+            "volatility": right.number_input("Volatility (per √year)", value=default.volatility, key="volatility"),
+        }
+    if model == "exponential_ou":
+        default = ExponentialOU()
+        return {
+            "model": model,
+            "speed": left.number_input("Mean-reversion speed (per year)", value=default.speed, key="ou_speed"),
+            "level": right.number_input("Long-run mean of ln S", value=default.level, format="%.4f", key="ou_level"),
+            "volatility": left.number_input(
+                "Volatility of ln S (per √year)", value=default.volatility, key="ou_volatility"
+            ),
+            "initial": right.number_input("Spot on day 0", value=default.initial, key="ou_initial"),
+        }
+    return {"model": model}
+
+
+def curve_inputs() -> tuple[list[float], date] | None:
+    """The forward curve: the default seasonal one or an uploaded CSV.
+
+    Returns:
+        ``(daily prices, first delivery date)``, or None when the upload is
+        missing or invalid (an error is shown).
+    """
+    st.subheader("Horizon and forward curve")
+    source = st.radio("Forward curve", CURVE_SOURCES, horizontal=True, key="curve_source")
+    left, right = st.columns(2)
+    if source == CURVE_SOURCES[0]:
+        days = left.number_input("Horizon (days)", min_value=2, max_value=3650, value=365, key="horizon_days")
+        start = right.date_input("First delivery day", value=date(2026, 4, 1), key="start_date")
+        mean = left.number_input("Mean price", value=25.0, key="curve_mean")
+        amplitude = right.number_input("Winter-summer half spread", value=6.0, key="curve_amplitude")
+        curve = seasonal_forward_curve(int(days), start=start, mean=mean, amplitude=amplitude)
+    else:
+        upload = st.file_uploader(
+            "CSV with a `forward` (or `price`) column and an optional `date` column",
+            type=["csv"],
+            key="curve_file",
+        )
+        if upload is None:
+            st.info("Upload a forward curve to run.")
+            return None
+        try:
+            curve, first = load_forward_curve_csv(upload, field="forward_curve_csv")
+        except InputError as err:
+            st.error(str(err))
+            return None
+        start = first or right.date_input("First delivery day", value=date(2026, 4, 1), key="start_date")
+        st.caption(f"{len(curve)} daily prices from {start:%Y-%m-%d}, between {min(curve):.4g} and {max(curve):.4g}.")
+    st.line_chart(pd.DataFrame({"forward": curve}, index=pd.date_range(start, periods=len(curve))), height=160)
+    return curve, start
+
+
+def settings_inputs() -> dict:
+    """Run name, method, seed and the SNAPO / evaluation sizes, in an expander."""
+    with st.expander("Training and evaluation"):
+        left, right = st.columns(2)
+        return {
+            "name": left.text_input("Run name", value="gas-storage-app", key="run_name"),
+            "method": right.selectbox("Methods", list(METHODS), format_func=METHODS.__getitem__, key="method"),
+            "seed": left.number_input("Seed", min_value=0, value=0, key="seed"),
+            "snapo_steps": right.number_input(
+                "SNAPO training steps", min_value=1, value=INTERACTIVE_DEFAULTS["snapo_steps"], key="snapo_steps"
+            ),
+            "snapo_paths": left.number_input(
+                "SNAPO paths per step", min_value=1, value=INTERACTIVE_DEFAULTS["snapo_paths"], key="snapo_paths"
+            ),
+            "eval_paths": right.number_input(
+                "Evaluation paths", min_value=1, value=INTERACTIVE_DEFAULTS["eval_paths"], key="eval_paths"
+            ),
+            "lsmc_paths": left.number_input(
+                "LSMC regression paths", min_value=1, value=INTERACTIVE_DEFAULTS["lsmc_paths"], key="lsmc_paths"
+            ),
+        }
+
+
+def job_spec(scenario: dict, settings: dict, output_dir: str | None) -> dict:
+    """The job spec (``[job]``, ``[scenario]``, ``[snapo]``, ``[evaluation]``) of the form's values."""
+    job_table = {"name": settings["name"], "method": settings["method"], "seed": int(settings["seed"])}
+    if output_dir is not None:
+        job_table["output_dir"] = output_dir
+    return {
+        "job": job_table,
+        "scenario": scenario,
+        "snapo": {"steps": int(settings["snapo_steps"]), "paths_per_step": int(settings["snapo_paths"])},
+        "evaluation": {"paths": int(settings["eval_paths"]), "lsmc_paths": int(settings["lsmc_paths"])},
+    }
+
+
+def load_report(run_id: int, url: str) -> GasStorageReport:
+    """Rebuild a run's report from its recorded metrics and CSV artifacts (the policy is not reloaded).
+
+    Raises:
+        RunNotFoundError: no such run.
+        InputError: the run is not a gas storage run or its tables are gone.
+    """
+    record = get_run(run_id, url=url)
+    if record.kind != KIND:
+        raise InputError("run", f"run {run_id} is a {record.kind} run, not {KIND}")
+    tables = app_common.csv_tables(record.artifacts)
+    missing = [name for name in ("comparison", "schedule", "curve_sensitivity") if name not in tables]
+    if missing:
+        raise InputError("run", f"run {run_id} has no {', '.join(missing)} table on disk")
+    return GasStorageReport(
+        comparison=tables["comparison"].set_index("method"),
+        schedule=tables["schedule"],
+        curve_sensitivity=tables["curve_sensitivity"],
+        input_sensitivity=tables.get("input_sensitivity", pd.DataFrame(columns=["input", "value", "dV_dinput"])),
+        training_curve=tables.get("training_curve"),
+        metrics={name: value for name, value in record.latest_metrics().items() if value is not None},
+    )
+
+
+def run(scenario: dict, settings: dict, url: str) -> None:
+    """Validate the form, run the job in a recorded run with progress bars, and keep its report."""
+    try:
+        Scenario.parse(scenario)  # fast feedback on the form before JAX is imported
+        from decisions.energy.gas_storage import job as gas_job
+
+        job = gas_job.prepare(job_spec(scenario, settings, app_common.artifacts_dir(url)))
+    except InputError as err:
+        st.error(str(err))
+        return
+    with st.status(f"Running {job.name}…", expanded=True) as status:
+        progress = app_common.StreamlitProgress(status)
+        try:
+            run_id = gas_job.execute(job, url=url, progress=progress)
+            report = load_report(run_id, url)
+        except Exception as exc:  # any failure is shown on one line; the store records it too
+            status.update(label="Run failed", state="error")
+            st.error(error_line(exc))
+            return
+        status.update(label=f"Run #{run_id} finished", state="complete", expanded=False)
+    st.session_state[REPORT_KEY] = report
+    st.session_state[RUN_ID_KEY] = run_id
+
+
+def download(frame: pd.DataFrame, name: str, run_id: int) -> None:
+    """A CSV download button for one table."""
+    st.download_button(
+        f"Download {name.replace('_', ' ')} (CSV)",
+        frame.to_csv(index=False).encode(),
+        file_name=f"run-{run_id}-{name}.csv",
+        mime="text/csv",
+        key=f"download_{name}",
+    )
+
+
+def show_report(report: GasStorageReport, run_id: int) -> None:
+    """Draw a report: values against baselines, schedule, sensitivities, training curve, downloads."""
+    tables = report.tables()
+    st.header(f"Results of run #{run_id}")
+    headline = [
+        ("value_snapo", "SNAPO value", "{:,.0f}"),
+        ("value_rolling_intrinsic", "Rolling intrinsic value", "{:,.0f}"),
+        ("snapo_vs_rolling_intrinsic", "SNAPO / rolling intrinsic", "{:.3f}"),
+    ]
+    for col, (name, label, fmt) in zip(st.columns(len(headline)), headline, strict=True):
+        if name in report.metrics:
+            col.metric(label, fmt.format(report.metrics[name]))
+
+    st.subheader("Value against baselines")
+    money = ("mean", "stderr", "ci95_low", "ci95_high", "diff_mean", "diff_stderr")
+    st.dataframe(
+        tables["comparison"],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            **{name: st.column_config.NumberColumn(name, format="%.2f") for name in money},
+            "ratio_to_intrinsic": st.column_config.NumberColumn("ratio_to_intrinsic", format="%.4f"),
+        },
+    )
+    st.altair_chart(app_charts.value_bars(report.comparison), width="stretch")
+    download(tables["comparison"], "comparison", run_id)
+
+    st.subheader("Schedule")
+    st.altair_chart(app_charts.schedule_chart(report.schedule), width="stretch")
+    st.altair_chart(app_charts.moves_chart(report.schedule), width="stretch")
+    download(report.schedule, "schedule", run_id)
+
+    st.subheader("Sensitivity to the forward curve, dV/dF per day")
+    st.altair_chart(app_charts.sensitivity_chart(report.curve_sensitivity), width="stretch")
+    download(report.curve_sensitivity, "curve_sensitivity", run_id)
+
+    if not report.input_sensitivity.empty:
+        st.subheader("Sensitivity to the scalar inputs")
+        st.dataframe(report.input_sensitivity, hide_index=True, width="stretch")
+        download(report.input_sensitivity, "input_sensitivity", run_id)
+
+    if report.training_curve is not None and not report.training_curve.empty:
+        st.subheader("SNAPO training curve")
+        st.altair_chart(app_charts.training_chart(report.training_curve), width="stretch")
+        download(report.training_curve, "training_curve", run_id)
+
+
+st.set_page_config(page_title="Gas storage · decisions", page_icon=":material/propane_tank:", layout="wide")
+app_common.require_password()
+
+st.title("Gas storage")
+st.markdown(
+    "Value a storage lease: a SNAPO policy trained through the differentiable simulator, scored on "
+    "common price paths against the LP intrinsic value, rolling intrinsic, least-squares Monte Carlo "
+    "and doing nothing, with the sensitivity of the value to every forward-curve day."
+)
+url = database_url()
+
+requested = st.query_params.get("run")
+if requested and st.session_state.get(QUERY_KEY) != requested:
+    st.session_state[QUERY_KEY] = requested
+    try:
+        st.session_state[REPORT_KEY] = load_report(int(requested), url)
+        st.session_state[RUN_ID_KEY] = int(requested)
+    except (ValueError, RunNotFoundError, InputError) as err:
+        st.error(f"run: cannot open run {requested!r}: {err}")
+
+form, model = st.columns(2, gap="large")
+with form:
+    facility = facility_inputs()
+with model:
+    prices = price_inputs()
+    curve = curve_inputs()
+settings = settings_inputs()
+
+if st.button("Run", type="primary", key="run", disabled=curve is None):
+    forward, start = curve
+    run({"facility": facility, "prices": prices, "forward_curve": forward, "start_date": start}, settings, url)
+
+if REPORT_KEY in st.session_state:
+    show_report(st.session_state[REPORT_KEY], st.session_state[RUN_ID_KEY])
