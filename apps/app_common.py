@@ -14,10 +14,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 from sqlalchemy import select
-from sqlalchemy.engine import make_url
 from streamlit.delta_generator import DeltaGenerator
 
-from decisions.store import ArtifactRecord, Run, RunRecord, database_url, session_scope
+from decisions.store import ArtifactRecord, Run, RunRecord, artifacts_root, session_scope
 
 PASSWORD_ENV = "DECISIONS_APP_PASSWORD"
 """Environment variable holding the app password; unset or empty means no gate."""
@@ -54,21 +53,9 @@ def require_password() -> None:
     st.stop()
 
 
-def artifacts_dir(url: str | None = None) -> str | None:
-    """Folder for the files of runs started from the app: next to the SQLite store.
-
-    Args:
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        ``<folder of the SQLite file>/artifacts``, or None (the job's own
-        default) for a server database or an in-memory SQLite one.
-    """
-    parsed = make_url(url or database_url())
-    database = parsed.database
-    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    return str(Path(database).expanduser().resolve().parent / "artifacts")
+def artifacts_dir(url: str | None = None) -> str:
+    """Folder for the files of runs started from the app (``store.artifacts_root``)."""
+    return str(artifacts_root(url))
 
 
 def run_kinds(url: str | None = None) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import ValidationError
 
 
@@ -18,18 +20,24 @@ class InputError(ValueError):
         super().__init__(f"{field}: {problem}")
 
 
-def from_validation_error(exc: ValidationError, *, prefix: str = "") -> InputError:
+def from_validation_error(exc: ValidationError, *, prefix: str = "", data: object = None) -> InputError:
     """Turn a pydantic ``ValidationError`` into an ``InputError`` for its first problem.
+
+    Pydantic puts the member tag of a union (``float``, ``RatchetCurve``,
+    ``seasonal_ou``, ...) into error locations; those parts are dropped so the
+    field reads as the user wrote it (``scenario.prices.volatility``).
 
     Args:
         exc: the pydantic error.
         prefix: dotted path to prepend to the field location (e.g. ``"scenario"``).
+        data: the mapping that was validated; lets union tags be told from the user's keys.
 
     Returns:
         An ``InputError`` whose field is the dotted location of the first error.
     """
-    first = exc.errors()[0]
-    loc = [str(part) for part in first.get("loc", ()) if not _is_union_tag(part)]
+    errors = sorted(exc.errors(), key=lambda err: err.get("type") in _WRONG_KIND)  # stable: keeps order otherwise
+    first = errors[0]
+    loc = _user_location(first.get("loc", ()), data)
     field = ".".join(([prefix] if prefix else []) + loc) or (prefix or "input")
     message = first.get("msg", "invalid value").replace("Value error, ", "")
     more = len(exc.errors()) - 1
@@ -38,6 +46,34 @@ def from_validation_error(exc: ValidationError, *, prefix: str = "") -> InputErr
     return InputError(field, message)
 
 
-def _is_union_tag(part: object) -> bool:
-    """Pydantic puts union member tags (e.g. ``'seasonal_ou'``, ``'float'``) in locations; drop the noise."""
-    return isinstance(part, str) and part in {"float", "RatchetCurve", "function-after[_check(), RatchetCurve]"}
+_WRONG_KIND = {"float_type", "float_parsing", "int_type", "int_parsing", "model_type", "dict_type", "model_attributes_type"}
+"""Error types that mostly say "another member of the union was meant": reported only if nothing better."""
+
+
+def _user_location(loc: tuple, data: object) -> list[str]:
+    """Keep the location parts that name keys or indexes of the user's data; drop union tags."""
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(node, Mapping):
+            if part in node:
+                parts.append(str(part))
+                node = node[part]
+            elif not (_looks_like_tag(part) or part in list(node.values())):
+                parts.append(str(part))  # a missing key
+                node = None
+            continue  # otherwise a union tag (a type name or the discriminator's value)
+        if isinstance(node, list | tuple) and isinstance(part, int):
+            parts.append(str(part))
+            node = node[part] if 0 <= part < len(node) else None
+            continue
+        if node is None and not _looks_like_tag(part):
+            parts.append(str(part))
+    return parts
+
+
+def _looks_like_tag(part: object) -> bool:
+    """Union member tags pydantic adds: type names, ``function-after[...]`` and literal tags."""
+    if not isinstance(part, str):
+        return False
+    return part[:1].isupper() or "[" in part or "-" in part or part in {"float", "int", "str", "bool"}

@@ -12,7 +12,7 @@ The database is ``$DECISIONS_DB_URL`` or a SQLite file in the user's data
 directory; see ``decisions.store.db``.
 """
 
-from decisions.store.db import database_url, dispose_engines, get_engine, session_scope
+from decisions.store.db import artifacts_root, database_url, dispose_engines, get_engine, session_scope
 from decisions.store.models import Artifact, Metric, Run, RunStatus
 from decisions.store.recorder import RunRecorder, error_line, recorded_run
 from decisions.store.records import ArtifactRecord, MetricRecord, RunRecord
@@ -29,6 +29,7 @@ from decisions.store.repository import (
 __all__ = [
     "Artifact",
     "ArtifactRecord",
+    "artifacts_root",
     "Metric",
     "MetricRecord",
     "Run",

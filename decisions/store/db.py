@@ -55,6 +55,25 @@ def default_database_path() -> Path:
     return directory / "runs.db"
 
 
+def artifacts_root(url: str | None = None) -> Path:
+    """Folder for the files runs write: ``artifacts/`` beside a SQLite store's file.
+
+    For a server database (or an in-memory SQLite one) it is ``artifacts/`` in
+    the user's data directory.
+
+    Args:
+        url: Database URL; None means ``database_url()``.
+
+    Returns:
+        The folder (not created).
+    """
+    parsed = make_url(url or database_url())
+    database = parsed.database
+    if parsed.get_backend_name() == "sqlite" and database and database != ":memory:" and not database.startswith("file:"):
+        return Path(database).expanduser().resolve().parent / "artifacts"
+    return default_database_path().parent / "artifacts"
+
+
 def database_url() -> str:
     """Return the URL of the run store.
 

@@ -26,8 +26,11 @@ def test_runs_frame_keeps_only_metrics_some_run_has(store_url: str) -> None:
 
 def test_artifacts_dir_is_next_to_a_sqlite_file(tmp_path: Path) -> None:
     assert app_common.artifacts_dir(f"sqlite:///{tmp_path / 'runs.db'}") == str(tmp_path / "artifacts")
-    assert app_common.artifacts_dir("sqlite:///:memory:") is None
-    assert app_common.artifacts_dir("postgresql://user@host/db") is None
+    from decisions.store.db import default_database_path
+
+    server_default = str(default_database_path().parent / "artifacts")
+    assert app_common.artifacts_dir("sqlite:///:memory:") == server_default
+    assert app_common.artifacts_dir("postgresql://user@host/db") == server_default
 
 
 def test_csv_tables_reads_csv_artifacts_on_disk(store_url: str, tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> GasStorage
     try:
         return GasStorageJob.model_validate(data)
     except ValidationError as exc:
-        err = from_validation_error(exc)
+        err = from_validation_error(exc, data=data)
         field = err.field if err.field.split(".")[0] in {"scenario", "snapo", "evaluation"} else f"job.{err.field}"
         raise InputError(field, err.problem) from None
 
@@ -122,17 +122,23 @@ def run_job(job: GasStorageJob, *, progress: Progress = silent) -> GasStorageRep
     metrics: dict[str, float] = {}
 
     progress("intrinsic LP", 0, 1)
-    lp = intrinsic.solve_intrinsic(scenario)
+    lp = intrinsic.solve_intrinsic(params)
     progress("intrinsic LP", 1, 1)
     metrics["value_intrinsic_lp_model"] = float(lp.value)
 
     normals = draw_normals(key_eval, job.evaluation.paths, scenario.horizon)
     _, spots = spot_paths(normals, params)
     values: dict[str, np.ndarray] = {"intrinsic_lp": np.asarray(intrinsic.intrinsic_values_on_paths(lp, spots, params))}
-    schedule = lp.to_frame(scenario).rename(columns={"net_injection": "lp_net_injection", "inventory": "lp_inventory"})
-    sens = pd.DataFrame(
-        {"date": schedule["date"], "forward": schedule["forward"], "lp_dV_dF": np.asarray(lp.curve_sensitivity)}
+    lp_frame = lp.to_frame(scenario)
+    schedule = pd.DataFrame(
+        {
+            "date": lp_frame["date"],
+            "forward": lp_frame["forward"],
+            "lp_net_injection": lp_frame["net_injection"],
+            "lp_inventory": lp_frame["inventory"],
+        }
     )
+    sens = pd.DataFrame({"date": lp_frame["date"], "forward": lp_frame["forward"], "lp_dV_dF": lp_frame["sensitivity"]})
     input_sens = pd.DataFrame(columns=["input", "value", "dV_dinput"])
     training_curve = None
     trained = None
@@ -155,19 +161,28 @@ def run_job(job: GasStorageJob, *, progress: Progress = silent) -> GasStorageRep
         metrics["n_sensitivities"] = float(count_leaves(grads_held))
         moves, inventory = snapo_policy.schedule(trained, params, normals)
         schedule["snapo_net_injection"] = np.asarray(jnp.mean(moves, axis=0))
-        schedule["snapo_inventory"] = np.asarray(jnp.mean(inventory[:, :-1], axis=0))
-        schedule["snapo_inventory_p10"] = np.asarray(jnp.percentile(inventory[:, :-1], 10, axis=0))
-        schedule["snapo_inventory_p90"] = np.asarray(jnp.percentile(inventory[:, :-1], 90, axis=0))
+        after_move = inventory[:, 1:]
+        schedule["snapo_inventory"] = np.asarray(jnp.mean(after_move, axis=0))
+        schedule["snapo_inventory_p10"] = np.asarray(jnp.percentile(after_move, 10, axis=0))
+        schedule["snapo_inventory_p90"] = np.asarray(jnp.percentile(after_move, 90, axis=0))
         schedule["spot_mean"] = np.asarray(jnp.mean(spots, axis=0))
         lp_l1 = float(np.abs(sens["lp_dV_dF"]).sum())
         if lp_l1 > 0:
             metrics["snapo_vs_lp_sensitivity_rel_l1"] = float(np.abs(sens["snapo_dV_dF"] - sens["lp_dV_dF"]).sum() / lp_l1)
 
     if job.method in (Method.COMPARE, Method.BASELINES):
+        done = iter(range(1, len(baselines.Baseline) + 1))
+        progress("baselines", 0, len(baselines.Baseline))
         found = baselines.run_baselines(
-            scenario, normals, key=key_lsmc, lsmc_paths=job.evaluation.lsmc_paths, progress=progress
+            scenario,
+            normals,
+            key=key_lsmc,
+            lsmc_paths=job.evaluation.lsmc_paths,
+            progress=lambda name, seconds: progress("baselines", next(done), len(baselines.Baseline)),
         )
-        values.update({name: np.asarray(v) for name, v in found.items() if name != "intrinsic_lp"})
+        values.update({str(name): np.asarray(v) for name, v in found.values.items() if str(name) != "intrinsic_lp"})
+        for name, seconds in found.seconds.items():
+            metrics[f"seconds_{name}"] = float(seconds)
 
     comparison = compare(values, reference="intrinsic_lp")
     comparison = comparison.rename(columns={"ratio_to_reference": "ratio_to_intrinsic"})
@@ -217,15 +232,14 @@ def execute(
         The run id. On an exception the run is recorded as failed and the exception re-raised.
     """
     from decisions.core.checkpoint import save_pytree
-    from decisions.store import recorded_run
-    from decisions.store.db import default_database_path
+    from decisions.store import artifacts_root, recorded_run
 
     with recorded_run(KIND, job.name, job.config(), url=url, sweep_id=sweep_id) as run:
         start = time.perf_counter()
         report = run_job(job, progress=progress)
         report.metrics["job_seconds"] = time.perf_counter() - start
         run.log_metrics(report.metrics)
-        base = Path(job.output_dir) if job.output_dir else default_database_path().parent / "artifacts"
+        base = Path(job.output_dir) if job.output_dir else artifacts_root(url)
         folder = base / f"run-{run.run_id}"
         for name, path in report.save(folder).items():
             run.add_artifact(name, str(path))

@@ -221,7 +221,7 @@ class Scenario(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise from_validation_error(exc, prefix=prefix) from None
+            raise from_validation_error(exc, prefix=prefix, data=data) from None
 
 
 def reachable_range(facility: Facility, days: int) -> tuple[float, float]:

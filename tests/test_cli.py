@@ -1,0 +1,144 @@
+"""CLI: bad input gives one line naming the field and exit code 2; runs are recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from decisions.cli import app
+from decisions.store import RunStatus, dispose_engines, list_runs
+
+runner = CliRunner()
+
+TINY = """
+[job]
+kind = "gas_storage"
+name = "tiny"
+method = "{method}"
+
+[scenario]
+forward_curve = [{curve}]
+
+[scenario.facility]
+max_inventory = 100.0
+max_injection = 25.0
+max_withdrawal = 50.0
+
+[scenario.prices]
+model = "seasonal_ou"
+
+[snapo]
+steps = 30
+paths_per_step = 16
+
+[evaluation]
+paths = 16
+lsmc_paths = 64
+"""
+
+
+@pytest.fixture()
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    monkeypatch.setenv("DECISIONS_DB_URL", url)
+    yield url
+    dispose_engines()
+
+
+def _curve(days: int = 20) -> str:
+    return ", ".join(str(20.0 + (5.0 if d % 7 in (3, 4) else 0.0)) for d in range(days))
+
+
+def _write(tmp_path: Path, text: str, name: str = "job.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _one_line_error(result, field: str) -> None:
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert field in lines[0]
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("replace", "field"),
+    [
+        (("max_inventory = 100.0", "max_inventory = -5.0"), "scenario.facility.max_inventory"),
+        (("max_injection = 25.0", "max_injection = -1.0"), "scenario.facility.max_injection"),
+        (("max_inventory = 100.0", "max_inventory = 100.0\nend_inventory = 100.0\nmax_inventory_x = 1"),
+         "scenario.facility.max_inventory_x"),
+        (('model = "seasonal_ou"', 'model = "garch"'), "scenario.prices"),
+        (("paths = 16", "paths = 0"), "evaluation.paths"),
+    ],
+)
+def test_bad_field_gives_one_line_and_exit_2(tmp_path: Path, store: str, replace, field: str) -> None:
+    text = TINY.format(method="baselines", curve=_curve()).replace(*replace)
+    result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
+    _one_line_error(result, field)
+    assert list_runs(url=store) == []  # validation happens before any run starts
+
+
+def test_unreachable_end_inventory(tmp_path: Path, store: str) -> None:
+    text = TINY.format(method="baselines", curve=_curve(3)).replace(
+        "max_inventory = 100.0", "max_inventory = 100.0\nend_inventory = 100.0"
+    )
+    result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
+    _one_line_error(result, "end_inventory")
+    assert "unreachable" in result.output
+
+
+def test_curve_with_nan_or_text(tmp_path: Path, store: str) -> None:
+    text = TINY.format(method="baselines", curve=_curve()).replace("forward_curve = [", 'forward_curve = ["abc", ')
+    _one_line_error(runner.invoke(app, ["run", str(_write(tmp_path, text))]), "scenario.forward_curve")
+    csv = tmp_path / "curve.csv"
+    csv.write_text("date,price\n2026-04-01,20\n2026-04-02,nan\n2026-04-03,21\n")
+    text = TINY.format(method="baselines", curve=_curve()).replace(
+        "[scenario]\nforward_curve = [" + _curve() + "]", '[scenario]\nforward_curve_csv = "curve.csv"'
+    )
+    result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
+    _one_line_error(result, "forward_curve_csv")
+    assert "row 3" in result.output
+
+
+def test_unreadable_toml(tmp_path: Path, store: str) -> None:
+    _one_line_error(runner.invoke(app, ["run", str(_write(tmp_path, "[job\nkind=1"))]), "job.toml")
+    _one_line_error(runner.invoke(app, ["run", str(tmp_path / "missing.toml")]), "missing.toml")
+
+
+def test_baselines_job_is_recorded(tmp_path: Path, store: str) -> None:
+    text = TINY.format(method="baselines", curve=_curve())
+    result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
+    assert result.exit_code == 0, result.output
+    runs = list_runs(url=store)
+    assert len(runs) == 1 and runs[0].status == RunStatus.SUCCEEDED
+    metrics = runs[0].latest_metrics()
+    assert metrics["value_rolling_intrinsic"] >= metrics["value_do_nothing"]
+    shown = runner.invoke(app, ["runs", "show", str(runs[0].id)])
+    assert shown.exit_code == 0 and "value_rolling_intrinsic" in shown.output
+    listed = runner.invoke(app, ["runs", "list"])
+    assert listed.exit_code == 0 and "tiny" in listed.output
+
+
+def test_unknown_run_id(store: str) -> None:
+    _one_line_error(runner.invoke(app, ["runs", "show", "999"]), "999")
+
+
+def test_failed_run_is_recorded(tmp_path: Path, store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from decisions.energy.gas_storage import job
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(job, "run_job", boom)
+    text = TINY.format(method="baselines", curve=_curve())
+    result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
+    assert result.exit_code == 1
+    assert "solver exploded" in result.output and "Traceback" not in result.output
+    runs = list_runs(url=store)
+    assert len(runs) == 1 and runs[0].status == RunStatus.FAILED
+    assert "solver exploded" in (runs[0].error or "")
