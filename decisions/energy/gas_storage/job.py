@@ -231,7 +231,6 @@ def execute(
     Returns:
         The run id. On an exception the run is recorded as failed and the exception re-raised.
     """
-    from decisions.core.checkpoint import save_pytree
     from decisions.store import artifacts_root, recorded_run
 
     with recorded_run(KIND, job.name, job.config(), url=url, sweep_id=sweep_id) as run:
@@ -245,6 +244,6 @@ def execute(
             run.add_artifact(name, str(path))
         if report.policy is not None:
             policy_path = folder / "snapo_policy.msgpack"
-            save_pytree(policy_path, report.policy.params, metadata={"run_id": run.run_id})
+            snapo_policy.save_policy(policy_path, report.policy)
             run.add_artifact("snapo_policy", str(policy_path))
         return run.run_id
