@@ -1,0 +1,333 @@
+"""SNAPO for gas storage: train a base-stock policy through the simulator, evaluate it, differentiate it.
+
+- ``train_policy``: ``core.snapo.train`` on the mean *smooth* path value over
+  freshly drawn (antithetic) normals each step, the temperature annealed
+  geometrically; the network is ``policy.BaseStockPolicy``.
+- ``evaluate_policy`` / ``schedule``: the trained policy under the *hard*
+  rules (exact clip and costs), on paths given by their normals, so it is
+  scored like every baseline.
+- ``sensitivities``: the value and its gradient with respect to every input
+  (``GasStorageParams``) from one reverse pass under the hard rules. With
+  ``policy_reacts=False`` the policy's features are ``stop_gradient``-ed: its
+  decisions are held fixed, which for a near-optimal policy is the
+  envelope-theorem (market-standard) delta; with ``policy_reacts=True`` the
+  derivative also carries the policy's reaction to the inputs.
+- ``save_policy`` / ``load_policy``: msgpack via ``core.checkpoint``.
+
+Temperatures in ``SnapoSettings`` are dimensionless: the simulator's
+temperature is ``temperature x`` the largest daily rate (inventory units).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from functools import lru_cache, partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from jax import Array
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.snapo import SnapoConfig, StepLog, train
+from decisions.energy.gas_storage.params import GasStorageParams, PriceKind, to_params
+from decisions.energy.gas_storage.policy import BaseStockPolicy
+from decisions.energy.gas_storage.prices import draw_normals
+from decisions.energy.gas_storage.scenario import Scenario
+from decisions.energy.gas_storage.simulator import rollout
+from decisions.errors import InputError, from_validation_error
+
+PyTree = Any
+FORMAT = "decisions.gas_storage.snapo_policy/1"
+
+
+class SnapoSettings(BaseModel):
+    """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    paths_per_step: int = Field(64, gt=0, le=100_000, description="Price paths per gradient step (antithetic pairs).")
+    steps: int = Field(5000, gt=0, le=1_000_000, description="Gradient steps.")
+    learning_rate: float = Field(2e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
+    temperature_start: float = Field(0.2, gt=0, allow_inf_nan=False, description="Initial temperature (x max rate).")
+    temperature_end: float = Field(0.01, gt=0, allow_inf_nan=False, description="Final temperature (x max rate).")
+    width: int = Field(32, gt=0, le=4096, description="Hidden units per layer of the target network.")
+    depth: int = Field(2, ge=1, le=8, description="Hidden layers of the target network.")
+    seed: int = Field(0, ge=0, description="Seed of the network initialisation and training paths.")
+    log_every: int = Field(500, gt=0, description="Steps per jitted chunk (progress granularity).")
+
+    @model_validator(mode="after")
+    def _check(self) -> SnapoSettings:
+        if self.temperature_end > self.temperature_start:
+            raise ValueError("temperature_end must not exceed temperature_start")
+        return self
+
+    @classmethod
+    def parse(cls, data: dict, *, prefix: str = "snapo") -> SnapoSettings:
+        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise from_validation_error(exc, prefix=prefix, data=data) from None
+
+    def policy(self) -> BaseStockPolicy:
+        """The policy architecture these settings describe."""
+        return BaseStockPolicy(hidden=(self.width,) * self.depth)
+
+    def config(self) -> SnapoConfig:
+        """The ``core.snapo`` training configuration."""
+        return SnapoConfig(
+            steps=self.steps,
+            learning_rate=self.learning_rate,
+            warmup_steps=min(20, self.steps // 10),
+            temperature_start=self.temperature_start,
+            temperature_end=self.temperature_end,
+            log_every=min(self.log_every, self.steps),
+        )
+
+
+@dataclasses.dataclass
+class TrainedPolicy:
+    """A trained SNAPO policy.
+
+    Attributes:
+        policy: the architecture (static).
+        params: network parameters.
+        settings: the settings it was trained with.
+        log: per-step smooth value (currency), gradient norm and temperature.
+        train_value: smooth objective at the end of training (currency, final temperature).
+        train_seconds: wall time of training, compilation included.
+    """
+
+    policy: BaseStockPolicy
+    params: PyTree
+    settings: SnapoSettings
+    log: StepLog | None = None
+    train_value: float = float("nan")
+    train_seconds: float = float("nan")
+
+    def curve(self) -> pd.DataFrame:
+        """Training curve with columns ``step, value, grad_norm, temperature`` (empty if no log)."""
+        if self.log is None:
+            return pd.DataFrame(columns=["step", "value", "grad_norm", "temperature"])
+        return pd.DataFrame(
+            {
+                "step": np.arange(len(self.log.value)),
+                "value": np.asarray(self.log.value),
+                "grad_norm": np.asarray(self.log.grad_norm),
+                "temperature": np.asarray(self.log.temperature),
+            }
+        )
+
+
+def _scales(params: GasStorageParams) -> tuple[Array, Array]:
+    """``(value scale, rate scale)`` from the (stop-gradient) params: capacity x mean price, max rate."""
+    p = jax.lax.stop_gradient(params)
+    value_scale = p.capacity * jnp.mean(p.forward)
+    rate_scale = jnp.maximum(jnp.max(p.injection_rates), jnp.max(p.withdrawal_rates))
+    return value_scale, rate_scale
+
+
+def _training_normals(key: Array, paths: int, params: GasStorageParams) -> Array:
+    """Antithetic normals ``(paths, D - 1)`` (a single path when prices are deterministic)."""
+    if params.price_kind is PriceKind.DETERMINISTIC:
+        return jnp.zeros((1, params.horizon - 1), params.forward.dtype)
+    half = draw_normals(key, (paths + 1) // 2, params.horizon, params.forward.dtype)
+    return jnp.concatenate([half, -half])[:paths]
+
+
+@lru_cache(maxsize=32)
+def _objective(policy: BaseStockPolicy, paths: int) -> Callable[[PyTree, GasStorageParams, Array, Array], Array]:
+    """The SNAPO objective (cached, so repeated training reuses the compiled loop)."""
+
+    def objective(policy_params: PyTree, inputs: GasStorageParams, key: Array, temperature: Array) -> Array:
+        value_scale, rate_scale = _scales(inputs)
+        normals = _training_normals(key, paths, inputs)
+        values, _ = rollout(policy, policy_params, inputs, normals, tau=temperature * rate_scale, smooth=True)
+        return jnp.mean(values) / value_scale
+
+    return objective
+
+
+def train_policy(
+    scenario: Scenario,
+    settings: SnapoSettings | None = None,
+    *,
+    key: Array | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> TrainedPolicy:
+    """Train a base-stock policy on a scenario with SNAPO.
+
+    Args:
+        scenario: the validated scenario.
+        settings: training settings (defaults: ``SnapoSettings()``).
+        key: PRNG key of the initialisation and training paths (default: from ``settings.seed``).
+        progress: optional ``progress(done, total, smooth value)`` between jitted chunks.
+
+    Returns:
+        The ``TrainedPolicy``.
+    """
+    settings = SnapoSettings() if settings is None else settings
+    key = jax.random.PRNGKey(settings.seed) if key is None else key
+    init_key, train_key = jax.random.split(key)
+    params = to_params(scenario)
+    policy = settings.policy()
+    value_scale = float(_scales(params)[0])
+    report = None if progress is None else (lambda done, total, value: progress(done, total, value * value_scale))
+    result = train(
+        _objective(policy, settings.paths_per_step),
+        policy.init(init_key),
+        params,
+        settings.config(),
+        key=train_key,
+        progress=report,
+    )
+    log = StepLog(value=result.log.value * value_scale, grad_norm=result.log.grad_norm, temperature=result.log.temperature)
+    return TrainedPolicy(
+        policy=policy,
+        params=result.params,
+        settings=settings,
+        log=log,
+        train_value=result.value * value_scale,
+        train_seconds=result.train_seconds,
+    )
+
+
+@partial(jax.jit, static_argnames=("policy",))
+def _hard_rollout(policy: BaseStockPolicy, policy_params: PyTree, params: GasStorageParams, normals: Array):
+    return rollout(policy, policy_params, params, normals, tau=0.0, smooth=False)
+
+
+def evaluate_policy(trained: TrainedPolicy, normals: Array, params: GasStorageParams) -> Array:
+    """Per-path discounted values under the hard rules.
+
+    Args:
+        trained: the trained policy.
+        normals: ``(P, D - 1)`` standard normals of the evaluation paths.
+        params: problem parameters.
+
+    Returns:
+        ``(P,)`` path values.
+    """
+    return _hard_rollout(trained.policy, trained.params, params, normals)[0]
+
+
+def schedule(trained: TrainedPolicy, params: GasStorageParams, normals: Array) -> tuple[Array, Array]:
+    """Moves and inventory of the trained policy on each path, under the hard rules.
+
+    Args:
+        trained: the trained policy.
+        params: problem parameters.
+        normals: ``(P, D - 1)`` standard normals.
+
+    Returns:
+        ``(moves, inventory)``: ``(P, D)`` net injection and ``(P, D + 1)`` inventory.
+    """
+    _, traj = _hard_rollout(trained.policy, trained.params, params, normals)
+    return traj.moves, traj.inventory
+
+
+def policy_value(
+    trained: TrainedPolicy, params: GasStorageParams, normals: Array, *, view: GasStorageParams | None = None
+) -> Array:
+    """Mean hard value with the simulator on ``params`` and the policy seeing ``view`` (default ``params``).
+
+    ``policy_value(t, p + dp, z, view=p)`` is the value with the decisions held
+    fixed: its finite differences check ``sensitivities(..., policy_reacts=False)``.
+
+    Args:
+        trained: the trained policy.
+        params: the simulator's parameters.
+        normals: ``(P, D - 1)`` standard normals.
+        view: the parameters the policy's features are computed from.
+
+    Returns:
+        The mean path value (scalar).
+    """
+    return _policy_value(trained.policy, trained.params, params, normals, view)
+
+
+@partial(jax.jit, static_argnames=("policy",))
+def _policy_value(policy, policy_params, params, normals, view):
+    values, _ = rollout(policy, policy_params, params, normals, tau=0.0, smooth=False, policy_view=view)
+    return jnp.mean(values)
+
+
+@partial(jax.jit, static_argnames=("policy", "policy_reacts"))
+def _value_and_grad(policy, policy_params, params, normals, policy_reacts):
+    def value(p: GasStorageParams) -> Array:
+        view = None if policy_reacts else jax.lax.stop_gradient(p)
+        values, _ = rollout(policy, policy_params, p, normals, tau=0.0, smooth=False, policy_view=view)
+        return jnp.mean(values)
+
+    return jax.value_and_grad(value)(params)
+
+
+def sensitivities(
+    trained: TrainedPolicy, params: GasStorageParams, normals: Array, *, policy_reacts: bool
+) -> tuple[Array, GasStorageParams]:
+    """Mean hard value and its gradient to every input, from one reverse pass.
+
+    Args:
+        trained: the trained policy.
+        params: problem parameters (the inputs differentiated against).
+        normals: ``(P, D - 1)`` standard normals of the paths.
+        policy_reacts: False holds the policy's decisions fixed (envelope / market delta);
+            True differentiates the policy's reaction too (full pathwise derivative).
+
+    Returns:
+        ``(value, grads)`` with ``grads`` a ``GasStorageParams`` of ``d value / d input``.
+    """
+    policy_params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, params.forward.dtype), trained.params)
+    return _value_and_grad(trained.policy, policy_params, params, normals, policy_reacts)
+
+
+def save_policy(path: str | os.PathLike[str], trained: TrainedPolicy) -> None:
+    """Save a trained policy (network parameters and settings) as msgpack.
+
+    Args:
+        path: destination file.
+        trained: the policy.
+    """
+    meta = {
+        "format": FORMAT,
+        "settings": trained.settings.model_dump(mode="json"),
+        "policy": dataclasses.asdict(trained.policy),
+        "train_value": trained.train_value,
+        "train_seconds": trained.train_seconds,
+    }
+    save_pytree(path, trained.params, metadata=meta)
+
+
+def load_policy(path: str | os.PathLike[str]) -> TrainedPolicy:
+    """Load a policy saved by ``save_policy`` (without its training log).
+
+    Args:
+        path: the file.
+
+    Returns:
+        The ``TrainedPolicy``, giving the same actions as the saved one.
+
+    Raises:
+        InputError: the file is not a saved gas storage SNAPO policy.
+    """
+    meta = load_metadata(path)
+    if meta.get("format") != FORMAT:
+        raise InputError("policy", f"{path} is not a saved gas storage SNAPO policy")
+    arch = meta["policy"]
+    policy = BaseStockPolicy(
+        hidden=tuple(arch["hidden"]), window=tuple(arch["window"]), rank_sharpness=float(arch["rank_sharpness"])
+    )
+    target = policy.init(jax.random.PRNGKey(0))
+    return TrainedPolicy(
+        policy=policy,
+        params=load_pytree(path, target),
+        settings=SnapoSettings.model_validate(meta["settings"]),
+        train_value=float(meta["train_value"]),
+        train_seconds=float(meta["train_seconds"]),
+    )
