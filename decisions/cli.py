@@ -147,7 +147,10 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
     if rec.error:
         console.print(f"  error: {rec.error}", highlight=False)
     if show_config:
-        console.print_json(json.dumps(rec.config))
+        console.print_json(json.dumps(_compact(rec.config)))
+    comparison = next((a.path for a in rec.artifacts if a.name == "comparison"), None)
+    if comparison is not None and Path(comparison).exists():
+        _print_comparison(Path(comparison))
     metrics = rec.latest_metrics()
     if metrics:
         table = Table("metric", "value")
@@ -159,6 +162,33 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
     if not summary_only:
         for art in rec.artifacts:
             console.print(f"  artifact {art.name}: {art.path}")
+
+
+def _compact(value: Any, limit: int = 8) -> Any:
+    """Config for display: long numeric lists (a forward curve) become a one-line summary."""
+    if isinstance(value, dict):
+        return {k: _compact(v, limit) for k, v in value.items()}
+    if isinstance(value, list) and len(value) > limit and all(isinstance(v, int | float) for v in value):
+        return f"[{len(value)} values, min {min(value):.4g}, mean {sum(value) / len(value):.4g}, max {max(value):.4g}]"
+    return value
+
+
+def _cell(column: str, value: Any) -> str:
+    if column == "method":
+        return str(value)
+    return f"{value:.4f}" if column.startswith("ratio") else f"{value:,.1f}"
+
+
+def _print_comparison(path: Path) -> None:
+    """Render a comparison CSV (method, mean, stderr, ...) as a table."""
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    columns = [c for c in ("method", "mean", "stderr", "ci95_low", "ci95_high", "ratio_to_intrinsic") if c in frame]
+    table = Table(*columns, title="value on common evaluation paths")
+    for _, row in frame.iterrows():
+        table.add_row(*(_cell(c, row[c]) for c in columns))
+    console.print(table)
 
 
 @app.command()
