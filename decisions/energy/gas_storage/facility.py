@@ -19,12 +19,34 @@ from decisions.energy.gas_storage.scenario import TerminalRule
 
 def max_injection(inventory: Array, params: GasStorageParams) -> Array:
     """Max injection per day at this inventory (ratchet interpolation)."""
-    return jnp.interp(inventory, params.injection_knots, params.injection_rates)
+    return piecewise_linear(inventory, params.injection_knots, params.injection_rates)
 
 
 def max_withdrawal(inventory: Array, params: GasStorageParams) -> Array:
     """Max withdrawal per day at this inventory (ratchet interpolation)."""
-    return jnp.interp(inventory, params.withdrawal_knots, params.withdrawal_rates)
+    return piecewise_linear(inventory, params.withdrawal_knots, params.withdrawal_rates)
+
+
+def piecewise_linear(x: Array, knots: Array, values: Array) -> Array:
+    """``jnp.interp(x, knots, values)`` (constant beyond the ends) as a sum of ramps.
+
+    ``values[0] + sum_k slope_k * clip(x - knots[k], 0, knots[k+1] - knots[k])``:
+    element-wise arithmetic only, so its reverse pass is a plain reduction over
+    the (few) knots instead of the gather/scatter of ``jnp.interp``'s, which
+    matters inside the day-by-day scan.
+
+    Args:
+        x: points, any shape ``(...)``.
+        knots: ``(K,)`` strictly increasing breakpoints.
+        values: ``(K,)`` values at the breakpoints.
+
+    Returns:
+        ``(...)`` interpolated values.
+    """
+    widths = knots[1:] - knots[:-1]  # (K-1,)
+    slopes = (values[1:] - values[:-1]) / widths  # (K-1,)
+    ramps = jnp.clip(x[..., None] - knots[:-1], 0.0, widths)  # (..., K-1)
+    return values[0] + jnp.sum(slopes * ramps, axis=-1)
 
 
 def inventory_band(params: GasStorageParams) -> tuple[Array, Array]:
