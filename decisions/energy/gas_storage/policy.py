@@ -12,9 +12,11 @@ not a move::
 and the simulator clips the desired move into the day's feasible range (rate
 limits, capacity and the band that guarantees the end condition). For
 training, ``relu`` is the tempered softplus (a smooth ramp of width ``tau``)
-and the clip is ``smooth_clip``; evaluation uses the exact rules. The small
-overshoot ``e`` lets a target say "fill up" or "empty" without saturating the
-sigmoid (it measurably speeds up training; the clip makes it harmless).
+and the clip is ``smooth_clip``; evaluation uses the exact rules. The
+overshoot ``e`` (default 0) would let a target say "fill up" or "empty"
+without saturating its sigmoid; it gains a little on stochastic prices but
+creates flat regions (a full store with ``b2 > hi`` gets no gradient) that
+trap deterministic training in local optima, so it is off by default.
 
 The logits are ``o_c(t, u) = sum_k a_ck(t) u^k``: a polynomial (degree 3) in
 the scaled price factor ``u = x_t / stationary std`` whose coefficients
@@ -155,8 +157,12 @@ class BaseStockPolicy:
         rank = jnp.sum(jnp.where(later, jax.nn.sigmoid(-sharp * diff), 0.0), axis=1) / count
         mean_rest = jnp.sum(jnp.where(later, diff, 0.0), axis=1) / count
         any_later = jnp.any(later, axis=1)
-        smax = jnp.where(any_later, jax.nn.logsumexp(jnp.where(later, sharp * diff, -1e9), axis=1) / sharp, 0.0)
-        smin = jnp.where(any_later, -jax.nn.logsumexp(jnp.where(later, -sharp * diff, -1e9), axis=1) / sharp, 0.0)
+        smax = jnp.where(
+            any_later, jax.nn.logsumexp(jnp.where(later, sharp * diff, -1e9), axis=1) / sharp, 0.0
+        )
+        smin = jnp.where(
+            any_later, -jax.nn.logsumexp(jnp.where(later, -sharp * diff, -1e9), axis=1) / sharp, 0.0
+        )
         columns = [time[:, None], band_low[:, None], band_high[:, None], ahead]
         columns += [rank[:, None], mean_rest[:, None], smax[:, None], smin[:, None]]
         return jnp.concatenate(columns, axis=-1).astype(fwd.dtype)
@@ -175,6 +181,10 @@ class BaseStockPolicy:
         u = jnp.where(std > 0, x / jnp.where(std > 0, std, 1.0), 0.0)
         return jnp.stack([u**k for k in range(self.degree + 1)], axis=-1)
 
+    def coefficients(self, policy_params: PyTree, params: GasStorageParams) -> Array:
+        """Coefficients of the target logits on the price basis, per day: ``(D, 2, K)``."""
+        return self.net.apply(policy_params, self.curve_features(params))
+
     def plan(self, policy_params: PyTree, x: Array, params: GasStorageParams) -> Array:
         """Inventory targets ``(b1, b2)`` of every (path, day).
 
@@ -187,29 +197,29 @@ class BaseStockPolicy:
             params: the parameters the policy sees.
 
         Returns:
-            ``(P, D, 2)`` targets in inventory units, ``b1 <= b2``.
+            ``(2, P, D)``: targets ``b1 <= b2`` in inventory units.
         """
-        coefficients = self.net.apply(policy_params, self.curve_features(params))  # (D, 2, K)
-        logits = jnp.einsum("pdk,dck->pdc", self.basis(x, params), coefficients)  # (P, D, 2)
+        coefficients = self.coefficients(policy_params, params)  # (D, 2, K)
+        logits = jnp.einsum("pdk,dck->cpd", self.basis(x, params), coefficients)  # (2, P, D)
         lo, cap = params.min_inventory, params.capacity
         over = self.overshoot
-        b1 = lo + cap * ((1.0 + 2.0 * over) * jax.nn.sigmoid(logits[..., 0]) - over)  # (P, D)
-        b2 = b1 + (lo + cap * (1.0 + over) - b1) * jax.nn.sigmoid(logits[..., 1])  # (P, D), >= b1
-        return jnp.stack([b1, b2], axis=-1)
+        b1 = lo + cap * ((1.0 + 2.0 * over) * jax.nn.sigmoid(logits[0]) - over)  # (P, D)
+        b2 = b1 + (lo + cap * (1.0 + over) - b1) * jax.nn.sigmoid(logits[1])  # (P, D), >= b1
+        return jnp.stack([b1, b2])
 
     def act(self, plan_t: Array, inventory: Array, tau: Array | float, smooth: bool) -> Array:
         """Desired move: inject up to ``b1``, withdraw down to ``b2``, else hold.
 
         Args:
-            plan_t: ``(P, 2)`` targets of the day.
-            inventory: ``(P,)`` current inventory.
+            plan_t: ``(2, ...)`` targets ``b1, b2`` (of one day, or of every day).
+            inventory: ``(...)`` current inventory.
             tau: ramp temperature in inventory units (used when ``smooth``).
             smooth: tempered softplus ramps instead of ``relu``.
 
         Returns:
-            ``(P,)`` desired net injection (before the feasibility clip).
+            ``(...)`` desired net injection (before the feasibility clip).
         """
-        b1, b2 = plan_t[..., 0], plan_t[..., 1]
+        b1, b2 = plan_t[0], plan_t[1]
         if smooth:
             return smooth_relu(b1 - inventory, tau) - smooth_relu(inventory - b2, tau)
         return jnp.maximum(b1 - inventory, 0.0) - jnp.maximum(inventory - b2, 0.0)

@@ -8,14 +8,23 @@
   scored like every baseline.
 - ``sensitivities``: the value and its gradient with respect to every input
   (``GasStorageParams``) from one reverse pass under the hard rules. With
-  ``policy_reacts=False`` the policy's features are ``stop_gradient``-ed: its
-  decisions are held fixed, which for a near-optimal policy is the
+  ``policy_reacts=False`` the policy's plan (its targets) is ``stop_gradient``-ed:
+  its decisions are held fixed, which for a near-optimal policy is the
   envelope-theorem (market-standard) delta; with ``policy_reacts=True`` the
   derivative also carries the policy's reaction to the inputs.
 - ``save_policy`` / ``load_policy``: msgpack via ``core.checkpoint``.
 
 Temperatures in ``SnapoSettings`` are dimensionless: the simulator's
 temperature is ``temperature x`` the largest daily rate (inventory units).
+The objective is normalised by capacity x mean forward price, and a small
+penalty on the target logits, proportional to the temperature, keeps the
+targets off the flat ends of their sigmoids early in training (a store that
+fills or empties with saturated targets would otherwise stop learning: on
+the deterministic curve this is the difference between a local optimum at
+~98% and ~99.9% of the LP value); it fades as the temperature anneals.
+
+Defaults (64 paths x 8000 steps, lr 0.02) train the default 365-day scenario
+in about 18 s on 2 CPU cores; ``measure.py`` prints the figures.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
 from decisions.core.snapo import SnapoConfig, StepLog, train
@@ -51,21 +60,37 @@ class SnapoSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    paths_per_step: int = Field(64, gt=0, le=100_000, description="Price paths per gradient step (antithetic pairs).")
-    steps: int = Field(5000, gt=0, le=1_000_000, description="Gradient steps.")
-    learning_rate: float = Field(2e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
-    temperature_start: float = Field(0.2, gt=0, allow_inf_nan=False, description="Initial temperature (x max rate).")
-    temperature_end: float = Field(0.01, gt=0, allow_inf_nan=False, description="Final temperature (x max rate).")
+    paths_per_step: int = Field(
+        64, gt=0, le=100_000, description="Price paths per gradient step (antithetic pairs)."
+    )
+    steps: int = Field(8000, gt=0, le=1_000_000, description="Gradient steps.")
+    learning_rate: float = Field(
+        2e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate."
+    )
+    temperature_start: float = Field(
+        0.2, gt=0, allow_inf_nan=False, description="Initial temperature (x max rate)."
+    )
+    temperature_end: float = Field(
+        0.01, gt=0, allow_inf_nan=False, description="Final temperature (x max rate)."
+    )
     width: int = Field(32, gt=0, le=4096, description="Hidden units per layer of the target network.")
     depth: int = Field(2, ge=1, le=8, description="Hidden layers of the target network.")
     seed: int = Field(0, ge=0, description="Seed of the network initialisation and training paths.")
     log_every: int = Field(500, gt=0, description="Steps per jitted chunk (progress granularity).")
+    target_penalty: float = Field(
+        5e-3,
+        ge=0,
+        allow_inf_nan=False,
+        description="Weight of the annealed penalty on target logits (x temperature).",
+    )
 
-    @model_validator(mode="after")
-    def _check(self) -> SnapoSettings:
-        if self.temperature_end > self.temperature_start:
-            raise ValueError("temperature_end must not exceed temperature_start")
-        return self
+    @field_validator("temperature_end")
+    @classmethod
+    def _not_above_start(cls, value: float, info: ValidationInfo) -> float:
+        start = info.data.get("temperature_start")
+        if start is not None and value > start:
+            raise ValueError(f"must not exceed temperature_start ({start})")
+        return value
 
     @classmethod
     def parse(cls, data: dict, *, prefix: str = "snapo") -> SnapoSettings:
@@ -142,14 +167,23 @@ def _training_normals(key: Array, paths: int, params: GasStorageParams) -> Array
 
 
 @lru_cache(maxsize=32)
-def _objective(policy: BaseStockPolicy, paths: int) -> Callable[[PyTree, GasStorageParams, Array, Array], Array]:
-    """The SNAPO objective (cached, so repeated training reuses the compiled loop)."""
+def _objective(
+    policy: BaseStockPolicy, paths: int, penalty: float
+) -> Callable[[PyTree, GasStorageParams, Array, Array], Array]:
+    """The SNAPO objective (cached, so repeated training reuses the compiled loop).
+
+    Mean smooth path value over capacity x mean price, minus ``penalty x temperature``
+    times the mean square of the target-logit coefficients: while the temperature is
+    high the targets are kept off the flat ends of their sigmoids (where a filled or
+    emptied store would stop learning); the term fades as the temperature anneals.
+    """
 
     def objective(policy_params: PyTree, inputs: GasStorageParams, key: Array, temperature: Array) -> Array:
         value_scale, rate_scale = _scales(inputs)
         normals = _training_normals(key, paths, inputs)
         values, _ = rollout(policy, policy_params, inputs, normals, tau=temperature * rate_scale, smooth=True)
-        return jnp.mean(values) / value_scale
+        coefficients = policy.coefficients(policy_params, jax.lax.stop_gradient(inputs))  # (D, 2, K)
+        return jnp.mean(values) / value_scale - penalty * temperature * jnp.mean(jnp.square(coefficients))
 
     return objective
 
@@ -178,16 +212,22 @@ def train_policy(
     params = to_params(scenario)
     policy = settings.policy()
     value_scale = float(_scales(params)[0])
-    report = None if progress is None else (lambda done, total, value: progress(done, total, value * value_scale))
+    report = (
+        None if progress is None else (lambda done, total, value: progress(done, total, value * value_scale))
+    )
     result = train(
-        _objective(policy, settings.paths_per_step),
+        _objective(policy, settings.paths_per_step, settings.target_penalty),
         policy.init(init_key),
         params,
         settings.config(),
         key=train_key,
         progress=report,
     )
-    log = StepLog(value=result.log.value * value_scale, grad_norm=result.log.grad_norm, temperature=result.log.temperature)
+    log = StepLog(
+        value=result.log.value * value_scale,
+        grad_norm=result.log.grad_norm,
+        temperature=result.log.temperature,
+    )
     return TrainedPolicy(
         policy=policy,
         params=result.params,
@@ -196,6 +236,11 @@ def train_policy(
         train_value=result.value * value_scale,
         train_seconds=result.train_seconds,
     )
+
+
+def _cast(policy_params: PyTree, params: GasStorageParams) -> PyTree:
+    """Network parameters in the dtype of the problem parameters (float64 checks)."""
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(a, params.forward.dtype), policy_params)
 
 
 @partial(jax.jit, static_argnames=("policy",))
@@ -214,7 +259,7 @@ def evaluate_policy(trained: TrainedPolicy, normals: Array, params: GasStoragePa
     Returns:
         ``(P,)`` path values.
     """
-    return _hard_rollout(trained.policy, trained.params, params, normals)[0]
+    return _hard_rollout(trained.policy, _cast(trained.params, params), params, normals)[0]
 
 
 def schedule(trained: TrainedPolicy, params: GasStorageParams, normals: Array) -> tuple[Array, Array]:
@@ -228,7 +273,7 @@ def schedule(trained: TrainedPolicy, params: GasStorageParams, normals: Array) -
     Returns:
         ``(moves, inventory)``: ``(P, D)`` net injection and ``(P, D + 1)`` inventory.
     """
-    _, traj = _hard_rollout(trained.policy, trained.params, params, normals)
+    _, traj = _hard_rollout(trained.policy, _cast(trained.params, params), params, normals)
     return traj.moves, traj.inventory
 
 
@@ -249,7 +294,7 @@ def policy_value(
     Returns:
         The mean path value (scalar).
     """
-    return _policy_value(trained.policy, trained.params, params, normals, view)
+    return _policy_value(trained.policy, _cast(trained.params, params), params, normals, view)
 
 
 @partial(jax.jit, static_argnames=("policy",))
@@ -261,8 +306,9 @@ def _policy_value(policy, policy_params, params, normals, view):
 @partial(jax.jit, static_argnames=("policy", "policy_reacts"))
 def _value_and_grad(policy, policy_params, params, normals, policy_reacts):
     def value(p: GasStorageParams) -> Array:
-        view = None if policy_reacts else jax.lax.stop_gradient(p)
-        values, _ = rollout(policy, policy_params, p, normals, tau=0.0, smooth=False, policy_view=view)
+        values, _ = rollout(
+            policy, policy_params, p, normals, tau=0.0, smooth=False, hold_policy=not policy_reacts
+        )
         return jnp.mean(values)
 
     return jax.value_and_grad(value)(params)
@@ -282,9 +328,13 @@ def sensitivities(
 
     Returns:
         ``(value, grads)`` with ``grads`` a ``GasStorageParams`` of ``d value / d input``.
+
+    With decisions held, a store that sits exactly on a capacity bound because its
+    targets do makes the value kinked in that bound (the two one-sided derivatives
+    differ and ``grads.min_inventory`` / ``max_inventory`` is a tie-broken value
+    between them); use ``policy_reacts=True`` for the capacity bounds.
     """
-    policy_params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, params.forward.dtype), trained.params)
-    return _value_and_grad(trained.policy, policy_params, params, normals, policy_reacts)
+    return _value_and_grad(trained.policy, _cast(trained.params, params), params, normals, policy_reacts)
 
 
 def save_policy(path: str | os.PathLike[str], trained: TrainedPolicy) -> None:
@@ -319,10 +369,8 @@ def load_policy(path: str | os.PathLike[str]) -> TrainedPolicy:
     meta = load_metadata(path)
     if meta.get("format") != FORMAT:
         raise InputError("policy", f"{path} is not a saved gas storage SNAPO policy")
-    arch = meta["policy"]
-    policy = BaseStockPolicy(
-        hidden=tuple(arch["hidden"]), window=tuple(arch["window"]), rank_sharpness=float(arch["rank_sharpness"])
-    )
+    arch = dict(meta["policy"])
+    policy = BaseStockPolicy(**{**arch, "hidden": tuple(arch["hidden"]), "window": tuple(arch["window"])})
     target = policy.init(jax.random.PRNGKey(0))
     return TrainedPolicy(
         policy=policy,
