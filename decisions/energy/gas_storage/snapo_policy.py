@@ -24,7 +24,7 @@ the deterministic curve this is the difference between a local optimum at
 ~98% and ~99.9% of the LP value); it fades as the temperature anneals.
 
 Defaults (64 paths x 8000 steps, lr 0.02) train the default 365-day scenario
-in about 18 s on 2 CPU cores; ``measure.py`` prints the figures.
+in about 18 s on 2 CPU cores; ``decisions bench gas-storage --json`` prints the figures.
 """
 
 from __future__ import annotations
