@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class InputError(ValueError):
@@ -18,6 +21,23 @@ class InputError(ValueError):
         self.field = field
         self.problem = problem
         super().__init__(f"{field}: {problem}")
+
+
+def validate_input(model: type[M], data: object, *, prefix: str) -> M:
+    """Validate user data into a pydantic model, raising a one-line ``InputError`` naming the field.
+
+    Args:
+        model: the pydantic model class.
+        data: the mapping to validate (from TOML, JSON or a form).
+        prefix: dotted path of ``data`` in the user's input (e.g. ``"scenario"``).
+
+    Returns:
+        The validated model.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc, prefix=prefix, data=data) from None
 
 
 def from_validation_error(exc: ValidationError, *, prefix: str = "", data: object = None) -> InputError:

@@ -18,9 +18,9 @@ from enum import StrEnum
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from decisions.errors import InputError, from_validation_error
+from decisions.errors import InputError, validate_input
 
 DAYS_PER_YEAR = 365.0
 
@@ -218,10 +218,7 @@ class Scenario(BaseModel):
     @classmethod
     def parse(cls, data: dict, *, prefix: str = "scenario") -> Scenario:
         """Validate a mapping (from TOML, JSON or a form), raising a one-line ``InputError``."""
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise from_validation_error(exc, prefix=prefix, data=data) from None
+        return validate_input(cls, data, prefix=prefix)
 
 
 def reachable_range(facility: Facility, days: int) -> tuple[float, float]:

@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
 from decisions.core.snapo import SnapoConfig, StepLog, train
@@ -49,7 +49,7 @@ from decisions.energy.gas_storage.policy import BaseStockPolicy
 from decisions.energy.gas_storage.prices import draw_normals
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.simulator import rollout
-from decisions.errors import InputError, from_validation_error
+from decisions.errors import InputError, validate_input
 
 PyTree = Any
 FORMAT = "decisions.gas_storage.snapo_policy/1"
@@ -95,10 +95,7 @@ class SnapoSettings(BaseModel):
     @classmethod
     def parse(cls, data: dict, *, prefix: str = "snapo") -> SnapoSettings:
         """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise from_validation_error(exc, prefix=prefix, data=data) from None
+        return validate_input(cls, data, prefix=prefix)
 
     def policy(self) -> BaseStockPolicy:
         """The policy architecture these settings describe."""
