@@ -22,3 +22,19 @@ def store_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     monkeypatch.delenv("DECISIONS_APP_PASSWORD", raising=False)
     yield url
     dispose_engines()
+
+
+@pytest.fixture(autouse=True)
+def restore_main_module() -> Iterator[None]:
+    """Put ``sys.modules["__main__"]`` back after each app test.
+
+    Streamlit's script runner leaves the page it ran installed as ``__main__``;
+    a later test in the same worker that starts 'spawn' processes would make
+    them re-run that page as their main script.
+    """
+    import sys
+
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
