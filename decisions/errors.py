@@ -23,6 +23,20 @@ class InputError(ValueError):
         super().__init__(f"{field}: {problem}")
 
 
+def error_line(exc: BaseException) -> str:
+    """Describe an exception on one line.
+
+    Args:
+        exc: The exception.
+
+    Returns:
+        ``"ExceptionType: message"`` with whitespace collapsed, or just the
+        type name when the message is empty.
+    """
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
 def validate_input(model: type[M], data: object, *, prefix: str) -> M:
     """Validate user data into a pydantic model, raising a one-line ``InputError`` naming the field.
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from decisions.core.progress import Progress, silent
+from decisions.errors import error_line
 from decisions.jobs.kinds import JobKind, entry, job_kind
 from decisions.jobs.runner import LocalProcessRunner, Runner, SerialRunner
 
@@ -79,7 +80,7 @@ def execute_specs(
         try:
             run_id = entry(only.kind).execute(only.job, url=url, progress=progress, sweep_id=None)
         except Exception as exc:  # recorded as failed by the domain; reported here in one line
-            return [ExecutionOutcome(None, _error_line(exc))]
+            return [ExecutionOutcome(None, error_line(exc))]
         return [ExecutionOutcome(run_id, None)]
     sweep_id = uuid.uuid4().hex[:12]
     configs = [
@@ -99,9 +100,3 @@ def execute_config(config: dict[str, Any]) -> int:
     base_dir = Path(config["base_dir"]) if config["base_dir"] else None
     job = entry(kind).prepare(config["spec"], base_dir)
     return entry(kind).execute(job, url=config["url"], progress=silent, sweep_id=config["sweep_id"])
-
-
-def _error_line(exc: BaseException) -> str:
-    from decisions.store import error_line
-
-    return error_line(exc)

@@ -29,6 +29,8 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from decisions.errors import error_line
+
 T = TypeVar("T")
 
 Progress = Callable[[int, int], None]
@@ -77,15 +79,9 @@ class Runner(Protocol):
         ...
 
 
-def _error_line(exc: BaseException) -> str:
-    """``"ExceptionType: message"`` on one line."""
-    message = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
 def _failure(config: dict[str, Any], exc: BaseException) -> JobOutcome[Any]:
     text = "".join(traceback.format_exception(exc))
-    return JobOutcome(config=config, error=_error_line(exc), traceback=text)
+    return JobOutcome(config=config, error=error_line(exc), traceback=text)
 
 
 class SerialRunner:
@@ -130,7 +126,7 @@ def _call_job(
     try:
         return fn(config), None, None
     except Exception as exc:
-        return None, _error_line(exc), "".join(traceback.format_exception(exc))
+        return None, error_line(exc), "".join(traceback.format_exception(exc))
 
 
 def _check_importable(fn: Callable[..., Any]) -> None:

@@ -12,9 +12,10 @@ The database is ``$DECISIONS_DB_URL`` or a SQLite file in the user's data
 directory; see ``decisions.store.db``.
 """
 
+from decisions.errors import error_line
 from decisions.store.db import artifacts_root, database_url, dispose_engines, get_engine, session_scope
 from decisions.store.models import Artifact, Metric, Run, RunStatus
-from decisions.store.recorder import RunRecorder, error_line, recorded_run
+from decisions.store.recorder import RunRecorder, recorded_run
 from decisions.store.records import ArtifactRecord, MetricRecord, RunRecord
 from decisions.store.repository import (
     RunNotFoundError,

@@ -8,22 +8,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from decisions.errors import error_line
 from decisions.store.models import RunStatus
 from decisions.store.repository import add_artifact, finish_run, log_metrics, start_run
-
-
-def error_line(exc: BaseException) -> str:
-    """Describe an exception on one line.
-
-    Args:
-        exc: The exception.
-
-    Returns:
-        ``"ExceptionType: message"`` with whitespace collapsed, or just the
-        type name when the message is empty.
-    """
-    message = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 @dataclass(frozen=True)
