@@ -98,6 +98,7 @@ def run_baselines(
     lsmc_paths: int = 4096,
     lsmc_config: LSMCConfig = LSMCConfig(),
     grid_step: float | None = None,
+    intrinsic: IntrinsicResult | None = None,
     progress: Callable[[Baseline, float], None] | None = None,
 ) -> BaselineValues:
     """Value every baseline on the evaluation paths given by ``normals_eval``.
@@ -110,6 +111,7 @@ def run_baselines(
         lsmc_paths: number of LSMC training paths.
         lsmc_config: LSMC regression settings.
         grid_step: inventory grid step of rolling intrinsic and LSMC (default ``rolling.make_grid``'s).
+        intrinsic: the day-0 intrinsic LP solution when the caller already has it (else it is solved).
         progress: called as ``progress(name, seconds)`` after each baseline.
 
     Returns:
@@ -127,7 +129,7 @@ def run_baselines(
             progress(name, out.seconds[name])
 
     started = time.perf_counter()
-    out.intrinsic = solve_intrinsic(params)
+    out.intrinsic = solve_intrinsic(params) if intrinsic is None else intrinsic
     record(
         Baseline.INTRINSIC_LP,
         started,

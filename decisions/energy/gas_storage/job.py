@@ -178,6 +178,7 @@ def run_job(job: GasStorageJob, *, progress: Progress = silent) -> GasStorageRep
             normals,
             key=key_lsmc,
             lsmc_paths=job.evaluation.lsmc_paths,
+            intrinsic=lp,
             progress=lambda name, seconds: progress("baselines", next(done), len(baselines.Baseline)),
         )
         values.update({str(name): np.asarray(v) for name, v in found.values.items() if str(name) != "intrinsic_lp"})
