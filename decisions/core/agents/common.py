@@ -1,0 +1,286 @@
+"""What every agent shares: the result type, observation normalisation, and the chunked training driver.
+
+Every agent is ``train(env, config, *, key, params=None, progress=None, checkpoint=None) ->
+TrainResult`` and keeps its whole loop in jitted ``lax.scan`` chunks. ``run_chunked`` is that
+outer driver: it calls one compiled chunk function repeatedly, concatenates the per-iteration
+logs, reports progress between chunks and writes/resumes an atomic msgpack checkpoint, so each
+agent only writes its update step.
+
+Observation normalisation is a pure running mean/variance (``RunningStats``) carried in the
+training state and saved with the policy parameters, so a reloaded policy sees observations
+scaled exactly as in training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from flax import struct
+from jax import Array
+
+from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+
+PyTree = Any
+
+ProgressFn = Callable[[str, int, int], None]
+"""``progress(task, done, total)``: the platform-wide progress callback (``core.progress``)."""
+
+
+class Policy(Protocol):
+    """``policy(params, obs, key) -> action`` for one observation (vmap it for a batch)."""
+
+    def __call__(self, params: PyTree, obs: Array, key: Array) -> Array: ...
+
+
+@struct.dataclass
+class RunningStats:
+    """Running mean and variance of observations (Chan et al. parallel update).
+
+    Attributes:
+        mean: running mean, shape of one observation.
+        var: running (population) variance, same shape.
+        count: number of observations folded in (float, starts at a small epsilon).
+    """
+
+    mean: Array
+    var: Array
+    count: Array
+
+    @classmethod
+    def create(cls, shape: tuple[int, ...]) -> RunningStats:
+        """Zero mean, unit variance, negligible count."""
+        return cls(jnp.zeros(shape, jnp.float32), jnp.ones(shape, jnp.float32), jnp.asarray(1e-4, jnp.float32))
+
+    def update(self, batch: Array) -> RunningStats:
+        """Fold a batch ``(..., *shape)`` of observations into the statistics."""
+        shape = self.mean.shape
+        flat = batch.reshape((-1, *shape)).astype(jnp.float32)
+        batch_mean = flat.mean(axis=0)
+        batch_var = flat.var(axis=0)
+        batch_count = jnp.asarray(flat.shape[0], jnp.float32)
+        delta = batch_mean - self.mean
+        total = self.count + batch_count
+        mean = self.mean + delta * batch_count / total
+        m2 = self.var * self.count + batch_var * batch_count + delta**2 * self.count * batch_count / total
+        return RunningStats(mean, m2 / total, total)
+
+    def normalize(self, obs: Array, clip: float = 10.0) -> Array:
+        """``(obs - mean) / sqrt(var + 1e-8)``, clipped to ``[-clip, clip]``."""
+        return jnp.clip((obs - self.mean) / jnp.sqrt(self.var + 1e-8), -clip, clip)
+
+
+def identity_stats(shape: tuple[int, ...]) -> RunningStats:
+    """Statistics that leave observations unchanged (mean 0, var 1): for normalisation switched off."""
+    return RunningStats(jnp.zeros(shape, jnp.float32), jnp.ones(shape, jnp.float32) - 1e-8, jnp.asarray(1.0))
+
+
+@dataclass
+class TrainResult:
+    """What every agent's ``train`` returns.
+
+    Attributes:
+        policy: ``policy(params, obs, key) -> action``; deterministic (greedy / mean action)
+            unless the agent documents otherwise. Vmap it over a batch of observations.
+        params: everything the policy needs (network weights and observation statistics);
+            with a leading seed axis when trained over several seeds at once.
+        metrics: per-iteration training curves (each ``(iterations,)`` or ``(seeds, iterations)``),
+            e.g. ``episode_return``, losses, entropy.
+        train_seconds: wall time of training, compile included.
+        env_steps: environment steps taken (per seed).
+    """
+
+    policy: Policy
+    params: PyTree
+    metrics: dict[str, np.ndarray]
+    train_seconds: float
+    env_steps: int
+
+    def curve(self) -> pd.DataFrame:
+        """Training curves as a tidy DataFrame (``iteration``, ``seed``, one column per metric)."""
+        frames = []
+        for name, values in self.metrics.items():
+            values = np.asarray(values)
+            if values.ndim == 1:
+                values = values[None]
+            for seed, row in enumerate(values):
+                frames.append(pd.DataFrame({"iteration": np.arange(len(row)), "seed": seed, name: row}))
+        if not frames:
+            return pd.DataFrame(columns=["iteration", "seed"])
+        merged = frames[0]
+        for frame in frames[1:]:
+            merged = merged.merge(frame, on=["iteration", "seed"], how="outer")
+        return merged.sort_values(["seed", "iteration"]).reset_index(drop=True)
+
+
+def _key_fingerprint(key: Array) -> list[int]:
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return [int(v) for v in np.asarray(key).ravel()]
+
+
+def _config_dict(config: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(config):
+        raw = dataclasses.asdict(config)
+    elif hasattr(config, "model_dump"):
+        raw = config.model_dump()
+    elif isinstance(config, dict):
+        raw = dict(config)
+    else:
+        raw = dict(vars(config))
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in raw.items()}
+
+
+def run_chunked(
+    chunk: Callable[[PyTree, int], tuple[PyTree, PyTree]],
+    state: PyTree,
+    *,
+    iterations: int,
+    log_every: int,
+    kind: str,
+    config: Any,
+    key: Array,
+    progress: ProgressFn | None = None,
+    task: str = "training",
+    checkpoint: str | os.PathLike[str] | None = None,
+    seed_axis: bool = False,
+) -> tuple[PyTree, PyTree]:
+    """Drive a jitted training chunk to ``iterations``, with progress and checkpoint/resume.
+
+    Args:
+        chunk: ``chunk(state, n) -> (state, log)`` running ``n`` iterations in one jitted scan;
+            ``log`` is a pytree whose leaves have a leading ``n`` axis (iterations), or a seed
+            axis then ``n`` with ``seed_axis=True``. Called with at most two distinct ``n``
+            values, so it compiles at most twice.
+        state: initial loop state (any pytree of arrays).
+        iterations: total iterations.
+        log_every: iterations per chunk (progress and checkpoint cadence).
+        kind: checkpoint tag (e.g. ``"ppo"``); a checkpoint of another kind is refused.
+        config: the agent's config (dataclass or pydantic model); a checkpoint written with a
+            different config is refused.
+        key: the run's key; a checkpoint written with another key is refused.
+        progress: optional ``(task, done, total)`` callback, called after each chunk.
+        task: task name passed to ``progress``.
+        checkpoint: optional path; the state and log so far are written after each chunk and a
+            run restarted with the same arguments resumes from it (an uninterrupted run and a
+            resumed one end identical).
+        seed_axis: the log leaves are ``(seeds, n, ...)`` (a chunk vmapped over seeds).
+
+    Returns:
+        ``(final state, log)`` with every log leaf concatenated over all iterations.
+
+    Raises:
+        ValueError: the checkpoint belongs to another kind, config or key.
+    """
+    if iterations <= 0 or log_every <= 0:
+        raise ValueError(f"iterations and log_every must be positive, got {iterations}, {log_every}")
+    path = None if checkpoint is None else Path(checkpoint)
+    config_dict = _config_dict(config)
+    fingerprint = _key_fingerprint(key)
+    logs: list[PyTree] = []
+    done = 0
+    log_axis = 1 if seed_axis else 0
+    if path is not None and path.exists():
+        meta = load_metadata(path)
+        if meta.get("kind") != kind:
+            raise ValueError(f"{path}: not a {kind} checkpoint (found {meta.get('kind')!r})")
+        differ = [k for k, v in config_dict.items() if meta.get("config", {}).get(k) != v]
+        if differ:
+            raise ValueError(f"{path}: checkpoint was written with a different config ({', '.join(differ)})")
+        if meta.get("key") != fingerprint:
+            raise ValueError(f"{path}: checkpoint was written with a different key")
+        done = int(meta["done"])
+        log_shapes = meta["log_shapes"]
+        treedef = jax.tree_util.tree_structure(jax.eval_shape(lambda s: chunk(s, 1)[1], state))
+        log_target = jax.tree_util.tree_unflatten(
+            treedef, [jax.ShapeDtypeStruct(tuple(s), np.dtype(d)) for s, d in log_shapes]
+        )
+        restored = load_pytree(path, {"state": state, "log": log_target})
+        state, logs = restored["state"], [restored["log"]]
+    while done < iterations:
+        n = min(log_every, iterations - done)
+        state, log = chunk(state, n)
+        logs.append(log)
+        done += n
+        if path is not None:
+            logs = [_concat(logs, log_axis)]
+            leaves = jax.tree_util.tree_leaves(logs[0])
+            meta = {
+                "kind": kind,
+                "config": config_dict,
+                "key": fingerprint,
+                "done": done,
+                "log_shapes": [[list(x.shape), str(x.dtype)] for x in leaves],
+            }
+            save_pytree(path, {"state": state, "log": logs[0]}, metadata=meta)
+        if progress is not None:
+            progress(task, done, iterations)
+    return state, _concat(logs, log_axis)
+
+
+def _concat(logs: list[PyTree], axis: int) -> PyTree:
+    if len(logs) == 1:
+        return logs[0]
+    return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=axis), *logs)
+
+
+def evaluate_episodes(
+    env: Any,
+    env_params: Any,
+    policy: Policy,
+    policy_params: PyTree,
+    *,
+    key: Array,
+    num_episodes: int,
+    max_steps: int,
+) -> np.ndarray:
+    """Undiscounted returns of ``num_episodes`` episodes of ``policy`` on ``env`` (vmapped, jitted).
+
+    Each episode runs until ``terminated | truncated`` or ``max_steps``; rewards after the end
+    are ignored. The same ``key`` gives the same episodes, so agents and baselines can be
+    compared on common random numbers.
+
+    Args:
+        env: an unwrapped ``core.env.Environment``.
+        env_params: its params (shared by all episodes).
+        policy: ``policy(params, obs, key) -> action``.
+        policy_params: the policy's params (no seed axis).
+        key: PRNG key.
+        num_episodes: episodes to run in parallel.
+        max_steps: step budget per episode (static).
+
+    Returns:
+        ``(num_episodes,)`` float64 returns.
+    """
+    return np.asarray(_evaluate_jit(env, policy, max_steps, num_episodes, env_params, policy_params, key), np.float64)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _evaluate_jit(env, policy, max_steps, num_episodes, env_params, policy_params, key):
+    def one_episode(episode_key):
+        reset_key, run_key = jax.random.split(episode_key)
+        obs, state = env.reset(reset_key, env_params)
+
+        def step(carry, step_key):
+            obs, state, total, alive = carry
+            act_key, env_key = jax.random.split(step_key)
+            action = policy(policy_params, obs, act_key)
+            obs2, state2, reward, terminated, truncated, _ = env.step(env_key, state, action, env_params)
+            total = total + jnp.where(alive, reward, 0.0)
+            alive = alive & ~(terminated | truncated)
+            return (obs2, state2, total, alive), None
+
+        init = (obs, state, jnp.zeros((), jnp.float32), jnp.asarray(True))
+        (_, _, total, _), _ = jax.lax.scan(step, init, jax.random.split(run_key, max_steps))
+        return total
+
+    return jax.vmap(one_episode)(jax.random.split(key, num_episodes))
