@@ -362,6 +362,14 @@ class GasStorageEnv(Environment[GasStorageState, GasStorageParams]):
         self, key: PRNGKey, state: GasStorageState, action: Array, params: GasStorageParams
     ) -> tuple[Array, GasStorageState, Array, Array, Array, Info]:
         """Execute today's move, pay for it and draw tomorrow's price factor."""
+        normal = jax.random.normal(key, (), state.factor.dtype)
+        return self.step_with_normal(state, action, normal, params)
+
+    def step_with_normal(
+        self, state: GasStorageState, action: Array, normal: Array, params: GasStorageParams
+    ) -> tuple[Array, GasStorageState, Array, Array, Array, Info]:
+        """``step`` with tomorrow's standard-normal shock given, so agents and baselines can be
+        scored on common price paths (the ``normals`` of ``prices.draw_normals``)."""
         t = state.day
         band = (state.band_low, state.band_high)
         a = jnp.clip(jnp.reshape(action, ()), -1.0, 1.0)
@@ -374,19 +382,20 @@ class GasStorageEnv(Environment[GasStorageState, GasStorageParams]):
         end_value = jnp.where(terminated, terminal_value(nxt, spot_t, params), 0.0)
         reward = (df[t] * (cash + end_value)).astype(jnp.float32)
         new_state = state.replace(
-            day=t + 1, inventory=nxt, factor=self._next_factor(key, state.factor, params)
+            day=t + 1, inventory=nxt, factor=self._next_factor(normal, state.factor, params)
         )
         info = {"move": move, "spot": spot_t}
         return self._obs(new_state, params), new_state, reward, terminated, jnp.asarray(False), info
 
     @staticmethod
-    def _next_factor(key: PRNGKey, x: Array, params: GasStorageParams) -> Array:
-        """Exact OU step (``prices.simulate_factor``'s rule); 0 for deterministic prices."""
+    def _next_factor(normal: Array, x: Array, params: GasStorageParams) -> Array:
+        """Exact OU step (``prices.simulate_factor``'s rule) driven by ``normal``; unchanged for
+        deterministic prices."""
         if params.price_kind is PriceKind.DETERMINISTIC:
             return x
         phi = jnp.exp(-params.mean_reversion * DT)
         sd = params.volatility * jnp.sqrt((1.0 - phi**2) / (2.0 * params.mean_reversion))
-        return phi * x + sd * jax.random.normal(key, (), x.dtype)
+        return phi * x + sd * normal
 
     def observation_space(self, params: GasStorageParams) -> Box:
         """Four unbounded reals (time and inventory fractions lie in ``[0, 1]``)."""
