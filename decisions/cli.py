@@ -37,6 +37,12 @@ class BenchName(StrEnum):
     GAS_STORAGE = "gas-storage"
 
 
+BENCH_MODULES: dict[BenchName, str] = {
+    BenchName.GAS_STORAGE: "decisions.energy.gas_storage.bench",
+}
+"""Module holding each benchmark's ``run_bench(progress=None) -> dict`` (imported lazily)."""
+
+
 def clean_errors(func: F) -> F:
     """Turn input errors into one line + exit 2, and run failures into one line + exit 1."""
 
@@ -198,8 +204,9 @@ def bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Run a benchmark and print its figures."""
-    from decisions.energy.gas_storage.bench import run_bench
+    import importlib
 
+    run_bench = importlib.import_module(BENCH_MODULES[name]).run_bench
     figures = run_bench(progress=None if as_json else _console_progress)
     if as_json:
         sys.stdout.write(json.dumps(figures, sort_keys=True) + "\n")

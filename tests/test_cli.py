@@ -142,3 +142,20 @@ def test_failed_run_is_recorded(tmp_path: Path, store: str, monkeypatch: pytest.
     runs = list_runs(url=store)
     assert len(runs) == 1 and runs[0].status == RunStatus.FAILED
     assert "solver exploded" in (runs[0].error or "")
+
+
+def test_every_benchmark_name_has_a_run_bench():
+    import importlib
+    import inspect
+
+    from decisions.cli import BENCH_MODULES, BenchName
+
+    assert set(BENCH_MODULES) == set(BenchName)
+    for name, module in BENCH_MODULES.items():
+        run_bench = importlib.import_module(module).run_bench
+        assert "progress" in inspect.signature(run_bench).parameters, name
+
+
+def test_unknown_benchmark_exits_2():
+    result = runner.invoke(app, ["bench", "no-such-bench"])
+    assert result.exit_code == 2
