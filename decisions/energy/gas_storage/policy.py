@@ -14,9 +14,11 @@ limits, capacity and the band that guarantees the end condition). For
 training, ``relu`` is the tempered softplus (a smooth ramp of width ``tau``)
 and the clip is ``smooth_clip``; evaluation uses the exact rules. The
 overshoot ``e`` (default 0) would let a target say "fill up" or "empty"
-without saturating its sigmoid; it gains a little on stochastic prices but
-creates flat regions (a full store with ``b2 > hi`` gets no gradient) that
-trap deterministic training in local optima, so it is off by default.
+without saturating its sigmoid; on stochastic prices it gains about 0.1%
+(SNAPO then beats LSMC by 3-4 paired standard errors on 4096 common paths),
+but it creates flat regions (a full store with ``b2 > hi`` gets no gradient)
+that trap deterministic training in local optima. It is 0 in this class;
+``SnapoSettings`` turns it on (0.05) for stochastic prices only.
 
 The logits are ``o_c(t, u) = sum_k a_ck(t) u^k``: a polynomial (degree 3) in
 the scaled price factor ``u = x_t / stationary std`` whose coefficients
