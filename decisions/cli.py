@@ -35,10 +35,12 @@ class BenchName(StrEnum):
     """Benchmarks that ``decisions bench`` can run."""
 
     GAS_STORAGE = "gas-storage"
+    BUILDING = "building"
 
 
 BENCH_MODULES: dict[BenchName, str] = {
     BenchName.GAS_STORAGE: "decisions.energy.gas_storage.bench",
+    BenchName.BUILDING: "decisions.energy.building.bench",
 }
 """Module holding each benchmark's ``run_bench(progress=None) -> dict`` (imported lazily)."""
 

@@ -1,0 +1,280 @@
+"""``BuildingEnv``: home batteries on the CityLearn 2022 data, as a functional (gymnax-style) environment.
+
+One hourly step, for ``N`` homes behind one meter (``N = 1``: a single home; ``N = 17``: the
+district)::
+
+    battery   : battery.battery_step for each home (action = fraction of nominal power, + charge)
+    net_i     = load_i - pv_i + charge_i - discharge_i               (kWh, per home)
+    net       = sum_i net_i;  import = max(net, 0);  export = max(-net, 0)
+    cost      = price x import - feed_in_price x export               ($)
+    emissions = carbon_intensity x import                             (kg CO2)
+    reward    = -reward_scale x [cost + carbon_price x emissions
+                                 - relative_reward x (the same with no battery)]
+
+``reward_scale`` defaults to ``1 / N`` (the mean cost per home, so rewards are about -0.05 to -2
+per step whatever ``N``). With ``relative_reward`` the reward is the hour's saving against the
+same homes without a battery: the subtracted term does not depend on the actions, so the
+optimal policy is unchanged and the return's variance is much smaller.
+
+Episodes start at midnight of a random day of the split (``params.start_hours``), or at a given
+row with ``reset_at``, and are *truncated* (never terminated) after ``params.episode_length``
+steps. ``step`` does not reset (wrap in ``AutoResetEnv``); past the end of the data it keeps
+reading the last row.
+
+Actions: ``Box(-1, 1, (N,))`` by default; with ``num_levels=K`` (``N = 1`` only) a
+``Discrete(K)`` action ``k`` means the fraction ``-1 + 2k / (K - 1)`` (odd ``K`` includes 0).
+Observations: see ``observation.py`` (``feature_names()``).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+from jax import Array
+
+from decisions.core.env import Environment, Info, PRNGKey
+from decisions.core.spaces import Box, Discrete, Space
+from decisions.energy.building import observation
+from decisions.energy.building.battery import battery_step
+from decisions.energy.building.params import BuildingParams, to_params
+from decisions.energy.building.scenario import Scenario, Split
+
+OBS_MARGIN = 1e-3
+"""Padding of the observation bounds, so float32 rounding never steps outside them."""
+
+
+@struct.dataclass
+class BuildingState:
+    """State of ``BuildingEnv``."""
+
+    t: Array  # () int32, data row of the hour about to be decided
+    steps: Array  # () int32, steps taken in this episode
+    energy: Array  # (N,) float32, stored energy, kWh
+    capacity: Array  # (N,) float32, current capacity (after fade), kWh
+    prev_net: Array  # (N,) float32, each home's net grid energy of the previous hour, kWh
+
+
+class BuildingEnv(Environment[BuildingState, BuildingParams]):
+    """Battery control for ``num_buildings`` homes sharing one meter and one price.
+
+    Args:
+        num_buildings: number of homes ``N`` (static; must match the params).
+        num_levels: ``None`` for continuous actions, or ``K >= 2`` evenly spaced discrete levels
+            in ``[-1, 1]`` (only with ``num_buildings == 1``).
+
+    Raises:
+        ValueError: ``num_buildings < 1``, ``num_levels < 2``, or discrete levels with several homes.
+    """
+
+    def __init__(self, num_buildings: int = 1, *, num_levels: int | None = None) -> None:
+        if int(num_buildings) != num_buildings or num_buildings < 1:
+            raise ValueError(f"num_buildings must be a positive integer, got {num_buildings!r}")
+        if num_levels is not None:
+            if int(num_levels) != num_levels or num_levels < 2:
+                raise ValueError(f"num_levels must be an integer >= 2, got {num_levels!r}")
+            if num_buildings != 1:
+                raise ValueError("discrete actions (num_levels) need num_buildings == 1")
+        self.num_buildings = int(num_buildings)
+        self.num_levels = None if num_levels is None else int(num_levels)
+
+    @classmethod
+    def from_scenario(
+        cls, scenario: Scenario, split: Split | str = Split.TRAIN, *, num_levels: int | None = None
+    ) -> tuple[BuildingEnv, BuildingParams]:
+        """The environment and its params for a validated scenario.
+
+        Args:
+            scenario: validated scenario (its ``buildings`` fix ``N``).
+            split: which months ``reset`` draws episodes from.
+            num_levels: discrete action levels, or ``None`` for continuous actions.
+
+        Returns:
+            ``(env, params)``.
+        """
+        return cls(scenario.num_buildings, num_levels=num_levels), to_params(scenario, split)
+
+    @property
+    def name(self) -> str:
+        """``BuildingEnv`` or ``DistrictEnv-N``."""
+        return "BuildingEnv" if self.num_buildings == 1 else f"DistrictEnv-{self.num_buildings}"
+
+    @property
+    def default_params(self) -> BuildingParams:
+        """Params of the default scenario on homes ``1..N``, training split."""
+        return to_params(Scenario(buildings=tuple(range(1, self.num_buildings + 1))), Split.TRAIN)
+
+    def feature_names(self) -> tuple[str, ...]:
+        """Name of every observation entry, in order (see ``observation.py``)."""
+        return observation.feature_names(self.num_buildings)
+
+    def feature_index(self, name: str) -> int:
+        """Position of a named feature in the observation.
+
+        Args:
+            name: a name of ``feature_names()``.
+
+        Returns:
+            Its index in the observation vector.
+
+        Raises:
+            KeyError: no feature of that name.
+        """
+        names = self.feature_names()
+        if name not in names:
+            raise KeyError(f"no observation feature {name!r}; features: {', '.join(names)}")
+        return names.index(name)
+
+    def observation_space(self, params: BuildingParams) -> Space:
+        """A float32 box bounding every feature over the data year (padded by ``OBS_MARGIN``).
+
+        Shared features and each home's load and PV are bounded by their yearly extremes, the
+        SoC by ``[0, 1]``, the previous net load by the no-battery extremes -/+ the battery power.
+        """
+        base = params.load - params.pv  # (T, N)
+        per_low = jnp.stack(
+            [params.load.min(0), params.pv.min(0), jnp.zeros_like(params.power), base.min(0) - params.power],
+            axis=1,
+        )
+        per_high = jnp.stack(
+            [params.load.max(0), params.pv.max(0), jnp.ones_like(params.power), base.max(0) + params.power],
+            axis=1,
+        )
+        low = jnp.concatenate([params.features.min(0), per_low.reshape(-1)]) - OBS_MARGIN
+        high = jnp.concatenate([params.features.max(0), per_high.reshape(-1)]) + OBS_MARGIN
+        size = observation.observation_size(self.num_buildings)
+        return Box(
+            low=low.astype(jnp.float32), high=high.astype(jnp.float32), shape=(size,), dtype=jnp.float32
+        )
+
+    def action_space(self, params: BuildingParams) -> Space:
+        """``Box(-1, 1, (N,))``, or ``Discrete(num_levels)``."""
+        if self.num_levels is not None:
+            return Discrete(self.num_levels)
+        return Box(low=-1.0, high=1.0, shape=(self.num_buildings,), dtype=jnp.float32)
+
+    def action_fraction(self, action: Array) -> Array:
+        """Map an action to the requested fraction of nominal power per home: ``(N,)`` float32."""
+        if self.num_levels is not None:
+            level = jnp.clip(jnp.asarray(action), 0, self.num_levels - 1).astype(jnp.float32)
+            return jnp.reshape(-1.0 + 2.0 * level / (self.num_levels - 1), (1,))
+        return jnp.clip(jnp.reshape(jnp.asarray(action, jnp.float32), (self.num_buildings,)), -1.0, 1.0)
+
+    def _check(self, params: BuildingParams) -> None:
+        """Refuse params built for another number of homes (a static shape check, at trace time)."""
+        if params.num_buildings != self.num_buildings:
+            raise ValueError(
+                f"params hold {params.num_buildings} homes but the environment has num_buildings="
+                f"{self.num_buildings}; build both with BuildingEnv.from_scenario"
+            )
+
+    def _observe(self, state: BuildingState, params: BuildingParams) -> Array:
+        t = jnp.minimum(state.t, params.num_hours - 1)
+        per_home = jnp.stack(
+            [params.load[t], params.pv[t], state.energy / state.capacity, state.prev_net], axis=1
+        )  # (N, 4)
+        return jnp.concatenate([params.features[t], per_home.reshape(-1)]).astype(jnp.float32)
+
+    def reset_at(self, start_hour: Array | int, params: BuildingParams) -> tuple[Array, BuildingState]:
+        """Start an episode at a given data row (deterministic; for evaluation).
+
+        Args:
+            start_hour: row index of the first hour to decide (0-based).
+            params: environment params.
+
+        Returns:
+            ``(obs, state)`` with the batteries at ``initial_soc`` and new capacity.
+        """
+        self._check(params)
+        t = jnp.asarray(start_hour, jnp.int32)
+        before = jnp.maximum(t - 1, 0)
+        state = BuildingState(
+            t=t,
+            steps=jnp.zeros((), jnp.int32),
+            energy=params.initial_soc * params.capacity,
+            capacity=params.capacity,
+            prev_net=params.load[before] - params.pv[before],
+        )
+        return self._observe(state, params), state
+
+    def reset(self, key: PRNGKey, params: BuildingParams) -> tuple[Array, BuildingState]:
+        """Start an episode at midnight of a random day of the split.
+
+        Args:
+            key: PRNG key choosing the start day.
+            params: environment params.
+
+        Returns:
+            ``(obs, state)``.
+        """
+        index = jax.random.randint(key, (), 0, params.num_starts)
+        return self.reset_at(params.start_hours[index], params)
+
+    def step(
+        self, key: PRNGKey, state: BuildingState, action: Array, params: BuildingParams
+    ) -> tuple[Array, BuildingState, Array, Array, Array, Info]:
+        """Apply the battery action for one hour and bill the meter.
+
+        Args:
+            key: unused (the transition is deterministic given the data).
+            state: current state.
+            action: ``(N,)`` fractions in ``[-1, 1]`` (clipped), or a discrete level.
+            params: environment params.
+
+        Returns:
+            ``(obs, state, reward, terminated, truncated, info)``; ``info`` holds float32
+            ``cost`` and ``emissions`` (scalars), and per home ``net_load``, ``battery``
+            (charge - discharge, grid side) and ``soc`` after the step, each ``(N,)``.
+        """
+        del key
+        self._check(params)
+        t = jnp.minimum(state.t, params.num_hours - 1)
+        move = battery_step(
+            self.action_fraction(action),
+            state.energy,
+            state.capacity,
+            nominal_capacity=params.capacity,
+            power=params.power,
+            charge_efficiency=params.charge_efficiency,
+            discharge_efficiency=params.discharge_efficiency,
+            soc_min=params.soc_min,
+            soc_max=params.soc_max,
+            capacity_fade=params.capacity_fade,
+        )
+        base = params.load[t] - params.pv[t]  # (N,)
+        battery = move.charge - move.discharge
+        net = base + battery
+        price, carbon = params.price[t], params.carbon[t]
+
+        def bill(total: Array) -> tuple[Array, Array]:
+            imported = jnp.maximum(total, 0.0)
+            return price * imported - params.feed_in_price * jnp.maximum(-total, 0.0), carbon * imported
+
+        cost, emissions = bill(net.sum())
+        base_cost, base_emissions = bill(base.sum())
+        penalty = cost + params.carbon_price * emissions
+        base_penalty = base_cost + params.carbon_price * base_emissions
+        reward = -params.reward_scale * (penalty - params.relative_reward * base_penalty)
+        new_state = BuildingState(
+            t=state.t + 1,
+            steps=state.steps + 1,
+            energy=move.energy,
+            capacity=move.capacity,
+            prev_net=net,
+        )
+        info = {
+            "cost": cost.astype(jnp.float32),
+            "emissions": emissions.astype(jnp.float32),
+            "net_load": net,
+            "battery": battery,
+            "soc": move.energy / move.capacity,
+        }
+        truncated = new_state.steps >= params.episode_length
+        return (
+            self._observe(new_state, params),
+            new_state,
+            reward.astype(jnp.float32),
+            jnp.asarray(False),
+            truncated,
+            info,
+        )

@@ -1,0 +1,89 @@
+"""Model predictive control: re-solve the schedule LP over the next 24 h every hour, apply the first hour.
+
+At each hour ``t`` the controller knows the current stored energy, the current hour's load and
+PV (observed, as in the environment) and the tariff's prices over the horizon (the data's price
+forecasts are exact, so the horizon's price path is taken as known). Load and PV of later hours
+are forecast by persistence: the same hour of the previous day (``base[t + k - 24]``). It
+solves ``optimum.schedule_lp`` over ``[t, t + horizon)`` (cut at the end of the data, not of the
+evaluation window, which the controller does not know) and applies the first hour's net
+battery energy. The battery state is advanced with ``battery.battery_step``, the environment's
+own physics, so ``simulate_actions`` of the returned schedule reproduces it.
+
+Slow by design (one LP per hour, ~10-30 ms each): about a minute for a 122-day window.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from decisions.core.optimal import solve
+from decisions.energy.building.battery import battery_step
+from decisions.energy.building.optimum import schedule_lp, window_data
+from decisions.energy.building.params import BuildingParams
+from decisions.energy.building.windows import Window
+
+DAY = 24
+
+
+@jax.jit
+def _advance(fraction: jax.Array, energy: jax.Array, capacity: jax.Array, params: BuildingParams) -> tuple:
+    move = battery_step(
+        fraction,
+        energy,
+        capacity,
+        nominal_capacity=params.capacity,
+        power=params.power,
+        charge_efficiency=params.charge_efficiency,
+        discharge_efficiency=params.discharge_efficiency,
+        soc_min=params.soc_min,
+        soc_max=params.soc_max,
+        capacity_fade=params.capacity_fade,
+    )
+    return move.energy, move.capacity
+
+
+def mpc_actions(params: BuildingParams, window: Window, *, horizon: int = DAY) -> np.ndarray:
+    """The MPC schedule over a window, as environment actions.
+
+    Args:
+        params: environment params.
+        window: hours to control (the battery starts at ``initial_soc``).
+        horizon: look-ahead in hours (1-24: persistence forecasts reach one day back).
+
+    Returns:
+        ``(window.num_hours, N)`` float32 actions for ``simulate.simulate_actions``.
+
+    Raises:
+        ValueError: ``horizon`` outside 1-24.
+    """
+    if not 1 <= horizon <= DAY:
+        raise ValueError(f"horizon must lie in 1-{DAY}, got {horizon}")
+    total = params.num_hours
+    full = window_data(params, Window(0, total))
+    base = full["base"]
+    energy = jnp.asarray(params.initial_soc * params.capacity)
+    capacity = jnp.asarray(params.capacity)
+    power = np.asarray(params.power, dtype=np.float64)
+    actions = np.zeros((window.num_hours, base.shape[1]), dtype=np.float32)
+    for k, t in enumerate(window.rows):
+        steps = min(horizon, total - t)
+        rows = np.arange(t, t + steps)
+        forecast = np.where((rows - DAY >= 0)[:, None], base[np.maximum(rows - DAY, 0)], base[rows])
+        forecast[0] = base[t]  # the current hour is observed
+        cap = np.asarray(capacity, dtype=np.float64)
+        data = {
+            **full,
+            "base": forecast,
+            "price": full["price"][rows],
+            "carbon": full["carbon"][rows],
+            "capacity": cap,  # plan with the current (faded) capacity
+        }
+        stored = np.clip(np.asarray(energy, dtype=np.float64), data["soc_min"] * cap, data["soc_max"] * cap)
+        model = schedule_lp(data, stored)
+        solve(model)
+        first = np.array([model.c[b, 0].value - model.d[b, 0].value for b in range(base.shape[1])])
+        actions[k] = (first / power).astype(np.float32)
+        energy, capacity = _advance(jnp.asarray(actions[k]), energy, capacity, params)
+    return actions

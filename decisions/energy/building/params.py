@@ -1,0 +1,119 @@
+"""Traced parameters of the building environment: the data series and the battery constants.
+
+Every number is an array leaf, so a batch of params (one home per copy, or a sweep of battery
+sizes) is a ``vmap``; only shapes are static: ``T`` hours, ``N`` homes, ``F`` shared features.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jax import Array
+
+from decisions.energy.building.dataset import load_district
+from decisions.energy.building.observation import shared_features
+from decisions.energy.building.scenario import Scenario, Split
+from decisions.energy.building.windows import episode_starts, padded_starts
+
+
+@struct.dataclass
+class BuildingParams:
+    """Everything ``BuildingEnv`` reads; all leaves traced."""
+
+    features: Array  # (T, F) float32, shared observation features (already scaled)
+    load: Array  # (T, N) float32, non-shiftable load of each home, kWh
+    pv: Array  # (T, N) float32, PV generation of each home, kWh
+    price: Array  # (T,) float32, import price, $/kWh
+    carbon: Array  # (T,) float32, carbon intensity, kg CO2/kWh
+    feed_in_price: Array  # () float32, export price, $/kWh
+    carbon_price: Array  # () float32, $/kg CO2 (reward only)
+    capacity: Array  # (N,) float32, nominal battery capacity, kWh
+    power: Array  # (N,) float32, max (dis)charge power (grid side), kW
+    charge_efficiency: Array  # (N,) float32, stored / drawn when charging
+    discharge_efficiency: Array  # (N,) float32, delivered / withdrawn when discharging
+    soc_min: Array  # (N,) float32, lowest SoC (fraction of current capacity)
+    soc_max: Array  # (N,) float32, highest SoC
+    initial_soc: Array  # (N,) float32, SoC at an episode's start
+    capacity_fade: Array  # (N,) float32, capacity loss coefficient
+    start_hours: Array  # (S,) int32, rows where an episode may start (first num_starts valid)
+    num_starts: Array  # () int32, number of valid entries of start_hours
+    episode_length: Array  # () int32, steps before truncation
+    reward_scale: Array  # () float32, reward multiplier
+    relative_reward: Array  # () float32, 1: subtract the no-battery cost from the cost in the reward
+
+    @property
+    def num_hours(self) -> int:
+        """Rows of the data year ``T`` (static)."""
+        return self.price.shape[-1]
+
+    @property
+    def num_buildings(self) -> int:
+        """Homes ``N`` (static)."""
+        return self.load.shape[-1]
+
+
+def to_params(scenario: Scenario, split: Split | str = Split.TRAIN) -> BuildingParams:
+    """Build the traced params of a validated scenario for one split.
+
+    Args:
+        scenario: validated scenario.
+        split: ``"train"`` or ``"eval"``: which months ``reset`` draws episode starts from
+            (``reset_at`` and ``simulate`` may start anywhere).
+
+    Returns:
+        The ``BuildingParams`` (float32 leaves).
+    """
+    district = load_district()
+    idx = scenario.indices
+    prices = scenario.prices()
+    starts, count = padded_starts(
+        episode_starts(district, scenario.months(Split(split)), scenario.episode_hours)
+    )
+    battery = scenario.battery_constants()
+
+    def f32(x: object) -> Array:
+        return jnp.asarray(np.asarray(x, dtype=np.float64), dtype=jnp.float32)
+
+    return BuildingParams(
+        features=f32(shared_features(district, prices)),
+        load=f32(district.load[:, idx]),
+        pv=f32(district.pv[:, idx]),
+        price=f32(prices),
+        carbon=f32(district.carbon_intensity),
+        feed_in_price=f32(scenario.feed_in_price),
+        carbon_price=f32(scenario.carbon_price),
+        capacity=f32(battery["capacity"]),
+        power=f32(battery["power"]),
+        charge_efficiency=f32(battery["charge_efficiency"]),
+        discharge_efficiency=f32(battery["discharge_efficiency"]),
+        soc_min=f32(battery["soc_min"]),
+        soc_max=f32(battery["soc_max"]),
+        initial_soc=f32(battery["initial_soc"]),
+        capacity_fade=f32(battery["capacity_fade"]),
+        start_hours=jnp.asarray(starts, dtype=jnp.int32),
+        num_starts=jnp.asarray(count, dtype=jnp.int32),
+        episode_length=jnp.asarray(scenario.episode_hours, dtype=jnp.int32),
+        reward_scale=f32(scenario.default_reward_scale),
+        relative_reward=f32(1.0 if scenario.relative_reward else 0.0),
+    )
+
+
+def per_building_params(scenario: Scenario, split: Split | str = Split.TRAIN) -> BuildingParams:
+    """One single-home params per selected building, stacked on a leading axis (for ``VmapEnv``).
+
+    Args:
+        scenario: validated scenario; each of its ``buildings`` becomes one copy.
+        split: which months ``reset`` draws from.
+
+    Returns:
+        ``BuildingParams`` whose leaves have a leading ``len(scenario.buildings)`` axis and ``N = 1``.
+    """
+    singles = [
+        to_params(
+            scenario.model_copy(update={"buildings": (b,), "reward_scale": scenario.reward_scale}), split
+        )
+        for b in scenario.buildings
+    ]
+    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *singles)

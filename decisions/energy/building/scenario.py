@@ -1,0 +1,335 @@
+"""Validated user input for a home (or district) battery problem on the CityLearn 2022 data.
+
+Validation happens here, once, at the edge (TOML file, CLI, app form, API): ``Scenario.parse``
+raises a one-line ``InputError`` naming the field. ``params.to_params`` turns a validated
+scenario into the traced ``BuildingParams`` of the environment and the baselines.
+
+Units: energy kWh, power kW, one step an hour, prices $/kWh, carbon kg CO2/kWh, carbon price $/kg.
+
+Defaults and their reasons:
+
+- Battery: the data set's own (6.4 kWh, 5 kW, capacity loss coefficient 1e-5). CityLearn's
+  ``efficiency`` 0.9 is a round-trip figure applied as its square root on each direction, so the
+  default charge and discharge efficiencies are ``sqrt(0.9) = 0.9487`` each. SoC limits 0-1 and
+  an empty battery at the start, as in CityLearn.
+- Split: train on calendar months 1-8, evaluate on the held-out months 9-12 (September-December
+  2016, one contiguous block of 122 days in autumn and early winter that no training episode
+  touches). Episodes last 168 h (a week) and start at midnight of a random day.
+- Tariff: the data's time-of-use tariff; feed-in (export) price 0, as in the challenge; no
+  carbon price.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from decisions.energy.building import tariff as tariffs
+from decisions.energy.building.dataset import BUILDING_IDS, NUM_BUILDINGS, load_district
+from decisions.energy.building.windows import Window, episode_starts, month_blocks
+from decisions.errors import validate_input
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+DEFAULT_ROUND_TRIP = 0.9
+"""CityLearn's battery ``efficiency`` in this data set, read as a round-trip efficiency."""
+
+
+class Split(StrEnum):
+    """Which months episodes are drawn from."""
+
+    TRAIN = "train"
+    EVAL = "eval"
+
+
+class Battery(BaseModel):
+    """Battery overrides applied to every selected home; ``None`` keeps the data set's value."""
+
+    model_config = _STRICT
+
+    capacity_kwh: float | None = Field(None, gt=0, allow_inf_nan=False, description="Capacity, kWh.")
+    power_kw: float | None = Field(None, gt=0, allow_inf_nan=False, description="Max (dis)charge power, kW.")
+    charge_efficiency: float | None = Field(
+        None, gt=0, le=1, allow_inf_nan=False, description="Stored / drawn energy when charging."
+    )
+    discharge_efficiency: float | None = Field(
+        None, gt=0, le=1, allow_inf_nan=False, description="Delivered / withdrawn energy when discharging."
+    )
+    soc_min: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False, description="Lowest SoC, fraction.")
+    soc_max: float = Field(1.0, gt=0, le=1, allow_inf_nan=False, description="Highest SoC, fraction.")
+    initial_soc: float | None = Field(
+        None, ge=0, le=1, allow_inf_nan=False, description="SoC at an episode's start (None: soc_min)."
+    )
+    capacity_fade: float | None = Field(
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="Capacity loss coefficient (CityLearn's), per kWh cycled.",
+    )
+
+    @field_validator("soc_max")
+    @classmethod
+    def _max_above_min(cls, value: float, info: ValidationInfo) -> float:
+        low = info.data.get("soc_min")
+        if low is not None and value <= low:
+            raise ValueError(f"soc_max ({value}) must exceed soc_min ({low})")
+        return value
+
+    @field_validator("initial_soc")
+    @classmethod
+    def _initial_inside(cls, value: float | None, info: ValidationInfo) -> float | None:
+        low, high = info.data.get("soc_min"), info.data.get("soc_max")
+        if value is not None and low is not None and high is not None and not low <= value <= high:
+            raise ValueError(f"initial_soc ({value}) must lie in [soc_min, soc_max] = [{low}, {high}]")
+        return value
+
+
+class TouTariff(BaseModel):
+    """The data set's time-of-use tariff (0.21-0.54 $/kWh, peak in the late afternoon)."""
+
+    model_config = _STRICT
+    kind: Literal["tou"] = "tou"
+
+
+class DynamicTariff(BaseModel):
+    """A real-time price that follows carbon intensity, scaled to the ToU mean and range (``tariff.py``)."""
+
+    model_config = _STRICT
+    kind: Literal["dynamic"] = "dynamic"
+
+
+class CsvTariff(BaseModel):
+    """Hourly prices read from a CSV file (8760 rows, column ``price``; see ``tariff.read_price_csv``)."""
+
+    model_config = _STRICT
+    kind: Literal["csv"] = "csv"
+    path: str = Field(description="Path of the CSV file.")
+
+    @field_validator("path")
+    @classmethod
+    def _readable(cls, value: str) -> str:
+        _csv_prices(value)
+        return value
+
+
+class SeriesTariff(BaseModel):
+    """Hourly prices given inline (8760 numbers >= 0), e.g. from an uploaded file."""
+
+    model_config = _STRICT
+    kind: Literal["series"] = "series"
+    prices: list[float] = Field(description="One price per hour of the data year, $/kWh.")
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _valid(cls, value: object) -> object:
+        if isinstance(value, list | tuple | np.ndarray):
+            return tariffs.check_prices(list(value)).tolist()
+        return value
+
+
+Tariff = Annotated[TouTariff | DynamicTariff | CsvTariff | SeriesTariff, Field(discriminator="kind")]
+
+
+def tariff_prices(tariff: TouTariff | DynamicTariff | CsvTariff | SeriesTariff) -> np.ndarray:
+    """The hourly import price of a tariff, ``(8760,)`` $/kWh (float64).
+
+    Args:
+        tariff: a validated tariff.
+
+    Returns:
+        The price of every hour of the data year.
+    """
+    if isinstance(tariff, DynamicTariff):
+        return tariffs.dynamic_price(load_district())
+    if isinstance(tariff, CsvTariff):
+        return tariffs.read_price_csv(tariff.path)
+    if isinstance(tariff, SeriesTariff):
+        return np.asarray(tariff.prices, dtype=np.float64)
+    return np.asarray(load_district().price, dtype=np.float64)
+
+
+def _csv_prices(path: str) -> np.ndarray:
+    """Prices of a CSV tariff file, raising a plain ``ValueError`` (reported by pydantic at the field)."""
+    try:
+        return tariffs.read_price_csv(path)
+    except ValueError as exc:  # InputError is a ValueError: keep only its problem
+        raise ValueError(getattr(exc, "problem", str(exc))) from None
+
+
+class Scenario(BaseModel):
+    """A battery problem: which homes, battery overrides, tariff, episode length, split and reward."""
+
+    model_config = _STRICT
+
+    buildings: tuple[int, ...] = Field(
+        (1,), description='Building id(s) 1-17, or "district" for all 17 (one shared meter).'
+    )
+    battery: Battery = Field(default_factory=Battery)
+    tariff: Tariff = Field(default_factory=TouTariff)
+    feed_in_price: float = Field(
+        0.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Price paid for exported energy, $/kWh (<= every import price).",
+    )
+    carbon_price: float = Field(
+        0.0, ge=0, allow_inf_nan=False, description="Carbon price in the reward, $/kg CO2."
+    )
+    train_months: tuple[int, ...] = Field(tuple(range(1, 9)), min_length=1, description="Training months.")
+    eval_months: tuple[int, ...] = Field(tuple(range(9, 13)), min_length=1, description="Held-out months.")
+    episode_hours: int = Field(168, ge=1, description="Episode length in hours (truncation).")
+    relative_reward: bool = Field(
+        False, description="Reward the saving against no battery instead of minus the cost (same optimum)."
+    )
+    reward_scale: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="Reward multiplier (None: 1 / number of homes)."
+    )
+
+    @field_validator("buildings", mode="before")
+    @classmethod
+    def _buildings(cls, value: object) -> object:
+        if isinstance(value, str):
+            if value.strip().lower() != "district":
+                raise ValueError(f'expected building ids 1-{NUM_BUILDINGS} or "district", got {value!r}')
+            return BUILDING_IDS
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = (value,)
+        if isinstance(value, list | tuple):
+            if not value:
+                raise ValueError("select at least one building")
+            for v in value:
+                if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= NUM_BUILDINGS:
+                    raise ValueError(f"building {v!r} is not an id in 1-{NUM_BUILDINGS}")
+            if len(set(value)) != len(value):
+                raise ValueError("building ids must be distinct")
+            return tuple(value)
+        return value
+
+    @field_validator("tariff", mode="before")
+    @classmethod
+    def _tariff_shorthand(cls, value: object) -> object:
+        return {"kind": value} if isinstance(value, str) else value
+
+    @field_validator("train_months", "eval_months")
+    @classmethod
+    def _months(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        bad = [m for m in value if not 1 <= m <= 12]
+        if bad:
+            raise ValueError(f"month {bad[0]} is not in 1-12")
+        if len(set(value)) != len(value):
+            raise ValueError("months must be distinct")
+        return tuple(sorted(value))
+
+    @field_validator("eval_months")
+    @classmethod
+    def _disjoint(cls, value: tuple[int, ...], info: ValidationInfo) -> tuple[int, ...]:
+        common = sorted(set(value) & set(info.data.get("train_months") or ()))
+        if common:
+            raise ValueError(f"overlaps train_months at month {common[0]}")
+        return value
+
+    @field_validator("feed_in_price")
+    @classmethod
+    def _feed_in_below_prices(cls, value: float, info: ValidationInfo) -> float:
+        tariff = info.data.get("tariff")
+        if tariff is not None:
+            low = float(tariff_prices(tariff).min())
+            if value > low:
+                raise ValueError(
+                    f"{value} exceeds the lowest import price {low:.4g} (simultaneous import and export would pay)"
+                )
+        return value
+
+    @field_validator("episode_hours")
+    @classmethod
+    def _episodes_fit(cls, value: int, info: ValidationInfo) -> int:
+        district = load_district()
+        for name in ("train_months", "eval_months"):
+            months = info.data.get(name)
+            if months and len(episode_starts(district, months, value)) == 0:
+                raise ValueError(
+                    f"no day in {name} {list(months)} starts {value} consecutive hours inside those months"
+                )
+        return value
+
+    @property
+    def num_buildings(self) -> int:
+        """Number of selected homes (the environment's static battery count)."""
+        return len(self.buildings)
+
+    @property
+    def indices(self) -> np.ndarray:
+        """0-based column indices of the selected homes in the data: ``(N,)`` int."""
+        return np.asarray(self.buildings, dtype=np.int64) - 1
+
+    def months(self, split: Split) -> tuple[int, ...]:
+        """Calendar months of a split."""
+        return self.train_months if Split(split) is Split.TRAIN else self.eval_months
+
+    def prices(self) -> np.ndarray:
+        """The hourly import price of the chosen tariff, ``(8760,)`` $/kWh (float64)."""
+        return tariff_prices(self.tariff)
+
+    def battery_constants(self) -> dict[str, np.ndarray]:
+        """Per-home battery constants after overrides, each ``(N,)`` float64.
+
+        Returns:
+            ``capacity, power, charge_efficiency, discharge_efficiency, soc_min, soc_max,
+            initial_soc, capacity_fade``.
+        """
+        district, idx, bat = load_district(), self.indices, self.battery
+        n = self.num_buildings
+
+        def pick(override: float | None, data: np.ndarray) -> np.ndarray:
+            return (
+                np.full(n, override, dtype=np.float64)
+                if override is not None
+                else data[idx].astype(np.float64)
+            )
+
+        one_way = np.sqrt(district.battery_efficiency)
+        initial = bat.soc_min if bat.initial_soc is None else bat.initial_soc
+        return {
+            "capacity": pick(bat.capacity_kwh, district.battery_capacity),
+            "power": pick(bat.power_kw, district.battery_power),
+            "charge_efficiency": pick(bat.charge_efficiency, one_way),
+            "discharge_efficiency": pick(bat.discharge_efficiency, one_way),
+            "soc_min": np.full(n, bat.soc_min),
+            "soc_max": np.full(n, bat.soc_max),
+            "initial_soc": np.full(n, initial),
+            "capacity_fade": pick(bat.capacity_fade, district.battery_capacity_loss),
+        }
+
+    def eval_window(self) -> Window:
+        """The default held-out evaluation window: the first contiguous block of ``eval_months``.
+
+        With the default months this is 2016-09-01 00:00 to 2016-12-31 24:00 (2928 hours).
+        """
+        return month_blocks(load_district(), self.eval_months)[0]
+
+    def eval_windows(self) -> list[Window]:
+        """Consecutive, non-overlapping episodes covering the evaluation months (for scoring agents).
+
+        Returns:
+            One ``Window`` of ``episode_hours`` per possible start, each starting after the
+            previous one ends.
+        """
+        starts = episode_starts(load_district(), self.eval_months, self.episode_hours)
+        out: list[Window] = []
+        for s in starts:
+            if not out or s >= out[-1].stop:
+                out.append(Window(int(s), self.episode_hours))
+        return out
+
+    @property
+    def default_reward_scale(self) -> float:
+        """The reward multiplier in use: ``reward_scale`` or ``1 / num_buildings``."""
+        return self.reward_scale if self.reward_scale is not None else 1.0 / self.num_buildings
+
+    @classmethod
+    def parse(cls, data: dict, *, prefix: str = "scenario") -> Scenario:
+        """Validate a mapping (from TOML, JSON or a form), raising a one-line ``InputError``."""
+        return validate_input(cls, data, prefix=prefix)
