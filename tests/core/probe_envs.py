@@ -9,6 +9,11 @@
 - ``ContinuousTarget``: one continuous decision; the observation is a random
   target and the reward ``-(action - target)^2``, so the optimal policy is
   ``action = obs`` with return 0 (needs the observation, unlike a bandit).
+- ``TwoStepCredit``: two decisions; the first pays a small immediate reward
+  for the lure and nothing for the patient choice, the second pays a delayed
+  reward fixed by the first choice. The optimal return
+  ``max(immediate + delayed)`` (1 by default) needs the delayed consequence
+  credited to the first action; a myopic agent gets 0.5.
 """
 
 from __future__ import annotations
@@ -194,3 +199,69 @@ class ContinuousTarget(Environment[TargetState, TargetParams]):
     def action_space(self, params: TargetParams) -> Box:
         """The action, in ``[-1, 1]^dim``."""
         return Box(-1.0, 1.0, (self.dim,), jnp.float32)
+
+
+@struct.dataclass
+class TwoStepState:
+    """State of ``TwoStepCredit``."""
+
+    phase: Array  # () int32, 0 before the first decision, 1 before the second
+    first: Array  # () int32, the first action (0 until taken)
+
+
+@struct.dataclass
+class TwoStepParams:
+    """Params of ``TwoStepCredit``."""
+
+    immediate: Array  # (2,) float32, reward of the first step for each first action
+    delayed: Array  # (2,) float32, reward of the second step for each first action
+
+
+class TwoStepCredit(Environment[TwoStepState, TwoStepParams]):
+    """Two-step credit assignment: the first action decides what the second step pays.
+
+    Step 1 pays ``immediate[a1]``; step 2 pays ``delayed[a1]`` whatever the second
+    action, and terminates. By default action 0 is a lure (0.5 now, 0 later) and
+    action 1 the patient choice (0 now, 1 later): the optimal return is 1, a
+    myopic policy gets 0.5. The observation ``[phase == 0, phase == 1, a1 == 1 and
+    phase == 1]`` makes the state Markov.
+    """
+
+    @property
+    def default_params(self) -> TwoStepParams:
+        """Lure ``immediate = [0.5, 0]``, ``delayed = [0, 1]``."""
+        return TwoStepParams(
+            immediate=jnp.asarray([0.5, 0.0], jnp.float32), delayed=jnp.asarray([0.0, 1.0], jnp.float32)
+        )
+
+    def optimal_return(self, params: TwoStepParams) -> Array:
+        """``max(immediate + delayed)``, the best undiscounted return."""
+        return jnp.max(params.immediate + params.delayed)
+
+    @staticmethod
+    def _obs(state: TwoStepState) -> Array:
+        second = state.phase == 1
+        return jnp.stack([~second, second, second & (state.first == 1)]).astype(jnp.float32)
+
+    def reset(self, key: PRNGKey, params: TwoStepParams) -> tuple[Array, TwoStepState]:
+        """Start before the first decision."""
+        state = TwoStepState(phase=jnp.int32(0), first=jnp.int32(0))
+        return self._obs(state), state
+
+    def step(
+        self, key: PRNGKey, state: TwoStepState, action: Array, params: TwoStepParams
+    ) -> tuple[Array, TwoStepState, Array, Array, Array, Info]:
+        """Pay the immediate reward of the first action, or the delayed one it chose and terminate."""
+        second = state.phase == 1
+        first = jnp.where(second, state.first, action).astype(jnp.int32)
+        reward = jnp.where(second, params.delayed[first], params.immediate[first]).astype(jnp.float32)
+        new_state = TwoStepState(phase=jnp.int32(1), first=first)
+        return self._obs(new_state), new_state, reward, second, jnp.asarray(False), {}
+
+    def observation_space(self, params: TwoStepParams) -> Box:
+        """Three flags in ``[0, 1]``."""
+        return Box(0.0, 1.0, (3,), jnp.float32)
+
+    def action_space(self, params: TwoStepParams) -> Discrete:
+        """Two actions."""
+        return Discrete(2)

@@ -1,0 +1,317 @@
+"""PPO (``core.agents.ppo``) on the probe environments, plus the shared training machinery.
+
+The machinery (resume, seeds, save/load, no re-trace) lives in ``onpolicy`` and is exercised
+here through PPO; ``test_a2c.py`` checks A2C's learning and its own resume.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from decisions.core.agents import ppo
+from decisions.core.agents.common import TrainResult, evaluate_episodes
+from decisions.core.agents.onpolicy import ActorCriticPolicy
+from decisions.core.checkpoint import load_metadata
+from tests.core.probe_envs import BanditParams, ContinuousTarget, OneStepBandit, TwoStepCredit, WalkToGoal
+
+EVAL_KEY = jax.random.PRNGKey(123)
+
+# Small batches, a high learning rate: each probe trains in well under a second once compiled.
+BANDIT_CONFIG = ppo.PPOConfig(
+    num_envs=16,
+    rollout_steps=16,
+    total_env_steps=16 * 16 * 40,
+    minibatches=2,
+    learning_rate=3e-3,
+    log_every=20,
+)
+WALK_CONFIG = dataclasses.replace(BANDIT_CONFIG, rollout_steps=32, total_env_steps=16 * 32 * 60)
+TARGET_CONFIG = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 100, log_every=50)
+
+# Arm 1 is best, so a learner biased towards the last (or first) arm fails.
+BANDIT = OneStepBandit(3)
+BANDIT_PARAMS = BanditParams(rewards=jnp.asarray([0.2, 1.0, 0.5], jnp.float32))
+
+
+def _evaluate(env, result: TrainResult, max_steps: int, params=None) -> np.ndarray:
+    params = env.default_params if params is None else params
+    return evaluate_episodes(
+        env, params, result.policy, result.params, key=EVAL_KEY, num_episodes=64, max_steps=max_steps
+    )
+
+
+@pytest.fixture(scope="module")
+def bandit_result() -> TrainResult:
+    return ppo.train(BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(0), params=BANDIT_PARAMS)
+
+
+@pytest.fixture(scope="module")
+def target_result() -> TrainResult:
+    return ppo.train(ContinuousTarget(), TARGET_CONFIG, key=jax.random.PRNGKey(0))
+
+
+def test_bandit_learns_the_best_arm(bandit_result: TrainResult) -> None:
+    returns = _evaluate(BANDIT, bandit_result, 1, BANDIT_PARAMS)
+    np.testing.assert_allclose(returns, 1.0)
+    episode_return = bandit_result.metrics["episode_return"]
+    assert episode_return[0] < 0.7  # starts near the uniform policy's 0.57
+    assert np.mean(episode_return[-5:]) > 0.97  # and the stochastic policy has concentrated
+
+
+def test_metrics_and_result_shapes(bandit_result: TrainResult) -> None:
+    iterations = BANDIT_CONFIG.iterations
+    expected = {
+        "episode_return",
+        "episode_length",
+        "episodes",
+        "policy_loss",
+        "value_loss",
+        "entropy",
+        "approx_kl",
+        "clip_fraction",
+        "grad_norm",
+        "learning_rate",
+    }
+    assert set(bandit_result.metrics) == expected
+    for name, values in bandit_result.metrics.items():
+        assert values.shape == (iterations,), name
+        assert np.all(np.isfinite(values)), name
+    assert bandit_result.env_steps == iterations * BANDIT_CONFIG.batch_size
+    one_step_episodes = BANDIT_CONFIG.batch_size
+    np.testing.assert_array_equal(bandit_result.metrics["episodes"], one_step_episodes)
+    lr = bandit_result.metrics["learning_rate"]
+    assert lr[0] == pytest.approx(3e-3) and np.all(np.diff(lr) < 0)  # linear decay
+    assert bandit_result.metrics["entropy"][-1] < bandit_result.metrics["entropy"][0]
+    assert len(bandit_result.curve()) == iterations
+    assert isinstance(bandit_result.policy, ActorCriticPolicy) and bandit_result.policy.deterministic
+
+
+def test_two_step_credit_learns_the_delayed_optimum() -> None:
+    env = TwoStepCredit()
+    result = ppo.train(env, BANDIT_CONFIG, key=jax.random.PRNGKey(1))
+    optimum = float(env.optimal_return(env.default_params))
+    returns = _evaluate(env, result, 2)
+    np.testing.assert_allclose(returns, optimum)  # the myopic lure would give 0.5
+    obs, _ = env.reset(EVAL_KEY, env.default_params)
+    assert int(result.policy(result.params, obs, EVAL_KEY)) == 1
+
+
+def test_walk_to_goal_reaches_the_goal_by_the_shortest_path() -> None:
+    env = WalkToGoal(length=5, max_steps=10)  # shortest path: 1 - 4 * 0.1 = 0.6; timing out: -1.0
+    result = ppo.train(env, WALK_CONFIG, key=jax.random.PRNGKey(2))
+    np.testing.assert_allclose(_evaluate(env, result, 10), 0.6, atol=1e-6)
+    assert np.nanmean(result.metrics["episode_return"][-10:]) > 0.5
+
+
+def test_continuous_target_matches_the_observation(target_result: TrainResult) -> None:
+    env = ContinuousTarget()
+    returns = _evaluate(env, target_result, 1)
+    assert returns.mean() > -0.02  # optimum 0; a constant action at the centre gets about -0.17
+    curve = target_result.metrics["episode_return"]
+    assert np.mean(curve[-10:]) > np.mean(curve[:10]) + 0.5
+
+
+def test_continuous_actions_stay_in_bounds_and_stochastic_policy_samples(target_result: TrainResult) -> None:
+    policy, params = target_result.policy, target_result.params
+    obs = jnp.asarray([[0.3, -0.2], [5.0, -5.0]])  # the second is far outside the training range
+    action = policy(params, obs, EVAL_KEY)
+    assert action.shape == (2, 2) and action.dtype == jnp.float32
+    assert np.all(np.abs(np.asarray(action)) <= 1.0)
+    np.testing.assert_allclose(np.asarray(action[0]), [0.3, -0.2], atol=0.1)
+    stochastic = policy.stochastic()
+    draws = jax.vmap(lambda k: stochastic(params, obs[0], k))(jax.random.split(EVAL_KEY, 64))
+    assert np.all(np.abs(np.asarray(draws)) <= 1.0)
+    assert np.std(np.asarray(draws), axis=0).min() > 1e-3
+    np.testing.assert_array_equal(np.asarray(policy(params, obs, jax.random.PRNGKey(7))), np.asarray(action))
+
+
+@pytest.mark.parametrize("which", ["bandit", "target"])
+def test_saved_policy_reloads_with_identical_actions(which: str, tmp_path: Path, request) -> None:
+    result: TrainResult = request.getfixturevalue(f"{which}_result")
+    path = tmp_path / f"{which}.msgpack"
+    ppo.save_policy(path, result)
+    policy, params = ppo.load_policy(path)
+    assert policy == result.policy
+    obs = jax.random.uniform(EVAL_KEY, (32, *policy.obs_shape), minval=-1.0, maxval=1.0)
+    for key in (EVAL_KEY, jax.random.PRNGKey(9)):
+        np.testing.assert_array_equal(
+            np.asarray(policy(params, obs, key)), np.asarray(result.policy(result.params, obs, key))
+        )
+        sampled = policy.stochastic()(params, obs, key)
+        np.testing.assert_array_equal(
+            np.asarray(sampled), np.asarray(result.policy.stochastic()(result.params, obs, key))
+        )
+    np.testing.assert_array_equal(
+        np.asarray(params["obs_stats"].mean), np.asarray(result.params["obs_stats"].mean)
+    )
+    with pytest.raises(ValueError, match="not a saved actor-critic policy"):
+        from decisions.core.checkpoint import save_pytree
+
+        save_pytree(tmp_path / "other.msgpack", {"x": jnp.zeros(2)})
+        ppo.load_policy(tmp_path / "other.msgpack")
+
+
+class _Crash(Exception):
+    pass
+
+
+def _crash(task: str, done: int, total: int) -> None:
+    raise _Crash(f"simulated crash after {done} iterations")
+
+
+def _assert_same(a: TrainResult, b: TrainResult) -> None:
+    for x, y in zip(jax.tree_util.tree_leaves(a.params), jax.tree_util.tree_leaves(b.params), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    assert set(a.metrics) == set(b.metrics)
+    for name in a.metrics:
+        np.testing.assert_array_equal(a.metrics[name], b.metrics[name], err_msg=name)
+
+
+def test_resume_after_crash_equals_uninterrupted_run(bandit_result: TrainResult, tmp_path: Path) -> None:
+    path = tmp_path / "ppo.msgpack"
+    train = dict(key=jax.random.PRNGKey(0), params=BANDIT_PARAMS, checkpoint=path)
+    with pytest.raises(_Crash):
+        ppo.train(BANDIT, BANDIT_CONFIG, progress=_crash, **train)
+    meta = load_metadata(path)
+    assert meta["kind"] == "ppo" and meta["done"] == 20
+    calls: list[tuple[str, int, int]] = []
+    resumed = ppo.train(BANDIT, BANDIT_CONFIG, progress=lambda *a: calls.append(a), **train)
+    assert calls == [("ppo", 40, 40)]  # only the second chunk ran
+    _assert_same(bandit_result, resumed)
+    with pytest.raises(ValueError, match="different key"):
+        ppo.train(BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(1), params=BANDIT_PARAMS, checkpoint=path)
+    other = dataclasses.replace(BANDIT_CONFIG, clip_eps=0.1)
+    with pytest.raises(ValueError, match=r"different config \(clip_eps\)"):
+        ppo.train(BANDIT, other, key=jax.random.PRNGKey(0), params=BANDIT_PARAMS, checkpoint=path)
+
+
+def test_train_seeds_vmaps_over_seeds(bandit_result: TrainResult, tmp_path: Path) -> None:
+    keys = jnp.stack([jax.random.PRNGKey(0), jax.random.PRNGKey(5), jax.random.PRNGKey(6)])
+    calls: list[int] = []
+    result = ppo.train_seeds(
+        BANDIT, BANDIT_CONFIG, keys=keys, params=BANDIT_PARAMS, progress=lambda t, d, n: calls.append(d)
+    )
+    assert calls == [20, 40]
+    iterations = BANDIT_CONFIG.iterations
+    for name, values in result.metrics.items():
+        assert values.shape == (3, iterations), name
+    single = jax.tree_util.tree_leaves(bandit_result.params)
+    for leaf, ref in zip(jax.tree_util.tree_leaves(result.params), single, strict=True):
+        assert leaf.shape == (3, *ref.shape)
+    # Seed 0 is the single run with the same key (vmapping changes at most rounding).
+    np.testing.assert_allclose(
+        result.metrics["episode_return"][0], bandit_result.metrics["episode_return"], atol=1e-4
+    )
+    assert not np.allclose(result.metrics["policy_loss"][0], result.metrics["policy_loss"][1])
+    first_obs = jnp.zeros((1,))
+    for seed in range(3):
+        seed_params = jax.tree_util.tree_map(lambda x, s=seed: x[s], result.params)
+        assert int(result.policy(seed_params, first_obs, EVAL_KEY)) == 1
+    with pytest.raises(ValueError, match="seed axis"):
+        ppo.save_policy(tmp_path / "p.msgpack", result)
+    ppo.save_policy(tmp_path / "p.msgpack", result, seed=2)
+    policy, params = ppo.load_policy(tmp_path / "p.msgpack")
+    np.testing.assert_array_equal(
+        np.asarray(params["net"]["params"]["head"]["Dense_0"]["kernel"]),
+        np.asarray(result.params["net"]["params"]["head"]["Dense_0"]["kernel"][2]),
+    )
+
+
+class _CountingBandit(OneStepBandit):
+    """A bandit that counts how often JAX traces its ``step`` (Python runs only while tracing)."""
+
+    traces = 0
+
+    def step(self, key, state, action, params):
+        _CountingBandit.traces += 1
+        return super().step(key, state, action, params)
+
+
+def test_second_train_call_does_not_retrace() -> None:
+    env = _CountingBandit(3)
+    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 4, log_every=2)
+    first = ppo.train(env, config, key=jax.random.PRNGKey(0))
+    traced = _CountingBandit.traces
+    assert traced > 0
+    other_params = BanditParams(rewards=jnp.asarray([1.0, 0.0, 0.0]))  # same shapes, new values
+    second = ppo.train(env, config, key=jax.random.PRNGKey(1), params=other_params)
+    assert _CountingBandit.traces == traced
+    assert not np.array_equal(first.metrics["policy_loss"], second.metrics["policy_loss"])
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("num_envs", 0),
+        ("num_envs", 2.0),
+        ("rollout_steps", -1),
+        ("total_env_steps", 10),
+        ("gamma", 1.5),
+        ("gae_lambda", -0.1),
+        ("learning_rate", 0.0),
+        ("learning_rate", float("nan")),
+        ("lr_schedule", "exponential"),
+        ("clip_eps", 0.0),
+        ("epochs", 0),
+        ("minibatches", 3),
+        ("entropy_coef", -0.01),
+        ("value_coef", "0.5"),
+        ("max_grad_norm", 0.0),
+        ("hidden", ()),
+        ("hidden", (64, 0)),
+        ("hidden", [64, 64]),
+        ("activation", "sigmoid"),
+        ("normalize_obs", 1),
+        ("reward_scale", -1.0),
+        ("log_every", 0),
+    ],
+)
+def test_bad_config_raises_naming_the_field(field: str, value) -> None:
+    with pytest.raises(ValueError, match=f"^{field}: "):
+        ppo.PPOConfig(**{field: value})
+
+
+def test_config_is_hashable_and_defaults_suit_long_episodes() -> None:
+    config = ppo.PPOConfig()
+    assert hash(config) == hash(ppo.PPOConfig()) and config == ppo.PPOConfig()
+    assert 16 <= config.num_envs <= 64 and 64 <= config.rollout_steps <= 256
+    assert config.batch_size % config.minibatches == 0 and config.iterations >= 100
+
+
+def test_policy_rescales_box_actions_and_one_hot_encodes_discrete_observations() -> None:
+    policy = ActorCriticPolicy(
+        obs_shape=(),
+        obs_categories=4,
+        num_actions=0,
+        action_shape=(3,),
+        action_low=(0.0, -np.inf, 0.0),
+        action_high=(10.0, np.inf, np.inf),
+        action_dtype="float32",
+        hidden=(8,),
+        activation="relu",
+        log_std_init=0.0,
+    )
+    raw = jnp.asarray([[2.0, 5.0, -3.0], [-0.5, -3.0, 4.0]])
+    # [-1, 1] maps onto [0, 10] (clipped); unbounded dims pass through, half-bounded ones are clipped.
+    np.testing.assert_allclose(np.asarray(policy.to_env(raw)), [[10.0, 5.0, 0.0], [2.5, -3.0, 4.0]])
+    np.testing.assert_array_equal(np.asarray(policy.encode(jnp.asarray([2, 0]))), np.eye(4)[[2, 0]])
+    params = policy.init(jax.random.PRNGKey(0))
+    assert params["obs_stats"].mean.shape == (4,)
+    assert policy(params, jnp.asarray(3), EVAL_KEY).shape == (3,)
+    assert ActorCriticPolicy.from_dict(policy.to_dict()) == policy
+    with pytest.raises(TypeError, match="PPOConfig"):
+        ppo.train(BANDIT, object(), key=EVAL_KEY)
+
+
+def test_reward_normalisation_makes_learning_scale_free() -> None:
+    # Same env, config and shapes as ``bandit_result``: reuses its compiled loop.
+    big = BanditParams(rewards=BANDIT_PARAMS.rewards * 1000.0)
+    result = ppo.train(BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(3), params=big)
+    np.testing.assert_allclose(_evaluate(BANDIT, result, 1, big), 1000.0)
+    assert np.mean(result.metrics["episode_return"][-5:]) > 970.0
