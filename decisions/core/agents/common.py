@@ -206,9 +206,11 @@ def run_chunked(
         )
         restored = load_pytree(path, {"state": state, "log": log_target})
         state, logs = restored["state"], [restored["log"]]
+    size = chunk_size(iterations, log_every)
     while done < iterations:
-        n = min(log_every, iterations - done)
+        n = min(size, iterations - done)
         state, log = chunk(state, n)
+        jax.block_until_ready(log)  # report progress when the work is done, not when it is queued
         logs.append(log)
         done += n
         if path is not None:
@@ -225,6 +227,20 @@ def run_chunked(
         if progress is not None:
             progress(task, done, iterations)
     return state, _concat(logs, log_axis)
+
+
+def chunk_size(iterations: int, log_every: int) -> int:
+    """Iterations per chunk: a divisor of ``iterations`` close to ``log_every`` when one exists.
+
+    Equal chunks compile the chunk function once; an uneven last chunk would compile a
+    second program (seconds on a CPU). Falls back to ``log_every`` when the nearest divisor
+    is below half of it (then the last chunk is shorter).
+    """
+    target = max(1, min(log_every, iterations))
+    for size in range(target, max(1, target // 2) - 1, -1):
+        if iterations % size == 0:
+            return size
+    return target
 
 
 def _concat(logs: list[PyTree], axis: int) -> PyTree:
