@@ -46,6 +46,8 @@ class Trajectory:
     cost: np.ndarray  # (T,) $, the meter's bill of the hour
     emissions: np.ndarray  # (T,) kg CO2
     reward: np.ndarray  # (T,) environment reward
+    observations: np.ndarray | None = None  # (T, F) what the controller saw (None for a fixed schedule)
+    actions: np.ndarray | None = None  # (T, ...) what the controller chose (None for a fixed schedule)
 
     @property
     def district_net_load(self) -> np.ndarray:
@@ -104,6 +106,7 @@ def _trajectory(
 ) -> Trajectory:
     rows = window.rows
     as_np = {k: np.asarray(v, dtype=np.float64) for k, v in infos.items()}
+    observed = infos.get("obs")
     return Trajectory(
         window=window,
         load=np.asarray(params.load, dtype=np.float64)[rows],
@@ -116,6 +119,8 @@ def _trajectory(
         cost=as_np["cost"],
         emissions=as_np["emissions"],
         reward=np.asarray(rewards, dtype=np.float64),
+        observations=None if observed is None else np.asarray(observed, dtype=np.float32),
+        actions=as_np.get("action"),
     )
 
 
@@ -192,8 +197,9 @@ def _run_controller(
 
     def hour(carry: tuple[Array, Any], _: None) -> tuple[tuple[Array, Any], tuple[dict[str, Array], Array]]:
         obs, state = carry
-        obs, state, reward, _, _, info = env.step(key, state, controller(obs), params)
-        return (obs, state), (info, reward)
+        action = controller(obs)
+        next_obs, state, reward, _, _, info = env.step(key, state, action, params)
+        return (next_obs, state), ({**info, "obs": obs, "action": jnp.asarray(action, jnp.float32)}, reward)
 
     _, (infos, rewards) = jax.lax.scan(hour, (obs, state), None, length=num_hours)
     return infos, rewards

@@ -1,0 +1,320 @@
+"""DQN for discrete actions: double Q-learning, target network, epsilon-greedy, Huber loss.
+
+The loop (vectorised collection, n-step replay, prefill, jitted chunks with progress and
+checkpoint/resume, several seeds at once) is the shared off-policy loop of
+``decisions.core.agents.offpolicy``; this module supplies the Q-network and its update:
+
+- **double DQN** target ``r + discount * Q_target(s', argmax_a Q(s', a))``, where ``discount``
+  is ``gamma ** n`` (0 after a termination; truncations bootstrap from the final observation);
+- **Huber loss** on the TD error, Adam with global-norm clipping;
+- **target network** updated as ``target += tau * (online - target)`` every
+  ``target_update_interval`` updates (``tau=1`` with a long interval: periodic hard copies;
+  a small ``tau`` with interval 1: Polyak averaging);
+- **epsilon-greedy** exploration, epsilon decaying linearly from ``epsilon_start`` to
+  ``epsilon_end`` over the first ``exploration_fraction`` of the training iterations.
+
+``train`` returns the greedy policy; its params hold the Q-network weights and the
+observation statistics, and ``save_policy`` / ``load_policy`` round-trip them (msgpack; the
+file also holds the policy's description, so loading needs nothing else).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax import Array
+
+from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, identity_stats
+from decisions.core.agents.offpolicy import (
+    OffPolicyConfig,
+    PolicyDescription,
+    check_number,
+    load_policy_as,
+    normalize,
+    save_policy,
+    train_agent,
+    train_agent_seeds,
+)
+from decisions.core.agents.replay import Transition
+from decisions.core.env import Environment
+from decisions.core.nets import MLP
+from decisions.core.spaces import Discrete
+
+__all__ = ["DQNConfig", "DQNPolicy", "DQNState", "load_policy", "save_policy", "train", "train_seeds"]
+
+PyTree = Any
+KIND = "dqn"
+
+
+@dataclass(frozen=True)
+class DQNConfig(OffPolicyConfig):
+    """DQN settings (frozen, hashable: a jit static argument); the shared ones are in ``OffPolicyConfig``."""
+
+    learning_rate: float = 1e-3
+    """Adam learning rate."""
+    exploration_fraction: float = 0.3
+    """Fraction of the training iterations over which epsilon decays linearly."""
+    epsilon_start: float = 1.0
+    """Exploration rate at the start of training (after the random prefill)."""
+    epsilon_end: float = 0.05
+    """Exploration rate after the decay."""
+    huber_delta: float = 1.0
+    """Transition point of the Huber loss between quadratic and linear."""
+
+    def __post_init__(self) -> None:
+        """Validate every field; raise ``ValueError("field: problem")`` on the first bad one."""
+        super().__post_init__()
+        check_number("exploration_fraction", self.exploration_fraction, 0.0, 1.0, open_low=True)
+        check_number("epsilon_start", self.epsilon_start, 0.0, 1.0)
+        check_number("epsilon_end", self.epsilon_end, 0.0, 1.0)
+        check_number("huber_delta", self.huber_delta, 0.0, float("inf"), open_low=True)
+
+    def epsilon(self, frac: Array) -> Array:
+        """Exploration rate at training progress ``frac`` in [0, 1]."""
+        decay = jnp.clip(frac / self.exploration_fraction, 0.0, 1.0)
+        return self.epsilon_start + (self.epsilon_end - self.epsilon_start) * decay
+
+    def optimizer(self) -> optax.GradientTransformation:
+        """Adam with global-norm clipping."""
+        return optax.chain(optax.clip_by_global_norm(self.max_grad_norm), optax.adam(self.learning_rate))
+
+
+def q_network(hidden: tuple[int, ...], num_actions: int) -> MLP:
+    """The Q-network: a ReLU MLP from flat observations to one value per action."""
+    return MLP(hidden=hidden, out=num_actions, activation=nn.relu)
+
+
+@dataclass(frozen=True)
+class DQNPolicy(PolicyDescription):
+    """The greedy policy ``argmax_a Q(normalised obs, a)``; hashable, so jitted evaluators reuse it.
+
+    Call it as ``policy(params, obs, key)`` with ``params = {"q": ..., "obs_stats": ...}`` and one
+    observation (or a batch: leading axes are kept). ``key`` is unused.
+
+    Attributes:
+        obs_shape: shape of one observation.
+        num_actions: number of discrete actions.
+        action_dtype: dtype name of the actions handed to the environment.
+        hidden: hidden widths of the Q-network.
+    """
+
+    kind: ClassVar[str] = KIND
+
+    obs_shape: tuple[int, ...]
+    num_actions: int
+    action_dtype: str
+    hidden: tuple[int, ...]
+
+    @property
+    def network(self) -> MLP:
+        """The Q-network module."""
+        return q_network(self.hidden, self.num_actions)
+
+    def init(self, key: Array, normalize_obs: bool = True) -> PyTree:
+        """Fresh params: random Q-network weights and empty (or identity) observation statistics."""
+        q = self.network.init(key, jnp.zeros((math.prod(self.obs_shape),), jnp.float32))
+        stats = RunningStats.create(self.obs_shape) if normalize_obs else identity_stats(self.obs_shape)
+        return {"q": q, "obs_stats": stats}
+
+    def __call__(self, params: PyTree, obs: Array, key: Array) -> Array:
+        """The greedy action(s)."""
+        del key
+        x = normalize(params["obs_stats"], jnp.asarray(obs), self.obs_shape)
+        return jnp.argmax(self.network.apply(params["q"], x), axis=-1).astype(self.action_dtype)
+
+
+class DQNState(NamedTuple):
+    """DQN training state."""
+
+    params: PyTree
+    target_params: PyTree
+    opt_state: optax.OptState
+    updates: Array  # () int32, gradient updates done
+
+
+@dataclass(frozen=True)
+class _DQNAgent:
+    """DQN's part of the off-policy loop (see ``offpolicy.OffPolicyAgent``)."""
+
+    config: DQNConfig
+    policy: DQNPolicy
+
+    @property
+    def network(self) -> MLP:
+        return self.policy.network
+
+    @property
+    def num_actions(self) -> int:
+        return self.policy.num_actions
+
+    @property
+    def action_dtype(self) -> str:
+        return self.policy.action_dtype
+
+    def init(self, key: Array, obs: Array) -> DQNState:
+        params = self.network.init(key, obs)
+        return DQNState(params, params, self.config.optimizer().init(params), jnp.zeros((), jnp.int32))
+
+    def example_action(self) -> Array:
+        return jnp.zeros((), self.action_dtype)
+
+    def random_action(self, key: Array, num: int) -> Array:
+        return jax.random.randint(key, (num,), 0, self.num_actions).astype(self.action_dtype)
+
+    def explore(self, state: DQNState, obs: Array, key: Array, frac: Array) -> Array:
+        greedy = jnp.argmax(self.network.apply(state.params, obs), axis=-1).astype(self.action_dtype)
+        explore_key, random_key = jax.random.split(key)
+        random = self.random_action(random_key, obs.shape[0])
+        take_random = jax.random.uniform(explore_key, (obs.shape[0],)) < self.config.epsilon(frac)
+        return jnp.where(take_random, random, greedy)
+
+    def env_action(self, action: Array) -> Array:
+        return action
+
+    def update(self, state: DQNState, batch: Transition, key: Array) -> tuple[DQNState, dict[str, Array]]:
+        del key
+        config, network = self.config, self.network
+        next_online = network.apply(state.params, batch.next_obs)
+        next_target = network.apply(state.target_params, batch.next_obs)
+        best = jnp.argmax(next_online, axis=-1)
+        next_value = jnp.take_along_axis(next_target, best[:, None], axis=-1)[:, 0]
+        target = jax.lax.stop_gradient(batch.reward + batch.discount * next_value)
+        action = batch.action.astype(jnp.int32)
+
+        def loss_fn(params: PyTree) -> tuple[Array, Array]:
+            q = jnp.take_along_axis(network.apply(params, batch.obs), action[:, None], axis=-1)[:, 0]
+            return jnp.mean(optax.huber_loss(q, target, delta=config.huber_delta)), q
+
+        (loss, q), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+        updates, opt_state = config.optimizer().update(grads, state.opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        count = state.updates + 1
+        coef = jnp.where(count % config.target_update_interval == 0, config.tau, 0.0)
+        target_params = jax.tree.map(lambda t, p: t + coef * (p - t), state.target_params, params)
+        return DQNState(params, target_params, opt_state, count), {"q_loss": loss, "q_mean": jnp.mean(q)}
+
+    def schedule_metrics(self, state: DQNState, frac: Array) -> dict[str, Array]:
+        return {"epsilon": self.config.epsilon(frac).astype(jnp.float32)}
+
+    def policy_params(self, state: DQNState) -> dict[str, PyTree]:
+        return {"q": state.params}
+
+
+def _agent_and_policy(
+    env: Environment[Any, Any], config: DQNConfig, params: PyTree
+) -> tuple[_DQNAgent, DQNPolicy]:
+    if not isinstance(config, DQNConfig):
+        raise TypeError(f"config must be a DQNConfig, got {type(config).__name__}")
+    space = env.action_space(params)
+    if not isinstance(space, Discrete):
+        raise ValueError(f"DQN needs a Discrete action space, {env.name} has {type(space).__name__}")
+    policy = DQNPolicy(
+        obs_shape=tuple(env.observation_space(params).shape),
+        num_actions=space.n,
+        action_dtype=np.dtype(space.dtype).name,
+        hidden=config.hidden,
+    )
+    return _DQNAgent(config=config, policy=policy), policy
+
+
+def train(
+    env: Environment[Any, Any],
+    config: DQNConfig = DQNConfig(),
+    *,
+    key: Array,
+    params: PyTree | None = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> TrainResult:
+    """Train a DQN agent on ``env``.
+
+    Args:
+        env: an unwrapped environment with a ``Discrete`` action space. Pass the same object
+            (and config) again to reuse the compiled loop.
+        config: training configuration.
+        key: PRNG key of the run.
+        params: environment params (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between jitted chunks.
+        checkpoint: optional file; the loop state is saved there after each chunk and a call
+            with the same arguments resumes from it, ending as an uninterrupted run would.
+
+    Returns:
+        A ``TrainResult``: the greedy ``DQNPolicy``, its params (``{"q", "obs_stats"}``) and
+        per-iteration metrics ``episode_return`` (mean over the episodes finished in the
+        iteration, else the previous value; NaN before the first), ``episodes``, ``q_loss``,
+        ``q_mean`` and ``epsilon``.
+
+    Raises:
+        ValueError: the action space is not ``Discrete``, or the checkpoint belongs to another run.
+    """
+    env_params = env.default_params if params is None else params
+    agent, policy = _agent_and_policy(env, config, env_params)
+    return train_agent(
+        agent,
+        env,
+        policy,
+        kind=KIND,
+        key=key,
+        env_params=env_params,
+        progress=progress,
+        checkpoint=checkpoint,
+    )
+
+
+def train_seeds(
+    env: Environment[Any, Any],
+    config: DQNConfig = DQNConfig(),
+    *,
+    keys: Array,
+    params: PyTree | None = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> TrainResult:
+    """Train one DQN agent per key in a single vmapped loop.
+
+    Args:
+        env: an unwrapped environment with a ``Discrete`` action space.
+        config: training configuration (shared by all seeds).
+        keys: ``(seeds,)`` typed keys or ``(seeds, 2)`` raw keys.
+        params: environment params shared by all seeds (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback.
+        checkpoint: optional file to save after each chunk and resume from (as in ``train``).
+
+    Returns:
+        A ``TrainResult`` whose params and metrics have a leading seed axis.
+    """
+    env_params = env.default_params if params is None else params
+    agent, policy = _agent_and_policy(env, config, env_params)
+    return train_agent_seeds(
+        agent,
+        env,
+        policy,
+        kind=KIND,
+        keys=keys,
+        env_params=env_params,
+        progress=progress,
+        checkpoint=checkpoint,
+    )
+
+
+def load_policy(path: str | os.PathLike[str]) -> tuple[DQNPolicy, PyTree]:
+    """Read a DQN policy written by ``save_policy`` (``offpolicy.save_policy``).
+
+    Args:
+        path: the file.
+
+    Returns:
+        ``(policy, params)``: call ``policy(params, obs, key)``.
+
+    Raises:
+        ValueError: the file is not a saved DQN policy.
+    """
+    return load_policy_as(path, DQNPolicy)

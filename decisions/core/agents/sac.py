@@ -1,0 +1,442 @@
+"""Soft actor-critic for continuous (``Box``) actions.
+
+The loop (vectorised collection, n-step replay, prefill, jitted chunks with progress and
+checkpoint/resume, several seeds at once) is the shared off-policy loop of
+``decisions.core.agents.offpolicy``; this module supplies the networks and the update:
+
+- **actor**: a tanh-squashed diagonal Gaussian (state-dependent log-std clipped to
+  ``[-5, 2]``); its sample ``u`` in ``[-1, 1]^d`` is scaled affinely to the action bounds,
+  which must be finite. The log-density includes the tanh change of variables.
+- **twin Q critics** on ``(normalised obs, u)`` with Polyak-averaged target copies; the
+  critic target is ``r + discount * (min_i Q_target_i(s', u') - alpha * log pi(u'|s'))``.
+- **temperature**: ``alpha = exp(log_alpha)`` tuned by gradient descent so the policy entropy
+  tracks ``target_entropy`` (default ``-d``), or fixed with ``tune_alpha=False``.
+
+``train`` returns the deterministic policy ``scale(tanh(mean))``; its params hold the actor
+weights and the observation statistics, and ``save_policy`` / ``load_policy`` round-trip them
+(msgpack; the file also holds the policy's description, so loading needs nothing else).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax import Array
+
+from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, identity_stats
+from decisions.core.agents.offpolicy import (
+    OffPolicyConfig,
+    PolicyDescription,
+    check_number,
+    load_policy_as,
+    normalize,
+    save_policy,
+    train_agent,
+    train_agent_seeds,
+)
+from decisions.core.agents.replay import Transition
+from decisions.core.env import Environment
+from decisions.core.nets import MLP, GaussianHead, gaussian_log_prob
+from decisions.core.spaces import Box
+
+__all__ = [
+    "SACConfig",
+    "SACPolicy",
+    "SACState",
+    "SquashedGaussianActor",
+    "load_policy",
+    "save_policy",
+    "train",
+    "train_seeds",
+]
+
+PyTree = Any
+KIND = "sac"
+LOG_STD_MIN = -5.0
+LOG_STD_MAX = 2.0
+_LOG_2 = math.log(2.0)
+
+
+@dataclass(frozen=True)
+class SACConfig(OffPolicyConfig):
+    """SAC settings (frozen, hashable: a jit static argument); the shared ones are in ``OffPolicyConfig``."""
+
+    batch_size: int = 256
+    """Transitions per gradient update."""
+    initial_alpha: float = 0.1
+    """Initial entropy temperature."""
+    tune_alpha: bool = True
+    """Tune the temperature automatically towards ``target_entropy``."""
+    target_entropy: float | None = None
+    """Entropy target in nats (default ``-action_dim``)."""
+
+    def __post_init__(self) -> None:
+        """Validate every field; raise ``ValueError("field: problem")`` on the first bad one."""
+        super().__post_init__()
+        check_number("initial_alpha", self.initial_alpha, 0.0, math.inf, open_low=True)
+        if not isinstance(self.tune_alpha, bool):
+            raise ValueError(f"tune_alpha: must be a bool, got {self.tune_alpha!r}")
+        if self.target_entropy is not None:
+            check_number("target_entropy", self.target_entropy, -math.inf, math.inf)
+
+    def optimizer(self) -> optax.GradientTransformation:
+        """Adam with global-norm clipping (actor and critics)."""
+        return optax.chain(optax.clip_by_global_norm(self.max_grad_norm), optax.adam(self.learning_rate))
+
+
+class SquashedGaussianActor(nn.Module):
+    """ReLU MLP trunk and a state-dependent Gaussian head; actions are ``tanh`` of a sample.
+
+    Attributes:
+        hidden: hidden widths (at least one layer).
+        action_dim: dimension of the (flattened) action.
+    """
+
+    hidden: Sequence[int]
+    action_dim: int
+
+    @nn.compact
+    def __call__(self, obs: Array) -> tuple[Array, Array]:
+        """``(mean, log_std)`` of the pre-tanh Gaussian, each ``(..., action_dim)``."""
+        features = MLP(
+            hidden=tuple(self.hidden[:-1]),
+            out=self.hidden[-1],
+            activation=nn.relu,
+            final_activation=nn.relu,
+            out_scale=math.sqrt(2.0),
+        )(obs)
+        head = GaussianHead(
+            self.action_dim, state_dependent_std=True, log_std_min=LOG_STD_MIN, log_std_max=LOG_STD_MAX
+        )
+        return head(features)
+
+
+def critic_network(hidden: tuple[int, ...]) -> MLP:
+    """One Q critic: a ReLU MLP from ``concat(obs, u)`` to a value."""
+    return MLP(hidden=hidden, out=1, activation=nn.relu)
+
+
+def squashed_sample(mean: Array, log_std: Array, key: Array) -> tuple[Array, Array]:
+    """Sample ``u = tanh(x)``, ``x ~ N(mean, exp(log_std))``, and its log-density (tanh-corrected).
+
+    Returns:
+        ``(u, log_prob)`` with shapes ``(..., d)`` and ``(...)``.
+    """
+    x = mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape, mean.dtype)
+    # log(1 - tanh(x)^2) = 2 (log 2 - x - softplus(-2x)), stable for large |x|.
+    log_det = jnp.sum(2.0 * (_LOG_2 - x - jax.nn.softplus(-2.0 * x)), axis=-1)
+    return jnp.tanh(x), gaussian_log_prob(mean, log_std, x) - log_det
+
+
+@dataclass(frozen=True)
+class SACPolicy(PolicyDescription):
+    """The deterministic SAC policy ``scale(tanh(mean(normalised obs)))``; hashable.
+
+    Call it as ``policy(params, obs, key)`` with ``params = {"actor": ..., "obs_stats": ...}``
+    and one observation (or a batch: leading axes are kept). ``key`` is unused.
+
+    Attributes:
+        obs_shape: shape of one observation.
+        action_shape: shape of one action.
+        action_low: flattened lower action bounds.
+        action_high: flattened upper action bounds.
+        hidden: hidden widths of the actor.
+    """
+
+    kind: ClassVar[str] = KIND
+
+    obs_shape: tuple[int, ...]
+    action_shape: tuple[int, ...]
+    action_low: tuple[float, ...]
+    action_high: tuple[float, ...]
+    hidden: tuple[int, ...]
+
+    @property
+    def action_dim(self) -> int:
+        """Dimension of the flattened action."""
+        return len(self.action_low)
+
+    @property
+    def actor(self) -> SquashedGaussianActor:
+        """The actor module."""
+        return SquashedGaussianActor(self.hidden, self.action_dim)
+
+    def init(self, key: Array, normalize_obs: bool = True) -> PyTree:
+        """Fresh params: random actor weights and empty (or identity) observation statistics."""
+        actor = self.actor.init(key, jnp.zeros((math.prod(self.obs_shape),), jnp.float32))
+        stats = RunningStats.create(self.obs_shape) if normalize_obs else identity_stats(self.obs_shape)
+        return {"actor": actor, "obs_stats": stats}
+
+    def to_env(self, u: Array) -> Array:
+        """Squashed actions ``(..., action_dim)`` in ``[-1, 1]`` to env actions ``(..., *action_shape)``."""
+        low = jnp.asarray(self.action_low, jnp.float32)
+        high = jnp.asarray(self.action_high, jnp.float32)
+        action = jnp.clip(low + 0.5 * (u + 1.0) * (high - low), low, high)
+        return action.reshape((*u.shape[:-1], *self.action_shape))
+
+    def __call__(self, params: PyTree, obs: Array, key: Array) -> Array:
+        """The mean action(s), inside the action bounds."""
+        del key
+        x = normalize(params["obs_stats"], jnp.asarray(obs), self.obs_shape)
+        mean, _ = self.actor.apply(params["actor"], x)
+        return self.to_env(jnp.tanh(mean))
+
+
+class SACState(NamedTuple):
+    """SAC training state (critic params carry a leading axis of 2: the twin critics)."""
+
+    actor: PyTree
+    critic: PyTree
+    target_critic: PyTree
+    log_alpha: Array
+    actor_opt: optax.OptState
+    critic_opt: optax.OptState
+    alpha_opt: optax.OptState
+    updates: Array  # () int32
+
+
+@dataclass(frozen=True)
+class _SACAgent:
+    """SAC's part of the off-policy loop (see ``offpolicy.OffPolicyAgent``)."""
+
+    config: SACConfig
+    policy: SACPolicy
+
+    @property
+    def action_dim(self) -> int:
+        return self.policy.action_dim
+
+    @property
+    def actor(self) -> SquashedGaussianActor:
+        return self.policy.actor
+
+    def _q(self, params: PyTree, obs: Array, u: Array) -> Array:
+        """Both critics' values, ``(2, batch)``."""
+        x = jnp.concatenate([obs, u], axis=-1)
+        return jax.vmap(lambda p: critic_network(self.config.hidden).apply(p, x)[..., 0])(params)
+
+    def _sample(self, actor_params: PyTree, obs: Array, key: Array) -> tuple[Array, Array]:
+        mean, log_std = self.actor.apply(actor_params, obs)
+        return squashed_sample(mean, log_std, key)
+
+    def init(self, key: Array, obs: Array) -> SACState:
+        actor_key, critic_key = jax.random.split(key)
+        config = self.config
+        actor = self.actor.init(actor_key, obs)
+        x = jnp.concatenate([obs, jnp.zeros((self.action_dim,), jnp.float32)])
+        critic = jax.vmap(critic_network(config.hidden).init, in_axes=(0, None))(
+            jax.random.split(critic_key, 2), x
+        )
+        log_alpha = jnp.asarray(math.log(config.initial_alpha), jnp.float32)
+        optimizer = config.optimizer()
+        return SACState(
+            actor=actor,
+            critic=critic,
+            target_critic=critic,
+            log_alpha=log_alpha,
+            actor_opt=optimizer.init(actor),
+            critic_opt=optimizer.init(critic),
+            alpha_opt=optax.adam(config.learning_rate).init(log_alpha),
+            updates=jnp.zeros((), jnp.int32),
+        )
+
+    def example_action(self) -> Array:
+        return jnp.zeros((self.action_dim,), jnp.float32)
+
+    def random_action(self, key: Array, num: int) -> Array:
+        return jax.random.uniform(key, (num, self.action_dim), jnp.float32, -1.0, 1.0)
+
+    def explore(self, state: SACState, obs: Array, key: Array, frac: Array) -> Array:
+        return self._sample(state.actor, obs, key)[0]
+
+    def env_action(self, action: Array) -> Array:
+        return self.policy.to_env(action)
+
+    def _critic_step(self, state: SACState, batch: Transition, key: Array) -> tuple[SACState, Array, Array]:
+        alpha = jnp.exp(state.log_alpha)
+        next_u, next_logp = self._sample(state.actor, batch.next_obs, key)
+        next_q = jnp.min(self._q(state.target_critic, batch.next_obs, next_u), axis=0)
+        target = jax.lax.stop_gradient(batch.reward + batch.discount * (next_q - alpha * next_logp))
+
+        def loss_fn(params: PyTree) -> tuple[Array, Array]:
+            q = self._q(params, batch.obs, batch.action)
+            return jnp.sum(jnp.mean(jnp.square(q - target), axis=-1)), q
+
+        (loss, q), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.critic)
+        updates, critic_opt = self.config.optimizer().update(grads, state.critic_opt, state.critic)
+        critic = optax.apply_updates(state.critic, updates)
+        return state._replace(critic=critic, critic_opt=critic_opt), loss, jnp.mean(q)
+
+    def _actor_step(self, state: SACState, batch: Transition, key: Array) -> tuple[SACState, Array, Array]:
+        alpha = jnp.exp(state.log_alpha)
+
+        def loss_fn(params: PyTree) -> tuple[Array, Array]:
+            u, logp = self._sample(params, batch.obs, key)
+            q = jnp.min(self._q(state.critic, batch.obs, u), axis=0)
+            return jnp.mean(alpha * logp - q), logp
+
+        (loss, logp), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.actor)
+        updates, actor_opt = self.config.optimizer().update(grads, state.actor_opt, state.actor)
+        actor = optax.apply_updates(state.actor, updates)
+        return state._replace(actor=actor, actor_opt=actor_opt), loss, logp
+
+    def _alpha_step(self, state: SACState, logp: Array) -> SACState:
+        if not self.config.tune_alpha:
+            return state
+        target_entropy = self.config.target_entropy
+        if target_entropy is None:
+            target_entropy = -float(self.action_dim)
+        gap = jax.lax.stop_gradient(logp + target_entropy)
+        grad = -jnp.mean(gap)  # d/d log_alpha of mean(-log_alpha * (logp + target_entropy))
+        updates, alpha_opt = optax.adam(self.config.learning_rate).update(grad, state.alpha_opt)
+        return state._replace(log_alpha=optax.apply_updates(state.log_alpha, updates), alpha_opt=alpha_opt)
+
+    def update(self, state: SACState, batch: Transition, key: Array) -> tuple[SACState, dict[str, Array]]:
+        critic_key, actor_key = jax.random.split(key)
+        state, q_loss, q_mean = self._critic_step(state, batch, critic_key)
+        state, actor_loss, logp = self._actor_step(state, batch, actor_key)
+        state = self._alpha_step(state, logp)
+        count = state.updates + 1
+        coef = jnp.where(count % self.config.target_update_interval == 0, self.config.tau, 0.0)
+        target = jax.tree.map(lambda t, p: t + coef * (p - t), state.target_critic, state.critic)
+        metrics = {
+            "q_loss": q_loss,
+            "q_mean": q_mean,
+            "actor_loss": actor_loss,
+            "alpha": jnp.exp(state.log_alpha),
+            "entropy": -jnp.mean(logp),
+        }
+        return state._replace(target_critic=target, updates=count), metrics
+
+    def schedule_metrics(self, state: SACState, frac: Array) -> dict[str, Array]:
+        return {}
+
+    def policy_params(self, state: SACState) -> dict[str, PyTree]:
+        return {"actor": state.actor}
+
+
+def _agent_and_policy(
+    env: Environment[Any, Any], config: SACConfig, params: PyTree
+) -> tuple[_SACAgent, SACPolicy]:
+    if not isinstance(config, SACConfig):
+        raise TypeError(f"config must be a SACConfig, got {type(config).__name__}")
+    space = env.action_space(params)
+    if not isinstance(space, Box) or space.is_integer:
+        raise ValueError(f"SAC needs a float Box action space, {env.name} has {space}")
+    low = np.broadcast_to(np.asarray(space.low, np.float64), space.shape).ravel()
+    high = np.broadcast_to(np.asarray(space.high, np.float64), space.shape).ravel()
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise ValueError(f"SAC needs finite action bounds, {env.name} has low={low}, high={high}")
+    policy = SACPolicy(
+        obs_shape=tuple(env.observation_space(params).shape),
+        action_shape=tuple(space.shape),
+        action_low=tuple(float(v) for v in low),
+        action_high=tuple(float(v) for v in high),
+        hidden=config.hidden,
+    )
+    return _SACAgent(config=config, policy=policy), policy
+
+
+def train(
+    env: Environment[Any, Any],
+    config: SACConfig = SACConfig(),
+    *,
+    key: Array,
+    params: PyTree | None = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> TrainResult:
+    """Train a SAC agent on ``env``.
+
+    Args:
+        env: an unwrapped environment with a float ``Box`` action space with finite bounds.
+            Pass the same object (and config) again to reuse the compiled loop.
+        config: training configuration.
+        key: PRNG key of the run.
+        params: environment params (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between jitted chunks.
+        checkpoint: optional file; the loop state is saved there after each chunk and a call
+            with the same arguments resumes from it, ending as an uninterrupted run would.
+
+    Returns:
+        A ``TrainResult``: the deterministic ``SACPolicy``, its params (``{"actor", "obs_stats"}``)
+        and per-iteration metrics ``episode_return`` (mean over the episodes finished in the
+        iteration, else the previous value; NaN before the first), ``episodes``, ``q_loss``,
+        ``q_mean``, ``actor_loss``, ``alpha`` and ``entropy``.
+
+    Raises:
+        ValueError: the action space is not a bounded float ``Box``, or the checkpoint belongs
+            to another run.
+    """
+    env_params = env.default_params if params is None else params
+    agent, policy = _agent_and_policy(env, config, env_params)
+    return train_agent(
+        agent,
+        env,
+        policy,
+        kind=KIND,
+        key=key,
+        env_params=env_params,
+        progress=progress,
+        checkpoint=checkpoint,
+    )
+
+
+def train_seeds(
+    env: Environment[Any, Any],
+    config: SACConfig = SACConfig(),
+    *,
+    keys: Array,
+    params: PyTree | None = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> TrainResult:
+    """Train one SAC agent per key in a single vmapped loop.
+
+    Args:
+        env: an unwrapped environment with a bounded float ``Box`` action space.
+        config: training configuration (shared by all seeds).
+        keys: ``(seeds,)`` typed keys or ``(seeds, 2)`` raw keys.
+        params: environment params shared by all seeds (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback.
+        checkpoint: optional file to save after each chunk and resume from (as in ``train``).
+
+    Returns:
+        A ``TrainResult`` whose params and metrics have a leading seed axis.
+    """
+    env_params = env.default_params if params is None else params
+    agent, policy = _agent_and_policy(env, config, env_params)
+    return train_agent_seeds(
+        agent,
+        env,
+        policy,
+        kind=KIND,
+        keys=keys,
+        env_params=env_params,
+        progress=progress,
+        checkpoint=checkpoint,
+    )
+
+
+def load_policy(path: str | os.PathLike[str]) -> tuple[SACPolicy, PyTree]:
+    """Read a SAC policy written by ``save_policy`` (``offpolicy.save_policy``).
+
+    Args:
+        path: the file.
+
+    Returns:
+        ``(policy, params)``: call ``policy(params, obs, key)``.
+
+    Raises:
+        ValueError: the file is not a saved SAC policy.
+    """
+    return load_policy_as(path, SACPolicy)

@@ -1,0 +1,230 @@
+"""Tests for decisions.core.agents.sac."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from decisions.core.agents import dqn, sac
+from decisions.core.agents.common import TrainResult, evaluate_episodes
+from decisions.core.agents.replay import Transition
+from decisions.core.checkpoint import load_metadata
+from decisions.core.spaces import Box
+from tests.core.probe_envs import ContinuousTarget, OneStepBandit
+
+
+class CountingTarget(ContinuousTarget):
+    """``ContinuousTarget`` counting how often ``step`` runs: under jit, only while JAX traces."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.traces = 0
+
+    def step(self, key, state, action, params):
+        self.traces += 1
+        return super().step(key, state, action, params)
+
+
+# Optimal return 0 (action = observed target). For reference: the zero action returns
+# -2 * E[t^2] = -1/6 and uniformly random actions about -0.83.
+TARGET = CountingTarget(dim=2)
+CONFIG = sac.SACConfig(
+    total_env_steps=3000,
+    num_envs=8,
+    learning_starts=400,
+    batch_size=64,
+    hidden=(64, 64),
+    learning_rate=1e-3,
+    log_every=100,
+)
+THRESHOLD = -0.02
+
+
+@pytest.fixture(scope="module")
+def target_run() -> TrainResult:
+    return sac.train(TARGET, CONFIG, key=jax.random.PRNGKey(0))
+
+
+def _evaluate(result: TrainResult, params=None) -> float:
+    returns = evaluate_episodes(
+        TARGET,
+        TARGET.default_params,
+        result.policy,
+        result.params if params is None else params,
+        key=jax.random.PRNGKey(1),
+        num_episodes=1000,
+        max_steps=1,
+    )
+    return float(returns.mean())
+
+
+def test_learns_continuous_target(target_run: TrainResult) -> None:
+    assert _evaluate(target_run) > THRESHOLD
+    metrics = target_run.metrics
+    assert set(metrics) == {
+        "episode_return",
+        "episodes",
+        "q_loss",
+        "q_mean",
+        "actor_loss",
+        "alpha",
+        "entropy",
+    }
+    assert all(v.shape == (CONFIG.iterations,) for v in metrics.values())
+    assert np.all(metrics["episodes"] == CONFIG.num_envs)  # one-step episodes
+    # The sampling policy improves too, from about -0.8 to near 0 (minus the exploration noise).
+    assert np.mean(metrics["episode_return"][:10]) < -0.3
+    assert np.mean(metrics["episode_return"][-50:]) > -0.15
+    # The temperature is tuned: it moves away from its initial value.
+    assert metrics["alpha"][0] < CONFIG.initial_alpha and metrics["alpha"][-1] < 0.9 * CONFIG.initial_alpha
+    assert np.all(np.isfinite(metrics["q_loss"])) and np.all(np.isfinite(metrics["actor_loss"]))
+
+
+def test_fixed_temperature_is_not_tuned() -> None:
+    """(``test_learns_continuous_target`` checks that the default, tuned temperature moves.)"""
+    config = dataclasses.replace(CONFIG, tune_alpha=False)
+    agent, _ = sac._agent_and_policy(TARGET, config, TARGET.default_params)
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    state = jax.jit(agent.init)(keys[0], jnp.zeros(2))
+    obs = jax.random.normal(keys[1], (32, 2))
+    batch = Transition(
+        obs=obs,
+        action=jax.random.uniform(keys[2], (32, 2), minval=-1.0, maxval=1.0),
+        reward=jnp.zeros(32),
+        next_obs=obs,
+        discount=jnp.zeros(32),
+    )
+    new, metrics = jax.jit(agent.update)(state, batch, keys[3])
+    assert float(new.log_alpha) == float(state.log_alpha) == pytest.approx(math.log(CONFIG.initial_alpha))
+    assert float(metrics["alpha"]) == pytest.approx(math.exp(float(new.log_alpha)))
+    kernel = lambda p: p["params"]["Dense_0"]["kernel"]  # noqa: E731
+    assert not np.allclose(kernel(new.critic), kernel(state.critic))  # the critics still learn
+
+
+def test_train_seeds_learns_for_every_seed() -> None:
+    result = sac.train_seeds(TARGET, CONFIG, keys=jax.random.split(jax.random.PRNGKey(3), 2))
+    assert all(v.shape == (2, CONFIG.iterations) for v in result.metrics.values())
+    assert all(leaf.shape[0] == 2 for leaf in jax.tree.leaves(result.params))
+    for seed in range(2):
+        assert _evaluate(result, jax.tree.map(lambda x, s=seed: x[s], result.params)) > THRESHOLD
+    assert not np.array_equal(result.metrics["q_loss"][0], result.metrics["q_loss"][1])
+
+
+def test_second_train_call_does_not_retrace(target_run: TrainResult) -> None:
+    before = TARGET.traces
+    assert before > 0
+    other = sac.train(TARGET, CONFIG, key=jax.random.PRNGKey(9))
+    assert TARGET.traces == before
+    assert not np.array_equal(other.metrics["q_loss"], target_run.metrics["q_loss"])
+
+
+class _Crash(Exception):
+    pass
+
+
+def _crash_at(iteration: int):
+    def progress(task: str, done: int, total: int) -> None:
+        if done >= iteration:
+            raise _Crash(f"simulated crash after {done} of {total}")
+
+    return progress
+
+
+def test_resume_after_crash_matches_uninterrupted_run(target_run: TrainResult, tmp_path: Path) -> None:
+    path = tmp_path / "sac.msgpack"
+    with pytest.raises(_Crash):
+        sac.train(TARGET, CONFIG, key=jax.random.PRNGKey(0), checkpoint=path, progress=_crash_at(200))
+    assert load_metadata(path)["done"] == 200
+    calls: list[int] = []
+    resumed = sac.train(
+        TARGET,
+        CONFIG,
+        key=jax.random.PRNGKey(0),
+        checkpoint=path,
+        progress=lambda task, done, total: calls.append(done),
+    )
+    assert calls == [300, CONFIG.iterations]
+    for name, values in target_run.metrics.items():
+        np.testing.assert_array_equal(resumed.metrics[name], values, err_msg=name)
+    for a, b in zip(jax.tree.leaves(resumed.params), jax.tree.leaves(target_run.params), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(ValueError, match="different key"):
+        sac.train(TARGET, CONFIG, key=jax.random.PRNGKey(1), checkpoint=path)
+
+
+def test_saved_policy_reloads_with_identical_actions(target_run: TrainResult, tmp_path: Path) -> None:
+    path = tmp_path / "policy.msgpack"
+    sac.save_policy(path, target_run)
+    policy, params = sac.load_policy(path)
+    assert policy == target_run.policy
+    obs = jax.random.uniform(jax.random.PRNGKey(2), (64, 2), minval=-0.5, maxval=0.5)
+    key = jax.random.PRNGKey(0)
+    original = np.asarray(jax.vmap(lambda o: target_run.policy(target_run.params, o, key))(obs))
+    reloaded = np.asarray(jax.vmap(lambda o: policy(params, o, key))(obs))
+    np.testing.assert_array_equal(reloaded, original)
+    np.testing.assert_allclose(original, obs, atol=0.2)  # the policy tracks the target
+    with pytest.raises(ValueError, match="not a saved dqn policy"):
+        dqn.load_policy(path)
+
+
+def test_actions_are_scaled_to_the_bounds() -> None:
+    policy = sac.SACPolicy(
+        obs_shape=(3,), action_shape=(2,), action_low=(-2.0, 0.0), action_high=(3.0, 1.0), hidden=(8,)
+    )
+    u = jnp.asarray([[-1.0, -1.0], [1.0, 1.0], [0.0, 0.0], [0.5, -0.5]])
+    np.testing.assert_allclose(policy.to_env(u), [[-2.0, 0.0], [3.0, 1.0], [0.5, 0.5], [1.75, 0.25]])
+    params = policy.init(jax.random.PRNGKey(0))
+    # Large weights push tanh to saturation: actions must still respect the bounds.
+    params["actor"] = jax.tree.map(lambda w: 100.0 * w, params["actor"])
+    obs = 10.0 * jax.random.normal(jax.random.PRNGKey(1), (256, 3))
+    actions = np.asarray(policy(params, obs, None))
+    assert actions.shape == (256, 2)
+    assert np.all(actions >= [-2.0, 0.0]) and np.all(actions <= [3.0, 1.0])
+    assert actions[:, 0].min() < -1.9 and actions[:, 0].max() > 2.9  # both ends reached
+
+
+def test_squashed_log_prob_is_the_change_of_variables() -> None:
+    mean = jnp.asarray([[0.3, -1.0]])
+    log_std = jnp.asarray([[-0.5, 0.2]])
+    u, log_prob = sac.squashed_sample(mean, log_std, jax.random.PRNGKey(0))
+    x = np.arctanh(np.asarray(u, np.float64))
+    std = np.exp(np.asarray(log_std, np.float64))
+    gauss = -0.5 * ((x - np.asarray(mean)) / std) ** 2 - np.log(std) - 0.5 * math.log(2 * math.pi)
+    expected = np.sum(gauss - np.log(1.0 - np.asarray(u, np.float64) ** 2), axis=-1)
+    np.testing.assert_allclose(np.asarray(log_prob), expected, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("batch_size", 0),
+        ("initial_alpha", 0.0),
+        ("initial_alpha", float("inf")),
+        ("tune_alpha", 1),
+        ("target_entropy", float("nan")),
+        ("gamma", -0.1),
+        ("tau", 2.0),
+        ("total_env_steps", 10),
+    ],
+)
+def test_bad_config_raises_naming_the_field(field: str, value) -> None:
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        sac.SACConfig(**{field: value})
+
+
+def test_rejects_discrete_and_unbounded_action_spaces() -> None:
+    with pytest.raises(ValueError, match="float Box action space"):
+        sac.train(OneStepBandit(), CONFIG, key=jax.random.PRNGKey(0))
+
+    class Unbounded(ContinuousTarget):
+        def action_space(self, params):
+            return Box(-np.inf, np.inf, (self.dim,), jnp.float32)
+
+    with pytest.raises(ValueError, match="finite action bounds"):
+        sac.train(Unbounded(), CONFIG, key=jax.random.PRNGKey(0))
