@@ -1,0 +1,357 @@
+"""SNAPO for the process chain: robust profile optimisation through the differentiable chain.
+
+``optimise`` trains the free per-segment temperatures of ``policy`` with ``core.snapo.train``.
+Each step draws ``samples_per_step`` fresh sets of the uncertain constants from the step's
+key, runs the whole chain on each (``vmap``) and ascends
+
+    E[yield] / 100  -  penalty * softplus_0.01(training_compliance - E[prod_j sigmoid(-v_j / tau)])
+
+where ``v_j`` are the relative specification violations (``specs``) and ``tau`` the annealed
+SNAPO temperature: the second term is a smooth chance constraint, "every specification met
+with probability at least ``training_compliance``" (a back-off above the reported target, for
+the sampling error of a finite batch). The reported result is re-evaluated with the HARD
+checks at the nominal constants and on fresh draws (``evaluation.evaluate``), next to the best
+constant-temperature baseline (``baseline.best_constant``) on the same draws.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from flax import struct
+from jax import Array
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.smooth import smooth_relu
+from decisions.core.snapo import SnapoConfig, StepLog, train
+from decisions.errors import InputError, validate_input
+from decisions.health.pharma import chain
+from decisions.health.pharma.chain import Profiles
+from decisions.health.pharma.evaluation import Evaluation, evaluate
+from decisions.health.pharma.params import (
+    CPP_NAMES,
+    Constants,
+    Grid,
+    SpecLimits,
+    constants,
+    cpp_vector,
+    draw_constants,
+    grid,
+    spec_limits,
+    uncertainty_cv,
+)
+from decisions.health.pharma.policy import (
+    Bounds,
+    PolicyParams,
+    bounds,
+    init_params,
+    operating_point,
+    profiles_of,
+)
+from decisions.health.pharma.scenario import Scenario
+from decisions.health.pharma.specs import smooth_compliance
+
+FORMAT = "decisions.health.pharma.profiles/1"
+
+ProgressFn = Callable[[int, int, float], None]
+
+
+class OptimiseSettings(BaseModel):
+    """User settings of the SNAPO profile optimisation (``parse`` raises ``InputError``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    steps: int = Field(800, gt=0, le=100_000, description="Gradient steps.")
+    samples_per_step: int = Field(64, gt=0, le=10_000, description="Draws of the constants per step.")
+    learning_rate: float = Field(0.1, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam rate.")
+    temperature_start: float = Field(0.1, gt=0, allow_inf_nan=False, description="Initial spec temperature.")
+    temperature_end: float = Field(0.01, gt=0, allow_inf_nan=False, description="Final spec temperature.")
+    penalty: float = Field(5.0, ge=0, allow_inf_nan=False, description="Weight of the chance constraint.")
+    training_compliance: float = Field(
+        0.96, gt=0, lt=1, description="Smooth compliance aimed at during training (a back-off)."
+    )
+    compliance_target: float = Field(0.95, gt=0, le=1, description="Compliance required on fresh draws.")
+    eval_samples: int = Field(2000, gt=0, le=1_000_000, description="Fresh draws of the hard re-evaluation.")
+    seed: int = Field(0, ge=0, description="Seed of training and evaluation draws.")
+    log_every: int = Field(200, gt=0, description="Steps per jitted chunk (progress granularity).")
+
+    @field_validator("temperature_end")
+    @classmethod
+    def _not_above_start(cls, value: float, info: ValidationInfo) -> float:
+        start = info.data.get("temperature_start")
+        if start is not None and value > start:
+            raise ValueError(f"must not exceed temperature_start ({start})")
+        return value
+
+    @classmethod
+    def parse(cls, data: dict, *, prefix: str = "optimise") -> OptimiseSettings:
+        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
+        return validate_input(cls, data, prefix=prefix)
+
+    def config(self) -> SnapoConfig:
+        """The ``core.snapo`` training configuration."""
+        return SnapoConfig(
+            steps=self.steps,
+            learning_rate=self.learning_rate,
+            warmup_steps=min(20, self.steps // 10),
+            temperature_start=self.temperature_start,
+            temperature_end=self.temperature_end,
+            log_every=min(self.log_every, self.steps),
+        )
+
+
+@struct.dataclass
+class Problem:
+    """Traced inputs of the SNAPO objective (its sensitivities come back in this structure)."""
+
+    nominal: Constants
+    cv: Constants
+    cpps: Array  # (7,) scenario CPPs (times and wash ratio used as they are)
+    bounds: Bounds
+    limits: SpecLimits
+
+
+def problem(scenario: Scenario, dtype: jnp.dtype = jnp.float32) -> Problem:
+    """The traced problem of a validated scenario."""
+    return Problem(
+        nominal=constants(scenario, dtype),
+        cv=uncertainty_cv(scenario, dtype),
+        cpps=cpp_vector(scenario, dtype),
+        bounds=bounds(scenario, dtype),
+        limits=spec_limits(scenario, dtype),
+    )
+
+
+@lru_cache(maxsize=32)
+def make_objective(
+    g: Grid, samples: int, penalty: float, target: float
+) -> Callable[[PolicyParams, Problem, Array, Array], Array]:
+    """The SNAPO objective (cached: the same function object reuses the compiled training loop).
+
+    Args:
+        g: discretisation.
+        samples: draws of the constants per evaluation.
+        penalty: weight of the smooth chance constraint.
+        target: smooth compliance aimed at.
+
+    Returns:
+        ``objective(policy_params, problem, key, temperature) -> scalar`` to maximise.
+    """
+
+    def objective(params: PolicyParams, p: Problem, key: Array, temperature: Array) -> Array:
+        draws = draw_constants(key, p.nominal, p.cv, samples)
+        cpps, profiles = operating_point(params, p.cpps, p.bounds)
+        q = jax.vmap(lambda c: chain.cqas(cpps, profiles, c, g))(draws)  # (samples, 6)
+        compliance = jnp.mean(smooth_compliance(q, p.limits, temperature))
+        return jnp.mean(q[:, 0]) / 100.0 - penalty * smooth_relu(target - compliance, 0.01)
+
+    return objective
+
+
+@dataclasses.dataclass
+class OptimisedProfiles:
+    """A SNAPO result: the profiles, their hard evaluation and the training record.
+
+    Attributes:
+        scenario: the scenario optimised.
+        params: policy parameters (``policy``).
+        cpps: CPP vector of the trained operating point ``(7,)``.
+        profiles: profile shapes around it.
+        settings: settings used.
+        evaluation: hard re-evaluation (nominal and fresh draws); None after ``load_profiles``.
+        log: per-step smooth objective, gradient norm, temperature; None after loading.
+        sensitivities: ``d objective / d problem`` from SNAPO's final reverse pass; None after loading.
+        train_seconds: training wall time, compile included.
+        eval_key: PRNG key of the evaluation draws (compare baselines on the same draws).
+    """
+
+    scenario: Scenario
+    params: PolicyParams
+    cpps: np.ndarray
+    profiles: Profiles
+    settings: OptimiseSettings
+    evaluation: Evaluation | None = None
+    log: StepLog | None = None
+    sensitivities: Problem | None = None
+    train_seconds: float = float("nan")
+    eval_key: Array | None = None
+
+    def curve(self) -> pd.DataFrame:
+        """Training curve: ``step, value, grad_norm, temperature`` (empty if no log)."""
+        if self.log is None:
+            return pd.DataFrame(columns=["step", "value", "grad_norm", "temperature"])
+        return pd.DataFrame(
+            {
+                "step": np.arange(len(self.log.value)),
+                "value": np.asarray(self.log.value),
+                "grad_norm": np.asarray(self.log.grad_norm),
+                "temperature": np.asarray(self.log.temperature),
+            }
+        )
+
+    def cpp_series(self) -> pd.Series:
+        """The CPPs of the operating point by name."""
+        return pd.Series(self.cpps.astype(float), index=list(CPP_NAMES), name="value")
+
+    def profile_frame(self) -> pd.DataFrame:
+        """The temperature set points of the three profiles (see ``profile_frame``)."""
+        return profile_frame(self.cpps, self.profiles, self.scenario.physics.crystalliser.start_temperature)
+
+    def cqa_table(self) -> pd.DataFrame:
+        """CQAs with limits, nominal values, hard checks and means on fresh draws (needs ``evaluation``)."""
+        if self.evaluation is None:
+            raise ValueError("no evaluation: re-evaluate loaded profiles with evaluation.evaluate")
+        return self.evaluation.cqa_table(spec_limits(self.scenario))
+
+
+def profile_frame(cpps: np.ndarray | Array, profiles: Profiles, start_temperature: float) -> pd.DataFrame:
+    """Temperature set points of every unit: columns ``unit, segment, start_h, end_h, temperature_start, temperature_end``.
+
+    Args:
+        cpps: CPP vector (times give the segment boundaries).
+        profiles: profile shapes.
+        start_temperature: crystalliser seeding temperature, C.
+
+    Returns:
+        One row per profile segment (reactor, crystalliser, dryer).
+    """
+    cpps = np.asarray(cpps, float)
+    reactor, knots, dryer = (
+        np.asarray(a, float)
+        for a in chain.temperatures(jnp.asarray(cpps), profiles, jnp.asarray(start_temperature))
+    )
+    rows = []
+    for unit, values, duration, linear in (
+        ("reactor", reactor, cpps[1], False),
+        ("crystalliser", knots, cpps[3], True),
+        ("dryer", dryer, cpps[6], False),
+    ):
+        n = len(values) - 1 if linear else len(values)
+        for k in range(n):
+            t0, t1 = duration * k / n, duration * (k + 1) / n
+            end = values[k + 1] if linear else values[k]
+            rows.append((unit, k, t0, t1, values[k], end))
+    return pd.DataFrame(
+        rows, columns=["unit", "segment", "start_h", "end_h", "temperature_start", "temperature_end"]
+    )
+
+
+def optimise(
+    scenario: Scenario,
+    settings: OptimiseSettings | None = None,
+    key: Array | None = None,
+    progress: ProgressFn | None = None,
+    *,
+    init: tuple[float, float, float] | None = None,
+) -> OptimisedProfiles:
+    """Optimise the temperature profiles for expected yield under a chance constraint on every spec.
+
+    Args:
+        scenario: validated scenario.
+        settings: SNAPO settings (default ``OptimiseSettings()``).
+        key: PRNG key (default from ``settings.seed``); split into training and evaluation keys.
+        progress: optional ``(done, total, smooth objective)`` callback between jitted chunks.
+        init: optional starting ``(reactor, cooling end, dryer)`` temperatures (constant
+            profiles, linear cooling); default the scenario's CPPs.
+
+    Returns:
+        The ``OptimisedProfiles``, re-evaluated with the hard checks on ``settings.eval_samples``
+        fresh draws.
+    """
+    settings = OptimiseSettings() if settings is None else settings
+    key = jax.random.PRNGKey(settings.seed) if key is None else key
+    train_key, eval_key = jax.random.split(key)
+    g = grid(scenario)
+    p = problem(scenario)
+    cpps0 = scenario.cpps
+    r0, c0, d0 = init or (cpps0.reactor_temperature, cpps0.cooling_end_temperature, cpps0.dryer_temperature)
+    params0 = init_params(g, p.bounds, reactor=r0, cooling_end=c0, dryer=d0)
+    objective = make_objective(g, settings.samples_per_step, settings.penalty, settings.training_compliance)
+    result = train(objective, params0, p, settings.config(), key=train_key, progress=progress)
+    cpps, profiles = operating_point(result.params, p.cpps, p.bounds)
+    ev = evaluate(cpps, profiles, p.nominal, p.cv, p.limits, g, key=eval_key, samples=settings.eval_samples)
+    return OptimisedProfiles(
+        scenario=scenario,
+        params=result.params,
+        cpps=np.asarray(cpps),
+        profiles=profiles,
+        settings=settings,
+        evaluation=ev,
+        log=result.log,
+        sensitivities=result.sensitivities,
+        train_seconds=result.train_seconds,
+        eval_key=eval_key,
+    )
+
+
+def evaluation_key(settings: OptimiseSettings) -> Array:
+    """The key ``optimise`` evaluates on by default (to compare baselines on the same draws)."""
+    return jax.random.split(jax.random.PRNGKey(settings.seed))[1]
+
+
+def save_profiles(path: str | os.PathLike[str], result: OptimisedProfiles) -> None:
+    """Save optimised profiles (policy parameters, settings and scenario) as msgpack.
+
+    Args:
+        path: destination file.
+        result: the optimisation result.
+    """
+    meta = {
+        "format": FORMAT,
+        "settings": result.settings.model_dump(mode="json"),
+        "scenario": result.scenario.model_dump(mode="json"),
+        "train_seconds": result.train_seconds,
+    }
+    save_pytree(path, result.params, metadata=meta)
+
+
+def load_profiles(path: str | os.PathLike[str]) -> OptimisedProfiles:
+    """Load profiles saved by ``save_profiles`` (without evaluation, log or sensitivities).
+
+    Args:
+        path: the file.
+
+    Returns:
+        The ``OptimisedProfiles``: exactly the saved operating point and profiles.
+
+    Raises:
+        InputError: the file is not saved pharma profiles.
+    """
+    meta = load_metadata(path)
+    if meta.get("format") != FORMAT:
+        raise InputError("profiles", f"{path} is not a saved pharma profile file")
+    scenario = Scenario.model_validate(meta["scenario"])
+    settings = OptimiseSettings.model_validate(meta["settings"])
+    g = grid(scenario)
+    p = problem(scenario)
+    target = init_params(g, p.bounds, reactor=0.0, cooling_end=0.0, dryer=0.0)
+    params = load_pytree(path, target)
+    cpps, profiles = operating_point(params, p.cpps, p.bounds)
+    return OptimisedProfiles(
+        scenario=scenario,
+        params=params,
+        cpps=np.asarray(cpps),
+        profiles=profiles,
+        settings=settings,
+        train_seconds=float(meta["train_seconds"]),
+    )
+
+
+def describe_profiles(params: PolicyParams, b: Bounds) -> dict[str, Any]:
+    """The policy's temperatures as plain lists (for JSON reports)."""
+    reactor, end, fractions, dryer = profiles_of(params, b)
+    return {
+        "reactor": np.asarray(reactor).tolist(),
+        "cooling_end": float(end),
+        "cooling_fractions": np.asarray(fractions).tolist(),
+        "dryer": np.asarray(dryer).tolist(),
+    }

@@ -1,0 +1,258 @@
+"""Validated user input for the pharmaceutical process chain: physics, CPPs, ranges, specifications.
+
+The chain makes an API-like small molecule P (molar mass 300 g/mol) in four batch units:
+
+1. reactor: ``A -> P`` (rate ``k_main``) and the consecutive side reaction ``P -> I`` (``k_side``),
+   first order, Arrhenius, on a piecewise-constant temperature profile;
+2. crystalliser: seeded cooling crystallisation of P (van 't Hoff solubility, secondary
+   nucleation and size-independent growth, method of moments), A and I partly incorporated;
+3. filter/wash: displacement wash of the mother liquor left in the cake vs dissolution of product;
+4. dryer: first-order solvent evaporation and moisture-accelerated degradation ``P -> D``.
+
+Validation happens here, once, at the edge (TOML, CLI, app form, API); everything below trusts
+its inputs and stays jit-able. Units: temperatures in degrees C, times in hours, concentrations
+in g/L (substrate in mol/L), sizes in micrometres, activation energies in kJ/mol. Defaults are
+plausible textbook magnitudes for a small-molecule API in an ethanol-like solvent (ICH Q3C
+class 3, limit 5000 ppm), chosen so that the specifications bind inside the operating ranges.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from decisions.errors import validate_input
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Temperature = Annotated[float, Field(ge=-40.0, le=200.0, allow_inf_nan=False)]
+"""A process temperature in degrees C; [-40, 200] is what a jacketed vessel can physically hold."""
+Hours = Annotated[float, Field(gt=0, le=1000.0, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+
+
+class Cpp(StrEnum):
+    """The critical process parameters, in chain order (the columns of every sensitivity table)."""
+
+    REACTOR_TEMPERATURE = "reactor_temperature"
+    REACTION_TIME = "reaction_time"
+    COOLING_END_TEMPERATURE = "cooling_end_temperature"
+    COOLING_TIME = "cooling_time"
+    WASH_RATIO = "wash_ratio"
+    DRYER_TEMPERATURE = "dryer_temperature"
+    DRYER_TIME = "dryer_time"
+
+
+class ReactorPhysics(BaseModel):
+    """Batch reactor ``A -> P -> I``; rate constants at ``reference_temperature``."""
+
+    model_config = _STRICT
+
+    substrate: Positive = Field(0.40, description="Initial substrate A, mol/L.")
+    molar_mass: Positive = Field(300.0, description="Molar mass of A, P and I, g/mol (isomers).")
+    k_main: Positive = Field(1.0, description="A -> P rate constant at the reference temperature, 1/h.")
+    activation_main: Positive = Field(75.0, description="A -> P activation energy, kJ/mol.")
+    k_side: Positive = Field(0.012, description="P -> I rate constant at the reference temperature, 1/h.")
+    activation_side: Positive = Field(115.0, description="P -> I activation energy, kJ/mol.")
+    reference_temperature: Temperature = Field(80.0, description="Reference temperature of k_main, k_side.")
+
+
+class CrystalliserPhysics(BaseModel):
+    """Seeded cooling crystallisation; growth and nucleation laws in relative supersaturation."""
+
+    model_config = _STRICT
+
+    start_temperature: Temperature = Field(60.0, description="Temperature at seeding (cooling start), C.")
+    solubility: Positive = Field(27.0, description="Solubility of P at the reference temperature, g/L.")
+    dissolution_enthalpy: Positive = Field(35.0, description="van 't Hoff enthalpy of dissolution, kJ/mol.")
+    growth_rate: Positive = Field(1500.0, description="Growth constant k_g at the reference, um/h.")
+    growth_order: Positive = Field(1.5, description="Growth order g in G = k_g s^g.")
+    growth_activation: NonNegative = Field(40.0, description="Growth activation energy, kJ/mol.")
+    nucleation_rate: Positive = Field(
+        3.0e13, description="Secondary nucleation constant k_b, nuclei per g of crystals per h."
+    )
+    nucleation_order: Positive = Field(4.5, description="Nucleation order b in B = k_b s^b M.")
+    nucleus_size: Positive = Field(1.0, description="Size of new nuclei, um.")
+    seed_loading: Positive = Field(2.0, description="Seed mass (pure P), g/L.")
+    seed_size: Positive = Field(40.0, description="Seed size (monodisperse), um.")
+    crystal_density: Positive = Field(1.3, description="Crystal density, g/cm3.")
+    shape_factor: Positive = Field(math.pi / 6, description="Volume shape factor k_v (spheres: pi/6).")
+    segregation_impurity: NonNegative = Field(
+        0.02, description="I incorporated per P crystallised, relative to the I/P ratio in solution."
+    )
+    segregation_substrate: NonNegative = Field(0.01, description="The same for unreacted substrate A.")
+    reference_temperature: Temperature = Field(25.0, description="Reference temperature of the constants, C.")
+
+
+class FiltrationPhysics(BaseModel):
+    """Filter cake retention and displacement washing."""
+
+    model_config = _STRICT
+
+    retention: Positive = Field(0.40, description="Liquid retained per kg of cake solids at 100 um, L/kg.")
+    retention_exponent: NonNegative = Field(0.5, description="Retention ~ (100 um / d50)^exponent.")
+    wash_efficiency: Positive = Field(
+        1.5, description="Displacement constant: liquor left = exp(-eff x ratio)."
+    )
+    wash_temperature: Temperature = Field(5.0, description="Wash solvent temperature, C.")
+    saturation_approach: Fraction = Field(
+        0.3, description="Fraction of saturation the wash reaches by dissolving product."
+    )
+
+
+class DryerPhysics(BaseModel):
+    """Falling-rate drying and solid-state degradation ``P -> D``."""
+
+    model_config = _STRICT
+
+    solvent_density: Positive = Field(0.79, description="Density of the wet-cake solvent, kg/L.")
+    drying_rate: Positive = Field(0.6, description="First-order drying constant at the reference, 1/h.")
+    drying_activation: NonNegative = Field(45.0, description="Drying activation energy, kJ/mol.")
+    degradation_rate: Positive = Field(
+        4.0e-5, description="P -> D rate of the dry solid at the reference, 1/h."
+    )
+    degradation_activation: NonNegative = Field(110.0, description="Degradation activation energy, kJ/mol.")
+    moisture_acceleration: NonNegative = Field(
+        10.0,
+        description="Degradation rate x (1 + this x solvent loading in kg/kg): wet solid degrades faster.",
+    )
+    reference_temperature: Temperature = Field(50.0, description="Reference temperature of the constants, C.")
+
+
+class Physics(BaseModel):
+    """All model constants, unit by unit (nominal values; ``Uncertainty`` perturbs some)."""
+
+    model_config = _STRICT
+
+    reactor: ReactorPhysics = Field(default_factory=ReactorPhysics)
+    crystalliser: CrystalliserPhysics = Field(default_factory=CrystalliserPhysics)
+    filtration: FiltrationPhysics = Field(default_factory=FiltrationPhysics)
+    dryer: DryerPhysics = Field(default_factory=DryerPhysics)
+
+
+class Uncertainty(BaseModel):
+    """Relative standard deviations of lognormal (mean-one) multipliers on uncertain constants."""
+
+    model_config = _STRICT
+
+    k_main: NonNegative = Field(0.10, description="reactor.k_main.")
+    k_side: NonNegative = Field(0.15, description="reactor.k_side.")
+    solubility: NonNegative = Field(0.03, description="crystalliser.solubility.")
+    growth_rate: NonNegative = Field(0.10, description="crystalliser.growth_rate.")
+    nucleation_rate: NonNegative = Field(0.20, description="crystalliser.nucleation_rate.")
+    retention: NonNegative = Field(0.10, description="filtration.retention.")
+    drying_rate: NonNegative = Field(0.15, description="dryer.drying_rate.")
+    degradation_rate: NonNegative = Field(0.20, description="dryer.degradation_rate.")
+
+
+class OperatingPoint(BaseModel):
+    """Values of the critical process parameters (CPPs); profiles are shifted to these means."""
+
+    model_config = _STRICT
+
+    reactor_temperature: Temperature = Field(75.0, description="Mean reactor temperature, C.")
+    reaction_time: Hours = Field(4.0, description="Reaction time, h.")
+    cooling_end_temperature: Temperature = Field(10.0, description="Crystalliser end temperature, C.")
+    cooling_time: Hours = Field(6.0, description="Cooling time, h.")
+    wash_ratio: Annotated[float, Field(ge=0, le=20.0, allow_inf_nan=False)] = Field(
+        2.0, description="Wash volume over retained liquor volume."
+    )
+    dryer_temperature: Temperature = Field(50.0, description="Mean dryer temperature, C.")
+    dryer_time: Hours = Field(10.0, description="Drying time, h.")
+
+
+class Range(BaseModel):
+    """A closed interval ``[low, high]`` of a temperature."""
+
+    model_config = _STRICT
+
+    low: Temperature
+    high: Temperature
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Range:
+        if self.low >= self.high:
+            raise ValueError(f"low ({self.low}) must be below high ({self.high})")
+        return self
+
+
+class OperatingRanges(BaseModel):
+    """Bounds of the temperatures the optimiser (SNAPO and the grid baseline) may choose."""
+
+    model_config = _STRICT
+
+    reactor_temperature: Range = Field(default_factory=lambda: Range(low=50.0, high=100.0))
+    cooling_end_temperature: Range = Field(default_factory=lambda: Range(low=0.0, high=40.0))
+    dryer_temperature: Range = Field(default_factory=lambda: Range(low=30.0, high=80.0))
+
+
+class Specs(BaseModel):
+    """Specification limits on the critical quality attributes (CQAs), percentages w/w dry basis."""
+
+    model_config = _STRICT
+
+    purity_min: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)] = Field(
+        99.5, description="Assay of P, % (lower limit)."
+    )
+    impurity_max: Positive = Field(0.15, description="Impurity I, % (ICH Q3A qualification threshold).")
+    degradant_max: Positive = Field(0.10, description="Degradant D, % (unspecified-impurity limit).")
+    d50_min: Positive = Field(80.0, description="Mass median particle size, lower limit, um.")
+    d50_max: Positive = Field(250.0, description="Mass median particle size, upper limit, um.")
+    residual_solvent_max: Positive = Field(5000.0, description="Residual solvent, ppm (ICH Q3C class 3).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Specs:
+        if self.d50_min > self.d50_max:
+            raise ValueError(f"d50_min ({self.d50_min}) must not exceed d50_max ({self.d50_max})")
+        return self
+
+
+class Discretisation(BaseModel):
+    """Static shapes: profile segments and fixed RK4 steps per segment (change the compiled program)."""
+
+    model_config = _STRICT
+
+    reactor_segments: int = Field(6, ge=1, le=64, description="Piecewise-constant reactor segments.")
+    cooling_segments: int = Field(6, ge=1, le=64, description="Piecewise-linear cooling segments.")
+    dryer_segments: int = Field(4, ge=1, le=64, description="Piecewise-constant dryer segments.")
+    reactor_steps: int = Field(8, ge=1, le=256, description="RK4 steps per reactor segment.")
+    crystalliser_steps: int = Field(16, ge=1, le=256, description="RK4 steps per cooling segment.")
+    dryer_steps: int = Field(8, ge=1, le=256, description="RK4 steps per dryer segment.")
+
+
+class Scenario(BaseModel):
+    """A complete pharma chain problem: physics, uncertainty, operating point, ranges, specs, grid."""
+
+    model_config = _STRICT
+
+    physics: Physics = Field(default_factory=Physics)
+    uncertainty: Uncertainty = Field(default_factory=Uncertainty)
+    cpps: OperatingPoint = Field(default_factory=OperatingPoint)
+    ranges: OperatingRanges = Field(default_factory=OperatingRanges)
+    specs: Specs = Field(default_factory=Specs)
+    discretisation: Discretisation = Field(default_factory=Discretisation)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        start = self.physics.crystalliser.start_temperature
+        if self.cpps.cooling_end_temperature >= start:
+            raise ValueError(
+                f"cpps.cooling_end_temperature: {self.cpps.cooling_end_temperature} must be below the "
+                f"crystalliser start temperature ({start})"
+            )
+        if self.ranges.cooling_end_temperature.high >= start:
+            raise ValueError(
+                f"ranges.cooling_end_temperature.high: {self.ranges.cooling_end_temperature.high} must be "
+                f"below the crystalliser start temperature ({start})"
+            )
+        return self
+
+    @classmethod
+    def parse(cls, data: dict, *, prefix: str = "scenario") -> Scenario:
+        """Validate a mapping (TOML, JSON, form), raising a one-line ``InputError`` naming the field."""
+        return validate_input(cls, data, prefix=prefix)
