@@ -21,6 +21,7 @@ class JobKind(StrEnum):
     """Domains that have a batch job."""
 
     GAS_STORAGE = "gas_storage"
+    BUILDING = "building"
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ def entry(kind: JobKind) -> JobEntry:
         from decisions.energy.gas_storage import job
 
         return JobEntry(prepare=job.prepare, execute=job.execute)
+    if kind is JobKind.BUILDING:
+        from decisions.energy.building import job as building_job
+
+        return JobEntry(prepare=building_job.prepare, execute=building_job.execute)
     raise AssertionError(kind)  # pragma: no cover - every enum member is mapped above
 
 
