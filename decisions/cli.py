@@ -36,11 +36,13 @@ class BenchName(StrEnum):
 
     GAS_STORAGE = "gas-storage"
     BUILDING = "building"
+    PHARMA = "pharma"
 
 
 BENCH_MODULES: dict[BenchName, str] = {
     BenchName.GAS_STORAGE: "decisions.energy.gas_storage.bench",
     BenchName.BUILDING: "decisions.energy.building.bench",
+    BenchName.PHARMA: "decisions.health.pharma.bench",
 }
 """Module holding each benchmark's ``run_bench(progress=None) -> dict`` (imported lazily)."""
 

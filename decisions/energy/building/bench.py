@@ -8,7 +8,15 @@
   ``env_steps_per_second_autoreset``: the same inside ``AutoResetEnv`` (a reset computed every step);
 - per building ``b`` of ``BENCH_BUILDINGS``, on the default held-out window (September-December):
   ``b<b>_no_battery_cost``, ``b<b>_rule_based_saving`` and ``b<b>_lp_saving`` (fractions of the
-  no-battery bill) and ``b<b>_rule_based_share_of_lp`` (``saving_fraction_of_lp``).
+  no-battery bill) and ``b<b>_rule_based_share_of_lp`` (``saving_fraction_of_lp``);
+- the default building job (PPO, A2C, SAC, DQN, 3 seeds each, building 1, held-out months):
+  ``best_agent_saving_vs_lp`` (the best agent's mean over seeds of its share of the LP saving),
+  ``saving_vs_lp_<agent>`` / ``_std`` / ``_best_seed``, ``train_seconds_<agent>`` (all seeds,
+  compile included), ``best_on_policy_saving_vs_lp`` / ``best_off_policy_saving_vs_lp``,
+  ``surrogate_fidelity_agreement`` / ``_r2`` of the explained agent, and
+  ``transfer_b<b>_saving_vs_lp``: the best agent, trained on building 1, on other homes;
+- ``ppo_vs_snapo_gas_storage``: PPO's value over SNAPO's on the default gas storage scenario
+  (same evaluation paths), with ``gas_storage_ppo_vs_snapo_time_ratio`` and the raw figures.
 """
 
 from __future__ import annotations
@@ -21,8 +29,10 @@ import jax
 import jax.numpy as jnp
 
 from decisions.core.wrappers import AutoResetEnv, VmapEnv
+from decisions.energy.building.agents import AgentName, score_seeds
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.evaluation import run_baselines
+from decisions.energy.building.job import BuildingJob, run_job
 from decisions.energy.building.kpis import kpi_table
 from decisions.energy.building.scenario import Scenario
 
@@ -72,11 +82,15 @@ def measure_env_steps_per_second(
     return num_envs * num_steps / best
 
 
-def run_bench(progress: ProgressFn | None = None) -> dict[str, Any]:
+def run_bench(
+    progress: ProgressFn | None = None, *, agents: bool = True, gas_storage: bool = True
+) -> dict[str, Any]:
     """Measure every building figure (see the module docstring).
 
     Args:
         progress: optional ``(task, done, total)`` callback.
+        agents: train and score the four agents (about 15 minutes on 2 cores).
+        gas_storage: train PPO on gas storage and compare it with SNAPO (a few minutes).
 
     Returns:
         A flat dict of floats.
@@ -100,4 +114,44 @@ def run_bench(progress: ProgressFn | None = None) -> dict[str, Any]:
             table.loc["rule_based", "saving_fraction_of_lp"]
         )
     report("baselines", len(BENCH_BUILDINGS), len(BENCH_BUILDINGS))
+    if agents:
+        figures.update(agent_figures(report))
+    if gas_storage:
+        from decisions.energy.gas_storage.rl import ppo_vs_snapo
+
+        figures.update({f"gas_storage_{k}": v for k, v in ppo_vs_snapo(progress=report).items()})
+        figures["ppo_vs_snapo_gas_storage"] = figures["gas_storage_ppo_vs_snapo_value_ratio"]
+    return figures
+
+
+def agent_figures(report: ProgressFn) -> dict[str, Any]:
+    """Train the four agents (3 seeds each) on building 1 with the default job and score them.
+
+    Also scores every seed of the best agent, trained on building 1, on the held-out months of
+    the other ``BENCH_BUILDINGS`` (transfer across homes, no retraining).
+    """
+    job = BuildingJob(scenario=Scenario(buildings=(1,), relative_reward=True))
+    result = run_job(job, progress=report)
+    figures: dict[str, Any] = {k: v for k, v in result.metrics.items()}
+    for name, row in result.agents.iterrows():
+        figures[f"saving_vs_lp_{name}_best_seed"] = float(row["saving_vs_lp_best_seed"])
+    best = AgentName(str(result.agents["saving_vs_lp_mean"].idxmax()))
+    figures["best_agent"] = best.value
+    figures["on_policy_beats_off_policy"] = bool(
+        figures["best_on_policy_saving_vs_lp"] > figures["best_off_policy_saving_vs_lp"]
+    )
+    trained = result.policies[best.value]
+    for building in BENCH_BUILDINGS:
+        if building == 1:
+            continue
+        other = Scenario(buildings=(building,), relative_reward=True)
+        runs = run_baselines(other)
+        for seed, trajectory in enumerate(score_seeds(best, trained, other)):
+            runs[f"{best.value}_seed{seed}"] = trajectory
+        table = kpi_table(runs)
+        agent_rows = table[table.index.str.startswith(f"{best.value}_seed")]
+        figures[f"transfer_b{building}_saving_vs_lp"] = float(agent_rows["saving_fraction_of_lp"].mean())
+        figures[f"transfer_b{building}_rule_based_saving_vs_lp"] = float(
+            table.loc["rule_based", "saving_fraction_of_lp"]
+        )
     return figures
