@@ -29,6 +29,8 @@ HEADLINE_METRICS = (
     "value_lsmc",
     "value_intrinsic_lp",
     "snapo_vs_rolling_intrinsic",
+    "best_agent_saving_vs_lp",
+    "lp_saving_usd",
 )
 """Metrics shown as columns of the runs table, when at least one listed run has them."""
 

@@ -127,6 +127,7 @@ def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
         curves.append(curve)
     kpis = kpi_table(trajectories)
     agents = agent_summary(kpis, job.agents.names, seconds)
+    agents["explained_seed"] = -1  # the seed whose explanation the run records, on its agent's row
     metrics = headline_metrics(kpis, agents)
 
     importance = pd.DataFrame(columns=["group", "importance", "std", "permutation", "permutation_std"])
@@ -139,6 +140,7 @@ def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
         seed = int(np.argmax([kpis.loc[f"{best.value}_seed{s}", "saving_fraction_of_lp"]
                               for s in range(job.agents.seeds)]))
         explained = f"{best.value}_seed{seed}"
+        agents.loc[best.value, "explained_seed"] = seed
         explanation = explain_agent(best, results[best], seed, agent_runs[best][seed], scenario, job)
         importance = explanation.importance.rename(columns={"feature": "group"}).merge(
             explanation.permutation.rename(
