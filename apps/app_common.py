@@ -31,6 +31,8 @@ HEADLINE_METRICS = (
     "snapo_vs_rolling_intrinsic",
     "best_agent_saving_vs_lp",
     "lp_saving_usd",
+    "snapo_yield",
+    "yield_gain",
 )
 """Metrics shown as columns of the runs table, when at least one listed run has them."""
 

@@ -22,6 +22,7 @@ class JobKind(StrEnum):
 
     GAS_STORAGE = "gas_storage"
     BUILDING = "building"
+    PHARMA = "pharma"
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ def entry(kind: JobKind) -> JobEntry:
         from decisions.energy.building import job as building_job
 
         return JobEntry(prepare=building_job.prepare, execute=building_job.execute)
+    if kind is JobKind.PHARMA:
+        from decisions.health.pharma import job as pharma_job
+
+        return JobEntry(prepare=pharma_job.prepare, execute=pharma_job.execute)
     raise AssertionError(kind)  # pragma: no cover - every enum member is mapped above
 
 

@@ -29,6 +29,7 @@ from decisions.energy.building.report import BuildingReport
 from decisions.energy.building.scenario import Scenario
 from decisions.energy.building.simulate import Trajectory
 from decisions.errors import InputError, from_validation_error
+from decisions.jobs.record import execute_recorded
 
 KIND = "building"
 SECTIONS = ("job", "scenario", "agents", "evaluation")
@@ -231,25 +232,22 @@ def explain_agent(
 def execute(
     job: BuildingJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None
 ) -> int:
-    """Run a job inside a recorded run: config, metrics, tables, charts and trained agents are stored.
+    """Run a job inside a recorded run: config, metrics, tables, charts and every trained seed are stored.
 
     Returns:
         The run id. On an exception the run is recorded as failed and the exception re-raised.
     """
-    from decisions.store import artifacts_root, recorded_run
 
-    with recorded_run(KIND, job.name, job.config(), url=url, sweep_id=sweep_id) as run:
-        start = time.perf_counter()
-        report = run_job(job, progress=progress)
-        report.metrics["job_seconds"] = time.perf_counter() - start
-        run.log_metrics(report.metrics)
-        base = Path(job.output_dir) if job.output_dir else artifacts_root(url)
-        folder = base / f"run-{run.run_id}"
-        for name, path in report.save(folder).items():
-            run.add_artifact(name, str(path))
+    def save_policies(report: BuildingReport, folder: Path) -> dict[str, Path]:
+        files = {}
         for name, result in report.policies.items():
             for seed in range(job.agents.seeds):
                 path = folder / f"{name}_seed{seed}.msgpack"
                 AgentName(name).module.save_policy(path, result, seed=seed)
-                run.add_artifact(f"policy_{name}_seed{seed}", str(path))
-        return run.run_id
+                files[f"policy_{name}_seed{seed}"] = path
+        return files
+
+    return execute_recorded(
+        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
+        url=url, sweep_id=sweep_id, output_dir=job.output_dir, extra_files=save_policies,
+    )

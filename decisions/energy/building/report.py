@@ -13,6 +13,8 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from decisions.jobs.record import save_tables  # noqa: E402
+
 
 @dataclass
 class BuildingReport:
@@ -64,12 +66,7 @@ class BuildingReport:
             Artifact name -> path of each file written.
         """
         folder = Path(directory)
-        folder.mkdir(parents=True, exist_ok=True)
-        out: dict[str, Path] = {}
-        for name, table in self.tables().items():
-            path = folder / f"{name}.csv"
-            table.to_csv(path, index=False)
-            out[name] = path
+        out = save_tables(folder, self.tables())
         rules = folder / "surrogate_rules.txt"
         rules.write_text(self.rules + "\n")
         out["surrogate_rules"] = rules

@@ -8,7 +8,6 @@ does that inside a recorded run of the store (the CLI's path).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -30,6 +29,7 @@ from decisions.energy.gas_storage.report import GasStorageReport
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings
 from decisions.errors import InputError, from_validation_error
+from decisions.jobs.record import execute_recorded
 
 KIND = "gas_storage"
 
@@ -232,19 +232,15 @@ def execute(
     Returns:
         The run id. On an exception the run is recorded as failed and the exception re-raised.
     """
-    from decisions.store import artifacts_root, recorded_run
 
-    with recorded_run(KIND, job.name, job.config(), url=url, sweep_id=sweep_id) as run:
-        start = time.perf_counter()
-        report = run_job(job, progress=progress)
-        report.metrics["job_seconds"] = time.perf_counter() - start
-        run.log_metrics(report.metrics)
-        base = Path(job.output_dir) if job.output_dir else artifacts_root(url)
-        folder = base / f"run-{run.run_id}"
-        for name, path in report.save(folder).items():
-            run.add_artifact(name, str(path))
-        if report.policy is not None:
-            policy_path = folder / "snapo_policy.msgpack"
-            snapo_policy.save_policy(policy_path, report.policy)
-            run.add_artifact("snapo_policy", str(policy_path))
-        return run.run_id
+    def save_policy(report: GasStorageReport, folder: Path) -> dict[str, Path]:
+        if report.policy is None:
+            return {}
+        path = folder / "snapo_policy.msgpack"
+        snapo_policy.save_policy(path, report.policy)
+        return {"snapo_policy": path}
+
+    return execute_recorded(
+        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
+        url=url, sweep_id=sweep_id, output_dir=job.output_dir, extra_files=save_policy,
+    )

@@ -11,6 +11,8 @@ from typing import Any
 
 import pandas as pd
 
+from decisions.jobs.record import save_tables
+
 
 @dataclass
 class GasStorageReport:
@@ -58,14 +60,8 @@ class GasStorageReport:
         Returns:
             Artifact name -> path of each file written.
         """
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        written: dict[str, Path] = {}
-        for name, frame in self.tables().items():
-            path = directory / f"{name}.csv"
-            frame.to_csv(path, index=False)
-            written[name] = path
-        written["chart"] = save_chart(self, directory / "gas_storage.png")
+        written = save_tables(directory, self.tables())
+        written["chart"] = save_chart(self, Path(directory) / "gas_storage.png")
         return written
 
 

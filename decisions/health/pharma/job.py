@@ -1,0 +1,409 @@
+"""The pharma process-chain batch job: validate a spec, optimise, compare, explain, record.
+
+``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
+``[optimise]``, ``[baseline]``, ``[design_space]``) into a ``PharmaJob``; ``run_job(job)`` runs
+the chosen methods and returns a ``PharmaReport``; ``execute(job)`` does that inside a
+recorded run of the store (the CLI's path), saving tables, charts and the SNAPO profiles.
+
+Methods (``[job] method``):
+
+- ``optimise``: SNAPO profiles against the best constant-temperature operation, both scored
+  with the hard checks on the same fresh draws;
+- ``sensitivities``: the CQA x CPP Jacobian (one reverse pass) at the scenario's CPPs;
+- ``design_space``: the probability map over two CPPs at the scenario's CPPs;
+- ``all`` (default): ``optimise``, then sensitivities and the design space at the SNAPO
+  operating point.
+
+``[job] seed`` is the default ``seed`` of ``[optimise]`` and ``[design_space]``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from decisions.core.progress import Progress, silent
+from decisions.errors import InputError, from_validation_error
+from decisions.health.pharma import sensitivity
+from decisions.health.pharma.chain import Profiles, constant_profiles
+from decisions.health.pharma.compare import compare_with_baseline
+from decisions.health.pharma.design_space import DesignSpaceSettings, design_space
+from decisions.health.pharma.evaluation import Evaluation, evaluate
+from decisions.health.pharma.optimise import (
+    OptimisedProfiles,
+    OptimiseSettings,
+    evaluation_key,
+    optimise,
+    problem,
+    profile_frame,
+    save_profiles,
+)
+from decisions.health.pharma.params import CPP_NAMES, cpp_vector, grid, spec_limits
+from decisions.health.pharma.report import PharmaReport, sensitivity_long
+from decisions.health.pharma.scenario import Cpp, Scenario
+from decisions.health.pharma.trajectories import simulate_chain
+from decisions.jobs.record import execute_recorded
+
+KIND = "pharma"
+SECTIONS = ("job", "scenario", "optimise", "baseline", "design_space")
+_SETTINGS_SECTIONS = ("optimise", "baseline", "design_space")
+
+
+class Method(StrEnum):
+    """What a job computes."""
+
+    ALL = "all"
+    """SNAPO against the best constant operation, then sensitivities and design space at SNAPO's point."""
+    OPTIMISE = "optimise"
+    """SNAPO against the best constant operation only."""
+    SENSITIVITIES = "sensitivities"
+    """The CQA x CPP Jacobian at the scenario's operating point."""
+    DESIGN_SPACE = "design_space"
+    """The design-space map at the scenario's operating point."""
+
+    @property
+    def optimises(self) -> bool:
+        """Whether SNAPO (and the baseline) run."""
+        return self in (Method.ALL, Method.OPTIMISE)
+
+    @property
+    def sensitivities(self) -> bool:
+        """Whether the Jacobian is computed."""
+        return self in (Method.ALL, Method.SENSITIVITIES)
+
+    @property
+    def design_space(self) -> bool:
+        """Whether the design-space map is computed."""
+        return self in (Method.ALL, Method.DESIGN_SPACE)
+
+
+class BaselineSettings(BaseModel):
+    """The grid search for the best constant-temperature operation (``compare_with_baseline``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    samples: int = Field(256, gt=0, le=100_000, description="Draws per grid candidate.")
+    points: tuple[int, int, int] = Field(
+        (11, 11, 6), description="Grid points of the reactor, cooling end and dryer temperatures."
+    )
+    refinements: int = Field(2, ge=0, le=10, description="Zoomed grid passes after the first.")
+
+    @field_validator("points")
+    @classmethod
+    def _grid_sizes(cls, points: tuple[int, int, int]) -> tuple[int, int, int]:
+        for n in points:
+            if not 2 <= n <= 101:
+                raise ValueError(f"each grid size must lie in [2, 101], got {n}")
+        return points
+
+
+class PharmaJob(BaseModel):
+    """A validated pharma job."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("pharma", min_length=1, max_length=200)
+    method: Method = Method.ALL
+    seed: int = Field(0, ge=0)
+    output_dir: str | None = Field(None, description="Where tables and charts go (default: next to the store).")
+    scenario: Scenario = Field(default_factory=Scenario)
+    optimise: OptimiseSettings = Field(default_factory=OptimiseSettings)
+    baseline: BaselineSettings = Field(default_factory=BaselineSettings)
+    design_space: DesignSpaceSettings = Field(default_factory=DesignSpaceSettings)
+
+    def config(self) -> dict[str, Any]:
+        """JSON-ready configuration for the run store."""
+        return self.model_dump(mode="json")
+
+
+def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PharmaJob:
+    """Validate a job spec into a ``PharmaJob``.
+
+    Args:
+        spec: the TOML tables (``[job]``, ``[scenario]``, ``[optimise]``, ``[baseline]``,
+            ``[design_space]``; ``[sweep]`` is handled by the runner before this).
+        base_dir: the spec file's folder (unused: a pharma spec refers to no files).
+
+    Raises:
+        InputError: naming the first bad field.
+    """
+    del base_dir
+    unknown = set(spec) - set(SECTIONS)
+    if unknown:
+        raise InputError(sorted(unknown)[0], f"unknown section (expected {', '.join(SECTIONS)}, sweep)")
+    for section in SECTIONS:
+        if section in spec and not isinstance(spec[section], Mapping):
+            raise InputError(section, "must be a table")
+    job_table = dict(spec.get("job", {}))
+    job_table.pop("kind", None)
+    data: dict[str, Any] = {**job_table, "scenario": dict(spec.get("scenario", {}))}
+    seed = job_table.get("seed", 0)
+    for section in _SETTINGS_SECTIONS:
+        table = dict(spec.get(section, {}))
+        if section != "baseline" and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+            table.setdefault("seed", seed)
+        data[section] = table
+    try:
+        job = PharmaJob.model_validate(data)
+    except ValidationError as exc:
+        err = from_validation_error(exc, data=data)
+        sections = {"scenario", *_SETTINGS_SECTIONS}
+        field = err.field if err.field.split(".")[0] in sections else f"job.{err.field}"
+        raise InputError(field, err.problem) from None
+    _check_axes(job)
+    return job
+
+
+def _check_axes(job: PharmaJob) -> None:
+    """A design-space axis over the cooling end temperature must stay below the seeding temperature."""
+    start = job.scenario.physics.crystalliser.start_temperature
+    ds = job.design_space
+    for axis, cpp, high in (("x", ds.cpp_x, ds.x_high), ("y", ds.cpp_y, ds.y_high)):
+        if cpp is Cpp.COOLING_END_TEMPERATURE and high >= start:
+            raise InputError(
+                f"design_space.{axis}_high",
+                f"{high} must be below the crystalliser start temperature ({start}) for {cpp.value}",
+            )
+
+
+def run_job(job: PharmaJob, *, progress: Progress = silent) -> PharmaReport:
+    """Run a job: the chosen methods, then the chain trajectories of every operating point.
+
+    Args:
+        job: the validated job.
+        progress: progress callback ``(task, done, total)``.
+
+    Returns:
+        The report (tables, metrics, SNAPO result).
+    """
+    scenario = job.scenario
+    metrics: dict[str, float] = {}
+    result: OptimisedProfiles | None = None
+    training_curve: pd.DataFrame | None = None
+    if job.method.optimises:
+        result, points, evaluations = _optimise_and_compare(job, progress, metrics)
+        training_curve = result.curve()
+    else:
+        points = {"nominal": (np.asarray(cpp_vector(scenario)), constant_profiles(grid(scenario)))}
+        evaluations = {"nominal": _evaluate_nominal(job, progress)}
+    headline_cpps, headline_profiles = next(iter(points.values()))
+    metrics["nominal_meets"] = float(next(iter(evaluations.values())).nominal_meets)
+
+    sens = pd.DataFrame(columns=["cqa", "cpp", "value", "scaled", "cross_unit", "structural_zero"])
+    if job.method.sensitivities:
+        sens = _sensitivities(scenario, headline_cpps, headline_profiles, progress, metrics)
+    space = pd.DataFrame(columns=[job.design_space.cpp_x.value, job.design_space.cpp_y.value, "probability"])
+    if job.method.design_space:
+        space = _design_space(job, headline_cpps, headline_profiles, progress, metrics)
+
+    progress("chain trajectories", 0, len(points))
+    tables = _operating_point_tables(scenario, points, evaluations, progress)
+    return PharmaReport(
+        **tables,
+        sensitivity=sens,
+        design_space=space,
+        training_curve=training_curve,
+        metrics=metrics,
+        result=result,
+        compliance_target=job.optimise.compliance_target,
+    )
+
+
+def _optimise_and_compare(
+    job: PharmaJob, progress: Progress, metrics: dict[str, float]
+) -> tuple[OptimisedProfiles, dict[str, tuple[np.ndarray, Profiles]], dict[str, Evaluation]]:
+    """SNAPO training and the best constant operation on the same fresh draws; fills ``metrics``."""
+    settings = job.optimise
+
+    def training(done: int, total: int, value: float) -> None:
+        progress("SNAPO training", done, total)
+        if done == total:  # the hard re-evaluation on fresh draws follows inside ``optimise``
+            progress("evaluation", 0, 1)
+
+    result = optimise(job.scenario, settings, progress=training)
+    progress("evaluation", 1, 1)
+    assert result.evaluation is not None
+    metrics["train_seconds"] = float(result.train_seconds)
+    progress("best constant baseline", 0, 1)
+    start = time.perf_counter()
+    comparison = compare_with_baseline(
+        result,
+        samples=job.baseline.samples,
+        points=job.baseline.points,
+        refinements=job.baseline.refinements,
+    )
+    metrics["baseline_seconds"] = time.perf_counter() - start
+    progress("best constant baseline", 1, 1)
+    evaluations = {"snapo": result.evaluation, "best_constant": comparison.baseline}
+    for method, ev in evaluations.items():
+        metrics[f"{method}_yield"] = float(ev.mean_yield)
+        metrics[f"{method}_compliance"] = float(ev.compliance)
+        metrics[f"{method}_nominal_meets"] = float(ev.nominal_meets)
+    metrics["best_constant_feasible"] = float(comparison.search.feasible)
+    metrics["yield_gain"] = metrics["snapo_yield"] - metrics["best_constant_yield"]
+    points = {
+        "snapo": (np.asarray(result.cpps), result.profiles),
+        "best_constant": (np.asarray(comparison.search.cpps), comparison.search.profiles),
+    }
+    return result, points, evaluations
+
+
+def _evaluate_nominal(job: PharmaJob, progress: Progress) -> Evaluation:
+    """Hard evaluation of the scenario's own operating point (flat profiles, linear cooling)."""
+    progress("evaluation", 0, 1)
+    scenario = job.scenario
+    g, p = grid(scenario), problem(scenario)
+    ev = evaluate(
+        p.cpps,
+        constant_profiles(g),
+        p.nominal,
+        p.cv,
+        p.limits,
+        g,
+        key=evaluation_key(job.optimise),
+        samples=job.optimise.eval_samples,
+    )
+    progress("evaluation", 1, 1)
+    return ev
+
+
+def _sensitivities(
+    scenario: Scenario, cpps: np.ndarray, profiles: Profiles, progress: Progress, metrics: dict[str, float]
+) -> pd.DataFrame:
+    """The CQA x CPP Jacobian in long format; its counts and timing go into ``metrics``."""
+    progress("sensitivities", 0, 1)
+    g, p = grid(scenario), problem(scenario)
+    x = jnp.asarray(cpps, jnp.float32)
+    prof = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), profiles)
+    start = time.perf_counter()
+    jacobian = np.asarray(jax.block_until_ready(sensitivity.cqa_jacobian(x, prof, p.nominal, g)))
+    metrics["sens_compile_seconds"] = time.perf_counter() - start
+    metrics["sens_ms"] = 1e3 * _best_seconds(lambda: sensitivity.cqa_jacobian(x, prof, p.nominal, g))
+    nonzero, cross = sensitivity.count_sensitivities(jacobian)
+    metrics["n_sensitivities"] = float(np.size(jacobian))
+    metrics["n_nonzero_sensitivities"] = float(nonzero)
+    metrics["n_cross_unit_sensitivities"] = float(cross)
+    progress("sensitivities", 1, 1)
+    return sensitivity_long(
+        sensitivity.table(jacobian), sensitivity.cross_unit_mask(), sensitivity.structural_zero_mask()
+    )
+
+
+def _best_seconds(fn: Callable[[], Any], repeats: int = 10) -> float:
+    """Fastest of ``repeats`` timed calls of an already compiled function."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _design_space(
+    job: PharmaJob, cpps: np.ndarray, profiles: Profiles, progress: Progress, metrics: dict[str, float]
+) -> pd.DataFrame:
+    """The design-space map, its columns named after the two CPPs; its figures go into ``metrics``."""
+    progress("design space", 0, 1)
+    settings = job.design_space
+    start = time.perf_counter()
+    frame = design_space(job.scenario, settings, cpps, profiles)
+    metrics["design_space_seconds"] = time.perf_counter() - start
+    probability = frame["probability"].to_numpy()
+    metrics["design_space_max_probability"] = float(probability.max())
+    metrics["design_space_share_meeting_target"] = float(np.mean(probability >= job.optimise.compliance_target))
+    progress("design space", 1, 1)
+    out = frame.rename(columns={"cpp_x": settings.cpp_x.value, "cpp_y": settings.cpp_y.value})
+    out.attrs = {}
+    return out
+
+
+def _operating_point_tables(
+    scenario: Scenario,
+    points: Mapping[str, tuple[np.ndarray, Profiles]],
+    evaluations: Mapping[str, Evaluation],
+    progress: Progress,
+) -> dict[str, pd.DataFrame]:
+    """Comparison, CQA, profile, trajectory and filtration tables of every operating point."""
+    limits = spec_limits(scenario)
+    start_temperature = scenario.physics.crystalliser.start_temperature
+    rows, cqas, profiles, trajectories, filtration = [], [], [], [], []
+    for done, (method, (cpps, prof)) in enumerate(points.items(), start=1):
+        ev = evaluations[method]
+        row = {"method": method, "mean_yield": ev.mean_yield, "compliance": ev.compliance,
+               "nominal_meets": ev.nominal_meets}
+        row.update({name: float(v) for name, v in zip(CPP_NAMES, np.asarray(cpps), strict=True)})
+        rows.append(row)
+        cqas.append(ev.cqa_table(limits).assign(method=method))
+        profiles.append(profile_frame(cpps, prof, start_temperature).assign(method=method))
+        frames = simulate_chain(scenario, cpps, prof)
+        trajectories.append(chain_long(frames, np.asarray(cpps)).assign(method=method))
+        filtration.append(frames.filtration.assign(method=method))
+        progress("chain trajectories", done, len(points))
+    return {
+        "comparison": pd.DataFrame(rows).set_index("method"),
+        "cqa": _method_first(pd.concat(cqas, ignore_index=True)),
+        "profiles": _method_first(pd.concat(profiles, ignore_index=True)),
+        "trajectories": _method_first(pd.concat(trajectories, ignore_index=True)),
+        "filtration": _method_first(pd.concat(filtration, ignore_index=True)),
+    }
+
+
+def chain_long(frames: Any, cpps: np.ndarray) -> pd.DataFrame:
+    """Reactor, crystalliser and dryer trajectories in long format on one batch clock.
+
+    Args:
+        frames: ``trajectories.ChainFrames`` of one chain run.
+        cpps: its CPP vector (the reaction and cooling times place the units on the clock;
+            filtration takes no time).
+
+    Returns:
+        ``unit, time_h, batch_time_h, variable, value``.
+    """
+    offsets = {
+        "reactor": 0.0,
+        "crystalliser": float(cpps[CPP_NAMES.index("reaction_time")]),
+        "dryer": float(cpps[CPP_NAMES.index("reaction_time")] + cpps[CPP_NAMES.index("cooling_time")]),
+    }
+    parts = []
+    for unit, frame in (("reactor", frames.reactor), ("crystalliser", frames.crystalliser), ("dryer", frames.dryer)):
+        long = frame.melt(id_vars="time_h", var_name="variable", value_name="value")
+        long.insert(0, "unit", unit)
+        long.insert(2, "batch_time_h", long["time_h"] + offsets[unit])
+        parts.append(long)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _method_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """Move the ``method`` column to the front."""
+    return frame[["method", *(c for c in frame.columns if c != "method")]]
+
+
+def execute(
+    job: PharmaJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None
+) -> int:
+    """Run a job inside a recorded run: config, metrics, tables, charts and SNAPO profiles are stored.
+
+    Returns:
+        The run id. On an exception the run is recorded as failed and the exception re-raised.
+    """
+
+    def save_result(report: PharmaReport, folder: Path) -> dict[str, Path]:
+        if report.result is None:
+            return {}
+        path = folder / "snapo_profiles.msgpack"
+        save_profiles(path, report.result)
+        return {"snapo_profiles": path}
+
+    return execute_recorded(
+        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
+        url=url, sweep_id=sweep_id, output_dir=job.output_dir, extra_files=save_result,
+    )
