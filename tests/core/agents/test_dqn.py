@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from decisions.core.agents import dqn, offpolicy
-from decisions.core.agents.common import TrainResult, evaluate_episodes
+from decisions.core.agents.common import TrainResult, chunk_size, evaluate_episodes
 from decisions.core.checkpoint import load_metadata
 from tests.core.probe_envs import ContinuousTarget, OneStepBandit, WalkToGoal
 
@@ -163,7 +163,9 @@ def test_resume_after_crash_matches_uninterrupted_run(walk_run: TrainResult, tmp
     path = tmp_path / "dqn.msgpack"
     with pytest.raises(_Crash):
         dqn.train(WALK, WALK_CONFIG, key=jax.random.PRNGKey(0), checkpoint=path, progress=_crash)
-    assert load_metadata(path)["done"] == WALK_CONFIG.log_every
+    iterations = WALK_CONFIG.iterations
+    size = chunk_size(iterations, WALK_CONFIG.log_every)
+    assert load_metadata(path)["done"] == size
     calls: list[tuple[str, int, int]] = []
     resumed = dqn.train(
         WALK,
@@ -172,8 +174,8 @@ def test_resume_after_crash_matches_uninterrupted_run(walk_run: TrainResult, tmp
         checkpoint=path,
         progress=lambda task, done, total: calls.append((task, done, total)),
     )
-    iterations = WALK_CONFIG.iterations
-    assert [c[1] for c in calls] == [500, 750, iterations] and all(c[2] == iterations for c in calls)
+    expected = [min(done, iterations) for done in range(2 * size, iterations + size, size)]
+    assert [c[1] for c in calls] == expected and all(c[2] == iterations for c in calls)
     for name, values in walk_run.metrics.items():
         np.testing.assert_array_equal(resumed.metrics[name], values, err_msg=name)
     for a, b in zip(jax.tree.leaves(resumed.params), jax.tree.leaves(walk_run.params), strict=True):
