@@ -90,7 +90,7 @@ def demo(
 @app.command()
 @clean_errors
 def run(
-    spec_file: Annotated[Path, typer.Argument(help="Job spec (TOML): [job], [scenario], [snapo], [evaluation], [sweep].")],
+    spec_file: Annotated[Path, typer.Argument(help="Job spec (TOML): [job] and the domain tables ([scenario], [snapo], [agents], [optimise], ...), [sweep].")],
     workers: Annotated[int, typer.Option(help="Processes for a sweep.")] = 2,
 ) -> None:
     """Run a job spec (or a sweep of them); each job is a recorded run."""
@@ -100,8 +100,21 @@ def run(
     _run_specs(expand_sweep(spec), base_dir=spec_file.parent, workers=workers)
 
 
+def _interrupt_on_sigterm() -> None:
+    """Turn SIGTERM (a killed batch job, a scheduler's timeout) into KeyboardInterrupt, so the
+    run being recorded is marked failed instead of staying "running" forever."""
+    import signal
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: int) -> None:
     from decisions.core.progress import rich_progress
+
+    _interrupt_on_sigterm()
     from decisions.jobs.execute import execute_specs, prepare_specs
 
     prepared = prepare_specs(specs, base_dir)  # validates every job before any run starts

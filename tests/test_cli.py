@@ -159,3 +159,18 @@ def test_every_benchmark_name_has_a_run_bench():
 def test_unknown_benchmark_exits_2():
     result = runner.invoke(app, ["bench", "no-such-bench"])
     assert result.exit_code == 2
+
+
+def test_sigterm_becomes_keyboard_interrupt_so_the_run_is_recorded_failed():
+    import os
+    import signal
+
+    from decisions.cli import _interrupt_on_sigterm
+
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        _interrupt_on_sigterm()
+        with pytest.raises(KeyboardInterrupt, match="signal"):
+            os.kill(os.getpid(), signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
