@@ -37,12 +37,14 @@ class BenchName(StrEnum):
     GAS_STORAGE = "gas-storage"
     BUILDING = "building"
     PHARMA = "pharma"
+    PENSION = "pension"
 
 
 BENCH_MODULES: dict[BenchName, str] = {
     BenchName.GAS_STORAGE: "decisions.energy.gas_storage.bench",
     BenchName.BUILDING: "decisions.energy.building.bench",
     BenchName.PHARMA: "decisions.health.pharma.bench",
+    BenchName.PENSION: "decisions.finance.pension.bench",
 }
 """Module holding each benchmark's ``run_bench(progress=None) -> dict`` (imported lazily)."""
 

@@ -23,6 +23,7 @@ class JobKind(StrEnum):
     GAS_STORAGE = "gas_storage"
     BUILDING = "building"
     PHARMA = "pharma"
+    PENSION = "pension"
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ def entry(kind: JobKind) -> JobEntry:
         from decisions.health.pharma import job as pharma_job
 
         return JobEntry(prepare=pharma_job.prepare, execute=pharma_job.execute)
+    if kind is JobKind.PENSION:
+        from decisions.finance.pension import job as pension_job
+
+        return JobEntry(prepare=pension_job.prepare, execute=pension_job.execute)
     raise AssertionError(kind)  # pragma: no cover - every enum member is mapped above
 
 

@@ -1,0 +1,330 @@
+"""SNAPO for pension ALM: train a policy through the simulator, evaluate it, differentiate it.
+
+- ``train_policy``: ``core.snapo.train`` on the mean *smooth* path objective over
+  freshly drawn antithetic paths each step, divided by ``L_0`` (so values read as
+  fractions of today's liability), the shortfall hinge's temperature annealed
+  geometrically. ``AllocationNet`` reads the state by default; with
+  ``fixed_mix=True`` its state gate is closed (constant weights and contribution
+  rate): the fixed-mix baseline, trained by the same compiled loop.
+- ``evaluate``: per-path objective under the *hard* hinge on given paths.
+- ``sensitivities``: the mean hard objective and its gradient with respect to
+  every input (``PensionParams``) from one reverse pass, with tidy DataFrames
+  (per key tenor, asset parameter, correlation pair, scalar input, cohort).
+- ``save_policy`` / ``load_policy``: msgpack via ``core.checkpoint`` (never pickle).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from functools import lru_cache, partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from jax import Array
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.snapo import SnapoConfig, StepLog, train
+from decisions.errors import InputError, validate_input
+from decisions.finance.pension.liabilities import initial_liability
+from decisions.finance.pension.params import PensionParams, to_params
+from decisions.finance.pension.policy import (
+    AllocationNet,
+    fixed_mix_params,
+    init_policy,
+    is_fixed_mix,
+    with_state_gate,
+)
+from decisions.finance.pension.scenario import Scenario
+from decisions.finance.pension.sensitivity import Sensitivities
+from decisions.finance.pension.simulator import Outcome, Trajectory, draw_normals, rollout
+
+PyTree = Any
+FORMAT = "decisions.finance.pension.policy/1"
+
+
+class PensionSnapoSettings(BaseModel):
+    """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    paths_per_step: int = Field(128, gt=0, le=100_000, description="Paths per gradient step (antithetic).")
+    steps: int = Field(600, gt=0, le=1_000_000, description="Gradient steps.")
+    learning_rate: float = Field(1e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
+    temperature_start: float = Field(
+        0.05, gt=0, allow_inf_nan=False, description="Initial hinge temperature (funding-ratio units)."
+    )
+    temperature_end: float = Field(
+        0.005, gt=0, allow_inf_nan=False, description="Final hinge temperature (funding-ratio units)."
+    )
+    width: int = Field(32, gt=0, le=1024, description="Hidden units per layer.")
+    depth: int = Field(2, ge=1, le=6, description="Hidden layers.")
+    seed: int = Field(0, ge=0, description="Seed of the initialisation and the training paths.")
+    log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")
+
+    @field_validator("temperature_end")
+    @classmethod
+    def _not_above_start(cls, value: float, info: ValidationInfo) -> float:
+        start = info.data.get("temperature_start")
+        if start is not None and value > start:
+            raise ValueError(f"must not exceed temperature_start ({start})")
+        return value
+
+    @classmethod
+    def parse(cls, data: dict, *, prefix: str = "snapo") -> PensionSnapoSettings:
+        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
+        return validate_input(cls, data, prefix=prefix)
+
+    def network(self, n_assets: int) -> AllocationNet:
+        """The neural policy these settings describe."""
+        return AllocationNet(n_assets=n_assets, hidden=(self.width,) * self.depth)
+
+    def config(self) -> SnapoConfig:
+        """The ``core.snapo`` training configuration."""
+        return SnapoConfig(
+            steps=self.steps,
+            learning_rate=self.learning_rate,
+            warmup_steps=min(20, self.steps // 10),
+            temperature_start=self.temperature_start,
+            temperature_end=self.temperature_end,
+            log_every=min(self.log_every, self.steps),
+        )
+
+
+@dataclasses.dataclass
+class TrainedPensionPolicy:
+    """A trained pension policy (neural or fixed mix).
+
+    Attributes:
+        policy: the network (static); a fixed mix when its state gate is closed.
+        params: its parameters.
+        settings: the settings it was trained with.
+        asset_names: labels of the portfolio weights.
+        log: per-step smooth objective (currency), gradient norm and temperature.
+        train_value: smooth objective at the end of training (currency, final temperature).
+        train_seconds: wall time of training, compilation included.
+    """
+
+    policy: AllocationNet
+    params: PyTree
+    settings: PensionSnapoSettings
+    asset_names: tuple[str, ...]
+    log: StepLog | None = None
+    train_value: float = float("nan")
+    train_seconds: float = float("nan")
+
+    @property
+    def is_fixed_mix(self) -> bool:
+        """Whether the policy ignores the state (constant weights and contribution rate)."""
+        return is_fixed_mix(self.params)
+
+    def curve(self) -> pd.DataFrame:
+        """Training curve with columns ``step, value, grad_norm, temperature`` (empty if no log)."""
+        if self.log is None:
+            return pd.DataFrame(columns=["step", "value", "grad_norm", "temperature"])
+        return pd.DataFrame(
+            {
+                "step": np.arange(len(self.log.value)),
+                "value": np.asarray(self.log.value),
+                "grad_norm": np.asarray(self.log.grad_norm),
+                "temperature": np.asarray(self.log.temperature),
+            }
+        )
+
+
+def _scale(params: PensionParams) -> Array:
+    return initial_liability(jax.lax.stop_gradient(params))
+
+
+@lru_cache(maxsize=32)
+def snapo_objective(policy: AllocationNet, paths: int) -> Callable[[PyTree, PensionParams, Array, Array], Array]:
+    """The SNAPO objective ``(policy_params, inputs, key, temperature) -> mean smooth value / L_0``.
+
+    Cached per ``(policy, paths)`` so repeated training reuses the compiled loop.
+    """
+
+    def objective(policy_params: PyTree, inputs: PensionParams, key: Array, temperature: Array) -> Array:
+        normals = draw_normals(key, paths, inputs.months, inputs.n_shocks, inputs.key_rates.dtype)
+        outcome, _ = rollout(policy, policy_params, inputs, normals, tau=temperature, smooth=True)
+        return jnp.mean(outcome.value) / _scale(inputs)
+
+    return objective
+
+
+def train_policy(
+    scenario: Scenario | PensionParams,
+    settings: PensionSnapoSettings | None = None,
+    *,
+    fixed_mix: bool = False,
+    state_gate: tuple[float, ...] | None = None,
+    key: Array | None = None,
+    init_params: PyTree | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> TrainedPensionPolicy:
+    """Train a pension policy with SNAPO.
+
+    Args:
+        scenario: the validated scenario (or its params).
+        settings: training settings (default ``PensionSnapoSettings()``).
+        fixed_mix: train a fixed mix (constant weights and contribution rate; the network
+            with its state gate closed, starting from equal weights and the mid rate).
+        state_gate: which features the network sees (``policy.N_FEATURES`` zeros and ones, e.g.
+            ``policy.FUNDING_AND_TIME``); default all. Ignored with ``fixed_mix`` or ``init_params``.
+        key: PRNG key of the initialisation and the training paths (default from ``settings.seed``).
+        init_params: optional starting parameters (default: the policy's initialisation).
+        progress: optional ``progress(done, total, smooth value in currency)`` between chunks.
+
+    Returns:
+        The ``TrainedPensionPolicy``.
+    """
+    settings = PensionSnapoSettings() if settings is None else settings
+    key = jax.random.PRNGKey(settings.seed) if key is None else key
+    init_key, train_key = jax.random.split(key)
+    params = scenario if isinstance(scenario, PensionParams) else to_params(scenario)
+    policy = settings.network(params.n_assets)
+    if init_params is not None:
+        start = init_params
+    elif fixed_mix:
+        start = fixed_mix_params(policy, np.full(params.n_assets, 1.0 / params.n_assets), 0.5, init_key)
+    else:
+        start = init_policy(policy, init_key)
+        if state_gate is not None:
+            start = with_state_gate(start, state_gate)
+    scale = float(_scale(params))
+    report = None if progress is None else (lambda done, total, value: progress(done, total, value * scale))
+    result = train(
+        snapo_objective(policy, settings.paths_per_step),
+        start,
+        params,
+        settings.config(),
+        key=train_key,
+        progress=report,
+    )
+    log = StepLog(value=result.log.value * scale, grad_norm=result.log.grad_norm, temperature=result.log.temperature)
+    return TrainedPensionPolicy(
+        policy=policy,
+        params=result.params,
+        settings=settings,
+        asset_names=params.asset_names,
+        log=log,
+        train_value=result.value * scale,
+        train_seconds=result.train_seconds,
+    )
+
+
+def cast(policy_params: PyTree, params: PensionParams) -> PyTree:
+    """Policy parameters in the dtype of the problem parameters (float64 checks)."""
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(a, params.key_rates.dtype), policy_params)
+
+
+@partial(jax.jit, static_argnames=("policy",))
+def _hard_rollout(
+    policy: AllocationNet, policy_params: PyTree, params: PensionParams, normals: Array
+) -> tuple[Outcome, Trajectory]:
+    return rollout(policy, policy_params, params, normals, smooth=False)
+
+
+def simulate(
+    trained: TrainedPensionPolicy, params: PensionParams, normals: Array
+) -> tuple[Outcome, Trajectory]:
+    """Run the policy under the hard rules on given paths.
+
+    Args:
+        trained: the policy.
+        params: problem parameters.
+        normals: ``(P, N, S)`` standard normals of the paths (``simulator.draw_normals``).
+
+    Returns:
+        ``(Outcome, Trajectory)`` per path.
+    """
+    return _hard_rollout(trained.policy, cast(trained.params, params), params, normals)
+
+
+def evaluate(trained: TrainedPensionPolicy, params: PensionParams, normals: Array) -> Array:
+    """Per-path objective (currency) under the hard hinge: ``(P,)``."""
+    return simulate(trained, params, normals)[0].value
+
+
+@partial(jax.jit, static_argnames=("policy", "policy_reacts"))
+def _value_and_grad(policy: AllocationNet, policy_params: PyTree, params: PensionParams, normals: Array, policy_reacts: bool):
+    def value(p: PensionParams) -> Array:
+        outcome, _ = rollout(policy, policy_params, p, normals, smooth=False, policy_reacts=policy_reacts)
+        return jnp.mean(outcome.value)
+
+    return jax.value_and_grad(value)(params)
+
+
+def sensitivities(
+    trained: TrainedPensionPolicy, params: PensionParams, normals: Array, *, policy_reacts: bool = True
+) -> Sensitivities:
+    """Mean hard objective and its gradient to every input, from one reverse pass.
+
+    Args:
+        trained: the policy.
+        params: problem parameters (the inputs differentiated against).
+        normals: ``(P, N, S)`` standard normals of the paths.
+        policy_reacts: True (default) differentiates the policy's reaction to the state
+            (the full pathwise derivative); False holds its features fixed.
+
+    Returns:
+        ``Sensitivities``: the value, ``grads`` (a ``PensionParams`` of ``d value / d input``)
+        and ``tables()`` (tidy DataFrames per key tenor, asset parameter, correlation,
+        scalar input and cohort).
+    """
+    value, grads = _value_and_grad(trained.policy, cast(trained.params, params), params, normals, policy_reacts)
+    return Sensitivities(value=float(value), grads=grads, params=params)
+
+
+def _architecture(policy: AllocationNet) -> dict[str, Any]:
+    return {"n_assets": policy.n_assets, "hidden": list(policy.hidden)}
+
+
+def save_policy(path: str | os.PathLike[str], trained: TrainedPensionPolicy) -> None:
+    """Save a trained policy (parameters, architecture, settings) as msgpack.
+
+    Args:
+        path: destination file.
+        trained: the policy.
+    """
+    meta = {
+        "format": FORMAT,
+        "architecture": _architecture(trained.policy),
+        "settings": trained.settings.model_dump(mode="json"),
+        "asset_names": list(trained.asset_names),
+        "train_value": trained.train_value,
+        "train_seconds": trained.train_seconds,
+    }
+    save_pytree(path, trained.params, metadata=meta)
+
+
+def load_policy(path: str | os.PathLike[str]) -> TrainedPensionPolicy:
+    """Load a policy saved by ``save_policy`` (without its training log).
+
+    Args:
+        path: the file.
+
+    Returns:
+        The ``TrainedPensionPolicy``, giving the same decisions as the saved one.
+
+    Raises:
+        InputError: the file is not a saved pension policy.
+    """
+    meta = load_metadata(path)
+    if meta.get("format") != FORMAT:
+        raise InputError("policy", f"{path} is not a saved pension policy")
+    arch = meta["architecture"]
+    policy = AllocationNet(n_assets=int(arch["n_assets"]), hidden=tuple(int(h) for h in arch["hidden"]))
+    target = init_policy(policy, jax.random.PRNGKey(0))
+    return TrainedPensionPolicy(
+        policy=policy,
+        params=load_pytree(path, target),
+        settings=PensionSnapoSettings.model_validate(meta["settings"]),
+        asset_names=tuple(meta["asset_names"]),
+        train_value=float(meta["train_value"]),
+        train_seconds=float(meta["train_seconds"]),
+    )
