@@ -33,6 +33,7 @@ HEADLINE_METRICS = (
     "lp_saving_usd",
     "snapo_yield",
     "yield_gain",
+    "snapo_minus_fixed_mix",
 )
 """Metrics shown as columns of the runs table, when at least one listed run has them."""
 

@@ -40,22 +40,23 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field
 
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
-from decisions.core.snapo import SnapoConfig, StepLog, train
+from decisions.core.snapo import StepLog, train
+from decisions.core.snapo_settings import SnapoSettingsBase
 from decisions.energy.gas_storage.params import GasStorageParams, PriceKind, to_params
 from decisions.energy.gas_storage.policy import BaseStockPolicy
 from decisions.energy.gas_storage.prices import draw_normals
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.simulator import rollout
-from decisions.errors import InputError, validate_input
+from decisions.errors import InputError
 
 PyTree = Any
 FORMAT = "decisions.gas_storage.snapo_policy/1"
 
 
-class SnapoSettings(BaseModel):
+class SnapoSettings(SnapoSettingsBase):
     """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -92,19 +93,6 @@ class SnapoSettings(BaseModel):
         description="Target overshoot e (x capacity); None: 0.05 with stochastic prices, 0 with deterministic.",
     )
 
-    @field_validator("temperature_end")
-    @classmethod
-    def _not_above_start(cls, value: float, info: ValidationInfo) -> float:
-        start = info.data.get("temperature_start")
-        if start is not None and value > start:
-            raise ValueError(f"must not exceed temperature_start ({start})")
-        return value
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "snapo") -> SnapoSettings:
-        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
-        return validate_input(cls, data, prefix=prefix)
-
     def policy(self, *, stochastic: bool = True) -> BaseStockPolicy:
         """The policy architecture these settings describe.
 
@@ -117,16 +105,6 @@ class SnapoSettings(BaseModel):
         overshoot = self.overshoot if self.overshoot is not None else (0.05 if stochastic else 0.0)
         return BaseStockPolicy(hidden=(self.width,) * self.depth, overshoot=overshoot)
 
-    def config(self) -> SnapoConfig:
-        """The ``core.snapo`` training configuration."""
-        return SnapoConfig(
-            steps=self.steps,
-            learning_rate=self.learning_rate,
-            warmup_steps=min(20, self.steps // 10),
-            temperature_start=self.temperature_start,
-            temperature_end=self.temperature_end,
-            log_every=min(self.log_every, self.steps),
-        )
 
 
 @dataclasses.dataclass

@@ -26,11 +26,12 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field
 
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
-from decisions.core.snapo import SnapoConfig, StepLog, train
-from decisions.errors import InputError, validate_input
+from decisions.core.snapo import StepLog, train
+from decisions.core.snapo_settings import SnapoSettingsBase
+from decisions.errors import InputError
 from decisions.finance.pension.liabilities import initial_liability
 from decisions.finance.pension.params import PensionParams, to_params
 from decisions.finance.pension.policy import (
@@ -48,7 +49,7 @@ PyTree = Any
 FORMAT = "decisions.finance.pension.policy/1"
 
 
-class PensionSnapoSettings(BaseModel):
+class PensionSnapoSettings(SnapoSettingsBase):
     """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -67,33 +68,10 @@ class PensionSnapoSettings(BaseModel):
     seed: int = Field(0, ge=0, description="Seed of the initialisation and the training paths.")
     log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")
 
-    @field_validator("temperature_end")
-    @classmethod
-    def _not_above_start(cls, value: float, info: ValidationInfo) -> float:
-        start = info.data.get("temperature_start")
-        if start is not None and value > start:
-            raise ValueError(f"must not exceed temperature_start ({start})")
-        return value
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "snapo") -> PensionSnapoSettings:
-        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
-        return validate_input(cls, data, prefix=prefix)
-
     def network(self, n_assets: int) -> AllocationNet:
         """The neural policy these settings describe."""
         return AllocationNet(n_assets=n_assets, hidden=(self.width,) * self.depth)
 
-    def config(self) -> SnapoConfig:
-        """The ``core.snapo`` training configuration."""
-        return SnapoConfig(
-            steps=self.steps,
-            learning_rate=self.learning_rate,
-            warmup_steps=min(20, self.steps // 10),
-            temperature_start=self.temperature_start,
-            temperature_end=self.temperature_end,
-            log_every=min(self.log_every, self.steps),
-        )
 
 
 @dataclasses.dataclass

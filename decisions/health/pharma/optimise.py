@@ -20,7 +20,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -28,12 +28,13 @@ import numpy as np
 import pandas as pd
 from flax import struct
 from jax import Array
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field
 
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
 from decisions.core.smooth import smooth_relu
-from decisions.core.snapo import SnapoConfig, StepLog, train
-from decisions.errors import InputError, validate_input
+from decisions.core.snapo import StepLog, train
+from decisions.core.snapo_settings import SnapoSettingsBase
+from decisions.errors import InputError
 from decisions.health.pharma import chain
 from decisions.health.pharma.chain import Profiles
 from decisions.health.pharma.evaluation import Evaluation, evaluate
@@ -65,10 +66,11 @@ FORMAT = "decisions.health.pharma.profiles/1"
 ProgressFn = Callable[[int, int, float], None]
 
 
-class OptimiseSettings(BaseModel):
+class OptimiseSettings(SnapoSettingsBase):
     """User settings of the SNAPO profile optimisation (``parse`` raises ``InputError``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    section: ClassVar[str] = "optimise"
 
     steps: int = Field(800, gt=0, le=100_000, description="Gradient steps.")
     samples_per_step: int = Field(64, gt=0, le=10_000, description="Draws of the constants per step.")
@@ -84,29 +86,6 @@ class OptimiseSettings(BaseModel):
     seed: int = Field(0, ge=0, description="Seed of training and evaluation draws.")
     log_every: int = Field(200, gt=0, description="Steps per jitted chunk (progress granularity).")
 
-    @field_validator("temperature_end")
-    @classmethod
-    def _not_above_start(cls, value: float, info: ValidationInfo) -> float:
-        start = info.data.get("temperature_start")
-        if start is not None and value > start:
-            raise ValueError(f"must not exceed temperature_start ({start})")
-        return value
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "optimise") -> OptimiseSettings:
-        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
-        return validate_input(cls, data, prefix=prefix)
-
-    def config(self) -> SnapoConfig:
-        """The ``core.snapo`` training configuration."""
-        return SnapoConfig(
-            steps=self.steps,
-            learning_rate=self.learning_rate,
-            warmup_steps=min(20, self.steps // 10),
-            temperature_start=self.temperature_start,
-            temperature_end=self.temperature_end,
-            log_every=min(self.log_every, self.steps),
-        )
 
 
 @struct.dataclass

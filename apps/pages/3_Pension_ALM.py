@@ -1,0 +1,242 @@
+"""Pension ALM page: set the horizon, key rates, contribution bounds and floor; train SNAPO against a fixed mix.
+
+The run goes through ``decisions.finance.pension.job.execute``, so it is recorded in the
+run store like a CLI run; the page then reads the recorded tables back and draws SNAPO
+against the best fixed mix, the funding-ratio fan, the allocation over time with the
+contribution rate, the key-rate sensitivities, the other sensitivity tables and the
+liability's key-rate risk. A panel measures bump-and-revalue against one adjoint pass for
+a few key-rate counts. ``?run=<id>`` opens the report of a recorded run.
+"""
+
+from __future__ import annotations
+
+import app_charts
+import app_common
+import pandas as pd
+import pension_views
+import streamlit as st
+
+from decisions.errors import InputError
+from decisions.store import RunNotFoundError, database_url, error_line
+
+REPORT_KEY = "pension_report"
+QUERY_KEY = "pension_query_run"
+TIMING_KEY = "pension_timing"
+
+# Budgets small enough for an interactive run of a minute or two on a CPU (no bare string
+# literals at module level here: Streamlit's "magic" would print them).
+INTERACTIVE_DEFAULTS = {
+    "horizon_years": 10,
+    "key_rates": pension_views.DEFAULT_KEY_RATES,
+    "steps": 100,
+    "paths_per_step": 64,
+    "eval_paths": 512,
+    "selection_paths": 256,
+}
+
+
+def form_inputs() -> dict:
+    """The scenario and budget inputs; returns the form for ``pension_views.job_spec``."""
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.subheader("Scheme")
+        data = {
+            "horizon_years": st.number_input(
+                "Horizon (years)", min_value=1, max_value=60, value=INTERACTIVE_DEFAULTS["horizon_years"],
+                key="horizon_years",
+            ),
+            "key_rates": st.number_input(
+                "Key rates on the curve", min_value=2, max_value=200, value=INTERACTIVE_DEFAULTS["key_rates"],
+                key="key_rates", help="11 is the standard 3m-30y curve; other counts span 3m-60y geometrically.",
+            ),
+            "contribution_min": st.number_input(
+                "Contribution rate, min (x payroll)", value=0.0, step=0.01, format="%.2f", key="contribution_min"
+            ),
+            "contribution_max": st.number_input(
+                "Contribution rate, max (x payroll)", value=0.30, step=0.01, format="%.2f", key="contribution_max"
+            ),
+            "floor": st.number_input("Funding-ratio floor", value=0.9, step=0.05, format="%.2f", key="floor"),
+        }
+    with right:
+        st.subheader("Training and evaluation")
+        data["name"] = st.text_input("Run name", value="pension-app", key="run_name")
+        data["seed"] = st.number_input("Seed", min_value=0, value=0, key="seed")
+        labels = {
+            "steps": "SNAPO training steps",
+            "paths_per_step": "SNAPO paths per step",
+            "eval_paths": "Fresh evaluation paths",
+            "selection_paths": "Fixed-mix selection paths",
+        }
+        for key, label in labels.items():
+            data[key] = st.number_input(label, min_value=0, value=INTERACTIVE_DEFAULTS[key], key=key)
+    return data
+
+
+def run(form: dict, url: str) -> None:
+    """Validate the form, run the job in a recorded run with progress bars, and keep its report."""
+    try:
+        from decisions.finance.pension.scenario import Scenario
+
+        spec = pension_views.job_spec(form, app_common.artifacts_dir(url))
+        Scenario.parse(spec["scenario"])  # names the bad scenario field before the job module is imported
+        from decisions.finance.pension import job as pension_job
+
+        job = pension_job.prepare(spec)
+    except InputError as err:
+        st.error(str(err))
+        return
+    with st.status(f"Running {job.name}…", expanded=True) as status:
+        progress = app_common.StreamlitProgress(status)
+        try:
+            run_id = pension_job.execute(job, url=url, progress=progress)
+            report = pension_views.load_run(run_id, url)
+        except Exception as exc:  # any failure is shown on one line; the store records it too
+            status.update(label="Run failed", state="error")
+            st.error(error_line(exc))
+            return
+        status.update(label=f"Run #{run_id} finished", state="complete", expanded=False)
+    st.session_state[REPORT_KEY] = report
+
+
+def download(frame: pd.DataFrame, name: str, run_id: int) -> None:
+    """A CSV download button for one table."""
+    st.download_button(
+        f"Download {name.replace('_', ' ')} (CSV)",
+        frame.to_csv(index=False).encode(),
+        file_name=f"run-{run_id}-{name}.csv",
+        mime="text/csv",
+        key=f"download_{name}",
+    )
+
+
+def show_comparison(report: pension_views.RecordedPensionRun) -> None:
+    """SNAPO against the best fixed mix on the same fresh paths."""
+    comparison = report.table("comparison")
+    st.subheader("SNAPO against the best fixed mix")
+    st.caption("Objective per path: discounted surplus at the horizon, less contribution cost and the "
+               "shortfall penalty below the floor; mean over common fresh paths, paired difference.")
+    view = pension_views.comparison_view(comparison)
+    st.dataframe(view, hide_index=True, width="stretch")
+    st.altair_chart(app_charts.value_bars(view), width="stretch")
+
+
+def show_paths(report: pension_views.RecordedPensionRun) -> None:
+    """The funding-ratio fan, the allocations over time and the contribution rate."""
+    st.subheader("Funding ratio under the SNAPO policy")
+    st.caption("Bands: 5th-95th and 25th-75th percentiles over the evaluation paths; line: median, "
+               "dashed: mean; red: the floor.")
+    st.altair_chart(pension_views.fan_chart(report.table("funding_fan"), report.floor), width="stretch")
+    download(report.table("funding_fan"), "funding_fan", report.run_id)
+
+    st.subheader("Allocation over time")
+    allocations = {"snapo": report.table("allocation"), "fixed_mix": report.table("fixed_mix_allocation")}
+    columns = st.columns(2)
+    for column, (name, frame) in zip(columns, allocations.items(), strict=True):
+        if not frame.empty:
+            title = f"{pension_views.method_label(name)} (mean weights)"
+            column.altair_chart(pension_views.allocation_chart(frame, title), width="stretch")
+    st.altair_chart(pension_views.contribution_chart(allocations), width="stretch")
+    download(allocations["snapo"], "allocation", report.run_id)
+
+
+def show_sensitivities(report: pension_views.RecordedPensionRun) -> None:
+    """Key-rate bars, the asset, correlation and scalar sensitivity tables, the liability's risk."""
+    st.subheader("Sensitivities of the SNAPO objective")
+    st.caption("Every input differentiated in one reverse pass (the policy reacting).")
+    key_rates = report.table("key_rate_sensitivity")
+    if not key_rates.empty:
+        st.altair_chart(pension_views.key_rate_chart(key_rates), width="stretch")
+    tabs = {
+        "key_rate_sensitivity": "Key rates",
+        "asset_sensitivity": "Assets",
+        "correlation_sensitivity": "Correlations",
+        "input_sensitivity": "Other inputs",
+        "liability_risk": "Liability key-rate risk",
+    }
+    present = {name: label for name, label in tabs.items() if not report.table(name).empty}
+    for tab, name in zip(st.tabs(list(present.values())), present, strict=True):
+        with tab:
+            st.dataframe(report.table(name), hide_index=True, width="stretch")
+            download(report.table(name), name, report.run_id)
+
+
+def show_report(report: pension_views.RecordedPensionRun) -> None:
+    """Draw a recorded run: headline figures, comparison, fan, allocation, sensitivities, training."""
+    st.header(f"Results of run #{report.run_id}")
+    figures = pension_views.headline(report)
+    if figures:
+        for column, (label, value, delta) in zip(st.columns(len(figures)), figures, strict=True):
+            column.metric(label, value, delta)
+    if not report.table("comparison").empty:
+        show_comparison(report)
+    show_paths(report)
+    show_sensitivities(report)
+    curve = report.table("training_curve")
+    if not curve.empty:
+        st.subheader("SNAPO training curve")
+        st.altair_chart(app_charts.training_chart(curve), width="stretch")
+
+
+def show_timing() -> None:
+    """The bump-versus-adjoint panel: measure on demand, chart speed-up against K (log-log)."""
+    st.header("Bump and revalue versus one adjoint pass")
+    st.caption(
+        "With K key rates, bump and revalue needs K + 1 valuations; one jax.value_and_grad pass gives "
+        "every sensitivity at once. This is a quick measurement (5-year horizon, few paths, compile "
+        "excluded); the full benchmark is `decisions bench pension --json`."
+    )
+    left, right = st.columns(2)
+    counts = left.multiselect(
+        "Key-rate counts K", [2, 5, 10, 20, 50, 100, 200], default=list(pension_views.TIMING_KEY_RATES),
+        key="timing_counts",
+    )
+    paths = right.number_input("Paths", min_value=16, max_value=8192, value=256, key="timing_paths")
+    if st.button("Measure", key="timing_run"):
+        if not counts:
+            st.error("timing_counts: choose at least one key-rate count")
+        else:
+            with st.status("Timing…", expanded=True) as status:
+                try:
+                    frame = pension_views.measure_speedups(
+                        sorted(counts), paths=int(paths), progress=app_common.StreamlitProgress(status)
+                    )
+                except Exception as exc:  # shown on one line
+                    status.update(label="Timing failed", state="error")
+                    st.error(error_line(exc))
+                    return
+                status.update(label="Timing done", state="complete", expanded=False)
+            st.session_state[TIMING_KEY] = frame
+    frame = st.session_state.get(TIMING_KEY)
+    if frame is not None:
+        st.altair_chart(pension_views.speedup_chart(frame), width="stretch")
+        st.dataframe(frame, hide_index=True, width="stretch")
+
+
+st.set_page_config(page_title="Pension ALM · decisions", page_icon=":material/savings:", layout="wide")
+app_common.require_password()
+
+st.title("Pension ALM")
+st.markdown(
+    "Choose each month's allocation across cash, bond buckets and risky assets and the sponsor's "
+    "contribution rate for a defined-benefit scheme, with a penalty when the funding ratio falls "
+    "below the floor. SNAPO is scored against the best fixed mix on the same fresh paths, with every "
+    "sensitivity (key rates, asset parameters, correlations, mortality, funding) from one adjoint pass."
+)
+url = database_url()
+
+requested = st.query_params.get("run")
+if requested and st.session_state.get(QUERY_KEY) != requested:
+    st.session_state[QUERY_KEY] = requested
+    try:
+        st.session_state[REPORT_KEY] = pension_views.load_run(int(requested), url)
+    except (ValueError, RunNotFoundError, InputError) as err:
+        st.error(f"run: cannot open run {requested!r}: {err}")
+
+form = form_inputs()
+if st.button("Run", type="primary", key="run"):
+    run(form, url)
+
+if REPORT_KEY in st.session_state:
+    show_report(st.session_state[REPORT_KEY])
+
+show_timing()

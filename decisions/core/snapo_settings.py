@@ -1,0 +1,54 @@
+"""User-facing SNAPO training settings shared by every domain (validated at the edge).
+
+A domain subclasses ``SnapoSettingsBase``, re-declaring a field to change its default or
+bounds and adding its own (paths, network size); it inherits the cross-field check, the
+one-line-error ``parse`` and the translation into ``core.snapo.SnapoConfig``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from decisions.core.snapo import SnapoConfig
+from decisions.errors import validate_input
+
+
+class SnapoSettingsBase(BaseModel):
+    """Gradient steps, learning rate, temperature annealing and progress cadence of SNAPO training."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    section: ClassVar[str] = "snapo"
+    """Name of the settings' table in a job spec (the prefix of error fields)."""
+
+    steps: int = Field(1000, gt=0, le=1_000_000, description="Gradient steps.")
+    learning_rate: float = Field(1e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
+    temperature_start: float = Field(0.1, gt=0, allow_inf_nan=False, description="Initial surrogate temperature.")
+    temperature_end: float = Field(0.005, gt=0, allow_inf_nan=False, description="Final surrogate temperature.")
+    log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")
+
+    @field_validator("temperature_end")
+    @classmethod
+    def _not_above_start(cls, value: float, info: ValidationInfo) -> float:
+        start = info.data.get("temperature_start")
+        if start is not None and value > start:
+            raise ValueError(f"must not exceed temperature_start ({start})")
+        return value
+
+    @classmethod
+    def parse(cls, data: dict, *, prefix: str | None = None) -> Self:
+        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
+        return validate_input(cls, data, prefix=cls.section if prefix is None else prefix)
+
+    def config(self) -> SnapoConfig:
+        """The ``core.snapo`` training configuration (20 warm-up steps at most, a tenth of short runs)."""
+        return SnapoConfig(
+            steps=self.steps,
+            learning_rate=self.learning_rate,
+            warmup_steps=min(20, self.steps // 10),
+            temperature_start=self.temperature_start,
+            temperature_end=self.temperature_end,
+            log_every=min(self.log_every, self.steps),
+        )
