@@ -1,0 +1,243 @@
+"""Exact dynamic programming for goals-based wealth management (Das, Ostrov, Radhakrishnan, Srivastav 2020).
+
+States are the nodes of a grid equally spaced in log wealth plus one bankrupt state (index 0,
+wealth 0). Each year the client pays the year's cash flow, chooses a goal option it can afford
+(cost <= wealth + cash flow) and one frontier portfolio; the paid-down wealth then grows by the
+portfolio's lognormal return. The probability of moving from paid-down wealth ``W`` to node ``j``
+is the normal density of the log return ``ln W_j - ln W`` (mean ``mu - sigma^2/2``, sd ``sigma``)
+at the destination nodes, normalised over the nodes: mass beyond the grid ends on the nodes nearby.
+
+Bankruptcy: a state whose wealth plus cash flow is negative (a withdrawal it cannot pay) cannot
+fund anything, moves to the bankrupt state and scores 0 from then on; spending wealth down to
+exactly 0 on a goal also lands there. The bankrupt state is absorbing with value 0, so every
+transition row is an exact probability vector.
+
+Timing: goals of year ``T`` are paid from ``W(T)`` and scored at ``T`` with no further growth
+(the value after year ``T`` is 0). The single-goal problem scores ``1[W(T) >= target]`` at ``T``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from decisions.finance.wealth.problem import WealthProblem
+
+
+@dataclass(frozen=True)
+class OptionSet:
+    """The goal options of one year after combining that year's goals and dropping dominated ones.
+
+    ``choices[g]`` gives, per goal of the year (in ``goals`` order), the option taken: 0 not funded,
+    ``i >= 1`` the goal's ``options[i - 1]``.
+    """
+
+    costs: np.ndarray
+    utilities: np.ndarray
+    choices: tuple[tuple[int, ...], ...]
+    goals: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WealthResult:
+    """Solution of a goals-based wealth problem.
+
+    Attributes:
+        value: optimal ``P[W(T) >= target]`` (single goal) or expected total utility (goals).
+        wealth: wealth of each state, shape ``(S,)``; state 0 is bankrupt (wealth 0).
+        initial_state: the state of ``W0``.
+        mu: frontier portfolio means, shape ``(K,)``.
+        sigma: frontier portfolio volatilities, shape ``(K,)``.
+        portfolio: optimal portfolio index per year ``0 .. T-1`` and state, shape ``(T, S)``;
+            -1 where nothing is invested (bankrupt).
+        goal_option: optimal option (index into ``options[t]``) per year ``0 .. T`` and state,
+            shape ``(T + 1, S)``; -1 where bankrupt.
+        options: the option set of each year ``0 .. T``.
+        option_probability: per year, the probability of taking each option of ``options[t]``.
+        goal_probability: per goal (in input order), the probability of each of its options,
+            index 0 being "not funded" (from the forward pass; sums to ``1 - P[bankrupt]``).
+        distribution: probability of each state at the start of each year ``0 .. T``, shape ``(T + 1, S)``.
+    """
+
+    value: float
+    wealth: np.ndarray
+    initial_state: int
+    mu: np.ndarray
+    sigma: np.ndarray
+    portfolio: np.ndarray
+    goal_option: np.ndarray
+    options: tuple[OptionSet, ...]
+    option_probability: tuple[np.ndarray, ...]
+    goal_probability: tuple[np.ndarray, ...]
+    distribution: np.ndarray
+
+
+def wealth_grid(problem: WealthProblem) -> np.ndarray:
+    """Grid nodes (wealth, increasing), equally spaced in log wealth with step ``sigma_min / rho``.
+
+    The grid spans the lowest and highest wealth reachable within ``n_sd`` standard deviations
+    over the horizon, cash flows included, using the minimum-variance and the maximum-mean
+    portfolios for the extremes; it is shifted so that ``ln W0`` is a node.
+    """
+    mu, sigma = problem.market.frontier()
+    flows = problem.flows()
+    step = float(sigma.min()) / problem.rho
+    w0 = problem.initial_wealth
+    lo, hi = w0, w0
+    for k in {0, len(mu) - 1}:
+        drift, vol = float(mu[k] - sigma[k] ** 2 / 2), float(sigma[k])
+        for t in range(1, problem.horizon + 1):
+            low, high = 0.0, 0.0
+            for s, amount in enumerate([w0] + flows[:t]):
+                age = t - s + 1 if s else t  # W0 and flow s - 1 (paid at the start of year s - 1)
+                down = math.exp(drift * age - problem.n_sd * vol * math.sqrt(age))
+                up = math.exp(drift * age + problem.n_sd * vol * math.sqrt(age))
+                low += amount * (down if amount >= 0 else up)
+                high += amount * (up if amount >= 0 else down)
+            lo, hi = min(lo, low), max(hi, high)
+    lo = max(lo, w0 * 1e-3)  # withdrawals can take the bound below zero; wealth below lands on node 0
+    ln_w0 = math.log(w0)
+    k_lo = math.floor((math.log(lo) - ln_w0) / step)
+    k_hi = math.ceil((math.log(hi) - ln_w0) / step)
+    return np.exp(ln_w0 + step * np.arange(k_lo, k_hi + 1))
+
+
+def transitions(post: np.ndarray, log_grid: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """Transition probabilities from paid-down wealth to the states, for every portfolio.
+
+    Args:
+        post: wealth invested, shape ``(R,)``; ``<= 0`` means bankrupt.
+        log_grid: log wealth of the grid nodes, shape ``(n,)``.
+        mu: portfolio means, shape ``(K,)``.
+        sigma: portfolio volatilities, shape ``(K,)``.
+
+    Returns:
+        Shape ``(K, R, n + 1)``; column 0 is the bankrupt state; each row sums to 1.
+    """
+    alive = post > 0
+    ln_post = np.log(np.where(alive, post, 1.0))
+    drift = (mu - sigma**2 / 2)[:, None, None]
+    z = (log_grid[None, None, :] - ln_post[None, :, None] - drift) / sigma[:, None, None]
+    logits = -0.5 * z * z
+    dens = np.exp(logits - logits.max(axis=2, keepdims=True))
+    dens /= dens.sum(axis=2, keepdims=True)
+    out = np.zeros((len(mu), len(post), len(log_grid) + 1))
+    out[:, :, 1:] = np.where(alive[None, :, None], dens, 0.0)
+    out[:, :, 0] = np.where(alive, 0.0, 1.0)[None, :]
+    return out
+
+
+def option_sets(problem: WealthProblem) -> tuple[OptionSet, ...]:
+    """Per year ``0 .. T``, the combined options of that year's goals with dominated ones dropped.
+
+    Combinations of the goals' options (each goal: not funded or one of its options) are ranked by
+    cost; one is kept only if it gives more utility than every cheaper (or equally cheap) one.
+    """
+    sets = []
+    for t in range(problem.horizon + 1):
+        idx = tuple(i for i, g in enumerate(problem.goals) if g.year == t)
+        menus = [[(0.0, 0.0)] + [(o.cost, o.utility) for o in problem.goals[i].options] for i in idx]
+        combos = []
+        for choice in itertools.product(*[range(len(m)) for m in menus]):
+            cost = sum(menus[j][c][0] for j, c in enumerate(choice))
+            util = sum(menus[j][c][1] for j, c in enumerate(choice))
+            combos.append((cost, -util, choice))
+        combos.sort()
+        kept: list[tuple[float, float, tuple[int, ...]]] = []
+        best = -math.inf
+        for cost, neg_util, choice in combos:
+            if -neg_util > best:
+                kept.append((cost, -neg_util, choice))
+                best = -neg_util
+        sets.append(
+            OptionSet(
+                costs=np.array([c for c, _, _ in kept]),
+                utilities=np.array([u for _, u, _ in kept]),
+                choices=tuple(ch for _, _, ch in kept),
+                goals=idx,
+            )
+        )
+    return tuple(sets)
+
+
+def solve(problem: WealthProblem) -> WealthResult:
+    """Solve by backward induction and evaluate the optimal policy by a forward pass.
+
+    With ``problem.target`` set, maximises ``P[W(T) >= target]`` plus the utility of any goals
+    (with no goals, exactly the single-goal probability); otherwise maximises expected total utility.
+    """
+    mu, sigma = problem.market.frontier()
+    grid = wealth_grid(problem)
+    log_grid = np.log(grid)
+    wealth = np.concatenate([[0.0], grid])
+    n_states = len(wealth)
+    horizon = problem.horizon
+    flows = problem.flows() + [0.0]
+    sets = option_sets(problem)
+
+    portfolio = np.full((horizon, n_states), -1, dtype=np.int64)
+    goal_option = np.full((horizon + 1, n_states), -1, dtype=np.int64)
+    moves = np.zeros((horizon, n_states, n_states))
+    value_next = np.zeros(n_states)
+    for t in range(horizon, -1, -1):
+        opts = sets[t]
+        cash = wealth + flows[t]
+        q = np.full((len(opts.costs), n_states), -np.inf)
+        best_k = np.zeros((len(opts.costs), n_states), dtype=np.int64)
+        rows = np.zeros((len(opts.costs), n_states, n_states)) if t < horizon else None
+        for g, (cost, util) in enumerate(zip(opts.costs, opts.utilities, strict=True)):
+            post = cash - cost
+            feasible = post >= 0
+            feasible[0] = False  # bankrupt is absorbing
+            if t == horizon:
+                cont = np.zeros(n_states)
+                if problem.target is not None:
+                    cont = (post >= problem.target).astype(float)
+            else:
+                p = transitions(post, log_grid, mu, sigma)
+                ev = p @ value_next  # (K, S)
+                best_k[g] = np.argmax(ev, axis=0)
+                cont = ev[best_k[g], np.arange(n_states)]
+                rows[g] = p[best_k[g], np.arange(n_states)]  # type: ignore[index]
+            q[g] = np.where(feasible, util + cont, -np.inf)
+        any_ok = np.isfinite(q).any(axis=0)
+        g_star = np.argmax(q, axis=0)
+        value = np.where(any_ok, q[g_star, np.arange(n_states)], 0.0)
+        goal_option[t] = np.where(any_ok, g_star, -1)
+        if t < horizon:
+            portfolio[t] = np.where(any_ok, best_k[g_star, np.arange(n_states)], -1)
+            chosen = rows[g_star, np.arange(n_states)]  # type: ignore[index]
+            chosen[~any_ok] = 0.0
+            chosen[~any_ok, 0] = 1.0
+            moves[t] = chosen
+        value_next = value
+
+    start = int(np.argmin(np.abs(wealth - problem.initial_wealth)))
+    dist = np.zeros((horizon + 1, n_states))
+    dist[0, start] = 1.0
+    for t in range(horizon):
+        dist[t + 1] = dist[t] @ moves[t]
+    option_probability = []
+    goal_probability = [np.zeros(len(g.options) + 1) for g in problem.goals]
+    for t, opts in enumerate(sets):
+        probs = np.array([dist[t][goal_option[t] == g].sum() for g in range(len(opts.costs))])
+        option_probability.append(probs)
+        for g, choice in enumerate(opts.choices):
+            for goal, c in zip(opts.goals, choice, strict=True):
+                goal_probability[goal][c] += probs[g]
+    return WealthResult(
+        value=float(value_next[start]),
+        wealth=wealth,
+        initial_state=start,
+        mu=mu,
+        sigma=sigma,
+        portfolio=portfolio,
+        goal_option=goal_option,
+        options=sets,
+        option_probability=tuple(option_probability),
+        goal_probability=tuple(goal_probability),
+        distribution=dist,
+    )

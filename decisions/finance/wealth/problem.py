@@ -1,0 +1,103 @@
+"""Validated input for a goals-based wealth management problem.
+
+Conventions:
+
+- years ``t = 0 .. horizon``; the client holds wealth ``W(t)`` at the start of year ``t``;
+- ``cash_flows[t]`` (``t < horizon``) is added at the start of year ``t`` (positive: infusion,
+  negative: withdrawal); then the goals of year ``t`` are paid, then the rest is invested for a
+  year in one frontier portfolio: ``W(t+1) = (W(t) + c(t) - cost) exp(mu - sigma^2/2 + sigma Z)``;
+- goals at year ``horizon`` are paid from ``W(horizon)`` (no cash flow, no further growth);
+- each goal lists its options (``cost``, ``utility``); not funding it (cost 0, utility 0) is always
+  an option and need not be listed. Within a goal a dearer option may not give less utility.
+
+Every error names its field: ``WealthProblem.parse(data)`` raises
+``decisions.errors.InputError("problem.goals", "goals[1].year: ...")``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from decisions.errors import validate_input
+from decisions.finance.wealth.market import Market
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class GoalOption(BaseModel):
+    """One way of funding a goal: what it costs and what it is worth to the client."""
+
+    model_config = _STRICT
+
+    cost: Finite = Field(ge=0.0)
+    utility: Finite = Field(ge=0.0)
+
+
+class Goal(BaseModel):
+    """A goal due in ``year`` with its funding options (full, partial, ...)."""
+
+    model_config = _STRICT
+
+    year: int = Field(ge=0)
+    options: list[GoalOption] = Field(min_length=1)
+
+    @field_validator("options")
+    @classmethod
+    def _utility_increases_with_cost(cls, value: list[GoalOption]) -> list[GoalOption]:
+        ranked = sorted(value, key=lambda o: (o.cost, o.utility))
+        for lo, hi in zip(ranked, ranked[1:], strict=False):
+            if hi.cost > lo.cost and hi.utility < lo.utility:
+                raise ValueError(
+                    f"utility must not decrease with cost (cost {hi.cost:g} gives {hi.utility:g} "
+                    f"< {lo.utility:g} at cost {lo.cost:g})"
+                )
+        return value
+
+
+class WealthProblem(BaseModel):
+    """A client's goals-based wealth problem and the DP grid settings.
+
+    ``target`` is the wealth goal of the single-goal problem (maximise ``P[W(T) >= target]``);
+    ``goals`` are the goals of the multi-goal problem (maximise expected total utility).
+    """
+
+    model_config = _STRICT
+
+    horizon: int = Field(ge=1, le=200)
+    initial_wealth: Finite = Field(gt=0.0)
+    cash_flows: list[Finite] | None = None
+    target: Finite | None = Field(default=None, gt=0.0)
+    goals: list[Goal] = Field(default_factory=list)
+    market: Market = Field(default_factory=Market)
+    rho: Finite = Field(default=3.0, gt=0.0, le=100.0)
+    n_sd: Finite = Field(default=3.0, gt=0.0, le=10.0)
+
+    @field_validator("cash_flows")
+    @classmethod
+    def _one_per_year(cls, value: list[float] | None, info: ValidationInfo) -> list[float] | None:
+        horizon = info.data.get("horizon")
+        if value is not None and horizon is not None and len(value) != horizon:
+            raise ValueError(f"needs one cash flow per year 0 .. {horizon - 1} ({horizon}), got {len(value)}")
+        return value
+
+    @field_validator("goals")
+    @classmethod
+    def _within_horizon(cls, value: list[Goal], info: ValidationInfo) -> list[Goal]:
+        horizon = info.data.get("horizon")
+        for i, goal in enumerate(value):
+            if horizon is not None and goal.year > horizon:
+                raise ValueError(f"goals[{i}].year: {goal.year} is after the horizon {horizon}")
+        return value
+
+    @classmethod
+    def parse(cls, data: object, *, prefix: str = "problem") -> WealthProblem:
+        """Validate user data (a mapping) into a problem; raises ``InputError`` naming the field."""
+        return validate_input(cls, data, prefix=prefix)
+
+    def flows(self) -> list[float]:
+        """Cash flow per year ``0 .. horizon - 1`` (zeros when none were given)."""
+        return list(self.cash_flows) if self.cash_flows is not None else [0.0] * self.horizon
