@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -155,3 +156,34 @@ class StreamlitProgress:
     def tasks(self) -> list[str]:
         """Task names reported so far, in order of first report."""
         return list(self._bars)
+
+
+def open_requested_run(
+    loader: Callable[[int, str | None], Any], *, url: str | None, query_key: str, report_key: str,
+    run_id_key: str | None = None,
+) -> None:
+    """Load the run named by ``?run=<id>`` into ``st.session_state[report_key]`` once per id.
+
+    A bad id, a missing run or a run of another kind shows one error line (never a traceback).
+
+    Args:
+        loader: ``loader(run_id, url) -> report``; raises ``ValueError``, ``RunNotFoundError``
+            or ``InputError`` when the run cannot be shown.
+        url: run store URL.
+        query_key: session key remembering the last id handled (so a rerun does not reload).
+        report_key: session key receiving the report.
+        run_id_key: optional session key receiving the run id.
+    """
+    from decisions.errors import InputError
+    from decisions.store import RunNotFoundError
+
+    requested = st.query_params.get("run")
+    if not requested or st.session_state.get(query_key) == requested:
+        return
+    st.session_state[query_key] = requested
+    try:
+        st.session_state[report_key] = loader(int(requested), url)
+        if run_id_key is not None:
+            st.session_state[run_id_key] = int(requested)
+    except (ValueError, RunNotFoundError, InputError) as err:
+        st.error(f"run: cannot open run {requested!r}: {err}")

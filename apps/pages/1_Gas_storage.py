@@ -25,7 +25,7 @@ from decisions.energy.gas_storage.scenario import (
     seasonal_forward_curve,
 )
 from decisions.errors import InputError
-from decisions.store import RunNotFoundError, database_url, error_line, get_run
+from decisions.store import database_url, error_line, get_run
 
 KIND = "gas_storage"
 REPORT_KEY = "gas_report"
@@ -302,14 +302,9 @@ st.markdown(
 )
 url = database_url()
 
-requested = st.query_params.get("run")
-if requested and st.session_state.get(QUERY_KEY) != requested:
-    st.session_state[QUERY_KEY] = requested
-    try:
-        st.session_state[REPORT_KEY] = load_report(int(requested), url)
-        st.session_state[RUN_ID_KEY] = int(requested)
-    except (ValueError, RunNotFoundError, InputError) as err:
-        st.error(f"run: cannot open run {requested!r}: {err}")
+app_common.open_requested_run(
+    load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
+)
 
 form, model = st.columns(2, gap="large")
 with form:

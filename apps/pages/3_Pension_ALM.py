@@ -17,7 +17,7 @@ import pension_views
 import streamlit as st
 
 from decisions.errors import InputError
-from decisions.store import RunNotFoundError, database_url, error_line
+from decisions.store import database_url, error_line
 
 REPORT_KEY = "pension_report"
 QUERY_KEY = "pension_query_run"
@@ -224,13 +224,7 @@ st.markdown(
 )
 url = database_url()
 
-requested = st.query_params.get("run")
-if requested and st.session_state.get(QUERY_KEY) != requested:
-    st.session_state[QUERY_KEY] = requested
-    try:
-        st.session_state[REPORT_KEY] = pension_views.load_run(int(requested), url)
-    except (ValueError, RunNotFoundError, InputError) as err:
-        st.error(f"run: cannot open run {requested!r}: {err}")
+app_common.open_requested_run(pension_views.load_run, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY)
 
 form = form_inputs()
 if st.button("Run", type="primary", key="run"):

@@ -18,7 +18,7 @@ import streamlit as st
 from decisions.errors import InputError
 from decisions.health.pharma.report import PharmaReport
 from decisions.health.pharma.scenario import Cpp, OperatingPoint, OperatingRanges, Scenario, Specs
-from decisions.store import RunNotFoundError, database_url, error_line
+from decisions.store import database_url, error_line
 
 REPORT_KEY = "pharma_report"
 RUN_ID_KEY = "pharma_run_id"
@@ -304,14 +304,9 @@ st.markdown(
 )
 url = database_url()
 
-requested = st.query_params.get("run")
-if requested and st.session_state.get(QUERY_KEY) != requested:
-    st.session_state[QUERY_KEY] = requested
-    try:
-        st.session_state[REPORT_KEY] = pharma_views.load_report(int(requested), url)
-        st.session_state[RUN_ID_KEY] = int(requested)
-    except (ValueError, RunNotFoundError, InputError) as err:
-        st.error(f"run: cannot open run {requested!r}: {err}")
+app_common.open_requested_run(
+    pharma_views.load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
+)
 
 form, limits = st.columns(2, gap="large")
 with form:
