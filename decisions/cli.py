@@ -38,6 +38,7 @@ class BenchName(StrEnum):
     BUILDING = "building"
     PHARMA = "pharma"
     PENSION = "pension"
+    WEALTH = "wealth"
 
 
 BENCH_MODULES: dict[BenchName, str] = {
@@ -45,6 +46,7 @@ BENCH_MODULES: dict[BenchName, str] = {
     BenchName.BUILDING: "decisions.energy.building.bench",
     BenchName.PHARMA: "decisions.health.pharma.bench",
     BenchName.PENSION: "decisions.finance.pension.bench",
+    BenchName.WEALTH: "decisions.finance.wealth.bench",
 }
 """Module holding each benchmark's ``run_bench(progress=None) -> dict`` (imported lazily)."""
 
