@@ -21,7 +21,7 @@ import optax
 from jax import Array
 
 from decisions.core.agents import onpolicy
-from decisions.core.agents.common import ProgressFn, TrainResult
+from decisions.core.agents.common import ProgressFn, TrainResult, check_choice, check_number
 from decisions.core.agents.onpolicy import ActorCriticPolicy, Batch, load_policy, save_policy
 from decisions.core.env import Environment
 
@@ -54,8 +54,8 @@ class A2CConfig(onpolicy.OnPolicyConfig):
     def __post_init__(self) -> None:
         """Check the shared fields, then A2C's own."""
         super().__post_init__()
-        onpolicy.check_choice(self, "optimizer_name", OPTIMIZERS)
-        onpolicy.check_number(self, "optimizer_eps", 0.0, 1.0, open_low=True)
+        check_choice("optimizer_name", self.optimizer_name, OPTIMIZERS)
+        check_number("optimizer_eps", self.optimizer_eps, 0.0, 1.0, open_low=True)
 
     @property
     def updates_per_iteration(self) -> int:

@@ -14,6 +14,7 @@ scaled exactly as in training.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,39 @@ class Policy(Protocol):
     """``policy(params, obs, key) -> action`` for one observation (vmap it for a batch)."""
 
     def __call__(self, params: PyTree, obs: Array, key: Array) -> Array: ...
+
+
+def check_int(name: str, value: Any, minimum: int) -> None:
+    """Raise ``ValueError("name: ...")`` unless ``value`` is an integer ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name}: must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {value}")
+
+
+def check_number(name: str, value: Any, low: float, high: float, *, open_low: bool = False) -> None:
+    """Raise ``ValueError("name: ...")`` unless ``value`` is a finite number in ``[low, high]``
+    (``(low, high]`` with ``open_low``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{name}: must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: must be finite, got {value!r}")
+    below = value <= low if open_low else value < low
+    if below or value > high:
+        bracket = "(" if open_low else "["
+        raise ValueError(f"{name}: must be in {bracket}{low}, {high}], got {value!r}")
+
+
+def check_bool(name: str, value: Any) -> None:
+    """Raise ``ValueError("name: ...")`` unless ``value`` is ``True`` or ``False``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: must be True or False, got {value!r}")
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    """Raise ``ValueError("name: ...")`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name}: must be one of {', '.join(choices)}, got {value!r}")
 
 
 @struct.dataclass

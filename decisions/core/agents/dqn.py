@@ -32,11 +32,10 @@ import numpy as np
 import optax
 from jax import Array
 
-from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, identity_stats
+from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, check_number, identity_stats
 from decisions.core.agents.offpolicy import (
     OffPolicyConfig,
     PolicyDescription,
-    check_number,
     load_policy_as,
     normalize,
     save_policy,

@@ -40,6 +40,8 @@ from decisions.core.agents.common import (
     ProgressFn,
     RunningStats,
     TrainResult,
+    check_int,
+    check_number,
     identity_stats,
     run_chunked,
 )
@@ -64,27 +66,6 @@ PolicyT = TypeVar("PolicyT")
 
 POLICY_FORMAT = "decisions.offpolicy_policy/1"
 """Tag in the metadata of files written by ``save_policy``."""
-
-
-def check_int(name: str, value: Any, minimum: int) -> None:
-    """Raise ``ValueError("name: ...")`` unless ``value`` is an integer ``>= minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name}: must be >= {minimum}, got {value}")
-
-
-def check_number(name: str, value: Any, low: float, high: float, *, open_low: bool = False) -> None:
-    """Raise ``ValueError("name: ...")`` unless ``value`` is a finite number in ``[low, high]``
-    (``(low, high]`` with ``open_low``)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-        raise ValueError(f"{name}: must be a number, got {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name}: must be finite, got {value!r}")
-    below = value <= low if open_low else value < low
-    if below or value > high:
-        bracket = "(" if open_low else "["
-        raise ValueError(f"{name}: must be in {bracket}{low}, {high}], got {value!r}")
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,17 @@ import optax
 from jax import Array
 
 from decisions.core import nets
-from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, identity_stats, run_chunked
+from decisions.core.agents.common import (
+    ProgressFn,
+    RunningStats,
+    TrainResult,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    identity_stats,
+    run_chunked,
+)
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
 from decisions.core.env import Environment
 from decisions.core.spaces import Box, Discrete
@@ -75,33 +85,6 @@ POLICY_FORMAT = "decisions.actor_critic_policy/1"
 
 
 # ----------------------------------------------------------------------------- configuration
-
-
-def check_int(config: Any, name: str, minimum: int) -> None:
-    value = getattr(config, name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name}: must be >= {minimum}, got {value}")
-
-
-def check_number(config: Any, name: str, low: float, high: float, *, open_low: bool = False) -> None:
-    value = getattr(config, name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{name}: must be a number, got {value!r}")
-    if not math.isfinite(value) or value < low or value > high or (open_low and value == low):
-        bound = "(" if open_low else "["
-        raise ValueError(f"{name}: must be in {bound}{low}, {high}], got {value!r}")
-
-
-def check_bool(config: Any, name: str) -> None:
-    if not isinstance(getattr(config, name), bool):
-        raise ValueError(f"{name}: must be True or False, got {getattr(config, name)!r}")
-
-
-def check_choice(config: Any, name: str, choices: tuple[str, ...]) -> None:
-    if getattr(config, name) not in choices:
-        raise ValueError(f"{name}: must be one of {', '.join(choices)}, got {getattr(config, name)!r}")
 
 
 @dataclass(frozen=True)
@@ -160,18 +143,18 @@ class OnPolicyConfig:
     def __post_init__(self) -> None:
         """Check every field; raise ``ValueError("field: problem")`` on the first bad one."""
         for name in ("num_envs", "rollout_steps", "total_env_steps", "log_every"):
-            check_int(self, name, 1)
+            check_int(name, getattr(self, name), 1)
         for name in ("gamma", "gae_lambda", "final_lr_fraction"):
-            check_number(self, name, 0.0, 1.0)
+            check_number(name, getattr(self, name), 0.0, 1.0)
         for name in ("learning_rate", "max_grad_norm", "reward_scale"):
-            check_number(self, name, 0.0, math.inf, open_low=True)
+            check_number(name, getattr(self, name), 0.0, math.inf, open_low=True)
         for name in ("entropy_coef", "value_coef"):
-            check_number(self, name, 0.0, math.inf)
-        check_number(self, "log_std_init", -5.0, 2.0)
+            check_number(name, getattr(self, name), 0.0, math.inf)
+        check_number("log_std_init", self.log_std_init, -5.0, 2.0)
         for name in ("normalize_obs", "normalize_advantages", "normalize_rewards"):
-            check_bool(self, name)
-        check_choice(self, "lr_schedule", LR_SCHEDULES)
-        check_choice(self, "activation", tuple(ACTIVATIONS))
+            check_bool(name, getattr(self, name))
+        check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
+        check_choice("activation", self.activation, tuple(ACTIVATIONS))
         hidden = self.hidden
         if not isinstance(hidden, tuple) or not hidden:
             raise ValueError(f"hidden: must be a non-empty tuple of layer widths, got {hidden!r}")

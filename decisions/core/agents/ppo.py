@@ -24,7 +24,7 @@ import optax
 from jax import Array
 
 from decisions.core.agents import onpolicy
-from decisions.core.agents.common import ProgressFn, TrainResult
+from decisions.core.agents.common import ProgressFn, TrainResult, check_int, check_number
 from decisions.core.agents.onpolicy import ActorCriticPolicy, Batch, load_policy, save_policy
 from decisions.core.env import Environment
 
@@ -56,10 +56,10 @@ class PPOConfig(onpolicy.OnPolicyConfig):
     def __post_init__(self) -> None:
         """Check the shared fields, then PPO's own."""
         super().__post_init__()
-        onpolicy.check_number(self, "clip_eps", 0.0, 10.0, open_low=True)
-        onpolicy.check_int(self, "epochs", 1)
-        onpolicy.check_int(self, "minibatches", 1)
-        onpolicy.check_number(self, "adam_eps", 0.0, 1.0, open_low=True)
+        check_number("clip_eps", self.clip_eps, 0.0, 10.0, open_low=True)
+        check_int("epochs", self.epochs, 1)
+        check_int("minibatches", self.minibatches, 1)
+        check_number("adam_eps", self.adam_eps, 0.0, 1.0, open_low=True)
         if self.batch_size % self.minibatches:
             raise ValueError(
                 f"minibatches: must divide num_envs * rollout_steps = {self.batch_size}, got {self.minibatches}"
