@@ -40,6 +40,7 @@ import pandas as pd
 from jax import Array
 
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.pytrees import strong_types
 
 PyTree = Any
 Objective = Callable[[PyTree, PyTree, Array, Array], Array]
@@ -171,13 +172,8 @@ def value_and_sensitivities(
         ``(value, d_params, d_inputs)``.
     """
     temperature = jnp.asarray(temperature, jnp.result_type(float))
-    return _value_and_grads(objective, _strong(params), _strong(inputs), key, temperature)
+    return _value_and_grads(objective, strong_types(params), strong_types(inputs), key, temperature)
 
-
-def _strong(tree: PyTree) -> PyTree:
-    """Leaves as strongly typed arrays: weak-typed leaves (``jnp.full(n, 0.5)``, Python
-    floats) would otherwise give a different jit signature and re-trace."""
-    return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.result_type(x)), tree)
 
 
 @partial(jax.jit, static_argnums=(0,))
@@ -285,7 +281,7 @@ def train(
             key or parameter structure.
     """
     start = time.perf_counter()
-    init_params, inputs = _strong(init_params), _strong(inputs)
+    init_params, inputs = strong_types(init_params), strong_types(inputs)
     train_key, eval_key = jax.random.split(key)
     optimizer = config.optimizer()
     state = TrainState(init_params, optimizer.init(init_params), jnp.zeros((), jnp.int32), train_key)

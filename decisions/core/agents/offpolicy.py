@@ -48,6 +48,7 @@ from decisions.core.agents.common import (
 from decisions.core.agents.replay import NStepWindow, ReplayBuffer, Transition
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
 from decisions.core.env import Environment
+from decisions.core.pytrees import strong_types
 from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
 
 __all__ = [
@@ -244,10 +245,6 @@ def _wrap(env: Environment[Any, Any], num_envs: int) -> VmapEnv:
     return VmapEnv(EpisodeStatistics(AutoResetEnv(env)), num_envs)
 
 
-def _strong(tree: PyTree) -> PyTree:
-    """Leaves as strongly typed arrays, so weak-typed params do not change the jit signature."""
-    return jax.tree.map(lambda x: jnp.asarray(x, dtype=jnp.result_type(x)), tree)
-
 
 def _progress(config: OffPolicyConfig, step: Array) -> Array:
     """Training progress in [0, 1] after ``step`` exploring vector steps (drives the schedules)."""
@@ -427,7 +424,7 @@ def _train(
 ) -> TrainResult:
     start = time.perf_counter()
     config = agent.config
-    env_params = _strong(env.default_params if env_params is None else env_params)
+    env_params = strong_types(env.default_params if env_params is None else env_params)
     state = _init(agent, env, env_params, key, seeds=seeds)
 
     def chunk(s: OffPolicyState, n: int) -> tuple[OffPolicyState, dict[str, Array]]:

@@ -57,6 +57,7 @@ from decisions.core.agents.common import (
 )
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
 from decisions.core.env import Environment
+from decisions.core.pytrees import strong_types
 from decisions.core.spaces import Box, Discrete
 from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
 
@@ -758,10 +759,6 @@ def _chunk_seeds_jit(
     return jax.vmap(lambda s: _run(s, env_params, env, config, policy, n))(states)
 
 
-def _strong(tree: PyTree) -> PyTree:
-    """Leaves as strongly typed arrays, so weak-typed params do not give another jit signature."""
-    return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.result_type(x)), tree)
-
 
 def _setup(env: Environment[Any, Any], config: OnPolicyConfig, params: Any) -> tuple[Any, ActorCriticPolicy]:
     """The env params to train on and the policy description (spaces read from concrete params)."""
@@ -813,7 +810,7 @@ def train(
     """
     start = time.perf_counter()
     env_params, policy = _setup(env, config, params)
-    env_params = _strong(env_params)
+    env_params = strong_types(env_params)
     state = _init_jit(key, env_params, env=env, config=config, policy=policy)
 
     def chunk(s: OnPolicyState, n: int) -> tuple[OnPolicyState, dict[str, Array]]:
@@ -859,7 +856,7 @@ def train_seeds(
     """
     start = time.perf_counter()
     env_params, policy = _setup(env, config, params)
-    env_params = _strong(env_params)
+    env_params = strong_types(env_params)
     state = _init_seeds_jit(keys, env_params, env=env, config=config, policy=policy)
 
     def chunk(s: OnPolicyState, n: int) -> tuple[OnPolicyState, dict[str, Array]]:
