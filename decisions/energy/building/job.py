@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from decisions.core.progress import Progress, silent
 from decisions.energy.building.agents import AgentName, AgentSettings, score_seeds, seed_params, train_agent
@@ -28,11 +28,12 @@ from decisions.energy.building.kpis import kpi_table
 from decisions.energy.building.report import BuildingReport
 from decisions.energy.building.scenario import Scenario
 from decisions.energy.building.simulate import Trajectory
-from decisions.errors import InputError, from_validation_error
+from decisions.errors import InputError
 from decisions.jobs.record import execute_recorded
+from decisions.jobs.validate import spec_data, validate_job
 
 KIND = "building"
-SECTIONS = ("job", "scenario", "agents", "evaluation")
+SECTIONS = ("scenario", "agents", "evaluation")
 
 
 class EvaluationSettings(BaseModel):
@@ -70,26 +71,12 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> BuildingJo
     Raises:
         InputError: naming the first bad field.
     """
-    unknown = set(spec) - set(SECTIONS)
-    if unknown:
-        raise InputError(sorted(unknown)[0], f"unknown section (expected {', '.join(SECTIONS)}, sweep)")
-    job_table = dict(spec.get("job", {}))
-    job_table.pop("kind", None)
-    scenario = dict(spec.get("scenario", {}))
+    data = spec_data(spec, SECTIONS)
+    scenario = data.setdefault("scenario", {})
     tariff = scenario.get("tariff")
     if isinstance(tariff, Mapping) and isinstance(tariff.get("path"), str) and base_dir is not None:
         scenario["tariff"] = {**tariff, "path": str(Path(base_dir) / tariff["path"])}
-    data = {**job_table, "scenario": scenario}
-    for section in ("agents", "evaluation"):
-        if section in spec:
-            data[section] = spec[section]
-    try:
-        job = BuildingJob.model_validate(data)
-    except ValidationError as exc:
-        err = from_validation_error(exc, data=data)
-        sections = {"scenario", "agents", "evaluation"}
-        field = err.field if err.field.split(".")[0] in sections else f"job.{err.field}"
-        raise InputError(field, err.problem) from None
+    job = validate_job(BuildingJob, data, SECTIONS)
     if AgentName.DQN in job.agents.names and job.scenario.num_buildings > 1:
         raise InputError("agents.names", "dqn acts on discrete levels of one battery; choose one building")
     return job

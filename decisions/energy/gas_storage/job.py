@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from decisions.core.evaluate import compare
 from decisions.core.progress import Progress, silent
@@ -28,10 +28,11 @@ from decisions.energy.gas_storage.prices import draw_normals, spot_paths
 from decisions.energy.gas_storage.report import GasStorageReport
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings
-from decisions.errors import InputError, from_validation_error
 from decisions.jobs.record import execute_recorded
+from decisions.jobs.validate import spec_data, validate_job
 
 KIND = "gas_storage"
+SECTIONS = ("scenario", "snapo", "evaluation")
 
 
 class Method(StrEnum):
@@ -81,12 +82,8 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> GasStorage
     Raises:
         InputError: naming the first bad field.
     """
-    job_table = dict(spec.get("job", {}))
-    job_table.pop("kind", None)
-    unknown = set(spec) - {"job", "scenario", "snapo", "evaluation"}
-    if unknown:
-        raise InputError(sorted(unknown)[0], "unknown section (expected job, scenario, snapo, evaluation, sweep)")
-    scenario = dict(spec.get("scenario", {}))
+    data = spec_data(spec, SECTIONS)
+    scenario = data.setdefault("scenario", {})
     csv = scenario.pop("forward_curve_csv", None)
     if csv is not None:
         path = Path(csv) if base_dir is None else Path(base_dir) / csv
@@ -94,16 +91,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> GasStorage
         scenario["forward_curve"] = curve
         if first is not None:
             scenario.setdefault("start_date", first)
-    data = {**job_table, "scenario": scenario}
-    for section in ("snapo", "evaluation"):
-        if section in spec:
-            data[section] = spec[section]
-    try:
-        return GasStorageJob.model_validate(data)
-    except ValidationError as exc:
-        err = from_validation_error(exc, data=data)
-        field = err.field if err.field.split(".")[0] in {"scenario", "snapo", "evaluation"} else f"job.{err.field}"
-        raise InputError(field, err.problem) from None
+    return validate_job(GasStorageJob, data, SECTIONS)
 
 
 def run_job(job: GasStorageJob, *, progress: Progress = silent) -> GasStorageReport:

@@ -15,11 +15,10 @@ from typing import Any
 
 import jax
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from decisions.core.evaluate import compare
 from decisions.core.progress import Progress, silent
-from decisions.errors import InputError, from_validation_error
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
 from decisions.finance.pension.params import to_params
@@ -28,6 +27,7 @@ from decisions.finance.pension.scenario import Scenario
 from decisions.finance.pension.simulator import draw_normals
 from decisions.finance.pension.valuation import liability_risk
 from decisions.jobs.record import execute_recorded
+from decisions.jobs.validate import spec_data, validate_job
 
 KIND = "pension"
 
@@ -69,21 +69,8 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PensionJob
         InputError: naming the first bad field.
     """
     del base_dir
-    job_table = dict(spec.get("job", {}))
-    job_table.pop("kind", None)
-    unknown = set(spec) - {"job", "scenario", "snapo", "evaluation"}
-    if unknown:
-        raise InputError(sorted(unknown)[0], "unknown section (expected job, scenario, snapo, evaluation)")
-    data = {**job_table}
-    for section in ("scenario", "snapo", "evaluation"):
-        if section in spec:
-            data[section] = spec[section]
-    try:
-        return PensionJob.model_validate(data)
-    except ValidationError as exc:
-        err = from_validation_error(exc, data=data)
-        field = err.field if err.field.split(".")[0] in {"scenario", "snapo", "evaluation"} else f"job.{err.field}"
-        raise InputError(field, err.problem) from None
+    sections = ("scenario", "snapo", "evaluation")
+    return validate_job(PensionJob, spec_data(spec, sections), sections)
 
 
 def run_job(job: PensionJob, *, progress: Progress = silent) -> PensionReport:

@@ -29,10 +29,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from decisions.core.progress import Progress, silent
-from decisions.errors import InputError, from_validation_error
+from decisions.errors import InputError
 from decisions.health.pharma import sensitivity
 from decisions.health.pharma.chain import Profiles, constant_profiles
 from decisions.health.pharma.compare import compare_with_baseline
@@ -52,10 +52,11 @@ from decisions.health.pharma.report import PharmaReport, sensitivity_long
 from decisions.health.pharma.scenario import Cpp, Scenario
 from decisions.health.pharma.trajectories import simulate_chain
 from decisions.jobs.record import execute_recorded
+from decisions.jobs.validate import spec_data, validate_job
 
 KIND = "pharma"
-SECTIONS = ("job", "scenario", "optimise", "baseline", "design_space")
 _SETTINGS_SECTIONS = ("optimise", "baseline", "design_space")
+SECTIONS = ("scenario", *_SETTINGS_SECTIONS)
 
 
 class Method(StrEnum):
@@ -137,28 +138,14 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PharmaJob:
         InputError: naming the first bad field.
     """
     del base_dir
-    unknown = set(spec) - set(SECTIONS)
-    if unknown:
-        raise InputError(sorted(unknown)[0], f"unknown section (expected {', '.join(SECTIONS)}, sweep)")
-    for section in SECTIONS:
-        if section in spec and not isinstance(spec[section], Mapping):
-            raise InputError(section, "must be a table")
-    job_table = dict(spec.get("job", {}))
-    job_table.pop("kind", None)
-    data: dict[str, Any] = {**job_table, "scenario": dict(spec.get("scenario", {}))}
-    seed = job_table.get("seed", 0)
+    data = spec_data(spec, SECTIONS)
+    data.setdefault("scenario", {})
+    seed = data.get("seed", 0)
     for section in _SETTINGS_SECTIONS:
-        table = dict(spec.get(section, {}))
+        table = data.setdefault(section, {})
         if section != "baseline" and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
             table.setdefault("seed", seed)
-        data[section] = table
-    try:
-        job = PharmaJob.model_validate(data)
-    except ValidationError as exc:
-        err = from_validation_error(exc, data=data)
-        sections = {"scenario", *_SETTINGS_SECTIONS}
-        field = err.field if err.field.split(".")[0] in sections else f"job.{err.field}"
-        raise InputError(field, err.problem) from None
+    job = validate_job(PharmaJob, data, SECTIONS)
     _check_axes(job)
     return job
 
