@@ -187,3 +187,44 @@ def open_requested_run(
             st.session_state[run_id_key] = int(requested)
     except (ValueError, RunNotFoundError, InputError) as err:
         st.error(f"run: cannot open run {requested!r}: {err}")
+
+
+def download_csv(frame: pd.DataFrame, name: str, run_id: int) -> None:
+    """A CSV download button for one table of a run."""
+    st.download_button(
+        f"Download {name.replace('_', ' ')} (CSV)",
+        frame.to_csv(index=False).encode(),
+        file_name=f"run-{run_id}-{name}.csv",
+        mime="text/csv",
+        key=f"download_{name}",
+    )
+
+
+def execute_with_status(
+    job: Any, execute: Callable[..., int], load: Callable[[int, str | None], Any], url: str | None
+) -> tuple[int, Any] | None:
+    """Run a prepared job in a recorded run inside a status box with progress bars.
+
+    Args:
+        job: the prepared job (its ``name`` labels the box).
+        execute: the domain's ``execute(job, *, url, progress) -> run_id``.
+        load: ``load(run_id, url) -> report`` reading the recorded run back.
+        url: run store URL.
+
+    Returns:
+        ``(run_id, report)``, or None when the run failed (one error line is shown; the store
+        records the failure too).
+    """
+    from decisions.store import error_line
+
+    with st.status(f"Running {job.name}…", expanded=True) as status:
+        progress = StreamlitProgress(status)
+        try:
+            run_id = execute(job, url=url, progress=progress)
+            report = load(run_id, url)
+        except Exception as exc:  # any failure is shown on one line; the store records it too
+            status.update(label="Run failed", state="error")
+            st.error(error_line(exc))
+            return None
+        status.update(label=f"Run #{run_id} finished", state="complete", expanded=False)
+    return run_id, report

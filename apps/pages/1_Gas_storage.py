@@ -25,7 +25,7 @@ from decisions.energy.gas_storage.scenario import (
     seasonal_forward_curve,
 )
 from decisions.errors import InputError
-from decisions.store import database_url, error_line, get_run
+from decisions.store import database_url, get_run
 
 KIND = "gas_storage"
 REPORT_KEY = "gas_report"
@@ -219,29 +219,12 @@ def run(scenario: dict, settings: dict, url: str) -> None:
     except InputError as err:
         st.error(str(err))
         return
-    with st.status(f"Running {job.name}…", expanded=True) as status:
-        progress = app_common.StreamlitProgress(status)
-        try:
-            run_id = gas_job.execute(job, url=url, progress=progress)
-            report = load_report(run_id, url)
-        except Exception as exc:  # any failure is shown on one line; the store records it too
-            status.update(label="Run failed", state="error")
-            st.error(error_line(exc))
-            return
-        status.update(label=f"Run #{run_id} finished", state="complete", expanded=False)
+    outcome = app_common.execute_with_status(job, gas_job.execute, load_report, url)
+    if outcome is None:
+        return
+    run_id, report = outcome
     st.session_state[REPORT_KEY] = report
     st.session_state[RUN_ID_KEY] = run_id
-
-
-def download(frame: pd.DataFrame, name: str, run_id: int) -> None:
-    """A CSV download button for one table."""
-    st.download_button(
-        f"Download {name.replace('_', ' ')} (CSV)",
-        frame.to_csv(index=False).encode(),
-        file_name=f"run-{run_id}-{name}.csv",
-        mime="text/csv",
-        key=f"download_{name}",
-    )
 
 
 def show_report(report: GasStorageReport, run_id: int) -> None:
@@ -269,26 +252,26 @@ def show_report(report: GasStorageReport, run_id: int) -> None:
         },
     )
     st.altair_chart(app_charts.value_bars(report.comparison), width="stretch")
-    download(tables["comparison"], "comparison", run_id)
+    app_common.download_csv(tables["comparison"], "comparison", run_id)
 
     st.subheader("Schedule")
     st.altair_chart(app_charts.schedule_chart(report.schedule), width="stretch")
     st.altair_chart(app_charts.moves_chart(report.schedule), width="stretch")
-    download(report.schedule, "schedule", run_id)
+    app_common.download_csv(report.schedule, "schedule", run_id)
 
     st.subheader("Sensitivity to the forward curve, dV/dF per day")
     st.altair_chart(app_charts.sensitivity_chart(report.curve_sensitivity), width="stretch")
-    download(report.curve_sensitivity, "curve_sensitivity", run_id)
+    app_common.download_csv(report.curve_sensitivity, "curve_sensitivity", run_id)
 
     if not report.input_sensitivity.empty:
         st.subheader("Sensitivity to the scalar inputs")
         st.dataframe(report.input_sensitivity, hide_index=True, width="stretch")
-        download(report.input_sensitivity, "input_sensitivity", run_id)
+        app_common.download_csv(report.input_sensitivity, "input_sensitivity", run_id)
 
     if report.training_curve is not None and not report.training_curve.empty:
         st.subheader("SNAPO training curve")
         st.altair_chart(app_charts.training_chart(report.training_curve), width="stretch")
-        download(report.training_curve, "training_curve", run_id)
+        app_common.download_csv(report.training_curve, "training_curve", run_id)
 
 
 st.set_page_config(page_title="Gas storage · decisions", page_icon=":material/propane_tank:", layout="wide")

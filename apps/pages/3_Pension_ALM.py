@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import app_charts
 import app_common
-import pandas as pd
 import pension_views
 import streamlit as st
 
@@ -85,28 +84,11 @@ def run(form: dict, url: str) -> None:
     except InputError as err:
         st.error(str(err))
         return
-    with st.status(f"Running {job.name}…", expanded=True) as status:
-        progress = app_common.StreamlitProgress(status)
-        try:
-            run_id = pension_job.execute(job, url=url, progress=progress)
-            report = pension_views.load_run(run_id, url)
-        except Exception as exc:  # any failure is shown on one line; the store records it too
-            status.update(label="Run failed", state="error")
-            st.error(error_line(exc))
-            return
-        status.update(label=f"Run #{run_id} finished", state="complete", expanded=False)
+    outcome = app_common.execute_with_status(job, pension_job.execute, pension_views.load_run, url)
+    if outcome is None:
+        return
+    _, report = outcome
     st.session_state[REPORT_KEY] = report
-
-
-def download(frame: pd.DataFrame, name: str, run_id: int) -> None:
-    """A CSV download button for one table."""
-    st.download_button(
-        f"Download {name.replace('_', ' ')} (CSV)",
-        frame.to_csv(index=False).encode(),
-        file_name=f"run-{run_id}-{name}.csv",
-        mime="text/csv",
-        key=f"download_{name}",
-    )
 
 
 def show_comparison(report: pension_views.RecordedPensionRun) -> None:
@@ -126,7 +108,7 @@ def show_paths(report: pension_views.RecordedPensionRun) -> None:
     st.caption("Bands: 5th-95th and 25th-75th percentiles over the evaluation paths; line: median, "
                "dashed: mean; red: the floor.")
     st.altair_chart(pension_views.fan_chart(report.table("funding_fan"), report.floor), width="stretch")
-    download(report.table("funding_fan"), "funding_fan", report.run_id)
+    app_common.download_csv(report.table("funding_fan"), "funding_fan", report.run_id)
 
     st.subheader("Allocation over time")
     allocations = {"snapo": report.table("allocation"), "fixed_mix": report.table("fixed_mix_allocation")}
@@ -136,7 +118,7 @@ def show_paths(report: pension_views.RecordedPensionRun) -> None:
             title = f"{pension_views.method_label(name)} (mean weights)"
             column.altair_chart(pension_views.allocation_chart(frame, title), width="stretch")
     st.altair_chart(pension_views.contribution_chart(allocations), width="stretch")
-    download(allocations["snapo"], "allocation", report.run_id)
+    app_common.download_csv(allocations["snapo"], "allocation", report.run_id)
 
 
 def show_sensitivities(report: pension_views.RecordedPensionRun) -> None:
@@ -157,7 +139,7 @@ def show_sensitivities(report: pension_views.RecordedPensionRun) -> None:
     for tab, name in zip(st.tabs(list(present.values())), present, strict=True):
         with tab:
             st.dataframe(report.table(name), hide_index=True, width="stretch")
-            download(report.table(name), name, report.run_id)
+            app_common.download_csv(report.table(name), name, report.run_id)
 
 
 def show_report(report: pension_views.RecordedPensionRun) -> None:

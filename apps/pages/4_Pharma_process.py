@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import app_charts
 import app_common
-import pandas as pd
 import pharma_views
 import streamlit as st
 
 from decisions.errors import InputError
 from decisions.health.pharma.report import PharmaReport
 from decisions.health.pharma.scenario import Cpp, OperatingPoint, OperatingRanges, Scenario, Specs
-from decisions.store import database_url, error_line
+from decisions.store import database_url
 
 REPORT_KEY = "pharma_report"
 RUN_ID_KEY = "pharma_run_id"
@@ -194,29 +193,12 @@ def run(scenario: dict, design: dict, settings: dict, url: str) -> None:
     except InputError as err:
         st.error(str(err))
         return
-    with st.status(f"Running {job.name}…", expanded=True) as status:
-        progress = app_common.StreamlitProgress(status)
-        try:
-            run_id = pharma_job.execute(job, url=url, progress=progress)
-            report = pharma_views.load_report(run_id, url)
-        except Exception as exc:  # any failure is shown on one line; the store records it too
-            status.update(label="Run failed", state="error")
-            st.error(error_line(exc))
-            return
-        status.update(label=f"Run #{run_id} finished", state="complete", expanded=False)
+    outcome = app_common.execute_with_status(job, pharma_job.execute, pharma_views.load_report, url)
+    if outcome is None:
+        return
+    run_id, report = outcome
     st.session_state[REPORT_KEY] = report
     st.session_state[RUN_ID_KEY] = run_id
-
-
-def download(frame: pd.DataFrame, name: str, run_id: int) -> None:
-    """A CSV download button for one table."""
-    st.download_button(
-        f"Download {name.replace('_', ' ')} (CSV)",
-        frame.to_csv(index=False).encode(),
-        file_name=f"run-{run_id}-{name}.csv",
-        mime="text/csv",
-        key=f"download_{name}",
-    )
 
 
 def show_chain(report: PharmaReport, run_id: int) -> None:
@@ -227,8 +209,8 @@ def show_chain(report: PharmaReport, run_id: int) -> None:
     if variables:
         chosen = st.selectbox("Another trajectory", variables, key="trajectory_variable")
         st.altair_chart(pharma_views.variable_chart(report.trajectories, chosen), width="stretch")
-    download(report.profiles, "profiles", run_id)
-    download(report.trajectories, "trajectories", run_id)
+    app_common.download_csv(report.profiles, "profiles", run_id)
+    app_common.download_csv(report.trajectories, "trajectories", run_id)
 
 
 def show_quality(report: PharmaReport, run_id: int) -> None:
@@ -236,7 +218,7 @@ def show_quality(report: PharmaReport, run_id: int) -> None:
     st.subheader("Critical quality attributes against the specifications")
     st.caption("Nominal: at the nominal constants (checked against the limits); mean: over the fresh draws.")
     st.dataframe(pharma_views.cqa_view(report.cqa), hide_index=True, width="stretch")
-    download(report.cqa, "cqa", run_id)
+    app_common.download_csv(report.cqa, "cqa", run_id)
 
     title = "SNAPO against the best constant operation" if "snapo" in report.comparison.index else "Operating point"
     st.subheader(title)
@@ -250,7 +232,7 @@ def show_quality(report: PharmaReport, run_id: int) -> None:
         },
     )
     st.altair_chart(pharma_views.yield_bars(report.comparison, report.compliance_target), width="stretch")
-    download(report.comparison.reset_index(), "comparison", run_id)
+    app_common.download_csv(report.comparison.reset_index(), "comparison", run_id)
 
 
 def show_maps(report: PharmaReport, run_id: int) -> None:
@@ -262,7 +244,7 @@ def show_maps(report: PharmaReport, run_id: int) -> None:
             "Colour: each entry over its row's largest magnitude; text: d CQA / d CPP in CQA units per CPP unit."
         )
         st.altair_chart(pharma_views.sensitivity_heatmap(report.sensitivity), width="stretch")
-        download(report.sensitivity, "sensitivity", run_id)
+        app_common.download_csv(report.sensitivity, "sensitivity", run_id)
     if not report.design_space.empty:
         st.subheader("Design space")
         share = report.metrics.get("design_space_share_meeting_target")
@@ -274,7 +256,7 @@ def show_maps(report: PharmaReport, run_id: int) -> None:
             pharma_views.design_space_chart(report.design_space, report.comparison, report.compliance_target),
             width="stretch",
         )
-        download(report.design_space, "design_space", run_id)
+        app_common.download_csv(report.design_space, "design_space", run_id)
 
 
 def show_report(report: PharmaReport, run_id: int) -> None:
@@ -289,7 +271,7 @@ def show_report(report: PharmaReport, run_id: int) -> None:
     if report.training_curve is not None and not report.training_curve.empty:
         st.subheader("SNAPO training curve")
         st.altair_chart(app_charts.training_chart(report.training_curve), width="stretch")
-        download(report.training_curve, "training_curve", run_id)
+        app_common.download_csv(report.training_curve, "training_curve", run_id)
 
 
 st.set_page_config(page_title="Pharma process · decisions", page_icon=":material/science:", layout="wide")
