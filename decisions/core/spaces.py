@@ -1,8 +1,9 @@
 """Observation and action spaces for functional environments.
 
-Two spaces cover every environment in the platform: a ``Box`` of (possibly
-unbounded) reals or bounded integers, and a ``Discrete`` choice among ``n``
-actions. Both are small frozen dataclasses whose ``sample`` and ``contains``
+Three spaces cover every environment in the platform: a ``Box`` of (possibly
+unbounded) reals or bounded integers, a ``Discrete`` choice among ``n``
+actions, and a ``MultiDiscrete`` vector of independent choices (one per
+decision made at once, e.g. a goal option and a portfolio). All are small frozen dataclasses whose ``sample`` and ``contains``
 are pure and jit-able, and whose ``to_gymnasium`` gives the equivalent
 ``gymnasium.spaces`` object for the gymnasium adapter.
 
@@ -23,7 +24,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike, DTypeLike
 
-__all__ = ["Box", "Discrete", "Space"]
+__all__ = ["Box", "Discrete", "MultiDiscrete", "Space"]
 
 
 def _is_concrete(x: Any) -> bool:
@@ -206,5 +207,68 @@ class Discrete:
         return gymnasium.spaces.Discrete(self.n)
 
 
-Space = Box | Discrete
+@dataclasses.dataclass(frozen=True, eq=False)
+class MultiDiscrete:
+    """A vector of independent choices: element ``i`` is an integer in ``[0, nvec[i])``.
+
+    Attributes:
+        nvec: number of choices of each component (static, each >= 1).
+        dtype: integer dtype of an element (default int32).
+    """
+
+    nvec: tuple[int, ...]
+    dtype: DTypeLike = jnp.int32
+
+    def __post_init__(self) -> None:
+        """Reject an empty ``nvec``, a non-positive count or a non-integer dtype with a ``ValueError``."""
+        nvec = tuple(self.nvec)
+        if not nvec or any(int(n) != n or n < 1 for n in nvec):
+            raise ValueError(f"MultiDiscrete needs a non-empty tuple of positive integers, got {self.nvec!r}")
+        object.__setattr__(self, "nvec", tuple(int(n) for n in nvec))
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+        if not jnp.issubdtype(self.dtype, jnp.integer):
+            raise ValueError(f"MultiDiscrete dtype must be an integer dtype, got {self.dtype}")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of an element, ``(len(nvec),)``."""
+        return (len(self.nvec),)
+
+    def sample(self, key: Array) -> Array:
+        """Draw each component uniformly.
+
+        Args:
+            key: a JAX PRNG key.
+
+        Returns:
+            An integer array of shape ``(len(nvec),)``.
+        """
+        high = jnp.asarray(self.nvec, self.dtype)
+        return jax.random.randint(key, self.shape, 0, high, dtype=self.dtype)
+
+    def contains(self, x: ArrayLike) -> Array:
+        """Whether ``x`` has shape ``(len(nvec),)`` and integer components in range.
+
+        Args:
+            x: candidate element.
+
+        Returns:
+            A boolean scalar array (jit-able).
+        """
+        x = jnp.asarray(x)
+        if x.shape != self.shape:
+            return jnp.asarray(False)
+        high = jnp.asarray(self.nvec)
+        return jnp.all((x >= 0) & (x < high) & (x == jnp.round(x)))
+
+    def to_gymnasium(self) -> gymnasium.spaces.MultiDiscrete:
+        """The equivalent ``gymnasium.spaces.MultiDiscrete``.
+
+        Returns:
+            A gymnasium MultiDiscrete space with the same ``nvec``.
+        """
+        return gymnasium.spaces.MultiDiscrete(np.asarray(self.nvec), dtype=self.dtype)
+
+
+Space = Box | Discrete | MultiDiscrete
 """Any space an environment may declare."""

@@ -24,6 +24,7 @@ class JobKind(StrEnum):
     BUILDING = "building"
     PHARMA = "pharma"
     PENSION = "pension"
+    WEALTH = "wealth"
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ def entry(kind: JobKind) -> JobEntry:
         from decisions.finance.pension import job as pension_job
 
         return JobEntry(prepare=pension_job.prepare, execute=pension_job.execute)
+    if kind is JobKind.WEALTH:
+        from decisions.finance.wealth import job as wealth_job
+
+        return JobEntry(prepare=wealth_job.prepare, execute=wealth_job.execute)
     raise AssertionError(kind)  # pragma: no cover - every enum member is mapped above
 
 

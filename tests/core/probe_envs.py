@@ -14,6 +14,9 @@
   reward fixed by the first choice. The optimal return
   ``max(immediate + delayed)`` (1 by default) needs the delayed consequence
   credited to the first action; a myopic agent gets 0.5.
+- ``MatchTwo``: one step with a ``MultiDiscrete((3, 4))`` action; the observation
+  names a target per component (one-hot) and each matched component pays 0.5,
+  so the optimal return is 1 and needs both heads to read the observation.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from flax import struct
 from jax import Array
 
 from decisions.core.env import Environment, Info, PRNGKey
-from decisions.core.spaces import Box, Discrete
+from decisions.core.spaces import Box, Discrete, MultiDiscrete
 
 
 @struct.dataclass
@@ -265,3 +268,51 @@ class TwoStepCredit(Environment[TwoStepState, TwoStepParams]):
     def action_space(self, params: TwoStepParams) -> Discrete:
         """Two actions."""
         return Discrete(2)
+
+
+@struct.dataclass
+class MatchState:
+    """State of ``MatchTwo``."""
+
+    target: Array  # (2,) int32, the target of each component
+
+
+@struct.dataclass
+class MatchParams:
+    """Params of ``MatchTwo`` (none)."""
+
+    scale: Array  # () float32, reward per matched component
+
+
+class MatchTwo(Environment[MatchState, MatchParams]):
+    """One decision of two components (3 and 4 choices); each matched target pays ``scale``."""
+
+    nvec = (3, 4)
+
+    @property
+    def default_params(self) -> MatchParams:
+        """Each matched component pays 0.5 (optimal return 1)."""
+        return MatchParams(scale=jnp.asarray(0.5, jnp.float32))
+
+    def _obs(self, target: Array) -> Array:
+        return jnp.concatenate([jax.nn.one_hot(target[0], 3), jax.nn.one_hot(target[1], 4)]).astype(jnp.float32)
+
+    def reset(self, key: PRNGKey, params: MatchParams) -> tuple[Array, MatchState]:
+        """Draw a target per component, shown one-hot."""
+        target = self.action_space(params).sample(key)
+        return self._obs(target), MatchState(target=target)
+
+    def step(
+        self, key: PRNGKey, state: MatchState, action: Array, params: MatchParams
+    ) -> tuple[Array, MatchState, Array, Array, Array, Info]:
+        """Pay ``scale`` per matched component and terminate."""
+        reward = params.scale * jnp.sum(action == state.target).astype(jnp.float32)
+        return self._obs(state.target), state, reward, jnp.asarray(True), jnp.asarray(False), {}
+
+    def observation_space(self, params: MatchParams) -> Box:
+        """The two targets, one-hot (7 flags)."""
+        return Box(0.0, 1.0, (7,), jnp.float32)
+
+    def action_space(self, params: MatchParams) -> MultiDiscrete:
+        """Three choices, then four."""
+        return MultiDiscrete(self.nvec)

@@ -3,7 +3,8 @@
 - ``OnPolicyConfig``: the common, validated, hashable configuration; each agent subclasses
   it and supplies its optimiser and its update of the network from one rollout batch.
 - ``ActorCriticPolicy`` / ``ActorCritic``: separate actor and critic MLPs; a categorical
-  head for ``Discrete`` actions, a diagonal Gaussian with a learned state-independent
+  head for ``Discrete`` actions, independent categorical heads (one set of logits per
+  component, log-probabilities and entropies summed) for ``MultiDiscrete`` actions, a diagonal Gaussian with a learned state-independent
   log-std for ``Box`` actions. Continuous actions are *clipped*, not squashed: the network
   acts in a normalised space where ``[-1, 1]`` maps linearly onto ``[low, high]``; samples
   outside are clipped before the environment sees them, and the log-probability is that
@@ -58,7 +59,7 @@ from decisions.core.agents.common import (
 from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
 from decisions.core.env import Environment
 from decisions.core.pytrees import strong_types
-from decisions.core.spaces import Box, Discrete
+from decisions.core.spaces import Box, Discrete, MultiDiscrete
 from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
 
 __all__ = [
@@ -270,7 +271,8 @@ class ActorCriticPolicy:
     Attributes:
         obs_shape: shape of one observation.
         obs_categories: for a ``Discrete`` observation space its size (one-hot encoded), else 0.
-        num_actions: for a ``Discrete`` action space its size, else 0 (``Box``).
+        num_actions: for a ``Discrete`` action space its size, for a ``MultiDiscrete`` one the
+            total of its ``nvec`` (the width of the concatenated logits), else 0 (``Box``).
         action_shape: shape of one action.
         action_low: flattened lower bounds of a ``Box`` action space (empty if discrete).
         action_high: flattened upper bounds.
@@ -279,6 +281,7 @@ class ActorCriticPolicy:
         activation: hidden activation name.
         log_std_init: initial Gaussian log standard deviation.
         deterministic: greedy (argmax / clipped mean) actions; ``False`` samples.
+        action_nvec: for a ``MultiDiscrete`` action space its ``nvec``, else empty.
     """
 
     obs_shape: tuple[int, ...]
@@ -292,6 +295,7 @@ class ActorCriticPolicy:
     activation: str
     log_std_init: float
     deterministic: bool = True
+    action_nvec: tuple[int, ...] = ()
 
     @classmethod
     def from_env(
@@ -300,8 +304,12 @@ class ActorCriticPolicy:
         """Describe the policy for ``env``'s spaces (read from concrete params) and ``config``."""
         obs_space, action_space = env.observation_space(env_params), env.action_space(env_params)
         obs_categories = obs_space.n if isinstance(obs_space, Discrete) else 0
+        nvec: tuple[int, ...] = ()
         if isinstance(action_space, Discrete):
             num_actions, low, high = action_space.n, (), ()
+        elif isinstance(action_space, MultiDiscrete):
+            nvec = action_space.nvec
+            num_actions, low, high = sum(nvec), (), ()
         elif isinstance(action_space, Box):
             num_actions = 0
             low = tuple(
@@ -323,6 +331,7 @@ class ActorCriticPolicy:
             hidden=tuple(config.hidden),
             activation=config.activation,
             log_std_init=float(config.log_std_init),
+            action_nvec=nvec,
         )
 
     @property
@@ -358,24 +367,43 @@ class ActorCriticPolicy:
         lead = obs.shape[: obs.ndim - len(self.obs_shape)]
         return jnp.reshape(obs, (*lead, self.features)).astype(jnp.float32)
 
+    def _components(self, logits: Array) -> list[Array]:
+        """The logits of each ``MultiDiscrete`` component, split off the concatenated head."""
+        bounds = np.cumsum(self.action_nvec)[:-1].tolist()
+        return jnp.split(logits, bounds, axis=-1)
+
     def sample(self, dist: Any, key: Array) -> Array:
         """Draw raw actions (integers, or unclipped normalised Gaussian samples)."""
+        if self.action_nvec:
+            keys = jax.random.split(key, len(self.action_nvec))
+            parts = [nets.categorical_sample(k, lg) for k, lg in zip(keys, self._components(dist), strict=True)]
+            return jnp.stack(parts, axis=-1)
         if self.discrete:
             return nets.categorical_sample(key, dist)
         return nets.gaussian_sample(key, *dist)
 
     def mode(self, dist: Any) -> Array:
-        """The most likely raw action (argmax, or the Gaussian mean)."""
+        """The most likely raw action (argmax per component, or the Gaussian mean)."""
+        if self.action_nvec:
+            return jnp.stack([jnp.argmax(lg, axis=-1) for lg in self._components(dist)], axis=-1).astype(jnp.int32)
         return jnp.argmax(dist, axis=-1).astype(jnp.int32) if self.discrete else dist[0]
 
     def log_prob(self, dist: Any, raw_action: Array) -> Array:
-        """Log-probability of raw actions."""
+        """Log-probability of raw actions (summed over ``MultiDiscrete`` components)."""
+        if self.action_nvec:
+            parts = [
+                nets.categorical_log_prob(lg, raw_action[..., i]) for i, lg in enumerate(self._components(dist))
+            ]
+            return sum(parts[1:], parts[0])
         if self.discrete:
             return nets.categorical_log_prob(dist, raw_action)
         return nets.gaussian_log_prob(*dist, raw_action)
 
     def entropy(self, dist: Any) -> Array:
-        """Entropy of the action distribution (normalised units for Gaussians)."""
+        """Entropy of the action distribution (summed over components; normalised units for Gaussians)."""
+        if self.action_nvec:
+            parts = [nets.categorical_entropy(lg) for lg in self._components(dist)]
+            return sum(parts[1:], parts[0])
         return nets.categorical_entropy(dist) if self.discrete else nets.gaussian_entropy(dist[1])
 
     def to_env(self, raw_action: Array) -> Array:
@@ -883,13 +911,17 @@ def train_seeds(
 # ----------------------------------------------------------------------------- save / load
 
 
-def save_policy(path: str | os.PathLike[str], result: TrainResult, *, seed: int | None = None) -> None:
+def save_policy(
+    path: str | os.PathLike[str], result: TrainResult, *, seed: int | None = None, extra: dict[str, Any] | None = None
+) -> None:
     """Write a trained actor-critic policy (weights, observation statistics, description) as msgpack.
 
     Args:
         path: destination file.
         result: what ``train`` or ``train_seeds`` returned.
         seed: for a ``train_seeds`` result, which seed's policy to save.
+        extra: more JSON-able metadata to store (e.g. how the policy was trained), read back
+            with ``checkpoint.load_metadata``.
 
     Raises:
         ValueError: the params carry a seed axis and no ``seed`` was given.
@@ -902,7 +934,7 @@ def save_policy(path: str | os.PathLike[str], result: TrainResult, *, seed: int 
     expected = jax.eval_shape(policy.init, jax.random.PRNGKey(0))
     if jax.tree_util.tree_leaves(params)[0].shape != jax.tree_util.tree_leaves(expected)[0].shape:
         raise ValueError("seed: the params have a seed axis; pass seed= to choose one")
-    save_pytree(path, params, metadata={"format": POLICY_FORMAT, "policy": policy.to_dict()})
+    save_pytree(path, params, metadata={**(extra or {}), "format": POLICY_FORMAT, "policy": policy.to_dict()})
 
 
 def load_policy(path: str | os.PathLike[str]) -> tuple[ActorCriticPolicy, PyTree]:

@@ -1,4 +1,4 @@
-"""``decisions bench wealth``: the exact DP's figures and the funding-ratio rule against it.
+"""``decisions bench wealth``: the exact DP, the funding-ratio rule and the MetaRL planner.
 
 Printed as one JSON object by ``decisions bench wealth --json``:
 
@@ -8,8 +8,15 @@ Printed as one JSON object by ``decisions bench wealth --json``:
 - ``dp_multi_goal_value``: expected utility of ``EXAMPLE_MULTI_GOAL`` (3 goals, partial options,
   infusions), with its states and solve time;
 - ``dp_policy_mc_*``: the DP tables played on continuous wealth (nearest node), 20k common paths;
-- ``rule_mc_multi_goal`` and ``rule_vs_dp_multi_goal``: the funding-ratio rule tuned on two
-  variants of the example (W0 80 and 130), scored on the same 20k paths.
+- ``rule_*``: the funding-ratio rule tuned on ``RULE_TRAIN_PROBLEMS`` training problems of every
+  family (its parameters ``rule_margin``, ``rule_r1``, ``rule_r2``);
+- ``metarl_*``: the shipped planner (``planner.DEFAULT_PLANNER_PATH``; its training in
+  ``planner_*``) on ``HELD_OUT_PER_FAMILY`` held-out problems of each family, against the DP
+  and the rule on common paths (``compare.headline``), and per family
+  ``family_<name>_{planner_vs_dp,rule_vs_dp,planner_vs_rule}``;
+- ``regime_shift_*``: the same planner under ``SHIFTED_MARKET`` against the DP solved for that market;
+- ``beyond_*``: goal costs under persistent stochastic inflation (``beyond.py``): the planner
+  against a glide path with greedy funding and the rule.
 """
 
 from __future__ import annotations
@@ -18,9 +25,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from decisions.finance.wealth.beyond import Inflation, score_beyond
+from decisions.finance.wealth.compare import family_table, headline, score_families
 from decisions.finance.wealth.dp import solve
+from decisions.finance.wealth.families import FAMILIES, held_out_problems, problem_key, sample_problems
+from decisions.finance.wealth.market import DEFAULT_COVARIANCE, DEFAULT_MEANS, Market
+from decisions.finance.wealth.planner import DEFAULT_PLANNER_PATH, default_planner, planner_training
 from decisions.finance.wealth.problem import WealthProblem
-from decisions.finance.wealth.rule import rule_policy, tune_rule
+from decisions.finance.wealth.rule import FundingRule, rule_policy, tune_rule
 from decisions.finance.wealth.simulate import dp_policy, draw_normals, evaluate, mean_and_se
 
 ProgressFn = Callable[[str, int, int], None]
@@ -35,6 +49,25 @@ EXAMPLE_MULTI_GOAL: dict[str, Any] = {
     ],
 }
 """A three-goal client (partial options at years 2 and 8, infusions of 10 in years 0-3)."""
+
+
+RULE_TRAIN_PROBLEMS = 48
+"""Training problems (family ``mixed``, training seeds) the rule is tuned on."""
+HELD_OUT_PER_FAMILY = 8
+"""Held-out problems per family (8 families: 64 problems)."""
+REGIME_PER_FAMILY = 2
+"""Held-out problems per family under the shifted market."""
+SHIFTED_MARKET = Market(
+    means=[m - 0.01 for m in DEFAULT_MEANS],
+    covariance=[[1.3 * c for c in row] for row in DEFAULT_COVARIANCE],
+)
+"""Another regime: every fund's mean 1 point lower, every variance and covariance 30 % higher."""
+
+
+def tuned_rule(paths: int = 1_000) -> tuple[FundingRule, float]:
+    """The funding-ratio rule tuned on ``RULE_TRAIN_PROBLEMS`` training problems of every family."""
+    train = sample_problems(RULE_TRAIN_PROBLEMS, "mixed")
+    return tune_rule(train, [draw_normals(20 + i, paths, p.horizon) for i, p in enumerate(train)])
 
 
 def multi_goal_problem(initial_wealth: float = 100.0) -> WealthProblem:
@@ -85,8 +118,7 @@ def run_bench(progress: ProgressFn | None = None, *, paths: int = 20_000) -> dic
     )
     report("DP", 2, 2)
     report("funding-ratio rule", 0, 1)
-    train = [multi_goal_problem(80.0), multi_goal_problem(130.0)]
-    rule, _ = tune_rule(train, [draw_normals(10 + i, 4_000, multi.horizon) for i in range(len(train))])
+    rule, _ = tuned_rule()
     normals = draw_normals(1, paths, multi.horizon)
     dp_mc, dp_se = mean_and_se(evaluate(multi, dp_policy(multi_result), normals=normals))
     rule_mc, rule_se = mean_and_se(evaluate(multi, rule_policy(multi, rule), normals=normals))
@@ -95,10 +127,45 @@ def run_bench(progress: ProgressFn | None = None, *, paths: int = 20_000) -> dic
         dp_policy_mc_multi_goal_stderr=dp_se,
         rule_mc_multi_goal=rule_mc,
         rule_mc_multi_goal_stderr=rule_se,
-        rule_vs_dp_multi_goal=rule_mc / float(multi_result.value),
+        rule_vs_dp_multi_goal=rule_mc / dp_mc,
         rule_margin=float(rule.margin),
         rule_r1=float(rule.r1),
         rule_r2=float(rule.r2),
     )
     report("funding-ratio rule", 1, 1)
+    figures.update(planner_figures(rule, progress=report))
+    return figures
+
+
+def planner_figures(rule: FundingRule, *, progress: ProgressFn, eval_paths: int = 4_000) -> dict[str, Any]:
+    """The MetaRL planner on held-out families, under a shifted market and beyond the DP."""
+    planner = default_planner()
+    figures: dict[str, Any] = {f"planner_{k}": v for k, v in planner_training(DEFAULT_PLANNER_PATH).items()}
+    families = held_out_problems(HELD_OUT_PER_FAMILY)
+    train_keys = {problem_key(p) for p in sample_problems(2_048, "mixed")}
+    figures["held_out_seen_in_training_sample"] = sum(problem_key(p) in train_keys for ps in families.values() for p in ps)
+    scores = score_families(families, planner, rule, paths=eval_paths, progress=progress)
+    figures.update(headline(scores))
+    for row in family_table(scores).itertuples():
+        for name in ("planner_vs_dp_mean", "planner_vs_dp_min", "rule_vs_dp_mean", "planner_vs_rule", "dp_ms", "plan_ms"):
+            figures[f"family_{row.family}_{name}"] = float(getattr(row, name))
+    shifted = held_out_problems(REGIME_PER_FAMILY, market=SHIFTED_MARKET)
+    regime = score_families(shifted, planner, rule, paths=eval_paths, seed=500, progress=progress)
+    ratios = np.array([s.planner_ratio for s in regime])
+    figures.update(
+        regime_shift_mean_ratio=float(ratios.mean()),
+        regime_shift_min_ratio=float(ratios.min()),
+        regime_shift_problems=len(regime),
+        regime_shift_rule_mean_ratio=float(np.mean([s.rule_ratio for s in regime])),
+    )
+    beyond_problems = held_out_problems(4, ("many_spread", "long_horizon"))
+    problems = [p for ps in beyond_problems.values() for p in ps]
+    beyond = score_beyond(problems, planner, rule, Inflation(), paths=eval_paths, seed=900)
+    planner_u = np.array([b.planner for b in beyond])
+    figures.update(
+        beyond_problems=len(beyond),
+        beyond_planner_vs_glide_greedy=float(np.mean(planner_u / np.array([b.glide_greedy for b in beyond]))),
+        beyond_planner_vs_rule=float(np.mean(planner_u / np.array([b.rule for b in beyond]))),
+        beyond_planner_wins=int(sum(b.planner >= max(b.glide_greedy, b.rule) for b in beyond)),
+    )
     return figures

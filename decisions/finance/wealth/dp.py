@@ -80,10 +80,17 @@ def wealth_grid(problem: WealthProblem) -> np.ndarray:
 
     The grid spans the lowest and highest wealth reachable within ``n_sd`` standard deviations
     over the horizon, cash flows included, using the minimum-variance and the maximum-mean
-    portfolios for the extremes; it is shifted so that ``ln W0`` is a node.
+    portfolios for the extremes; it is shifted so that ``ln W0`` is a node. The lower bound
+    counts every goal's dearest option as paid (an outflow in its year), the upper bound none:
+    a grid that ignored goal payments would put wealth left after a large goal on its lowest
+    node, overstating it, and the DP would both overvalue and mis-play such problems.
     """
     mu, sigma = problem.market.frontier()
     flows = problem.flows()
+    paid = [0.0] * problem.horizon
+    for goal in problem.goals:
+        if goal.year < problem.horizon:
+            paid[goal.year] += max(o.cost for o in goal.options)
     step = float(sigma.min()) / problem.rho
     w0 = problem.initial_wealth
     lo, hi = w0, w0
@@ -91,11 +98,11 @@ def wealth_grid(problem: WealthProblem) -> np.ndarray:
         drift, vol = float(mu[k] - sigma[k] ** 2 / 2), float(sigma[k])
         for t in range(1, problem.horizon + 1):
             low, high = 0.0, 0.0
-            for s, amount in enumerate([w0] + flows[:t]):
+            for s, (amount, net) in enumerate(zip([w0] + flows[:t], [w0] + [f - c for f, c in zip(flows[:t], paid[:t], strict=True)], strict=True)):
                 age = t - s + 1 if s else t  # W0 and flow s - 1 (paid at the start of year s - 1)
                 down = math.exp(drift * age - problem.n_sd * vol * math.sqrt(age))
                 up = math.exp(drift * age + problem.n_sd * vol * math.sqrt(age))
-                low += amount * (down if amount >= 0 else up)
+                low += net * (down if net >= 0 else up)
                 high += amount * (up if amount >= 0 else down)
             lo, hi = min(lo, low), max(hi, high)
     lo = max(lo, w0 * 1e-3)  # withdrawals can take the bound below zero; wealth below lands on node 0

@@ -74,12 +74,20 @@ def affordable_choice(opts: OptionSet, cash: np.ndarray, choice: np.ndarray) -> 
     return np.where(opts.costs[choice] <= cash, choice, best)
 
 
-def simulate(problem: WealthProblem, policy: Policy, *, normals: np.ndarray) -> Paths:
-    """Run ``policy`` on every path of ``normals`` (shape ``(P, horizon)``); vectorised over paths."""
+def simulate(
+    problem: WealthProblem, policy: Policy, *, normals: np.ndarray, drag: np.ndarray | None = None
+) -> Paths:
+    """Run ``policy`` on every path of ``normals`` (shape ``(P, horizon)``); vectorised over paths.
+
+    ``drag`` (same shape, optional) is subtracted from every log return: with ``drag[:, t]``
+    the inflation of year ``t``, wealth is in real terms (today's money), as goal costs are.
+    """
     horizon = problem.horizon
     normals = np.asarray(normals, dtype=float)
     if normals.ndim != 2 or normals.shape[1] != horizon:
         raise ValueError(f"normals must have shape (paths, {horizon}), got {normals.shape}")
+    if drag is not None and np.shape(drag) != normals.shape:
+        raise ValueError(f"drag must have the shape of normals {normals.shape}, got {np.shape(drag)}")
     n = normals.shape[0]
     mu, sigma = problem.market.frontier()
     flows = problem.flows() + [0.0]
@@ -108,14 +116,17 @@ def simulate(problem: WealthProblem, policy: Policy, *, normals: np.ndarray) -> 
             break
         k = np.clip(np.asarray(port, dtype=np.int64), 0, len(mu) - 1)
         portfolio[:, t] = np.where(alive, k, -1)
-        growth = np.exp(mu[k] - sigma[k] ** 2 / 2 + sigma[k] * normals[:, t])
+        log_growth = mu[k] - sigma[k] ** 2 / 2 + sigma[k] * normals[:, t]
+        growth = np.exp(log_growth if drag is None else log_growth - drag[:, t])
         w = np.where(alive, post * growth, 0.0)
     return Paths(utility=total, wealth=wealth, option=option, portfolio=portfolio, paid_down=paid_down)
 
 
-def evaluate(problem: WealthProblem, policy: Policy, *, normals: np.ndarray) -> np.ndarray:
+def evaluate(
+    problem: WealthProblem, policy: Policy, *, normals: np.ndarray, drag: np.ndarray | None = None
+) -> np.ndarray:
     """Total utility of ``policy`` per path (shape ``(P,)``); see ``simulate``."""
-    return simulate(problem, policy, normals=normals).utility
+    return simulate(problem, policy, normals=normals, drag=drag).utility
 
 
 def mean_and_se(utility: np.ndarray) -> tuple[float, float]:

@@ -18,7 +18,14 @@ from decisions.core.agents import ppo
 from decisions.core.agents.common import TrainResult, evaluate_episodes
 from decisions.core.agents.onpolicy import ActorCriticPolicy
 from decisions.core.checkpoint import load_metadata
-from tests.core.probe_envs import BanditParams, ContinuousTarget, OneStepBandit, TwoStepCredit, WalkToGoal
+from tests.core.probe_envs import (
+    BanditParams,
+    ContinuousTarget,
+    MatchTwo,
+    OneStepBandit,
+    TwoStepCredit,
+    WalkToGoal,
+)
 
 EVAL_KEY = jax.random.PRNGKey(123)
 
@@ -100,6 +107,21 @@ def test_two_step_credit_learns_the_delayed_optimum() -> None:
     np.testing.assert_allclose(returns, optimum)  # the myopic lure would give 0.5
     obs, _ = env.reset(EVAL_KEY, env.default_params)
     assert int(result.policy(result.params, obs, EVAL_KEY)) == 1
+
+
+def test_multi_discrete_heads_each_read_the_observation(tmp_path: Path) -> None:
+    env = MatchTwo()
+    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 80)
+    result = ppo.train(env, config, key=jax.random.PRNGKey(4))
+    assert result.policy.action_nvec == (3, 4) and result.policy.num_actions == 7
+    np.testing.assert_allclose(_evaluate(env, result, 1), 1.0)  # one matched head would give 0.5
+    obs, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(EVAL_KEY, 8), env.default_params)
+    sampled = result.policy.stochastic()(result.params, obs, EVAL_KEY)
+    assert sampled.shape == (8, 2) and bool(jnp.all(sampled < jnp.asarray([3, 4])))
+    ppo.save_policy(tmp_path / "match.msgpack", result)
+    policy, params = ppo.load_policy(tmp_path / "match.msgpack")
+    assert policy == result.policy
+    np.testing.assert_array_equal(policy(params, obs, EVAL_KEY), result.policy(result.params, obs, EVAL_KEY))
 
 
 def test_walk_to_goal_reaches_the_goal_by_the_shortest_path() -> None:

@@ -1,0 +1,226 @@
+"""The MetaRL planner: one PPO policy trained on thousands of client problems, applied to new ones.
+
+Training (``train_planner``): the core PPO (``core.agents.ppo``) on ``WealthMetaEnv`` over a
+bank of problems drawn from every family (``families.sample_problems``). The policy sees
+only the scale-free observation of ``meta_env.features``, so it applies to any new client
+(any wealth, any utility scale, up to ``MAX_HORIZON`` years and ``MAX_OPTIONS`` options a year)
+with no retraining.
+
+Inference (``plan``): encode the client's problem and evaluate the network on every (year,
+wealth node) of the DP's wealth grid in one jitted call: the result holds the plan as tables
+(portfolio and goal option by year and wealth, like ``dp.WealthResult``) and ``policy``, a
+``simulate.Policy`` that evaluates the network on continuous wealth for Monte Carlo runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from decisions.core.agents import ppo
+from decisions.core.agents.common import ProgressFn, TrainResult
+from decisions.core.agents.onpolicy import ActorCriticPolicy
+from decisions.core.checkpoint import load_metadata
+from decisions.finance.wealth.dp import OptionSet, option_sets, wealth_grid
+from decisions.finance.wealth.families import sample_problems
+from decisions.finance.wealth.market import Market
+from decisions.finance.wealth.meta_env import (
+    MAX_OPTIONS,
+    N_FEATURES,
+    ProblemArrays,
+    WealthMetaEnv,
+    encode,
+    on_device,
+    features,
+    make_params,
+    resolve_option,
+)
+from decisions.finance.wealth.problem import WealthProblem
+from decisions.finance.wealth.simulate import Policy
+
+PyTree = Any
+
+DEFAULT_CONFIG = ppo.PPOConfig(
+    num_envs=256,
+    rollout_steps=32,
+    total_env_steps=20_000_000,
+    gamma=1.0,
+    gae_lambda=0.95,
+    learning_rate=3e-4,
+    hidden=(256, 256),
+    minibatches=8,
+    epochs=4,
+    entropy_coef=0.003,
+    normalize_rewards=False,
+    log_every=20,
+)
+"""PPO settings of the planner (undiscounted: the episode is the client's horizon)."""
+
+
+@dataclass(frozen=True)
+class Planner:
+    """A trained planner: the PPO policy and its params."""
+
+    policy: ActorCriticPolicy
+    params: PyTree
+
+
+DEFAULT_PLANNER_PATH = Path(__file__).with_name("planner.msgpack")
+"""The shipped planner, trained by ``decisions run examples/wealth_train.toml`` (see its metadata)."""
+
+
+def train_planner(
+    problems: int = 16_384,
+    *,
+    config: ppo.PPOConfig = DEFAULT_CONFIG,
+    market: Market | None = None,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+) -> tuple[Planner, TrainResult]:
+    """Train the planner with PPO on ``problems`` sampled training problems (family ``mixed``).
+
+    Returns:
+        The planner and the training result.
+    """
+    market = market or Market()
+    mu, sigma = market.frontier()
+    bank = make_params(sample_problems(problems, "mixed", market=market), mu, sigma)
+    env = WealthMetaEnv(len(mu))
+    result = ppo.train(env, config, key=jax.random.PRNGKey(seed), params=bank, progress=progress)
+    return Planner(result.policy, result.params), result
+
+
+def save_planner(path: str | os.PathLike[str], result: TrainResult, *, problems: int) -> None:
+    """Write the trained policy as msgpack, with how it was trained (``problems`` in the bank) in the metadata."""
+    episode_return = np.asarray(result.metrics.get("episode_return", [np.nan]), dtype=float)
+    training = {
+        "problems": int(problems),
+        "env_steps": int(result.env_steps),
+        "train_seconds": float(result.train_seconds),
+        "final_episode_return": float(np.nanmean(episode_return[-10:])),
+    }
+    ppo.save_policy(path, result, extra={"training": training})
+
+
+def load_planner(path: str | os.PathLike[str]) -> Planner:
+    """Read a planner written by ``save_planner`` (raises ``ValueError`` for any other file)."""
+    policy, params = ppo.load_policy(path)
+    if policy.action_nvec[:1] != (MAX_OPTIONS,) or policy.obs_shape != (N_FEATURES,):
+        raise ValueError(f"{path}: not a wealth planner (observation {policy.obs_shape}, actions {policy.action_nvec})")
+    return Planner(policy, params)
+
+
+def planner_training(path: str | os.PathLike[str] = DEFAULT_PLANNER_PATH) -> dict[str, Any]:
+    """How the planner in ``path`` was trained (problems, steps, seconds), from its metadata."""
+    return dict(load_metadata(path).get("training", {}))
+
+
+@functools.lru_cache(maxsize=1)
+def default_planner() -> Planner:
+    """The shipped planner (loaded once)."""
+    if not DEFAULT_PLANNER_PATH.is_file():
+        raise FileNotFoundError(
+            f"{DEFAULT_PLANNER_PATH} is missing: train one with `decisions run examples/wealth_train.toml`"
+        )
+    return load_planner(DEFAULT_PLANNER_PATH)
+
+
+@partial(jax.jit, static_argnames=("policy",))
+def _decide_jit(
+    policy: ActorCriticPolicy, params: PyTree, prob: ProblemArrays, t: Array, cash: Array, mu_safe: Array
+) -> tuple[Array, Array]:
+    obs = jax.vmap(features, in_axes=(None, 0, 0, None))(prob, t, cash, mu_safe)
+    action = policy(params, obs, jax.random.PRNGKey(0))
+    option = jax.vmap(resolve_option, in_axes=(None, 0, 0, 0))(prob, t, cash, action[:, 0])
+    return option, action[:, 1]
+
+
+def decide(
+    planner: Planner, prob: ProblemArrays, t: np.ndarray, cash: np.ndarray, mu_safe: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Option and portfolio for each ``(t, cash)`` pair (cash in units of ``W0``).
+
+    The batch is padded to a power of two (at least 256) so that a handful of compiled
+    shapes serve every problem and path count.
+    """
+    n = len(cash)
+    size = max(256, 1 << max(n - 1, 1).bit_length())
+    t_pad = np.zeros(size, np.int32)
+    c_pad = np.ones(size, np.float32)
+    t_pad[:n], c_pad[:n] = t, cash
+    option, port = _decide_jit(
+        planner.policy, planner.params, prob, jnp.asarray(t_pad), jnp.asarray(c_pad), jnp.float32(mu_safe)
+    )
+    return np.asarray(option[:n], np.int64), np.asarray(port[:n], np.int64)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planner's answer for one client.
+
+    Attributes:
+        wealth: wealth of each table state: 0 (bankrupt), then every k-th node of ``dp.wealth_grid``.
+        portfolio: portfolio index per year ``0 .. T-1`` and grid state, ``(T, S)``.
+        goal_option: option index (into ``options[t]``) per year ``0 .. T`` and state, ``(T + 1, S)``;
+            -1 where the state cannot pay its cash flow or is bankrupt.
+        options: the option set of each year.
+        policy: the planner as a ``simulate.Policy`` on continuous wealth.
+        seconds: time ``plan`` took (encoding, grid and tables).
+    """
+
+    wealth: np.ndarray
+    portfolio: np.ndarray
+    goal_option: np.ndarray
+    options: tuple[OptionSet, ...]
+    policy: Policy = field(repr=False)
+    seconds: float = 0.0
+
+
+def plan(planner: Planner, problem: WealthProblem, *, table_nodes: int = 128) -> Plan:
+    """The planner's policy for a new client, as tables on the wealth grid and as a ``Policy``.
+
+    The tables cover every k-th node of the DP's wealth grid (``dp.wealth_grid``), at most
+    about ``table_nodes`` of them, so they line up with the DP's tables node for node.
+
+    Raises:
+        ValueError: the problem is beyond the planner's padding (see ``meta_env.encode``).
+    """
+    start = time.perf_counter()
+    encoded, scale, _ = encode(problem)
+    arrays = on_device(encoded)
+    mu, _ = problem.market.frontier()
+    mu_safe = float(mu[0])
+    n_port = problem.market.n_portfolios
+
+    def policy(t: int, cash: np.ndarray, wealth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        option, port = decide(planner, arrays, np.full(len(cash), t), cash / scale, mu_safe)
+        return option, np.minimum(port, n_port - 1)
+
+    grid = wealth_grid(problem)
+    wealth = np.concatenate([[0.0], grid[:: max(1, -(-len(grid) // table_nodes))]])
+    horizon = problem.horizon
+    years = np.repeat(np.arange(horizon + 1), len(wealth))
+    cash = np.tile(wealth, horizon + 1) + np.repeat(np.asarray(problem.flows() + [0.0]), len(wealth))
+    option, port = decide(planner, arrays, years, cash / scale, mu_safe)
+    alive = (np.tile(wealth, horizon + 1) > 0) & (cash >= 0)
+    goal_option = np.where(alive, option, -1).reshape(horizon + 1, len(wealth))
+    portfolio = np.where(alive, np.minimum(port, n_port - 1), -1).reshape(horizon + 1, len(wealth))[:horizon]
+    sets = option_sets(problem)
+    return Plan(
+        wealth=wealth,
+        portfolio=portfolio,
+        goal_option=goal_option,
+        options=sets,
+        policy=policy,
+        seconds=time.perf_counter() - start,
+    )

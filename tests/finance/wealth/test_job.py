@@ -1,0 +1,88 @@
+"""The wealth job layer: spec validation naming the field, and small recorded runs (shipped and freshly trained planner)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from decisions.errors import InputError
+from decisions.finance.wealth import job as wealth_job
+from decisions.finance.wealth.planner import load_planner
+from decisions.jobs.kinds import JobKind, entry
+from decisions.store import RunStatus, dispose_engines, get_run
+
+PROBLEM = {
+    "horizon": 6,
+    "initial_wealth": 100.0,
+    "cash_flows": [5.0, 5.0, 5.0, 0.0, 0.0, 0.0],
+    "goals": [
+        {"year": 2, "options": [{"cost": 20.0, "utility": 10.0}, {"cost": 40.0, "utility": 16.0}]},
+        {"year": 6, "options": [{"cost": 90.0, "utility": 30.0}]},
+    ],
+}
+
+
+def _spec(**sections: object) -> dict[str, object]:
+    return {"job": {"kind": "wealth", "name": "client"}, "problem": PROBLEM, **sections}
+
+
+def test_prepare_validates_the_spec(tmp_path: Path) -> None:
+    job = wealth_job.prepare(_spec())
+    assert job.name == "client" and job.problem.horizon == 6 and entry(JobKind.WEALTH).prepare is wealth_job.prepare
+    goal = PROBLEM["goals"][0]
+    for spec, field in (
+        ({"problem": {**PROBLEM, "goals": [{"year": 9, "options": [{"cost": 1.0, "utility": 1.0}]}]}}, "problem.goals"),
+        ({"problem": {**PROBLEM, "goals": [{"year": 2, "options": [{"cost": -1.0, "utility": 1.0}]}]}}, "problem.goals.0.options.0.cost"),
+        (
+            {"problem": {**PROBLEM, "goals": [{**goal, "options": [{"cost": 20.0, "utility": 10.0}, {"cost": 40.0, "utility": 5.0}]}]}},
+            "problem.goals.0.options",
+        ),
+        ({"problem": {**PROBLEM, "market": {"covariance": [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]}}}, "problem.market.covariance"),
+        ({"problem": {**PROBLEM, "horizon": 40, "cash_flows": None}}, "problem.horizon"),
+        ({"problem": {**PROBLEM, "rho": 0.0}}, "problem.rho"),
+        ({"rule": {"r1": 2.0, "r2": 1.0}}, "rule.r2"),
+        ({"planner": {"path": "missing.msgpack"}}, "planner.path"),
+        ({"evaluation": {"paths": 0}}, "evaluation.paths"),
+        ({"job": {"seed": -1}}, "job.seed"),
+        ({"extra": {}}, "extra"),
+    ):
+        with pytest.raises(InputError) as err:
+            wealth_job.prepare({**_spec(), **spec}, tmp_path)
+        assert err.value.field == field, (spec, err.value)
+        assert "\n" not in str(err.value)
+
+
+def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
+    job = wealth_job.prepare(_spec(evaluation={"paths": 2_000}))
+    report = wealth_job.run_job(job)
+    assert list(report.comparison["policy"]) == ["dp", "planner", "funding_rule"]
+    assert report.metrics["planner_vs_dp"] > 0.9 and report.metrics["plan_ms"] > 0
+    assert report.metrics["dp_value"] == pytest.approx(report.metrics["expected_utility_dp"], rel=0.05)
+    goals = report.goals
+    funded = goals.groupby("goal")[["dp", "planner", "funding_rule"]].sum()
+    np.testing.assert_allclose(funded.to_numpy(), 1.0, atol=1e-9)  # each goal's options (incl. not funded) sum to 1
+    assert set(report.fan["policy"]) == {"dp", "planner", "funding_rule"} and (report.fan["p95"] >= report.fan["p5"]).all()
+    assert {"dp_portfolio", "planner_portfolio"} <= set(report.plan.columns)
+    written = report.save(tmp_path / "tables")
+    assert written["chart"].stat().st_size > 0
+    assert pd.read_csv(written["plan"]).shape == report.plan.shape
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    try:
+        run_id = wealth_job.execute(job, url=url)
+        record = get_run(run_id, url=url)
+        assert record.status == RunStatus.SUCCEEDED and record.kind == wealth_job.KIND
+        assert {"comparison", "goals", "plan", "wealth_fan", "chart"} <= {a.name for a in record.artifacts}
+        trained = wealth_job.prepare(
+            _spec(planner={"train_problems": 32, "train_steps": 256 * 32 * 2}, evaluation={"paths": 500, "dp": False})
+        )
+        run_id = wealth_job.execute(trained, url=url)
+        record = get_run(run_id, url=url)
+        assert record.status == RunStatus.SUCCEEDED and "dp_value" not in record.latest_metrics()
+        paths = {a.name: Path(a.path) for a in record.artifacts}
+        assert load_planner(paths["planner"]).policy.hidden == (256, 256)
+    finally:
+        dispose_engines()

@@ -1,0 +1,208 @@
+"""The MetaRL planner: problem families, the scale-free environment, planning, save/reload, the job."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from decisions.core.agents import ppo
+from decisions.errors import InputError
+from decisions.finance.wealth.bench import multi_goal_problem
+from decisions.finance.wealth.beyond import Inflation, glide_path_greedy
+from decisions.finance.wealth.dp import option_sets, solve
+from decisions.finance.wealth.families import (
+    FAMILIES,
+    MAX_GOALS_PER_YEAR,
+    held_out_problems,
+    problem_key,
+    sample_problem,
+    sample_problems,
+)
+from decisions.finance.wealth.market import Market
+from decisions.finance.wealth.meta_env import (
+    MAX_OPTIONS,
+    N_FEATURES,
+    MetaParams,
+    WealthMetaEnv,
+    encode,
+    features,
+    make_params,
+    on_device,
+)
+from decisions.finance.wealth.planner import (
+    DEFAULT_CONFIG,
+    default_planner,
+    load_planner,
+    plan,
+    planner_training,
+    save_planner,
+    train_planner,
+)
+from decisions.finance.wealth.problem import WealthProblem
+from decisions.finance.wealth.simulate import dp_policy, draw_normals, evaluate, never_fund, simulate
+
+
+@pytest.mark.parametrize("family", [*FAMILIES, "mixed"])
+def test_every_family_samples_valid_problems_within_the_planner_reach(family: str) -> None:
+    for seed in range(5):
+        problem = sample_problem(np.random.default_rng(seed), family)
+        assert problem.horizon <= 30 and problem.goals
+        years = [g.year for g in problem.goals]
+        assert max(years.count(y) for y in years) <= MAX_GOALS_PER_YEAR
+        assert max(len(s.costs) for s in option_sets(problem)) <= MAX_OPTIONS
+        encode(problem)  # fits the padding
+
+
+def test_held_out_problems_are_reproducible_and_not_in_training() -> None:
+    held = held_out_problems(3)
+    assert list(held) == list(FAMILIES) and all(len(p) == 3 for p in held.values())
+    again = held_out_problems(3)
+    assert [problem_key(p) for p in held["bunched"]] == [problem_key(p) for p in again["bunched"]]
+    train = {problem_key(p) for p in sample_problems(500)}
+    assert not train & {problem_key(p) for ps in held.values() for p in ps}
+    with pytest.raises(ValueError, match="family"):
+        sample_problem(np.random.default_rng(0), "nonsense")
+
+
+def test_observation_is_scale_free() -> None:
+    problem = multi_goal_problem()
+    data = problem.model_dump()
+    scaled = WealthProblem.model_validate(
+        {
+            **data,
+            "initial_wealth": 10 * data["initial_wealth"],
+            "cash_flows": [10 * c for c in data["cash_flows"]],
+            "goals": [
+                {"year": g["year"], "options": [{"cost": 10 * o["cost"], "utility": 3 * o["utility"]} for o in g["options"]]}
+                for g in data["goals"]
+            ],
+        }
+    )
+    a, scale_a, total_a = encode(problem)
+    b, scale_b, total_b = encode(scaled)
+    assert scale_b == 10 * scale_a and total_b == pytest.approx(3 * total_a)
+    for t in range(problem.horizon + 1):
+        fa = features(on_device(a), jnp.int32(t), jnp.float32(0.9), jnp.float32(0.05))
+        fb = features(on_device(b), jnp.int32(t), jnp.float32(0.9), jnp.float32(0.05))
+        assert fa.shape == (N_FEATURES,) and bool(jnp.all(jnp.isfinite(fa)))
+        np.testing.assert_allclose(fa, fb, rtol=1e-5, atol=1e-6)
+
+
+def test_encode_rejects_problems_beyond_the_padding() -> None:
+    with pytest.raises(ValueError, match="problem.horizon"):
+        encode(WealthProblem(horizon=31, initial_wealth=100.0))
+    crowded = WealthProblem(
+        horizon=5,
+        initial_wealth=100.0,
+        goals=[{"year": 2, "options": [{"cost": c, "utility": c}, {"cost": 2 * c, "utility": 3 * c}]} for c in (1, 2, 4)],
+    )
+    with pytest.raises(ValueError, match="problem.goals"):
+        encode(crowded)
+
+
+def test_environment_replays_simulate_exactly_without_noise() -> None:
+    """With zero volatility both follow W(t+1) = paid-down * exp(mu - sigma^2 / 2): same utility."""
+    problem = multi_goal_problem(90.0)
+    mu, sigma = problem.market.frontier()
+    params = make_params([problem], mu - sigma**2 / 2, np.zeros_like(sigma))
+    env = WealthMetaEnv(len(mu))
+    _, total = encode(problem)[1:]
+    for option, portfolio in [(0, 0), (MAX_OPTIONS - 1, 14), (1, 7)]:
+        obs, state = env.reset(jax.random.PRNGKey(0), params)
+        episode = 0.0
+        for _ in range(problem.horizon + 1):
+            obs, state, reward, terminated, _, _ = env.step(
+                jax.random.PRNGKey(1), state, jnp.asarray([option, portfolio]), params
+            )
+            episode += float(reward)
+            if bool(terminated):
+                break
+
+        def fixed(t, cash, wealth, option=option, portfolio=portfolio):
+            return np.full(len(cash), option), np.full(len(cash), portfolio)
+
+        expected = simulate(problem, fixed, normals=np.zeros((1, problem.horizon))).utility[0]
+        assert episode * total == pytest.approx(expected, rel=1e-5)
+
+
+def test_shipped_planner_plans_fast_and_close_to_the_dp() -> None:
+    planner = default_planner()
+    problem = multi_goal_problem()
+    plan(planner, problem)  # compile
+    answer = plan(planner, problem)
+    assert answer.seconds < 0.5  # the bench measures the figure; this guards against a re-trace per call
+    result = solve(problem)
+    assert answer.goal_option.shape == (problem.horizon + 1, len(answer.wealth))
+    assert answer.portfolio.shape == (problem.horizon, len(answer.wealth))
+    assert set(answer.wealth[1:]) <= set(result.wealth[1:])  # table nodes are DP grid nodes
+    normals = draw_normals(3, 4_000, problem.horizon)
+    planner_u = evaluate(problem, answer.policy, normals=normals).mean()
+    dp_u = evaluate(problem, dp_policy(result), normals=normals).mean()
+    never_u = evaluate(problem, never_fund(), normals=normals).mean()
+    assert never_u == 0.0 and planner_u > 0.9 * dp_u
+    # The tables are the policy at the node wealth.
+    t, node = 2, len(answer.wealth) // 2
+    w = answer.wealth[node : node + 1]
+    option, portfolio = answer.policy(t, w + problem.flows()[t], w)
+    assert option[0] == answer.goal_option[t, node] and portfolio[0] == answer.portfolio[t, node]
+    assert planner_training()["problems"] > 1000
+
+
+def test_train_save_reload_gives_identical_plans(tmp_path: Path) -> None:
+    config = dataclasses.replace(
+        DEFAULT_CONFIG, num_envs=32, rollout_steps=32, total_env_steps=32 * 32 * 4, hidden=(32, 32), minibatches=2, log_every=2
+    )
+    planner, result = train_planner(64, config=config, seed=1)
+    path = tmp_path / "planner.msgpack"
+    save_planner(path, result, problems=64)
+    reloaded = load_planner(path)
+    problem = multi_goal_problem(120.0)
+    a, b = plan(planner, problem), plan(reloaded, problem)
+    np.testing.assert_array_equal(a.goal_option, b.goal_option)
+    np.testing.assert_array_equal(a.portfolio, b.portfolio)
+    info = planner_training(path)
+    assert info["problems"] == 64 and info["env_steps"] == 32 * 32 * 4
+    other = tmp_path / "other.msgpack"
+    ppo.save_policy(other, ppo.train(WealthMetaEnvLike(), config, key=jax.random.PRNGKey(0)))
+    with pytest.raises(ValueError, match="not a wealth planner"):
+        load_planner(other)
+
+
+class WealthMetaEnvLike(WealthMetaEnv):
+    """A planner-shaped environment with another portfolio count but a foreign observation (for the reload check)."""
+
+    def __init__(self) -> None:
+        super().__init__(3)
+        mu, sigma = Market().frontier()
+        self._params = make_params(sample_problems(4), mu[:3], sigma[:3])
+
+    @property
+    def default_params(self) -> MetaParams:
+        return self._params
+
+    def observe(self, state, params):
+        return super().observe(state, params)[:10]
+
+    def observation_space(self, params):
+        from decisions.core.spaces import Box
+
+        return Box(-jnp.inf, jnp.inf, (10,), jnp.float32)
+
+
+def test_inflation_and_glide_path() -> None:
+    paths = Inflation(mean=0.02, persistence=0.5, vol=0.0, initial=0.04).paths(0, 3, 4)
+    np.testing.assert_allclose(paths[0], [0.04, 0.03, 0.025, 0.0225])
+    problem = multi_goal_problem()
+    normals = draw_normals(0, 500, problem.horizon)
+    base = evaluate(problem, glide_path_greedy(problem), normals=normals)
+    none = evaluate(problem, glide_path_greedy(problem), normals=normals, drag=np.zeros_like(normals))
+    worse = evaluate(problem, glide_path_greedy(problem), normals=normals, drag=np.full_like(normals, 0.05))
+    np.testing.assert_array_equal(base, none)
+    assert worse.mean() < base.mean()
+    with pytest.raises(ValueError, match="drag"):
+        evaluate(problem, glide_path_greedy(problem), normals=normals, drag=np.zeros((2, 2)))
