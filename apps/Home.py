@@ -31,7 +31,7 @@ url = database_url()
 kinds = app_common.run_kinds(url)
 if not kinds:
     st.info(
-        "No runs recorded yet. Open a domain page (**Gas storage**, **Building energy**, **Pension ALM**, **Pharma process**) in the sidebar and press *Run*, or run a job "
+        "No runs recorded yet. Open a domain page (**Gas storage**, **Building energy**, **Pension ALM**, **Pharma process**, **Wealth planning**) in the sidebar and press *Run*, or run a job "
         "from the command line (`decisions run spec.toml`); it will show up here."
     )
     st.caption(f"Store: `{url}`")
@@ -79,6 +79,7 @@ with st.expander(f"Run #{record.id}: {record.name}", expanded=True):
         "building": "pages/2_Building_energy.py",
         "pension": "pages/3_Pension_ALM.py",
         "pharma": "pages/4_Pharma_process.py",
+        "wealth": "pages/5_Wealth_planning.py",
     }
     if record.kind in pages and record.status is RunStatus.SUCCEEDED:
         st.page_link(pages[record.kind], label="Open its report", query_params={"run": str(record.id)})

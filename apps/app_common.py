@@ -35,6 +35,8 @@ HEADLINE_METRICS = (
     "snapo_yield",
     "yield_gain",
     "snapo_minus_fixed_mix",
+    "expected_utility_planner",
+    "planner_vs_dp",
 )
 """Metrics shown as columns of the runs table, when at least one listed run has them."""
 

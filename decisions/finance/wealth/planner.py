@@ -135,6 +135,10 @@ def default_planner() -> Planner:
     return load_planner(DEFAULT_PLANNER_PATH)
 
 
+MIN_BATCH = 4096
+"""Smallest padded batch of ``decide``."""
+
+
 @partial(jax.jit, static_argnames=("policy",))
 def _decide_jit(
     policy: ActorCriticPolicy, params: PyTree, prob: ProblemArrays, t: Array, cash: Array, mu_safe: Array
@@ -150,11 +154,11 @@ def decide(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Option and portfolio for each ``(t, cash)`` pair (cash in units of ``W0``).
 
-    The batch is padded to a power of two (at least 256) so that a handful of compiled
-    shapes serve every problem and path count.
+    The batch is padded to a power of two, at least ``MIN_BATCH``: one compiled shape serves
+    every table (at most 31 years x 129 nodes) and Monte Carlo runs of up to 4096 paths.
     """
     n = len(cash)
-    size = max(256, 1 << max(n - 1, 1).bit_length())
+    size = max(MIN_BATCH, 1 << max(n - 1, 1).bit_length())
     t_pad = np.zeros(size, np.int32)
     c_pad = np.ones(size, np.float32)
     t_pad[:n], c_pad[:n] = t, cash
