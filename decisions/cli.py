@@ -39,6 +39,7 @@ class BenchName(StrEnum):
     PHARMA = "pharma"
     PENSION = "pension"
     WEALTH = "wealth"
+    COMP = "comp"
 
 
 BENCH_MODULES: dict[BenchName, str] = {
@@ -47,6 +48,7 @@ BENCH_MODULES: dict[BenchName, str] = {
     BenchName.PHARMA: "decisions.health.pharma.bench",
     BenchName.PENSION: "decisions.finance.pension.bench",
     BenchName.WEALTH: "decisions.finance.wealth.bench",
+    BenchName.COMP: "decisions.telecom.comp.bench",
 }
 """Module holding each benchmark's ``run_bench(progress=None) -> dict`` (imported lazily)."""
 

@@ -22,7 +22,7 @@ Printed as one JSON object by ``decisions bench wealth --json``:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,12 +84,22 @@ def _solve_timed(problem: WealthProblem, repeats: int = 5) -> tuple[Any, float]:
     return result, best * 1e3
 
 
-def run_bench(progress: ProgressFn | None = None, *, paths: int = 20_000) -> dict[str, Any]:
+def run_bench(
+    progress: ProgressFn | None = None,
+    *,
+    paths: int = 20_000,
+    eval_paths: int = 4_000,
+    per_family: int = HELD_OUT_PER_FAMILY,
+    families: Sequence[str] = FAMILIES,
+) -> dict[str, Any]:
     """Measure the wealth figures (see the module docstring).
 
     Args:
         progress: optional ``(task, done, total)`` callback.
-        paths: common Monte Carlo paths of the policy comparisons.
+        paths: common Monte Carlo paths of the DP and rule figures on the example problems.
+        eval_paths: common paths per held-out problem.
+        per_family: held-out problems per family.
+        families: which families (all by default).
 
     Returns:
         A flat dict of figures.
@@ -133,23 +143,31 @@ def run_bench(progress: ProgressFn | None = None, *, paths: int = 20_000) -> dic
         rule_r2=float(rule.r2),
     )
     report("funding-ratio rule", 1, 1)
-    figures.update(planner_figures(rule, progress=report))
+    figures.update(planner_figures(rule, progress=report, eval_paths=eval_paths, per_family=per_family, families=families))
     return figures
 
 
-def planner_figures(rule: FundingRule, *, progress: ProgressFn, eval_paths: int = 4_000) -> dict[str, Any]:
+def planner_figures(
+    rule: FundingRule,
+    *,
+    progress: ProgressFn,
+    eval_paths: int,
+    per_family: int,
+    families: Sequence[str],
+) -> dict[str, Any]:
     """The MetaRL planner on held-out families, under a shifted market and beyond the DP."""
     planner = default_planner()
-    figures: dict[str, Any] = {f"planner_{k}": v for k, v in planner_training(DEFAULT_PLANNER_PATH).items()}
-    families = held_out_problems(HELD_OUT_PER_FAMILY)
-    train_keys = {problem_key(p) for p in sample_problems(2_048, "mixed")}
-    figures["held_out_seen_in_training_sample"] = sum(problem_key(p) in train_keys for ps in families.values() for p in ps)
-    scores = score_families(families, planner, rule, paths=eval_paths, progress=progress)
+    training = planner_training(DEFAULT_PLANNER_PATH)
+    figures: dict[str, Any] = {f"planner_{k}": v for k, v in training.items()}
+    held_out = held_out_problems(per_family, families)
+    train_keys = {problem_key(p) for p in sample_problems(int(training.get("problems", 0)), "mixed")}
+    figures["held_out_in_training"] = sum(problem_key(p) in train_keys for ps in held_out.values() for p in ps)
+    scores = score_families(held_out, planner, rule, paths=eval_paths, progress=progress)
     figures.update(headline(scores))
     for row in family_table(scores).itertuples():
         for name in ("planner_vs_dp_mean", "planner_vs_dp_min", "rule_vs_dp_mean", "planner_vs_rule", "dp_ms", "plan_ms"):
             figures[f"family_{row.family}_{name}"] = float(getattr(row, name))
-    shifted = held_out_problems(REGIME_PER_FAMILY, market=SHIFTED_MARKET)
+    shifted = held_out_problems(min(REGIME_PER_FAMILY, per_family), families, market=SHIFTED_MARKET)
     regime = score_families(shifted, planner, rule, paths=eval_paths, seed=500, progress=progress)
     ratios = np.array([s.planner_ratio for s in regime])
     figures.update(
@@ -158,7 +176,7 @@ def planner_figures(rule: FundingRule, *, progress: ProgressFn, eval_paths: int 
         regime_shift_problems=len(regime),
         regime_shift_rule_mean_ratio=float(np.mean([s.rule_ratio for s in regime])),
     )
-    beyond_problems = held_out_problems(4, ("many_spread", "long_horizon"))
+    beyond_problems = held_out_problems(min(4, per_family), ("many_spread", "long_horizon"))
     problems = [p for ps in beyond_problems.values() for p in ps]
     beyond = score_beyond(problems, planner, rule, Inflation(), paths=eval_paths, seed=900)
     planner_u = np.array([b.planner for b in beyond])

@@ -25,7 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from decisions.core.progress import Progress, silent
 from decisions.errors import InputError
 from decisions.finance.wealth.dp import option_sets, solve, wealth_grid
-from decisions.finance.wealth.planner import DEFAULT_CONFIG, Planner, default_planner, load_planner, plan, save_planner, train_planner
+from decisions.finance.wealth.planner import (
+    DEFAULT_CONFIG,
+    Planner,
+    default_planner,
+    load_planner,
+    plan,
+    save_planner,
+    train_planner,
+)
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.report import WealthReport, goal_probabilities, goal_table, wealth_fan
 from decisions.finance.wealth.rule import FundingRule, rule_policy

@@ -40,9 +40,9 @@ from decisions.finance.wealth.meta_env import (
     ProblemArrays,
     WealthMetaEnv,
     encode,
-    on_device,
     features,
     make_params,
+    on_device,
     resolve_option,
 )
 from decisions.finance.wealth.problem import WealthProblem
@@ -51,15 +51,15 @@ from decisions.finance.wealth.simulate import Policy
 PyTree = Any
 
 DEFAULT_CONFIG = ppo.PPOConfig(
-    num_envs=256,
+    num_envs=512,
     rollout_steps=32,
-    total_env_steps=20_000_000,
+    total_env_steps=160_000_000,
     gamma=1.0,
     gae_lambda=0.95,
     learning_rate=3e-4,
     hidden=(256, 256),
     minibatches=8,
-    epochs=4,
+    epochs=2,
     entropy_coef=0.003,
     normalize_rewards=False,
     log_every=20,

@@ -32,9 +32,9 @@ from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.simulate import Policy, evaluate
 
 DEFAULT_GRID: Mapping[str, Sequence[float]] = {
-    "margin": (0.5, 0.7, 0.85, 1.0, 1.25, 1.5),
-    "r1": (0.6, 0.8, 1.0, 1.2),
-    "r2": (1.0, 1.2, 1.5, 2.0, 3.0),
+    "margin": (0.3, 0.5, 0.7, 0.85, 1.0, 1.25, 1.5),
+    "r1": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2),
+    "r2": (0.6, 0.8, 1.0, 1.2, 1.5, 2.0, 3.0),
 }
 """The default search grid of ``tune_rule`` (pairs with ``r1 >= r2`` are skipped)."""
 
@@ -43,15 +43,19 @@ DEFAULT_GRID: Mapping[str, Sequence[float]] = {
 class FundingRule:
     """Parameters of the funding-ratio rule.
 
+    The defaults are the rule tuned on 48 training problems of every family
+    (``bench.tuned_rule``; ``decisions bench wealth --json`` prints them as ``rule_margin``,
+    ``rule_r1`` and ``rule_r2``).
+
     Attributes:
         margin: take a goal only if wealth after paying it is at least ``margin`` times the need.
         r1: funding ratio at or below which the riskiest portfolio is held.
         r2: funding ratio at or above which the safest portfolio is held (``r2 > r1``).
     """
 
-    margin: float = 1.2
-    r1: float = 1.0
-    r2: float = 2.0
+    margin: float = 0.7
+    r1: float = 0.8
+    r2: float = 1.2
 
     def __post_init__(self) -> None:
         if not (self.margin >= 0 and self.r2 > self.r1):
@@ -106,6 +110,12 @@ def rule_policy(problem: WealthProblem, rule: FundingRule) -> Policy:
     return policy
 
 
+def attainable_utility(problem: WealthProblem) -> float:
+    """The most utility a client could get: every year's best option, plus 1 for a wealth target."""
+    best = sum(float(opts.utilities[-1]) for opts in option_sets(problem))
+    return best + (1.0 if problem.target is not None else 0.0)
+
+
 def tune_rule(
     problems: Sequence[WealthProblem],
     normals: Sequence[np.ndarray],
@@ -121,11 +131,14 @@ def tune_rule(
             combinations with ``r1 >= r2`` are skipped.
 
     Returns:
-        The best rule and its score (the mean of the per-problem MC expected utilities).
+        The best rule and its score: the mean over problems of the MC expected utility as a
+        share of the problem's ``attainable_utility``, so that every problem counts alike
+        whatever its utility scale.
     """
     if len(problems) != len(normals) or not problems:
         raise ValueError("need one normals array per problem, and at least one problem")
     grid = DEFAULT_GRID if grid is None else grid
+    scales = [max(attainable_utility(p), 1e-12) for p in problems]
     best: tuple[FundingRule, float] | None = None
     for margin, r1, r2 in itertools.product(grid["margin"], grid["r1"], grid["r2"]):
         if r1 >= r2:
@@ -134,8 +147,8 @@ def tune_rule(
         score = float(
             np.mean(
                 [
-                    evaluate(p, rule_policy(p, rule), normals=z).mean()
-                    for p, z in zip(problems, normals, strict=True)
+                    evaluate(p, rule_policy(p, rule), normals=z).mean() / scale
+                    for p, z, scale in zip(problems, normals, scales, strict=True)
                 ]
             )
         )

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from decisions.core.agents import ppo
-from decisions.errors import InputError
 from decisions.finance.wealth.bench import multi_goal_problem
 from decisions.finance.wealth.beyond import Inflation, glide_path_greedy
 from decisions.finance.wealth.dp import option_sets, solve

@@ -1,0 +1,229 @@
+"""``CompEnv``: CoMP cell selection for a central agent, mobile-env's central scenario in JAX.
+
+One step, in mobile-env's order (``MComCore.step``):
+
+1. release connections whose SNR fell to or below the threshold (``update_connections``);
+2. apply the action: for each user, 0 keeps its connections and ``k`` toggles its link to cell
+   ``k - 1``: disconnect if connected, else connect if the SNR exceeds the threshold
+   (``apply_action``). Toggles of padded cells, by padded users or out of range are no-ops;
+3. schedule each cell's resources among its users and sum each user's link rates;
+4. utility of each user's rate, scaled to ``[-1, 1]``; the reward is their mean over users
+   (mobile-env's ``MComCentralHandler.reward``), so an episode return lies in ``[-T, T]``;
+5. move the users (random waypoint) and advance time; truncate at ``episode_length``.
+
+Observation (mobile-env's central observation, padded): for each of ``MAX_USERS`` users,
+``MAX_CELLS`` connection flags, ``MAX_CELLS`` SNRs divided by the user's best SNR (at the new
+positions, connections not yet pruned) and the user's scaled utility of the last step
+(``-1`` at reset, as mobile-env's ``utility.scale(lower)``); padded users and cells read 0.
+Flattened user-major to ``MAX_USERS * (2 MAX_CELLS + 1)`` values in ``[-1, 1]``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+from jax import Array
+
+from decisions.core.env import Environment, Info, PRNGKey
+from decisions.core.spaces import Box, MultiDiscrete
+from decisions.telecom.comp import channel, mobility, qoe, schedulers
+from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS, NetworkParams, small
+
+__all__ = ["CompEnv", "CompState", "apply_toggles", "observe", "with_positions"]
+
+
+@struct.dataclass
+class CompState:
+    """State of a CoMP episode.
+
+    Attributes:
+        pos: ``(users, 2)`` user positions in metres.
+        waypoint: ``(users, 2)`` current random waypoints.
+        conn: ``(users, cells)`` bool connections.
+        utility: ``(users,)`` scaled utility of the last step (``-1`` before the first).
+        avg_rate: ``(users,)`` exponential average of past rates (proportional-fair scheduler).
+        time: scalar int32 step counter.
+        l_snr: ``(users, cells)`` ``log10`` SNR at ``pos`` (a cache: after changing ``pos`` by
+            hand, refresh it with ``with_positions``).
+    """
+
+    pos: Array
+    waypoint: Array
+    conn: Array
+    utility: Array
+    avg_rate: Array
+    time: Array
+    l_snr: Array
+
+
+def with_positions(state: CompState, pos: Array, params: NetworkParams) -> CompState:
+    """``state`` with users at ``pos`` and its SNR cache refreshed.
+
+    Args:
+        state: the state.
+        pos: ``(users, 2)`` new positions.
+        params: the network.
+
+    Returns:
+        The updated state.
+    """
+    return state.replace(pos=pos, l_snr=channel.log10_snr(params, pos))
+
+
+def observe(state: CompState, params: NetworkParams) -> Array:
+    """mobile-env's central observation of ``state``, padded and flattened.
+
+    Args:
+        state: the state.
+        params: the network.
+
+    Returns:
+        ``(users * (2 cells + 1),)`` float32 observation.
+    """
+    l_snr = state.l_snr
+    valid = params.user_mask[:, None] & params.cell_mask[None, :]
+    best = jnp.max(l_snr, axis=1, keepdims=True)
+    snr_norm = jnp.where(valid, channel.pow10(l_snr - best), 0.0)
+    conn = (state.conn & valid).astype(jnp.float32)
+    util = jnp.where(params.user_mask, state.utility, 0.0)[:, None]
+    return jnp.concatenate([conn, snr_norm, util], axis=1).reshape(-1).astype(jnp.float32)
+
+
+def apply_toggles(conn: Array, ok: Array, action: Array, params: NetworkParams) -> Array:
+    """Apply per-user toggle actions (0 keep, ``k`` toggle cell ``k - 1``) to connections.
+
+    Args:
+        conn: ``(users, cells)`` bool connections (already pruned).
+        ok: ``(users, cells)`` bool connectable links.
+        action: ``(users,)`` ints.
+        params: the network.
+
+    Returns:
+        ``(users, cells)`` bool connections after the toggles.
+    """
+    n_cells = conn.shape[1]
+    action = jnp.asarray(action, jnp.int32)
+    target = action - 1
+    in_range = (action >= 1) & (action <= n_cells)
+    safe = jnp.clip(target, 0, n_cells - 1)
+    valid = in_range & params.user_mask & params.cell_mask[safe]
+    hit = jax.nn.one_hot(safe, n_cells, dtype=bool) & valid[:, None]
+    return jnp.where(hit, ~conn & ok, conn)
+
+
+class CompEnv(Environment[CompState, NetworkParams]):
+    """Central CoMP cell selection on a padded multi-cell network (see the module docstring).
+
+    Args:
+        max_cells: cell slots (static; params must have this many).
+        max_users: user slots (static; params must have this many).
+    """
+
+    def __init__(self, max_cells: int = MAX_CELLS, max_users: int = MAX_USERS) -> None:
+        self.max_cells = int(max_cells)
+        self.max_users = int(max_users)
+
+    @property
+    def default_params(self) -> NetworkParams:
+        """mobile-env's small scenario (3 cells, 5 users)."""
+        return small()
+
+    @property
+    def obs_size(self) -> int:
+        """Length of an observation, ``max_users * (2 max_cells + 1)``."""
+        return self.max_users * (2 * self.max_cells + 1)
+
+    def reset(self, key: PRNGKey, params: NetworkParams) -> tuple[Array, CompState]:
+        """Users at uniform positions with uniform waypoints, no connections (see ``Environment.reset``)."""
+        k_pos, k_way = jax.random.split(key)
+        pos = mobility.random_points(k_pos, self.max_users, params.size)
+        state = CompState(
+            pos=pos,
+            waypoint=mobility.random_points(k_way, self.max_users, params.size),
+            conn=jnp.zeros((self.max_users, self.max_cells), bool),
+            utility=jnp.full((self.max_users,), -1.0, jnp.float32),
+            avg_rate=jnp.zeros((self.max_users,), jnp.float32),
+            time=jnp.asarray(0, jnp.int32),
+            l_snr=channel.log10_snr(params, pos),
+        )
+        return observe(state, params), state
+
+    def step(
+        self, key: PRNGKey, state: CompState, action: Array, params: NetworkParams
+    ) -> tuple[Array, CompState, Array, Array, Array, Info]:
+        """One step of mobile-env's central scenario (see the module docstring and ``Environment.step``)."""
+        l_snr = state.l_snr
+        ok = channel.connectable(params, l_snr)
+        conn = apply_toggles(state.conn & ok, ok, action, params)
+        l_sinr = jax.lax.cond(
+            params.interference, lambda: channel.log10_sinr(params, l_snr, conn), lambda: l_snr
+        )
+        cap = channel.capacity(params, l_sinr, ok)
+        share = schedulers.shares(params.scheduler, conn, cap, state.avg_rate)
+        rate = jnp.where(params.user_mask, schedulers.user_rates(share, cap), 0.0)
+        raw = qoe.bounded_log_utility(rate, params.utility_bounds, params.utility_coeffs)
+        scaled = qoe.scale_utility(raw, params.utility_bounds)
+        n = jnp.maximum(jnp.sum(params.user_mask), 1)
+        reward = jnp.sum(jnp.where(params.user_mask, scaled, 0.0)) / n
+        user_qoe = (scaled + 1.0) / 2.0
+        avg_rate = jnp.where(
+            state.time == 0, rate, (1.0 - params.pf_alpha) * state.avg_rate + params.pf_alpha * rate
+        )
+        pos, waypoint = mobility.waypoint_step(
+            key, state.pos, state.waypoint, params.user_velocity, params.size
+        )
+        pos = jnp.where(params.user_mask[:, None], pos, state.pos)
+        time = state.time + 1
+        new_state = CompState(
+            pos=pos,
+            waypoint=waypoint,
+            conn=conn,
+            utility=jnp.where(params.user_mask, scaled, -1.0),
+            avg_rate=avg_rate,
+            time=time,
+            l_snr=channel.log10_snr(params, pos),
+        )
+        info: Info = {
+            "rate": rate,
+            "utility": jnp.where(params.user_mask, raw, 0.0),
+            "qoe": jnp.where(params.user_mask, user_qoe, 0.0),
+            "jain_qoe": qoe.jain_index(user_qoe, params.user_mask),
+            "jain_rate": qoe.jain_index(rate, params.user_mask),
+            "connections": jnp.sum(conn, axis=1),
+        }
+        truncated = time >= params.episode_length
+        return (
+            observe(new_state, params),
+            new_state,
+            reward.astype(jnp.float32),
+            jnp.asarray(False),
+            truncated,
+            info,
+        )
+
+    def action_mask(self, state: CompState, params: NetworkParams) -> Array:
+        """Which actions would change something: ``(users, cells + 1)`` bool.
+
+        Column 0 (keep) is always allowed. Column ``k`` is allowed when user and cell ``k - 1``
+        exist and the link is connectable at the current positions: toggling any other
+        link is a no-op (it is pruned, or cannot be connected). Padded users may only keep.
+
+        Args:
+            state: the state.
+            params: the network.
+
+        Returns:
+            ``(max_users, max_cells + 1)`` bool mask.
+        """
+        ok = channel.connectable(params, state.l_snr)
+        keep = jnp.ones((self.max_users, 1), bool)
+        return jnp.concatenate([keep, ok], axis=1)
+
+    def observation_space(self, params: NetworkParams) -> Box:
+        """``Box(-1, 1, (max_users * (2 max_cells + 1),))``."""
+        return Box(low=-1.0, high=1.0, shape=(self.obs_size,))
+
+    def action_space(self, params: NetworkParams) -> MultiDiscrete:
+        """``MultiDiscrete((max_cells + 1,) * max_users)``: per user keep or toggle a cell."""
+        return MultiDiscrete((self.max_cells + 1,) * self.max_users)

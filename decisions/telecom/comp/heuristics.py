@@ -1,0 +1,154 @@
+"""Baseline policies for ``CompEnv``, computed from the observation only.
+
+A policy is ``policy(obs, key, params) -> action`` (jit-able, one network; ``vmap`` for
+batches). It reads from the observation only the connection flags and the normalised SNRs,
+which mobile-env's central observation holds too, so the same policy drives mobile-env
+through ``pad_central_obs`` / ``unpad_action`` (see ``parity``).
+
+- ``keep``: never toggle;
+- ``random_policy``: a uniform action among keep and the existing cells (as
+  ``action_space.sample()`` of mobile-env);
+- ``top_k(k)``: make each user's serving set its ``k`` best-SNR cells, one toggle a step:
+  connect the best missing top-k cell first (make before break), and once a top-k cell
+  serves the user, disconnect cells outside the top k (lowest index first);
+- ``max_snr_single = top_k(1)``: each user served by its best-SNR cell only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from decisions.telecom.comp.network import NetworkParams
+
+__all__ = [
+    "POLICIES",
+    "Policy",
+    "keep",
+    "max_snr_single",
+    "pad_central_obs",
+    "random_policy",
+    "split_obs",
+    "top_k",
+    "unpad_action",
+]
+
+Policy = Callable[[Array, Array, NetworkParams], Array]
+"""``policy(obs, key, params) -> action``."""
+
+
+def split_obs(obs: Array, params: NetworkParams) -> tuple[Array, Array, Array]:
+    """Split a ``CompEnv`` observation into connection flags, normalised SNRs and utilities.
+
+    Args:
+        obs: ``(users * (2 cells + 1),)`` observation.
+        params: the network (gives the static numbers of slots).
+
+    Returns:
+        ``(conn, snr, util)`` of shapes ``(users, cells)``, ``(users, cells)``, ``(users,)``.
+    """
+    n_users, n_cells = params.user_mask.shape[-1], params.cell_mask.shape[-1]
+    table = obs.reshape(n_users, 2 * n_cells + 1)
+    return table[:, :n_cells] > 0.5, table[:, n_cells : 2 * n_cells], table[:, -1]
+
+
+def keep(obs: Array, key: Array, params: NetworkParams) -> Array:
+    """Never toggle: all zeros."""
+    del key
+    return jnp.zeros(params.user_mask.shape, jnp.int32)
+
+
+def random_policy(obs: Array, key: Array, params: NetworkParams) -> Array:
+    """Uniform over keep and the existing cells for each existing user (0 for padded users)."""
+    del obs
+    n = jnp.sum(params.cell_mask)
+    action = jax.random.randint(key, params.user_mask.shape, 0, n + 1, dtype=jnp.int32)
+    return jnp.where(params.user_mask, action, 0)
+
+
+def top_k(k: int) -> Policy:
+    """A policy that steers each user's serving set to its ``k`` best-SNR cells (see module docstring).
+
+    Args:
+        k: serving-set size (>= 1).
+
+    Returns:
+        The policy.
+    """
+    if int(k) != k or k < 1:
+        raise ValueError(f"k: must be a positive integer, got {k!r}")
+
+    def policy(obs: Array, key: Array, params: NetworkParams) -> Array:
+        del key
+        conn, snr, _ = split_obs(obs, params)
+        cells = params.cell_mask[None, :]
+        score = jnp.where(cells, snr, -1.0)
+        # rank 0 = best, the lowest index first on ties (argmax's choice); pairwise counts
+        # instead of a sort (13 x 13 comparisons are much cheaper than argsort on CPU).
+        a, b = score[:, :, None], score[:, None, :]
+        lower_index = jnp.tril(jnp.ones((score.shape[1],) * 2, bool), -1)  # [c, c'] = c' < c
+        rank = jnp.sum((b > a) | ((b == a) & lower_index[None]), axis=2)
+        top = (rank < k) & cells
+        missing = top & ~conn
+        extra = conn & ~top
+        served = jnp.any(conn & top, axis=1)
+        first_extra = jnp.argmax(extra, axis=1)
+        best_missing = jnp.argmax(jnp.where(missing, score, -2.0), axis=1)
+        action = jnp.where(
+            served & jnp.any(extra, axis=1),
+            first_extra + 1,
+            jnp.where(jnp.any(missing, axis=1), best_missing + 1, 0),
+        )
+        return jnp.where(params.user_mask, action, 0).astype(jnp.int32)
+
+    return policy
+
+
+max_snr_single: Policy = top_k(1)
+"""Each user connected to its best-SNR cell only (``top_k(1)``)."""
+
+POLICIES: dict[str, Policy] = {
+    "max_snr": max_snr_single,
+    "top2": top_k(2),
+    "random": random_policy,
+    "keep": keep,
+}
+"""The baseline policies by name."""
+
+
+def pad_central_obs(
+    obs: np.ndarray, n_cells: int, n_users: int, max_cells: int, max_users: int
+) -> np.ndarray:
+    """Pad mobile-env's central observation (``n_users * (2 n_cells + 1)``) to ``CompEnv``'s layout.
+
+    Args:
+        obs: mobile-env central observation.
+        n_cells, n_users: the mobile-env scenario's sizes.
+        max_cells, max_users: ``CompEnv``'s slots.
+
+    Returns:
+        ``(max_users * (2 max_cells + 1),)`` float32 observation, zeros in the padding.
+    """
+    table = np.asarray(obs, np.float32).reshape(n_users, 2 * n_cells + 1)
+    out = np.zeros((max_users, 2 * max_cells + 1), np.float32)
+    out[:n_users, :n_cells] = table[:, :n_cells]
+    out[:n_users, max_cells : max_cells + n_cells] = table[:, n_cells : 2 * n_cells]
+    out[:n_users, -1] = table[:, -1]
+    return out.reshape(-1)
+
+
+def unpad_action(action: Array | np.ndarray, n_users: int) -> np.ndarray:
+    """The first ``n_users`` entries of a ``CompEnv`` action, for mobile-env's central handler.
+
+    Args:
+        action: ``(max_users,)`` action.
+        n_users: the mobile-env scenario's number of users.
+
+    Returns:
+        ``(n_users,)`` int64 action.
+    """
+    return np.asarray(action, np.int64)[:n_users]

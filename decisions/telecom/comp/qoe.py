@@ -1,0 +1,83 @@
+"""Quality of experience: mobile-env's bounded log utility, its scaling, and Jain's fairness index.
+
+mobile-env (``core/utilities.py``, ``BoundedLogUtility``) maps a user's rate to
+``clip(w1 * log(w2 + rate) / log(w3), lower, upper)`` (``lower`` for a zero rate) and scales it
+to ``[-1, 1]`` by ``2 (u - lower) / (upper - lower) - 1`` before the central handler averages
+it into the reward. QoE here is the same utility mapped to ``[0, 1]``.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import Array
+
+__all__ = ["bounded_log_utility", "jain_index", "qoe", "scale_utility"]
+
+
+def bounded_log_utility(rate: Array, bounds: Array, coeffs: Array) -> Array:
+    """mobile-env's raw ``BoundedLogUtility.utility`` of each rate.
+
+    Args:
+        rate: rates in bit/s (any shape).
+        bounds: ``(2,)`` lower and upper bound.
+        coeffs: ``(3,)`` ``(w1, w2, w3)``.
+
+    Returns:
+        Utilities in ``[lower, upper]`` (``lower`` where ``rate <= 0``).
+    """
+    lower, upper = bounds[0], bounds[1]
+    w1, w2, w3 = coeffs[0], coeffs[1], coeffs[2]
+    positive = rate > 0
+    arg = jnp.where(positive, w2 + rate, 1.0)
+    util = jnp.clip(w1 * jnp.log(arg) / jnp.log(w3), lower, upper)
+    return jnp.where(positive, util, lower)
+
+
+def scale_utility(util: Array, bounds: Array) -> Array:
+    """mobile-env's ``BoundedLogUtility.scale``: raw utility to ``[-1, 1]``.
+
+    Args:
+        util: raw utilities.
+        bounds: ``(2,)`` lower and upper bound.
+
+    Returns:
+        ``2 (util - lower) / (upper - lower) - 1``.
+    """
+    return 2.0 * (util - bounds[0]) / (bounds[1] - bounds[0]) - 1.0
+
+
+def qoe(rate: Array, bounds: Array, coeffs: Array) -> Array:
+    """QoE in ``[0, 1]``: the bounded log utility of ``rate`` normalised by its bounds.
+
+    Args:
+        rate: rates in bit/s.
+        bounds: ``(2,)`` lower and upper bound.
+        coeffs: ``(3,)`` utility coefficients.
+
+    Returns:
+        ``(util - lower) / (upper - lower)``.
+    """
+    util = bounded_log_utility(rate, bounds, coeffs)
+    return (util - bounds[0]) / (bounds[1] - bounds[0])
+
+
+def jain_index(x: Array, mask: Array | None = None) -> Array:
+    """Jain's fairness index ``(sum x)^2 / (n sum x^2)`` over the entries of ``mask``.
+
+    It is 1 when all (masked-in) entries are equal, ``1 / n`` when one entry holds all;
+    defined as 1 when all entries are zero.
+
+    Args:
+        x: non-negative values, last axis reduced.
+        mask: bool of ``x``'s shape (default: all).
+
+    Returns:
+        The index over the last axis.
+    """
+    mask = jnp.ones(x.shape, bool) if mask is None else mask
+    x = jnp.where(mask, x, 0.0)
+    n = jnp.sum(mask, axis=-1)
+    s1 = jnp.sum(x, axis=-1)
+    s2 = jnp.sum(x * x, axis=-1)
+    denom = n * s2
+    return jnp.where(denom > 0, s1 * s1 / jnp.where(denom > 0, denom, 1.0), 1.0)
