@@ -27,6 +27,10 @@ import numpy as np
 from decisions.finance.wealth.problem import WealthProblem
 
 
+MAX_GRID_NODES = 6_000
+"""Largest grid ``solve`` accepts (its transition arrays grow with the square of the nodes)."""
+
+
 @dataclass(frozen=True)
 class OptionSet:
     """The goal options of one year after combining that year's goals and dropping dominated ones.
@@ -173,11 +177,20 @@ def option_sets(problem: WealthProblem) -> tuple[OptionSet, ...]:
 def solve(problem: WealthProblem) -> WealthResult:
     """Solve by backward induction and evaluate the optimal policy by a forward pass.
 
+    Raises:
+        ValueError: the grid is infeasibly large (more than ``MAX_GRID_NODES`` nodes); the
+            message names ``problem.rho``.
+
     With ``problem.target`` set, maximises ``P[W(T) >= target]`` plus the utility of any goals
     (with no goals, exactly the single-goal probability); otherwise maximises expected total utility.
     """
     mu, sigma = problem.market.frontier()
     grid = wealth_grid(problem)
+    if len(grid) > MAX_GRID_NODES:
+        raise ValueError(
+            f"problem.rho: the DP grid would have {len(grid)} nodes (limit {MAX_GRID_NODES}); "
+            "lower rho or n_sd, or shorten the horizon"
+        )
     log_grid = np.log(grid)
     wealth = np.concatenate([[0.0], grid])
     n_states = len(wealth)

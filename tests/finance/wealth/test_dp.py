@@ -11,6 +11,7 @@ import pytest
 from decisions.errors import InputError
 from decisions.finance.wealth import WealthProblem, solve, transitions, wealth_grid
 from decisions.finance.wealth.market import DEFAULT_COVARIANCE, DEFAULT_MEANS, efficient_frontier
+from decisions.finance.wealth.simulate import dp_policy, draw_normals, evaluate, mean_and_se
 
 
 def _problem(**kw: object) -> WealthProblem:
@@ -172,3 +173,27 @@ def test_bad_input(data: dict[str, object], field: str) -> None:
         WealthProblem.parse({"horizon": 10, "initial_wealth": 100.0, **data})
     assert err.value.field == field
     assert "\n" not in str(err.value)
+
+
+def test_infeasible_grid_is_refused_before_allocating() -> None:
+    problem = WealthProblem.parse({"horizon": 30, "initial_wealth": 100.0, "target": 300.0, "rho": 60.0})
+    with pytest.raises(ValueError, match="problem.rho: the DP grid would have"):
+        solve(problem)
+
+
+def test_grid_covers_wealth_left_after_a_large_goal() -> None:
+    """Paying most of the wealth early must not land on an overstated lowest node: value = its own MC."""
+    problem = WealthProblem.parse(
+        {
+            "horizon": 10,
+            "initial_wealth": 100.0,
+            "goals": [
+                {"year": 1, "options": [{"cost": 85.0, "utility": 20.0}]},
+                {"year": 10, "options": [{"cost": 60.0, "utility": 40.0}]},
+            ],
+        }
+    )
+    result = solve(problem)
+    assert result.wealth[1] < 100.0 * 0.15 * 0.5  # the grid reaches below what is left after the goal
+    mc, se = mean_and_se(evaluate(problem, dp_policy(result), normals=draw_normals(0, 20_000, 10)))
+    assert abs(mc - result.value) <= 3 * se + 0.01 * result.value
