@@ -1,0 +1,526 @@
+"""Offline training, inference and checkpoints of the (Prompt) Decision Transformer on CoMP.
+
+Data: one ``Trajectories`` set per task (a task = cells, users, scheduler), all with the same
+episode length ``T``. ``pack`` concatenates them into flat device arrays with per-task offsets
+and picks each task's demonstration set (its ``n_demos`` best-return trajectories), so batch
+sampling happens inside the jitted train step and everything has fixed shapes (one compile).
+
+A training sample: a task, a trajectory of it and a window of ``K`` steps ending at a uniform
+step (windows near the start are left-padded, as at inference), with returns-to-go divided
+by ``rtg_scale``; its prompt is a ``prompt_len``-step segment of a *different* trajectory of
+the same task taken from the task's demonstration set. Loss: cross-entropy of every real
+user's action at every real step; AdamW with linear warmup and cosine decay, gradient
+clipping. ``use_prompt=False`` trains the plain Decision Transformer baseline through the
+same code (prompt tokens dropped).
+
+Inference (``make_dt_policy``): a whole ``CompEnv`` episode in one ``lax.scan``; the carry
+holds the environment state and a rolling window of the last ``K`` steps; the return-to-go
+starts at ``target_return`` and is decremented by each reward; actions are greedy. No
+gradient step at test time: for an unseen task the prompt comes from a few of its
+demonstrations (``make_prompt``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import struct
+from jax import Array
+
+from decisions.core.checkpoint import PathLike, load_metadata, load_pytree, save_pytree
+from decisions.telecom.comp.env import CompEnv
+from decisions.telecom.comp.network import EPISODE_LENGTH, MAX_CELLS, MAX_USERS, NetworkParams
+from decisions.telecom.comp.promptdt import (
+    N_FEATURES,
+    PromptDT,
+    PromptDTConfig,
+    Segment,
+    init_params,
+)
+
+__all__ = [
+    "Packed",
+    "Trajectories",
+    "accuracy",
+    "demonstrations",
+    "load_params",
+    "make_dt_policy",
+    "make_prompt",
+    "pack",
+    "returns_to_go",
+    "rollout_return",
+    "sample_batch",
+    "save_params",
+    "train_promptdt",
+]
+
+Progress = Callable[[str, int, int], None]
+_KIND = "decisions.telecom.comp.promptdt"
+
+
+class Trajectories(NamedTuple):
+    """Offline trajectories of one task (any object with these attributes is accepted).
+
+    Attributes:
+        obs: ``(N, T, MAX_USERS, N_FEATURES)`` float32 per-user features, padded users zero.
+        actions: ``(N, T, MAX_USERS)`` int32 in ``[0, MAX_CELLS]``.
+        rewards: ``(N, T)`` float32.
+        user_mask: ``(MAX_USERS,)`` bool.
+        cell_mask: ``(MAX_CELLS,)`` bool.
+    """
+
+    obs: Any
+    actions: Any
+    rewards: Any
+    user_mask: Any
+    cell_mask: Any
+
+
+@struct.dataclass
+class Packed:
+    """All tasks' trajectories concatenated (``N`` = total trajectories, ``M`` = tasks).
+
+    Attributes:
+        obs: ``(N, T, U, F)``; actions: ``(N, T, U)``; rtg: ``(N, T)`` unscaled returns-to-go.
+        task_user_mask: ``(M, U)``; task_cell_mask: ``(M, C)``.
+        offset, count: ``(M,)`` first trajectory and number of trajectories of each task.
+        demos: ``(M, D)`` global indices of each task's best trajectories (best first; a task
+            with fewer than ``D`` trajectories repeats its list); n_demos: ``(M,)`` distinct ones.
+    """
+
+    obs: Array
+    actions: Array
+    rtg: Array
+    task_user_mask: Array
+    task_cell_mask: Array
+    offset: Array
+    count: Array
+    demos: Array
+    n_demos: Array
+
+
+def returns_to_go(rewards: Any) -> np.ndarray:
+    """Undiscounted returns-to-go along the last axis: ``rtg[t] = sum_{s >= t} r[s]``."""
+    r = np.asarray(rewards, np.float32)
+    return np.flip(np.cumsum(np.flip(r, -1), -1), -1).astype(np.float32)
+
+
+def demonstrations(traj: Any, n: int) -> np.ndarray:
+    """Indices of the ``n`` best-return trajectories of ``traj`` (best first)."""
+    ret = np.asarray(traj.rewards, np.float64).sum(-1)
+    return np.argsort(-ret, kind="stable")[: max(1, min(n, ret.shape[0]))]
+
+
+def _check(traj: Any, i: int) -> tuple[int, int]:
+    obs = np.shape(traj.obs)
+    if len(obs) != 4 or obs[2:] != (MAX_USERS, N_FEATURES):
+        raise ValueError(f"datasets: task {i} obs must be (N, T, {MAX_USERS}, {N_FEATURES}), got {obs}")
+    n, t = obs[:2]
+    if np.shape(traj.actions) != (n, t, MAX_USERS):
+        raise ValueError(
+            f"datasets: task {i} actions must be {(n, t, MAX_USERS)}, got {np.shape(traj.actions)}"
+        )
+    if np.shape(traj.rewards) != (n, t):
+        raise ValueError(f"datasets: task {i} rewards must be {(n, t)}, got {np.shape(traj.rewards)}")
+    if np.shape(traj.user_mask) != (MAX_USERS,) or np.shape(traj.cell_mask) != (MAX_CELLS,):
+        raise ValueError(f"datasets: task {i} masks must be ({MAX_USERS},) and ({MAX_CELLS},)")
+    if n < 1:
+        raise ValueError(f"datasets: task {i} has no trajectories")
+    return n, t
+
+
+def pack(datasets: Sequence[Any], n_demos: int) -> Packed:
+    """Concatenate per-task trajectory sets and pick their demonstration sets.
+
+    Args:
+        datasets: one ``Trajectories``-like object per task, all with the same ``T``.
+        n_demos: demonstrations (best-return trajectories) per task.
+
+    Returns:
+        The ``Packed`` arrays.
+
+    Raises:
+        ValueError: ``datasets`` is empty or shapes are inconsistent (message starts with
+            ``datasets:``).
+    """
+    if len(datasets) == 0:
+        raise ValueError("datasets: need at least one task")
+    shapes = [_check(tr, i) for i, tr in enumerate(datasets)]
+    if len({t for _, t in shapes}) != 1:
+        raise ValueError(f"datasets: all tasks need the same episode length, got {[t for _, t in shapes]}")
+    counts = np.asarray([n for n, _ in shapes], np.int32)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
+    demos = np.zeros((len(datasets), n_demos), np.int32)
+    n_d = np.zeros((len(datasets),), np.int32)
+    for i, tr in enumerate(datasets):
+        best = demonstrations(tr, n_demos)
+        n_d[i] = len(best)
+        demos[i] = offsets[i] + np.resize(best, n_demos)
+    return Packed(
+        obs=jnp.asarray(np.concatenate([np.asarray(tr.obs, np.float32) for tr in datasets])),
+        actions=jnp.asarray(np.concatenate([np.asarray(tr.actions, np.int32) for tr in datasets])),
+        rtg=jnp.asarray(np.concatenate([returns_to_go(tr.rewards) for tr in datasets])),
+        task_user_mask=jnp.asarray(np.stack([np.asarray(tr.user_mask, bool) for tr in datasets])),
+        task_cell_mask=jnp.asarray(np.stack([np.asarray(tr.cell_mask, bool) for tr in datasets])),
+        offset=jnp.asarray(offsets),
+        count=jnp.asarray(counts),
+        demos=jnp.asarray(demos),
+        n_demos=jnp.asarray(n_d),
+    )
+
+
+def _segment(data: Packed, traj: Array, idx: Array, rtg_scale: float) -> Segment:
+    """Steps ``idx`` (``(L,)``, negative or past the end = padding) of trajectory ``traj``."""
+    t_len = data.rtg.shape[1]
+    valid = (idx >= 0) & (idx < t_len)
+    safe = jnp.clip(idx, 0, t_len - 1)
+    return Segment(
+        rtg=jnp.where(valid, data.rtg[traj, safe] / rtg_scale, 0.0),
+        obs=jnp.where(valid[:, None, None], data.obs[traj, safe], 0.0),
+        actions=jnp.where(valid[:, None], data.actions[traj, safe], 0),
+        timesteps=jnp.where(valid, safe, 0),
+        mask=valid,
+    )
+
+
+def _sample_one(
+    data: Packed, key: Array, context_len: int, prompt_len: int, rtg_scale: float
+) -> tuple[Segment, Segment, Array, Array]:
+    """One (history, prompt, user_mask, cell_mask) sample; see the module docstring."""
+    k_task, k_traj, k_end, k_demo, k_start = jax.random.split(key, 5)
+    n_tasks = data.offset.shape[0]
+    t_len = data.rtg.shape[1]
+    task = jax.random.randint(k_task, (), 0, n_tasks)
+    count = data.count[task]
+    traj = data.offset[task] + jax.random.randint(k_traj, (), 0, count)
+    end = jax.random.randint(k_end, (), 1, t_len + 1)  # window = steps [end - K, end)
+    history = _segment(data, traj, end - context_len + jnp.arange(context_len), rtg_scale)
+
+    n_demo = data.n_demos[task]
+    rank = jax.random.randint(k_demo, (), 0, n_demo)
+    demo = data.demos[task, rank]
+    # a different trajectory: the next demonstration, or (a single demo) the next trajectory
+    other_demo = data.demos[task, (rank + 1) % n_demo]
+    other_traj = data.offset[task] + (demo - data.offset[task] + 1) % count
+    demo = jnp.where(demo == traj, jnp.where(n_demo > 1, other_demo, other_traj), demo)
+    start = jax.random.randint(k_start, (), 0, max(t_len - prompt_len, 0) + 1)
+    prompt = _segment(data, demo, start + jnp.arange(prompt_len), rtg_scale)
+    return history, prompt, data.task_user_mask[task], data.task_cell_mask[task]
+
+
+def sample_batch(
+    data: Packed, key: Array, batch_size: int, config: PromptDTConfig
+) -> tuple[Segment, Segment, Array, Array]:
+    """A batch of ``(history, prompt, user_mask, cell_mask)`` with fixed shapes (jit-able)."""
+    keys = jax.random.split(key, batch_size)
+    return jax.vmap(lambda k: _sample_one(data, k, config.context_len, config.prompt_len, config.rtg_scale))(
+        keys
+    )
+
+
+def _label_weights(history: Segment, user_mask: Array, cell_mask: Array) -> Array:
+    """``(B, K, U)`` float weights: real step, real user, label a legal action."""
+    a = history.actions
+    cell_ok = jnp.take_along_axis(
+        jnp.concatenate([jnp.ones_like(cell_mask[:, :1]), cell_mask], axis=-1)[:, None, :],
+        jnp.clip(a, 0, MAX_CELLS).reshape(a.shape[0], 1, -1),
+        axis=-1,
+    ).reshape(a.shape)
+    ok = history.mask[:, :, None] & user_mask[:, None, :] & cell_ok & (a >= 0) & (a <= MAX_CELLS)
+    return ok.astype(jnp.float32)
+
+
+def accuracy(logits: Array, history: Segment, user_mask: Array, cell_mask: Array) -> Array:
+    """Fraction of real (step, user) pairs where the greedy action equals the label."""
+    w = _label_weights(history, user_mask, cell_mask)
+    hit = (jnp.argmax(logits, -1) == history.actions).astype(jnp.float32)
+    return jnp.sum(hit * w) / jnp.maximum(jnp.sum(w), 1.0)
+
+
+def _loss(
+    params: Any, model: PromptDT, batch: tuple[Segment, Segment, Array, Array], key: Array, use_prompt: bool
+) -> tuple[Array, Array]:
+    history, prompt, umask, cmask = batch
+    logits = model.apply(
+        params,
+        history,
+        umask,
+        cmask,
+        prompt if use_prompt else None,
+        deterministic=False,
+        rngs={"dropout": key},
+    )
+    logp = jax.nn.log_softmax(jnp.maximum(logits, -1e9), axis=-1)
+    labels = jnp.clip(history.actions, 0, logits.shape[-1] - 1)
+    nll = -jnp.take_along_axis(logp, labels[..., None], axis=-1)[..., 0]
+    w = _label_weights(history, umask, cmask)
+    loss = jnp.sum(nll * w) / jnp.maximum(jnp.sum(w), 1.0)
+    return loss, accuracy(logits, history, umask, cmask)
+
+
+def _optimizer(config: PromptDTConfig, steps: int) -> optax.GradientTransformation:
+    warmup = min(config.warmup_steps, max(steps - 1, 0))
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0, config.learning_rate, warmup, max(steps, warmup + 1), end_value=0.1 * config.learning_rate
+    )
+    return optax.chain(
+        optax.clip_by_global_norm(config.grad_clip),
+        optax.adamw(schedule, weight_decay=config.weight_decay),
+    )
+
+
+def train_promptdt(
+    datasets: Sequence[Any],
+    config: PromptDTConfig,
+    steps: int,
+    batch_size: int = 32,
+    seed: int = 0,
+    progress: Progress | None = None,
+    use_prompt: bool = True,
+    log_every: int = 50,
+) -> tuple[Any, dict[str, Any]]:
+    """Train a Prompt-DT (or, with ``use_prompt=False``, a plain DT) on offline trajectories.
+
+    Args:
+        datasets: one ``Trajectories``-like set per task (same episode length).
+        config: architecture and training constants.
+        steps: gradient steps.
+        batch_size: windows per step.
+        seed: PRNG seed (initialisation, sampling, dropout).
+        progress: optional ``(task, done, total)`` callback, every ``log_every`` steps.
+        use_prompt: prepend demonstration prompts (Prompt-DT); False drops them (DT).
+        log_every: progress cadence in steps.
+
+    Returns:
+        ``(params, metrics)``: metrics holds per-step ``loss`` and ``accuracy`` (numpy),
+        ``steps_per_s`` (after compilation), ``compile_s`` and ``use_prompt``.
+
+    Raises:
+        ValueError: bad ``steps``/``batch_size`` or datasets (message names the argument).
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps: must be a positive integer, got {steps!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
+    data = pack(datasets, config.n_demos)
+    model = PromptDT(config)
+    key = jax.random.PRNGKey(seed)
+    key, k_init = jax.random.split(key)
+    params = init_params(config, k_init)
+    opt = _optimizer(config, steps)
+    opt_state = opt.init(params)
+
+    @jax.jit
+    def train_step(params: Any, opt_state: Any, data: Packed, key: Array) -> tuple[Any, Any, Array, Array]:
+        k_batch, k_drop = jax.random.split(key)
+        batch = sample_batch(data, k_batch, batch_size, config)
+        (loss, acc), grads = jax.value_and_grad(_loss, has_aux=True)(params, model, batch, k_drop, use_prompt)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss, acc
+
+    losses, accs = [], []
+    t0 = time.perf_counter()
+    t_compiled = t0
+    task = "promptdt" if use_prompt else "dt"
+    for i in range(steps):
+        key, k = jax.random.split(key)
+        params, opt_state, loss, acc = train_step(params, opt_state, data, k)
+        losses.append(loss)
+        accs.append(acc)
+        if i == 0:
+            jax.block_until_ready(loss)
+            t_compiled = time.perf_counter()
+        if progress is not None and ((i + 1) % log_every == 0 or i + 1 == steps):
+            jax.block_until_ready(loss)
+            progress(task, i + 1, steps)
+    jax.block_until_ready(params)
+    t_end = time.perf_counter()
+    metrics = {
+        "loss": np.asarray(jax.device_get(losses), np.float32),
+        "accuracy": np.asarray(jax.device_get(accs), np.float32),
+        "steps_per_s": (steps - 1) / (t_end - t_compiled) if steps > 1 else float("nan"),
+        "compile_s": t_compiled - t0,
+        "use_prompt": use_prompt,
+    }
+    return params, metrics
+
+
+def make_prompt(traj: Any, config: PromptDTConfig, index: int | None = None, start: int = 0) -> Segment:
+    """A prompt (no batch axis) from one demonstration of a task.
+
+    Args:
+        traj: the task's ``Trajectories``-like demonstrations.
+        config: gives ``prompt_len`` and ``rtg_scale``.
+        index: which trajectory (default: the best-return one).
+        start: first step of the segment (steps past the end are padding).
+
+    Returns:
+        A ``Segment`` of length ``prompt_len``.
+    """
+    if index is None:
+        index = int(demonstrations(traj, 1)[0])
+    rtg = returns_to_go(np.asarray(traj.rewards)[index])
+    t_len = rtg.shape[0]
+    idx = start + np.arange(config.prompt_len)
+    valid = (idx >= 0) & (idx < t_len)
+    safe = np.clip(idx, 0, t_len - 1)
+    obs = np.asarray(traj.obs, np.float32)[index, safe]
+    acts = np.asarray(traj.actions, np.int32)[index, safe]
+    return Segment(
+        rtg=jnp.asarray(np.where(valid, rtg[safe] / config.rtg_scale, 0.0), jnp.float32),
+        obs=jnp.asarray(np.where(valid[:, None, None], obs, 0.0), jnp.float32),
+        actions=jnp.asarray(np.where(valid[:, None], acts, 0), jnp.int32),
+        timesteps=jnp.asarray(np.where(valid, safe, 0), jnp.int32),
+        mask=jnp.asarray(valid),
+    )
+
+
+class DTContext(NamedTuple):
+    """Rolling window of the last ``K`` steps (left-padded), the inference carry."""
+
+    rtg: Array  # (K,) scaled
+    obs: Array  # (K, U, F)
+    actions: Array  # (K, U)
+    timesteps: Array  # (K,)
+    mask: Array  # (K,)
+
+
+def _empty_context(k: int) -> DTContext:
+    return DTContext(
+        rtg=jnp.zeros((k,), jnp.float32),
+        obs=jnp.zeros((k, MAX_USERS, N_FEATURES), jnp.float32),
+        actions=jnp.zeros((k, MAX_USERS), jnp.int32),
+        timesteps=jnp.zeros((k,), jnp.int32),
+        mask=jnp.zeros((k,), bool),
+    )
+
+
+def _push(ctx: DTContext, rtg: Array, obs: Array, t: Array) -> DTContext:
+    """Shift the window left by one and append a step (its action a placeholder 0)."""
+
+    def roll(x: Array, new: Array) -> Array:
+        return jnp.concatenate([x[1:], new[None].astype(x.dtype)], axis=0)
+
+    return DTContext(
+        rtg=roll(ctx.rtg, rtg),
+        obs=roll(ctx.obs, obs),
+        actions=roll(ctx.actions, jnp.zeros((MAX_USERS,), jnp.int32)),
+        timesteps=roll(ctx.timesteps, t),
+        mask=roll(ctx.mask, jnp.asarray(True)),
+    )
+
+
+class DTRollout(NamedTuple):
+    """One episode: ``ret`` the return, ``rewards`` ``(T,)`` and ``actions`` ``(T, U)``."""
+
+    ret: Array
+    rewards: Array
+    actions: Array
+
+
+def make_dt_policy(
+    params: Any,
+    config: PromptDTConfig,
+    prompt: Segment | None,
+    target_return: float,
+    *,
+    env: CompEnv | None = None,
+    episode_length: int = EPISODE_LENGTH,
+) -> Callable[[Array, NetworkParams], DTRollout]:
+    """A jit-able, vmap-able ``rollout(key, net) -> DTRollout`` of one greedy episode.
+
+    The ``lax.scan`` carry holds the environment state, the last observation, the rolling
+    ``K``-step context and the remaining return-to-go (``target_return`` minus rewards so far).
+
+    Args:
+        params: trained ``PromptDT`` parameters.
+        config: their config.
+        prompt: a ``make_prompt`` segment (no batch axis) of the task of ``net``, or None for
+            a plain DT.
+        target_return: return to condition on, in reward units (unscaled).
+        env: the environment (default ``CompEnv()``).
+        episode_length: scan length (static; steps after the episode ends add no reward).
+
+    Returns:
+        ``rollout(key, net)``.
+    """
+    env = CompEnv() if env is None else env
+    model = PromptDT(config)
+    k_len = config.context_len
+    prompt_b = None if prompt is None else jax.tree_util.tree_map(lambda x: x[None], prompt)
+
+    def act(ctx: DTContext, net: NetworkParams) -> Array:
+        hist = Segment(*(x[None] for x in ctx))
+        logits = model.apply(params, hist, net.user_mask[None], net.cell_mask[None], prompt_b)
+        return jnp.argmax(logits[0, -1], axis=-1).astype(jnp.int32)
+
+    def rollout(key: Array, net: NetworkParams) -> DTRollout:
+        k_reset, k_run = jax.random.split(key)
+        obs, state = env.reset(k_reset, net)
+
+        def body(carry: Any, k: Array) -> tuple[Any, tuple[Array, Array]]:
+            state, obs, ctx, rtg, done = carry
+            t = jnp.minimum(state.time, config.max_ep_len - 1)
+            ctx = _push(ctx, rtg / config.rtg_scale, obs.reshape(MAX_USERS, N_FEATURES), t)
+            action = jnp.where(net.user_mask, act(ctx, net), 0)
+            ctx = ctx._replace(actions=ctx.actions.at[-1].set(action))
+            obs2, state2, reward, term, trunc, _ = env.step(k, state, action, net)
+            reward = jnp.where(done, 0.0, reward)
+            carry = (state2, obs2, ctx, rtg - reward, done | term | trunc)
+            return carry, (reward, action)
+
+        init = (
+            state,
+            obs,
+            _empty_context(k_len),
+            jnp.asarray(target_return, jnp.float32),
+            jnp.asarray(False),
+        )
+        _, (rewards, actions) = jax.lax.scan(body, init, jax.random.split(k_run, episode_length))
+        return DTRollout(ret=jnp.sum(rewards), rewards=rewards, actions=actions)
+
+    return rollout
+
+
+def rollout_return(
+    params: Any,
+    config: PromptDTConfig,
+    net: NetworkParams,
+    prompt: Segment | None,
+    target_return: float,
+    key: Array,
+    num_episodes: int = 8,
+    *,
+    env: CompEnv | None = None,
+    episode_length: int = EPISODE_LENGTH,
+) -> Array:
+    """Returns ``(num_episodes,)`` of greedy DT episodes on ``net`` (one jit, vmapped)."""
+    rollout = make_dt_policy(params, config, prompt, target_return, env=env, episode_length=episode_length)
+    keys = jax.random.split(key, num_episodes)
+    return jax.jit(jax.vmap(rollout, in_axes=(0, None)))(keys, net).ret
+
+
+def save_params(path: PathLike, params: Any, config: PromptDTConfig, **extra: Any) -> None:
+    """Save parameters (msgpack via ``core.checkpoint``) with the config in the metadata."""
+    save_pytree(path, params, metadata={"kind": _KIND, "config": config.to_dict(), **extra})
+
+
+def load_params(path: PathLike) -> tuple[Any, PromptDTConfig]:
+    """Load ``(params, config)`` written by ``save_params``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a Prompt-DT checkpoint, or a structure mismatch.
+    """
+    meta = load_metadata(path)
+    if meta.get("kind") != _KIND or "config" not in meta:
+        raise ValueError(f"{path}: not a Prompt-DT checkpoint")
+    config = PromptDTConfig.from_dict(meta["config"])
+    target = jax.eval_shape(lambda: init_params(config, jax.random.PRNGKey(0)))
+    return load_pytree(path, target), config
