@@ -13,6 +13,10 @@ waypoint mobility, central-agent toggle actions and reward) on padded arrays, so
 - ``env``: ``CompEnv``, the functional environment;
 - ``heuristics``: jit-able baseline policies (max-SNR, top-k, random, keep);
 - ``parity``: statistical and step-level comparison against ``mobile-env``;
+- ``tasks``: network configurations (cells, users, scheduler, layout), training and unseen;
+- ``experts``: per-task and multi-task PPO with the core agent, and policy evaluation;
+- ``datasets``: offline trajectories of behaviour policies, on disk as ``.npz`` (no pickle);
+- ``promptdt``: the Prompt Decision Transformer; ``dt_train``: its batching, training, rollouts;
 - ``bench``: simulator throughput and parity figures.
 """
 

@@ -1,0 +1,324 @@
+"""Offline CoMP trajectories per task, for (prompt) decision transformers.
+
+``generate_dataset(task, policies, episodes_per_policy, seed)`` rolls out every behaviour
+policy for whole episodes (jitted, vmapped over episodes, in chunks) and returns an
+``OfflineDataset``; ``default_behaviours(expert)`` gives the usual mix (the expert, an
+epsilon-noisy expert, max-SNR, top-2 and random). One ``.npz`` file per task, written with
+``np.savez_compressed`` and read with ``np.load(..., allow_pickle=False)`` (never pickle):
+
+==================  ==============================  ===========================================
+array               shape, dtype                    meaning
+==================  ==============================  ===========================================
+``obs``             (N, T, MAX_USERS, F) float32    observation each action was chosen on
+                                                    (``F = 2 MAX_CELLS + 1``: connection flags,
+                                                    normalised SNRs, last scaled utility)
+``actions``         (N, T, MAX_USERS) int32         0 keep, ``k`` toggle cell ``k - 1``
+``rewards``         (N, T) float32                  the environment's reward
+``qoe``             (N, T) float32                  mean normalised QoE over real users
+``behaviour``       (N,) unicode                    the behaviour policy of each episode
+``user_mask``       (MAX_USERS,) bool               real users
+``cell_mask``       (MAX_CELLS,) bool               real cells
+``task_features``   (FEATURE_DIM,) float32          ``Task.features()``
+``n_cells``, ...    () int / unicode scalars        ``n_cells``, ``n_users``, ``scheduler``,
+                                                    ``layout_seed``, ``layout``
+==================  ==============================  ===========================================
+
+``returns_to_go(rewards)`` gives the (undiscounted by default) return from each step on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import jax
+import numpy as np
+
+from decisions.telecom.comp.experts import OBS_FEATURES, epsilon_noisy, policy_seed, rollout, task_policy
+from decisions.telecom.comp.heuristics import POLICIES
+from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
+from decisions.telecom.comp.tasks import FEATURE_DIM, Task
+
+__all__ = [
+    "ARRAYS",
+    "OfflineDataset",
+    "default_behaviours",
+    "generate_dataset",
+    "returns_to_go",
+]
+
+CHUNK_EPISODES = 256
+"""Episodes per jitted rollout call (bounds memory: 256 x 100 x 810 float32 = 83 MB)."""
+
+ARRAYS: tuple[str, ...] = (
+    "obs",
+    "actions",
+    "rewards",
+    "qoe",
+    "behaviour",
+    "user_mask",
+    "cell_mask",
+    "task_features",
+    "n_cells",
+    "n_users",
+    "scheduler",
+    "layout_seed",
+    "layout",
+)
+"""The arrays of a dataset file, in ``OfflineDataset`` field order."""
+
+
+@dataclass(frozen=True, eq=False)
+class OfflineDataset:
+    """Offline trajectories of one task (see the module docstring for every array)."""
+
+    obs: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    qoe: np.ndarray
+    behaviour: np.ndarray
+    user_mask: np.ndarray
+    cell_mask: np.ndarray
+    task_features: np.ndarray
+    n_cells: int
+    n_users: int
+    scheduler: str
+    layout_seed: int
+    layout: str = "random"
+
+    def __post_init__(self) -> None:
+        """Validate (see ``validate``)."""
+        self.validate()
+
+    @property
+    def episodes(self) -> int:
+        """Number of episodes ``N``."""
+        return int(self.rewards.shape[0])
+
+    @property
+    def horizon(self) -> int:
+        """Steps per episode ``T``."""
+        return int(self.rewards.shape[1])
+
+    @property
+    def task(self) -> Task:
+        """The task the data comes from."""
+        return Task(self.n_cells, self.n_users, self.scheduler, self.layout_seed, self.layout)
+
+    def returns(self) -> np.ndarray:
+        """``(N,)`` float64 undiscounted episode returns."""
+        return self.rewards.astype(np.float64).sum(axis=1)
+
+    def returns_to_go(self, gamma: float = 1.0) -> np.ndarray:
+        """``(N, T)`` float32 returns-to-go of ``rewards``."""
+        return returns_to_go(self.rewards, gamma)
+
+    def select(self, behaviour: str) -> OfflineDataset:
+        """The episodes of one behaviour policy."""
+        keep = self.behaviour == behaviour
+        arrays = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in ("obs", "actions", "rewards", "qoe", "behaviour"):
+            arrays[name] = arrays[name][keep]
+        return OfflineDataset(**arrays)
+
+    def validate(self) -> None:
+        """Check every array's type, shape, dtype and the consistency with the task.
+
+        Raises:
+            ValueError: ``"<array>: <problem>"`` for the first bad array.
+        """
+
+        def arr(name: str, ndim: int, kind: str) -> np.ndarray:
+            value = getattr(self, name)
+            if not isinstance(value, np.ndarray):
+                raise ValueError(f"{name}: must be a numpy array, got {type(value).__name__}")
+            if value.ndim != ndim:
+                raise ValueError(f"{name}: must have {ndim} dimensions, got shape {value.shape}")
+            if value.dtype.kind != kind or (kind in "fi" and value.dtype.itemsize != 4):
+                want = {"f": "float32", "i": "int32", "b": "bool", "U": "unicode"}[kind]
+                raise ValueError(f"{name}: must be {want}, got {value.dtype}")
+            return value
+
+        obs = arr("obs", 4, "f")
+        n, t = obs.shape[:2]
+        if obs.shape[2:] != (MAX_USERS, OBS_FEATURES):
+            raise ValueError(f"obs: expected shape (N, T, {MAX_USERS}, {OBS_FEATURES}), got {obs.shape}")
+        expected = {
+            "actions": (n, t, MAX_USERS),
+            "rewards": (n, t),
+            "qoe": (n, t),
+            "behaviour": (n,),
+            "user_mask": (MAX_USERS,),
+            "cell_mask": (MAX_CELLS,),
+            "task_features": (FEATURE_DIM,),
+        }
+        kinds = {
+            "actions": "i",
+            "rewards": "f",
+            "qoe": "f",
+            "behaviour": "U",
+            "user_mask": "b",
+            "cell_mask": "b",
+        }
+        kinds["task_features"] = "f"
+        for name, shape in expected.items():
+            value = arr(name, len(shape), kinds[name])
+            if value.shape != shape:
+                raise ValueError(f"{name}: expected shape {shape}, got {value.shape}")
+        if self.actions.size and (self.actions.min() < 0 or self.actions.max() > MAX_CELLS):
+            raise ValueError(f"actions: must lie in [0, {MAX_CELLS}]")
+        for name in ("rewards", "qoe", "obs"):
+            if not np.isfinite(getattr(self, name)).all():
+                raise ValueError(f"{name}: must be finite")
+        try:
+            task = self.task
+        except ValueError as err:  # a bad scalar: the message names it
+            raise ValueError(str(err)) from None
+        if not np.array_equal(self.user_mask, np.arange(MAX_USERS) < task.n_users):
+            raise ValueError(f"user_mask: does not match n_users = {task.n_users}")
+        if not np.array_equal(self.cell_mask, np.arange(MAX_CELLS) < task.n_cells):
+            raise ValueError(f"cell_mask: does not match n_cells = {task.n_cells}")
+        if not np.allclose(self.task_features, task.features()):
+            raise ValueError("task_features: do not match the task")
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the dataset as one compressed ``.npz`` file (numpy arrays only, no pickle)."""
+        arrays = {name: np.asarray(getattr(self, name)) for name in ARRAYS}
+        arrays["scheduler"] = np.asarray(self.scheduler, dtype=np.str_)
+        arrays["layout"] = np.asarray(self.layout, dtype=np.str_)
+        arrays["n_cells"] = np.asarray(self.n_cells, np.int64)
+        arrays["n_users"] = np.asarray(self.n_users, np.int64)
+        arrays["layout_seed"] = np.asarray(self.layout_seed, np.int64)
+        with open(path, "wb") as f:
+            np.savez_compressed(f, **arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> OfflineDataset:
+        """Read and validate a file written by ``save`` (``allow_pickle=False``).
+
+        Raises:
+            ValueError: ``"<array>: <problem>"`` for a missing, extra-dimensional or mistyped array.
+        """
+        with np.load(path, allow_pickle=False) as data:
+            present = set(data.files)
+            for name in ARRAYS:
+                if name not in present:
+                    raise ValueError(f"{name}: missing from {os.fspath(path)}")
+            arrays = {}
+            for name in ARRAYS:
+                try:
+                    arrays[name] = data[name]
+                except ValueError as err:  # e.g. an object array, which would need pickle
+                    raise ValueError(f"{name}: unreadable without pickle ({err})") from None
+        scalars: dict[str, Any] = {}
+        for name in ("n_cells", "n_users", "layout_seed"):
+            value = arrays.pop(name)
+            if value.shape != () or value.dtype.kind not in "iu":
+                raise ValueError(f"{name}: must be an integer scalar, got {value.dtype} {value.shape}")
+            scalars[name] = int(value)
+        for name in ("scheduler", "layout"):
+            value = arrays.pop(name)
+            if value.shape != () or value.dtype.kind != "U":
+                raise ValueError(f"{name}: must be a unicode scalar, got {value.dtype} {value.shape}")
+            scalars[name] = str(value)
+        return cls(**arrays, **scalars)
+
+
+def returns_to_go(rewards: np.ndarray, gamma: float = 1.0) -> np.ndarray:
+    """Returns-to-go along the last axis: ``rtg[..., t] = sum_{k >= t} gamma^(k - t) rewards[..., k]``.
+
+    Args:
+        rewards: ``(..., T)`` rewards.
+        gamma: discount (1: undiscounted, the decision-transformer convention).
+
+    Returns:
+        float32 array of ``rewards``'s shape (accumulated in float64).
+    """
+    r = np.asarray(rewards, np.float64)
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma: must be in [0, 1], got {gamma!r}")
+    if gamma == 1.0:
+        return np.flip(np.cumsum(np.flip(r, -1), -1), -1).astype(np.float32)
+    out = np.empty_like(r)
+    acc = np.zeros(r.shape[:-1])
+    for t in range(r.shape[-1] - 1, -1, -1):
+        acc = r[..., t] + gamma * acc
+        out[..., t] = acc
+    return out.astype(np.float32)
+
+
+def default_behaviours(expert: Any = None, *, epsilon: float = 0.3) -> dict[str, Any]:
+    """The usual behaviour mix: ``expert`` and ``expert_eps<epsilon>`` (if an expert is given),
+    ``max_snr``, ``top2``, ``random`` and ``max_snr_eps<epsilon>``.
+
+    Args:
+        expert: a trained policy (``TrainResult`` or ``(policy, params)``), or None.
+        epsilon: per-user probability of a uniform random action in the noisy variants.
+    """
+    out: dict[str, Any] = {}
+    if expert is not None:
+        out["expert"] = task_policy(expert)
+        out[f"expert_eps{epsilon:g}"] = epsilon_noisy(expert, epsilon)
+    out["max_snr"] = POLICIES["max_snr"]
+    out["top2"] = POLICIES["top2"]
+    out["random"] = POLICIES["random"]
+    out[f"max_snr_eps{epsilon:g}"] = epsilon_noisy(POLICIES["max_snr"], epsilon)
+    return out
+
+
+def generate_dataset(
+    task: Task,
+    policies: Mapping[str, Any],
+    episodes_per_policy: int,
+    seed: int = 0,
+) -> OfflineDataset:
+    """Roll out every behaviour policy on ``task`` for ``episodes_per_policy`` whole episodes.
+
+    Episode keys derive from ``seed`` and the policy's name (so adding a policy leaves the
+    others' episodes unchanged); rollouts are jitted and vmapped over up to
+    ``CHUNK_EPISODES`` episodes at a time.
+
+    Args:
+        task: the task.
+        policies: behaviour name -> anything ``experts.task_policy`` accepts.
+        episodes_per_policy: episodes of each policy.
+        seed: data seed.
+
+    Returns:
+        The ``OfflineDataset`` (episodes grouped by policy, in ``policies`` order).
+    """
+    if not policies:
+        raise ValueError("policies: need at least one behaviour policy")
+    if int(episodes_per_policy) != episodes_per_policy or episodes_per_policy < 1:
+        raise ValueError(f"episodes_per_policy: must be a positive integer, got {episodes_per_policy!r}")
+    net = task.params()
+    base = jax.random.PRNGKey(seed)
+    parts: dict[str, list[np.ndarray]] = {"obs": [], "actions": [], "rewards": [], "qoe": []}
+    names: list[str] = []
+    for name, policy in policies.items():
+        keys = jax.random.split(jax.random.fold_in(base, policy_seed(name)), int(episodes_per_policy))
+        for start in range(0, int(episodes_per_policy), CHUNK_EPISODES):
+            out = rollout(net, policy, keys[start : start + CHUNK_EPISODES], record=True)
+            n, t = out["reward"].shape
+            parts["obs"].append(out["obs"].reshape(n, t, MAX_USERS, OBS_FEATURES).astype(np.float32))
+            parts["actions"].append(out["action"].astype(np.int32))
+            parts["rewards"].append(out["reward"].astype(np.float32))
+            parts["qoe"].append(out["qoe"].astype(np.float32))
+        names += [name] * int(episodes_per_policy)
+    return OfflineDataset(
+        obs=np.concatenate(parts["obs"]),
+        actions=np.concatenate(parts["actions"]),
+        rewards=np.concatenate(parts["rewards"]),
+        qoe=np.concatenate(parts["qoe"]),
+        behaviour=np.asarray(names, dtype=np.str_),
+        user_mask=np.asarray(net.user_mask, bool),
+        cell_mask=np.asarray(net.cell_mask, bool),
+        task_features=task.features(),
+        n_cells=task.n_cells,
+        n_users=task.n_users,
+        scheduler=task.scheduler,
+        layout_seed=task.layout_seed,
+        layout=task.layout,
+    )

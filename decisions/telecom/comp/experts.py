@@ -1,0 +1,524 @@
+"""Per-task PPO experts, a multi-task PPO baseline and a common evaluator for CoMP policies.
+
+- ``EXPERT_CONFIG``: the default ``PPOConfig`` for ``CompEnv`` (see its docstring for the why);
+- ``train_expert`` / ``save_expert`` / ``load_expert``: one PPO policy per ``Task`` with the
+  core PPO, saved as msgpack with the task in the metadata;
+- ``MultiTaskCompEnv`` / ``train_multitask``: ONE PPO policy over many tasks: every episode
+  draws a task from a bank of stacked ``NetworkParams`` and the task features are appended
+  to the observation (the "multi-task PPO" baseline);
+- ``TaskPolicy`` / ``task_policy`` / ``epsilon_noisy``: one calling convention for heuristics
+  (``policy(obs, key, net_params)``), trained actor-critic policies (``policy(params, obs,
+  key)``, whether single- or multi-task) and noisy variants;
+- ``evaluate_policy``: jitted, vmapped episodes of any of them on a task, on common random
+  numbers (the same seed gives every policy the same initial positions and user movement).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jax import Array
+
+from decisions.core.agents import ppo
+from decisions.core.agents.common import ProgressFn, TrainResult
+from decisions.core.agents.onpolicy import ActorCriticPolicy
+from decisions.core.checkpoint import load_metadata
+from decisions.core.env import Environment, Info, PRNGKey
+from decisions.core.spaces import Box, MultiDiscrete
+from decisions.telecom.comp.env import CompEnv, CompState
+from decisions.telecom.comp.heuristics import random_policy
+from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS, NetworkParams
+from decisions.telecom.comp.tasks import FEATURE_DIM, TRAINING_TASKS, Task, features_from_params
+
+__all__ = [
+    "ENV",
+    "EXPERT_CONFIG",
+    "MULTITASK_ENV",
+    "OBS_FEATURES",
+    "MultiTaskCompEnv",
+    "MultiTaskParams",
+    "MultiTaskState",
+    "TaskPolicy",
+    "canonical_action",
+    "epsilon_noisy",
+    "evaluate_policy",
+    "expert_config",
+    "load_expert",
+    "policy_seed",
+    "rollout",
+    "save_expert",
+    "task_policy",
+    "train_expert",
+    "train_multitask",
+]
+
+PyTree = Any
+
+ENV = CompEnv()
+"""The (stateless) single-task environment; reused so that compiled loops are cached."""
+OBS_FEATURES = 2 * MAX_CELLS + 1
+"""Per-user observation width ``F`` (connection flags, normalised SNRs, utility)."""
+EXPERT_FORMAT = "decisions.telecom.comp.expert/1"
+
+EXPERT_CONFIG = ppo.PPOConfig(
+    num_envs=32,
+    rollout_steps=100,
+    total_env_steps=2_000_000,
+    gamma=0.95,
+    gae_lambda=0.9,
+    learning_rate=3e-4,
+    entropy_coef=0.001,
+    hidden=(256, 256),
+    epochs=4,
+    minibatches=4,
+    log_every=5,
+)
+"""Default PPO for ``CompEnv`` (override with ``expert_config(**changes)``).
+
+- ``rollout_steps=100``: one whole 100-step episode per environment per iteration, so every
+  iteration reports finished-episode returns and GAE never straddles a reset mid-batch;
+- ``num_envs=32``: 3,200 transitions per iteration, 4 epochs x 4 minibatches of 800;
+- ``gamma=0.95`` (horizon ~20 steps), ``gae_lambda=0.9``: a toggle's effect persists (the link
+  stays until released) but users move only 1.5 m a step, so the relevant horizon is short;
+  0.99 over 100-step truncated episodes mostly adds value-bootstrap variance;
+- ``hidden=(256, 256)``: the flat observation has 30 x 27 = 810 inputs and the actor has 30
+  per-user categorical heads of 14 logits (420 outputs); 64 x 64 is a bottleneck;
+- ``entropy_coef=0.001``: the entropy is summed over 30 heads (up to 30 ln 14 ~ 79 nats), so
+  a small coefficient already keeps exploration; padded users' heads are no-ops either way;
+- rewards and observations normalised (core defaults), Adam 3e-4 decaying linearly.
+"""
+
+
+def expert_config(**changes: Any) -> ppo.PPOConfig:
+    """``EXPERT_CONFIG`` with ``changes`` (e.g. ``total_env_steps``), validated."""
+    return replace(EXPERT_CONFIG, **changes)
+
+
+def _fit_budget(config: ppo.PPOConfig, total_env_steps: int | None) -> ppo.PPOConfig:
+    """``config`` with ``total_env_steps`` (at least one iteration's worth)."""
+    if total_env_steps is None:
+        return config
+    if int(total_env_steps) != total_env_steps or total_env_steps < 1:
+        raise ValueError(f"total_env_steps: must be a positive integer, got {total_env_steps!r}")
+    return replace(config, total_env_steps=max(int(total_env_steps), config.batch_size))
+
+
+# ----------------------------------------------------------------------------- policies
+
+
+@dataclass(frozen=True)
+class _Heuristic:
+    """Adapter of a heuristic ``policy(obs, key, net_params)`` (hashable: a jit static)."""
+
+    fn: Callable[[Array, Array, NetworkParams], Array]
+
+    def __call__(self, pparams: PyTree, obs: Array, key: Array, net: NetworkParams) -> Array:
+        del pparams
+        return self.fn(obs, key, net)
+
+
+@dataclass(frozen=True)
+class _ActorCritic:
+    """Adapter of a trained ``ActorCriticPolicy``; appends the task features for multi-task policies."""
+
+    policy: ActorCriticPolicy
+
+    def __call__(self, pparams: PyTree, obs: Array, key: Array, net: NetworkParams) -> Array:
+        if self.policy.features == ENV.obs_size + FEATURE_DIM:
+            obs = jnp.concatenate([obs, features_from_params(net)])
+        elif self.policy.features != ENV.obs_size:
+            raise ValueError(
+                f"policy: expects {self.policy.features} observation features, "
+                f"not {ENV.obs_size} (single-task) or {ENV.obs_size + FEATURE_DIM} (multi-task)"
+            )
+        return self.policy(pparams, obs, key)
+
+
+@dataclass(frozen=True)
+class _EpsilonNoisy:
+    """Replace each real user's action by a uniform one (``random_policy``) with probability ``epsilon``."""
+
+    inner: Callable[..., Array]
+    epsilon: float
+
+    def __call__(self, pparams: PyTree, obs: Array, key: Array, net: NetworkParams) -> Array:
+        k_inner, k_rand, k_coin = jax.random.split(key, 3)
+        action = self.inner(pparams, obs, k_inner, net)
+        noise = random_policy(obs, k_rand, net)
+        coin = jax.random.uniform(k_coin, action.shape) < self.epsilon
+        return jnp.where(coin, noise, action).astype(jnp.int32)
+
+
+@dataclass(frozen=True)
+class TaskPolicy:
+    """A CoMP policy in one calling convention: ``fn(params, obs, key, net_params) -> action``.
+
+    ``fn`` is hashable (a jit static argument: equal ``fn`` reuse compiled rollouts) and
+    ``params`` its pytree (weights; ``None`` for heuristics), excluded from equality.
+    """
+
+    fn: Callable[[PyTree, Array, Array, NetworkParams], Array]
+    params: PyTree = field(default=None, compare=False, hash=False)
+
+    def __call__(self, obs: Array, key: Array, net: NetworkParams) -> Array:
+        """Action for one observation of network ``net``."""
+        return self.fn(self.params, obs, key, net)
+
+
+def task_policy(policy: Any) -> TaskPolicy:
+    """Convert a policy to a ``TaskPolicy``.
+
+    Args:
+        policy: a ``TaskPolicy``; a ``TrainResult`` of an actor-critic agent (single- or
+            multi-task PPO); a ``(ActorCriticPolicy, params)`` pair (``load_expert``'s first
+            two items); or a heuristic ``policy(obs, key, net_params)`` (``heuristics.POLICIES``).
+
+    Returns:
+        The ``TaskPolicy``.
+    """
+    if isinstance(policy, TaskPolicy):
+        return policy
+    if isinstance(policy, TrainResult):
+        if not isinstance(policy.policy, ActorCriticPolicy):
+            raise TypeError(f"policy: not an actor-critic result ({type(policy.policy).__name__})")
+        return TaskPolicy(_ActorCritic(policy.policy), policy.params)
+    if isinstance(policy, tuple) and len(policy) >= 2 and isinstance(policy[0], ActorCriticPolicy):
+        return TaskPolicy(_ActorCritic(policy[0]), policy[1])
+    if callable(policy):
+        return TaskPolicy(_Heuristic(policy))
+    raise TypeError(f"policy: cannot use {type(policy).__name__} as a CoMP policy")
+
+
+def epsilon_noisy(policy: Any, epsilon: float) -> TaskPolicy:
+    """``policy`` with each real user's action replaced by a uniform random one w.p. ``epsilon``.
+
+    Raises:
+        ValueError: ``epsilon`` outside ``[0, 1]``.
+    """
+    if not 0.0 <= float(epsilon) <= 1.0:
+        raise ValueError(f"epsilon: must be in [0, 1], got {epsilon!r}")
+    base = task_policy(policy)
+    return TaskPolicy(_EpsilonNoisy(base.fn, float(epsilon)), base.params)
+
+
+# ----------------------------------------------------------------------------- rollouts
+
+
+def canonical_action(action: Array, net: NetworkParams) -> Array:
+    """``action`` with every no-op toggle written as 0 (keep): toggles by padded users, of padded
+    cells or out of range. The environment treats them alike, so rollouts (and recorded
+    datasets) use this form: a trained policy's arbitrary choices for padded users never
+    reach the data.
+    """
+    target = jnp.clip(action - 1, 0, MAX_CELLS - 1)
+    valid = (action >= 1) & (action <= MAX_CELLS) & net.user_mask & net.cell_mask[target]
+    return jnp.where(valid, action, 0).astype(jnp.int32)
+
+
+@partial(jax.jit, static_argnames=("fn", "steps", "record"))
+def _rollout_jit(
+    keys: Array, net: NetworkParams, pparams: PyTree, *, fn: Callable[..., Array], steps: int, record: bool
+) -> dict[str, Array]:
+    def episode(key: Array) -> dict[str, Array]:
+        # Environment and policy randomness come from separate streams, so every policy sees
+        # the same initial positions and user movement for a given key (common random numbers).
+        k_reset, k_env, k_act = jax.random.split(key, 3)
+        obs, state = ENV.reset(k_reset, net)
+        n = jnp.maximum(jnp.sum(net.user_mask), 1)
+
+        def step(carry: tuple[Array, CompState], keys_t: tuple[Array, Array]) -> tuple[Any, dict[str, Array]]:
+            obs, state = carry
+            env_key, act_key = keys_t
+            action = canonical_action(jnp.asarray(fn(pparams, obs, act_key, net), jnp.int32), net)
+            obs2, state2, reward, _, _, info = ENV.step(env_key, state, action, net)
+            out = {
+                "reward": reward,
+                "qoe": jnp.sum(info["qoe"]) / n,
+                "jain_qoe": info["jain_qoe"],
+                "jain_rate": info["jain_rate"],
+                "rate": jnp.sum(info["rate"]) / n,
+            }
+            if record:
+                out["obs"] = obs
+                out["action"] = action
+            return (obs2, state2), out
+
+        xs = (jax.random.split(k_env, steps), jax.random.split(k_act, steps))
+        _, out = jax.lax.scan(step, (obs, state), xs)
+        return out
+
+    return jax.vmap(episode)(keys)
+
+
+def rollout(
+    task: Task | NetworkParams,
+    policy: Any,
+    keys: Array,
+    *,
+    record: bool = False,
+    steps: int | None = None,
+) -> dict[str, np.ndarray]:
+    """Run one full episode per key of ``policy`` on ``task`` (jitted, vmapped over keys).
+
+    Args:
+        task: a ``Task`` (or its ``NetworkParams``).
+        policy: anything ``task_policy`` accepts.
+        keys: ``(episodes, ...)`` PRNG keys.
+        record: also return the observations (``obs``, ``(episodes, T, obs_size)``, the one each
+            action was chosen on) and the actions (``action``, ``(episodes, T, MAX_USERS)``).
+        steps: episode length (default the network's ``episode_length``).
+
+    Returns:
+        numpy arrays ``(episodes, T)``: ``reward``, ``qoe`` (mean normalised QoE over real users),
+        ``jain_qoe``, ``jain_rate``, ``rate`` (mean user rate, bit/s), plus ``obs``/``action``.
+    """
+    net = task.params() if isinstance(task, Task) else task
+    steps = int(net.episode_length) if steps is None else int(steps)
+    tp = task_policy(policy)
+    out = _rollout_jit(keys, net, tp.params, fn=tp.fn, steps=steps, record=record)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def evaluate_policy(task: Task, policy_fn: Any, episodes: int = 64, seed: int = 0) -> dict[str, float]:
+    """Evaluate a policy on ``task`` over ``episodes`` episodes (common random numbers per seed).
+
+    Args:
+        task: the task.
+        policy_fn: anything ``task_policy`` accepts (heuristic, ``TrainResult``, loaded expert).
+        episodes: episodes, run in parallel.
+        seed: the same seed gives every policy the same episodes (positions, movement).
+
+    Returns:
+        ``return_mean`` / ``return_std`` / ``return_sem`` (undiscounted episode return),
+        ``qoe`` (normalised QoE in [0, 1] averaged over real users and steps), ``jain_qoe`` and
+        ``jain_rate`` (Jain's fairness index averaged over steps), ``rate_mbps`` (mean user
+        rate) and ``episodes``, all over the episodes.
+    """
+    if int(episodes) != episodes or episodes < 1:
+        raise ValueError(f"episodes: must be a positive integer, got {episodes!r}")
+    keys = jax.random.split(jax.random.PRNGKey(seed), int(episodes))
+    out = rollout(task, policy_fn, keys)
+    returns = out["reward"].astype(np.float64).sum(axis=1)
+    return {
+        "return_mean": float(returns.mean()),
+        "return_std": float(returns.std()),
+        "return_sem": float(returns.std(ddof=1) / np.sqrt(len(returns)))
+        if len(returns) > 1
+        else float("nan"),
+        "qoe": float(out["qoe"].mean()),
+        "jain_qoe": float(out["jain_qoe"].mean()),
+        "jain_rate": float(out["jain_rate"].mean()),
+        "rate_mbps": float(out["rate"].mean() / 1e6),
+        "episodes": int(episodes),
+    }
+
+
+# ----------------------------------------------------------------------------- single-task experts
+
+
+def _seed_key(seed: int | Array) -> Array:
+    return jax.random.PRNGKey(seed) if isinstance(seed, (int, np.integer)) else seed
+
+
+def train_expert(
+    task: Task,
+    total_env_steps: int | None = None,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+    *,
+    config: ppo.PPOConfig = EXPERT_CONFIG,
+) -> TrainResult:
+    """Train a PPO expert on one task.
+
+    Args:
+        task: the task.
+        total_env_steps: budget (default ``config.total_env_steps``; raised to one iteration).
+        seed: run seed.
+        progress: optional ``(task, done, total)`` callback.
+        config: the PPO configuration (default ``EXPERT_CONFIG``).
+
+    Returns:
+        The core ``TrainResult`` (deterministic policy; ``task_policy`` / ``evaluate_policy`` accept it).
+    """
+    config = _fit_budget(config, total_env_steps)
+    return ppo.train(ENV, config, key=_seed_key(seed), params=task.params(), progress=progress)
+
+
+def save_expert(path: str | os.PathLike[str], result: TrainResult, task: Task | Sequence[Task]) -> None:
+    """Write a PPO expert (msgpack via ``ppo.save_policy``) with its task(s) in the metadata.
+
+    Args:
+        path: destination file.
+        result: ``train_expert``'s or ``train_multitask``'s result.
+        task: the task it was trained on, or the tasks of a multi-task policy.
+    """
+    tasks = [task] if isinstance(task, Task) else list(task)
+    if not tasks or not all(isinstance(t, Task) for t in tasks):
+        raise ValueError("task: must be a Task or a non-empty sequence of Tasks")
+    extra = {
+        "comp_format": EXPERT_FORMAT,
+        "multitask": not isinstance(task, Task),
+        "tasks": [t.to_dict() for t in tasks],
+        "env_steps": int(result.env_steps),
+    }
+    ppo.save_policy(path, result, extra=extra)
+
+
+def load_expert(path: str | os.PathLike[str]) -> tuple[ActorCriticPolicy, PyTree, Task | tuple[Task, ...]]:
+    """Read a file written by ``save_expert``.
+
+    Returns:
+        ``(policy, params, task)``: ``task`` is the ``Task`` of a single-task expert or the
+        tuple of tasks of a multi-task one. ``task_policy((policy, params))`` gives a ``TaskPolicy``.
+
+    Raises:
+        ValueError: the file is not a saved CoMP expert.
+    """
+    meta = load_metadata(path)
+    if meta.get("comp_format") != EXPERT_FORMAT:
+        raise ValueError(f"{path}: not a saved CoMP expert")
+    policy, params = ppo.load_policy(path)
+    tasks = tuple(Task.from_dict(d) for d in meta["tasks"])
+    return policy, params, (tasks if meta.get("multitask") else tasks[0])
+
+
+# ----------------------------------------------------------------------------- multi-task PPO
+
+
+@struct.dataclass
+class MultiTaskParams:
+    """A bank of networks (``NetworkParams`` with a leading task axis) and the task sampling weights."""
+
+    bank: NetworkParams
+    weights: Array  # (tasks,) sampling probabilities
+
+
+@struct.dataclass
+class MultiTaskState:
+    """The inner ``CompState`` and the index of the episode's task in the bank."""
+
+    inner: CompState
+    task: Array  # () int32
+
+
+class MultiTaskCompEnv(Environment[MultiTaskState, MultiTaskParams]):
+    """``CompEnv`` whose every episode runs on a task drawn from a bank; observations carry the task features.
+
+    The observation is ``CompEnv``'s (``MAX_USERS * (2 MAX_CELLS + 1)``) followed by
+    ``features_from_params`` of the episode's network (``FEATURE_DIM`` values), so one policy
+    can tell tasks apart. Build params with ``make_params(tasks)``.
+    """
+
+    def __init__(self) -> None:
+        self.inner = ENV
+
+    @staticmethod
+    def make_params(tasks: Sequence[Task], weights: Sequence[float] | None = None) -> MultiTaskParams:
+        """Stack the tasks' networks into a bank (uniform sampling unless ``weights`` are given)."""
+        tasks = list(tasks)
+        if not tasks:
+            raise ValueError("tasks: need at least one task")
+        nets = [t.params() for t in tasks]
+        bank = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *nets)
+        w = np.ones(len(tasks)) if weights is None else np.asarray(weights, np.float64)
+        if w.shape != (len(tasks),) or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
+            raise ValueError("weights: must be non-negative, finite, one per task, not all zero")
+        return MultiTaskParams(bank=bank, weights=jnp.asarray(w / w.sum(), jnp.float32))
+
+    @property
+    def default_params(self) -> MultiTaskParams:
+        """All training tasks, uniformly."""
+        return self.make_params(TRAINING_TASKS)
+
+    @property
+    def obs_size(self) -> int:
+        """``CompEnv.obs_size + FEATURE_DIM``."""
+        return self.inner.obs_size + FEATURE_DIM
+
+    @staticmethod
+    def network(params: MultiTaskParams, task: Array) -> NetworkParams:
+        """The bank's network number ``task`` (traceable)."""
+        return jax.tree_util.tree_map(lambda x: x[task], params.bank)
+
+    def _obs(self, obs: Array, net: NetworkParams) -> Array:
+        return jnp.concatenate([obs, features_from_params(net)])
+
+    def reset(self, key: PRNGKey, params: MultiTaskParams) -> tuple[Array, MultiTaskState]:
+        """Draw a task, then reset ``CompEnv`` on its network."""
+        k_task, k_reset = jax.random.split(key)
+        task = jax.random.choice(k_task, params.weights.shape[0], p=params.weights).astype(jnp.int32)
+        net = self.network(params, task)
+        obs, inner = self.inner.reset(k_reset, net)
+        return self._obs(obs, net), MultiTaskState(inner=inner, task=task)
+
+    def step(
+        self, key: PRNGKey, state: MultiTaskState, action: Array, params: MultiTaskParams
+    ) -> tuple[Array, MultiTaskState, Array, Array, Array, Info]:
+        """Step ``CompEnv`` on the episode's network."""
+        net = self.network(params, state.task)
+        obs, inner, reward, terminated, truncated, info = self.inner.step(key, state.inner, action, net)
+        return (
+            self._obs(obs, net),
+            MultiTaskState(inner=inner, task=state.task),
+            reward,
+            terminated,
+            truncated,
+            info,
+        )
+
+    def observation_space(self, params: MultiTaskParams) -> Box:
+        """``Box(-1, 1, (obs_size,))`` (the task features lie in [0, 1])."""
+        return Box(low=-1.0, high=1.0, shape=(self.obs_size,))
+
+    def action_space(self, params: MultiTaskParams) -> MultiDiscrete:
+        """``CompEnv``'s action space."""
+        return MultiDiscrete((MAX_CELLS + 1,) * MAX_USERS)
+
+
+MULTITASK_ENV = MultiTaskCompEnv()
+"""The multi-task environment (reused so that compiled loops are cached)."""
+
+
+def train_multitask(
+    tasks: Sequence[Task],
+    total_env_steps: int | None = None,
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+    *,
+    config: ppo.PPOConfig = EXPERT_CONFIG,
+    weights: Sequence[float] | None = None,
+) -> TrainResult:
+    """Train ONE PPO policy across ``tasks`` (the multi-task PPO baseline).
+
+    Every training episode draws a task (uniformly, or by ``weights``); the policy sees the
+    task features appended to the observation. ``task_policy``/``evaluate_policy`` append
+    them automatically when evaluating the result on any task, seen or unseen.
+
+    Args:
+        tasks: the training tasks.
+        total_env_steps: budget (default ``config.total_env_steps``).
+        seed: run seed.
+        progress: optional ``(task, done, total)`` callback.
+        config: the PPO configuration (default ``EXPERT_CONFIG``).
+        weights: optional task sampling weights.
+
+    Returns:
+        The core ``TrainResult``.
+    """
+    config = _fit_budget(config, total_env_steps)
+    params = MultiTaskCompEnv.make_params(tasks, weights)
+    return ppo.train(MULTITASK_ENV, config, key=_seed_key(seed), params=params, progress=progress)
+
+
+def policy_seed(name: str) -> int:
+    """A stable 31-bit integer of a name (for per-policy key streams)."""
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF
