@@ -26,7 +26,6 @@ import numpy as np
 
 from decisions.finance.wealth.problem import WealthProblem
 
-
 MAX_GRID_NODES = 6_000
 """Largest grid ``solve`` accepts (its transition arrays grow with the square of the nodes)."""
 
