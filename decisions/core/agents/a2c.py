@@ -94,6 +94,7 @@ def train(
     params: Any = None,
     progress: ProgressFn | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
+    initial: Any = None,
 ) -> TrainResult:
     """Train A2C on ``env`` (see ``onpolicy.train`` for the arguments).
 
@@ -103,7 +104,9 @@ def train(
         ``episode_length``, ``episodes``, ``policy_loss``, ``value_loss``, ``entropy``,
         ``grad_norm``, ``learning_rate``.
     """
-    return onpolicy.train(env, config, key=key, params=params, progress=progress, checkpoint=checkpoint)
+    return onpolicy.train(
+        env, config, key=key, params=params, progress=progress, checkpoint=checkpoint, initial=initial
+    )
 
 
 def train_seeds(

@@ -788,6 +788,20 @@ def _chunk_seeds_jit(
 
 
 
+def _warm_start(state: OnPolicyState, initial: PyTree, config: OnPolicyConfig) -> OnPolicyState:
+    """``state`` with the network and observation statistics of ``initial`` and a fresh optimiser."""
+    expected = {"net": state.net, "obs_stats": state.obs_stats}
+    shapes = jax.tree_util.tree_map(lambda x: (jnp.shape(x), jnp.result_type(x)), expected)
+    try:
+        given = jax.tree_util.tree_map(lambda x: (jnp.shape(x), jnp.result_type(x)), dict(initial))
+    except (TypeError, ValueError):
+        given = None
+    if given != shapes:
+        raise ValueError("initial: the params do not fit this policy (another network or observation shape)")
+    net = jax.tree_util.tree_map(jnp.asarray, initial["net"])
+    return state._replace(net=net, opt_state=config.optimizer().init(net), obs_stats=initial["obs_stats"])
+
+
 def _setup(env: Environment[Any, Any], config: OnPolicyConfig, params: Any) -> tuple[Any, ActorCriticPolicy]:
     """The env params to train on and the policy description (spaces read from concrete params)."""
     if not isinstance(config, OnPolicyConfig):
@@ -821,6 +835,7 @@ def train(
     params: Any = None,
     progress: ProgressFn | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
+    initial: PyTree | None = None,
 ) -> TrainResult:
     """Train an on-policy actor-critic agent (the agent is the type of ``config``).
 
@@ -832,14 +847,21 @@ def train(
         progress: optional ``(task, done, total)`` callback, called between chunks.
         checkpoint: optional file; written after every chunk and resumed from when it exists
             (a resumed run ends identical to an uninterrupted one).
+        initial: optional policy params to start from (a previous ``TrainResult.params`` of
+            the same policy shape): fine-tuning, with a fresh optimiser state.
 
     Returns:
         A ``TrainResult`` whose ``policy`` is the deterministic ``ActorCriticPolicy``.
+
+    Raises:
+        ValueError: ``initial`` does not fit the policy (the message names ``initial``).
     """
     start = time.perf_counter()
     env_params, policy = _setup(env, config, params)
     env_params = strong_types(env_params)
     state = _init_jit(key, env_params, env=env, config=config, policy=policy)
+    if initial is not None:
+        state = _warm_start(state, initial, config)
 
     def chunk(s: OnPolicyState, n: int) -> tuple[OnPolicyState, dict[str, Array]]:
         # Block, so that progress reports (made between chunks) follow the computation.

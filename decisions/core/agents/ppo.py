@@ -113,8 +113,9 @@ def train(
     params: Any = None,
     progress: ProgressFn | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
+    initial: Any = None,
 ) -> TrainResult:
-    """Train PPO on ``env`` (see ``onpolicy.train`` for the arguments).
+    """Train PPO on ``env`` (see ``onpolicy.train`` for the arguments; ``initial`` fine-tunes given params).
 
     Returns:
         A ``TrainResult``: deterministic ``policy``, params ``{"net", "obs_stats"}`` and
@@ -122,7 +123,9 @@ def train(
         ``episode_length``, ``episodes``, ``policy_loss``, ``value_loss``, ``entropy``,
         ``approx_kl``, ``clip_fraction``, ``grad_norm``, ``learning_rate``.
     """
-    return onpolicy.train(env, config, key=key, params=params, progress=progress, checkpoint=checkpoint)
+    return onpolicy.train(
+        env, config, key=key, params=params, progress=progress, checkpoint=checkpoint, initial=initial
+    )
 
 
 def train_seeds(

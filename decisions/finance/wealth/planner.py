@@ -86,8 +86,11 @@ def train_planner(
     market: Market | None = None,
     seed: int = 0,
     progress: ProgressFn | None = None,
+    initial: Planner | None = None,
 ) -> tuple[Planner, TrainResult]:
     """Train the planner with PPO on ``problems`` sampled training problems (family ``mixed``).
+
+    With ``initial``, fine-tune that planner instead of starting from a fresh network.
 
     Returns:
         The planner and the training result.
@@ -96,7 +99,10 @@ def train_planner(
     mu, sigma = market.frontier()
     bank = make_params(sample_problems(problems, "mixed", market=market), mu, sigma)
     env = WealthMetaEnv(len(mu))
-    result = ppo.train(env, config, key=jax.random.PRNGKey(seed), params=bank, progress=progress)
+    result = ppo.train(
+        env, config, key=jax.random.PRNGKey(seed), params=bank, progress=progress,
+        initial=None if initial is None else initial.params,
+    )
     return Planner(result.policy, result.params), result
 
 

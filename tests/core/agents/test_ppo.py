@@ -124,6 +124,19 @@ def test_multi_discrete_heads_each_read_the_observation(tmp_path: Path) -> None:
     np.testing.assert_array_equal(policy(params, obs, EVAL_KEY), result.policy(result.params, obs, EVAL_KEY))
 
 
+def test_fine_tuning_starts_from_given_params(bandit_result: TrainResult) -> None:
+    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16, learning_rate=1e-9)
+    tuned = ppo.train(BANDIT, config, key=jax.random.PRNGKey(9), params=BANDIT_PARAMS, initial=bandit_result.params)
+    np.testing.assert_allclose(
+        tuned.params["net"]["params"]["head"]["Dense_0"]["kernel"],
+        bandit_result.params["net"]["params"]["head"]["Dense_0"]["kernel"],
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(_evaluate(BANDIT, tuned, 1, BANDIT_PARAMS), 1.0)  # still the best arm
+    with pytest.raises(ValueError, match="initial"):
+        ppo.train(BANDIT, config, key=jax.random.PRNGKey(9), params=BANDIT_PARAMS, initial={"net": {}})
+
+
 def test_walk_to_goal_reaches_the_goal_by_the_shortest_path() -> None:
     env = WalkToGoal(length=5, max_steps=10)  # shortest path: 1 - 4 * 0.1 = 0.6; timing out: -1.0
     result = ppo.train(env, WALK_CONFIG, key=jax.random.PRNGKey(2))
