@@ -14,6 +14,7 @@ wealth node) of the DP's wealth grid in one jitted call: the result holds the pl
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import time
@@ -75,8 +76,14 @@ class Planner:
     params: PyTree
 
 
+FINE_TUNE_CONFIG = dataclasses.replace(
+    DEFAULT_CONFIG, total_env_steps=100_000_000, learning_rate=1e-4, entropy_coef=0.0
+)
+"""The second stage of the shipped planner: ``train_planner(config=FINE_TUNE_CONFIG, seed=1, initial=...)``."""
+
 DEFAULT_PLANNER_PATH = Path(__file__).with_name("planner.msgpack")
-"""The shipped planner, trained by ``decisions run examples/wealth_train.toml`` (see its metadata)."""
+"""The shipped planner: ``DEFAULT_CONFIG`` from scratch (``decisions run examples/wealth_train.toml``),
+then fine-tuned with ``FINE_TUNE_CONFIG``; both stages are in its metadata (``planner_training``)."""
 
 
 def train_planner(
