@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from decisions.finance.wealth.dp import option_sets
 from decisions.finance.wealth.planner import Planner, plan
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule, rule_policy
@@ -50,12 +51,12 @@ def glide_path_greedy(problem: WealthProblem) -> Policy:
     """Riskiest portfolio at year 0 down linearly to the safest at the horizon; fund the dearest affordable option."""
     n_port = problem.market.n_portfolios
     horizon = problem.horizon
+    dearest = [len(opts.costs) - 1 for opts in option_sets(problem)]
 
     def policy(t: int, cash: np.ndarray, wealth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        frac = 1.0 - t / horizon
-        port = int(round(frac * (n_port - 1)))
-        dearest = np.full(len(cash), 10_000, dtype=np.int64)  # simulate falls back to the dearest affordable
-        return dearest, np.full(len(cash), port, dtype=np.int64)
+        port = int(round((1.0 - t / horizon) * (n_port - 1)))
+        # simulate replaces an unaffordable option by the dearest affordable one
+        return np.full(len(cash), dearest[t], dtype=np.int64), np.full(len(cash), port, dtype=np.int64)
 
     return policy
 

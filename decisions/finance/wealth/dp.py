@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from decisions.errors import InputError
 from decisions.finance.wealth.problem import WealthProblem
 
 MAX_GRID_NODES = 6_000
@@ -177,8 +178,8 @@ def solve(problem: WealthProblem) -> WealthResult:
     """Solve by backward induction and evaluate the optimal policy by a forward pass.
 
     Raises:
-        ValueError: the grid is infeasibly large (more than ``MAX_GRID_NODES`` nodes); the
-            message names ``problem.rho``.
+        InputError: (a ``ValueError``) the grid is infeasibly large (more than
+            ``MAX_GRID_NODES`` nodes); it names ``problem.rho``.
 
     With ``problem.target`` set, maximises ``P[W(T) >= target]`` plus the utility of any goals
     (with no goals, exactly the single-goal probability); otherwise maximises expected total utility.
@@ -186,9 +187,9 @@ def solve(problem: WealthProblem) -> WealthResult:
     mu, sigma = problem.market.frontier()
     grid = wealth_grid(problem)
     if len(grid) > MAX_GRID_NODES:
-        raise ValueError(
-            f"problem.rho: the DP grid would have {len(grid)} nodes (limit {MAX_GRID_NODES}); "
-            "lower rho or n_sd, or shorten the horizon"
+        raise InputError(
+            "problem.rho",
+            f"the DP grid would have {len(grid)} nodes (limit {MAX_GRID_NODES}); lower rho or n_sd, or shorten the horizon",
         )
     log_grid = np.log(grid)
     wealth = np.concatenate([[0.0], grid])

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from decisions.core.progress import Progress, silent
 from decisions.errors import InputError
 from decisions.finance.wealth.dp import option_sets, solve, wealth_grid
+from decisions.finance.wealth.meta_env import encode
 from decisions.finance.wealth.planner import (
     DEFAULT_CONFIG,
     Planner,
@@ -111,13 +112,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
         job = job.model_copy(update={"planner": job.planner.model_copy(update={"path": str(path)})})
     if job.rule.r2 <= job.rule.r1:
         raise InputError("rule.r2", f"must exceed rule.r1 ({job.rule.r1:g}), got {job.rule.r2:g}")
-    from decisions.finance.wealth.meta_env import encode
-
-    try:
-        encode(job.problem)
-    except ValueError as err:
-        field, _, message = str(err).partition(": ")
-        raise InputError(field, message) from None
+    encode(job.problem)  # raises InputError for a problem beyond the planner's padding
     return job
 
 

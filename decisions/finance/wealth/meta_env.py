@@ -26,8 +26,6 @@ frontier portfolio.
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -36,6 +34,7 @@ from jax import Array
 
 from decisions.core.env import Environment, Info, PRNGKey
 from decisions.core.spaces import Box, MultiDiscrete
+from decisions.errors import InputError
 from decisions.finance.wealth.dp import option_sets
 from decisions.finance.wealth.families import MAX_HORIZON
 from decisions.finance.wealth.problem import WealthProblem
@@ -44,7 +43,6 @@ MAX_OPTIONS = 9
 """Goal options a year the planner handles (two goals of full and partial options: 3 x 3)."""
 N_FEATURES = 4 + 4 * MAX_OPTIONS + 5 * MAX_HORIZON
 """Width of the observation."""
-_BIG = 1e6
 
 
 @struct.dataclass
@@ -69,11 +67,11 @@ def encode(problem: WealthProblem) -> tuple[ProblemArrays, float, float]:
         1 when the problem has no utility).
 
     Raises:
-        ValueError: the horizon exceeds ``MAX_HORIZON`` or a year has more than ``MAX_OPTIONS``
-            undominated options (the message names the field).
+        InputError: (a ``ValueError``) the horizon exceeds ``MAX_HORIZON`` or a year has more
+            than ``MAX_OPTIONS`` undominated options; it names the field.
     """
     if problem.horizon > MAX_HORIZON:
-        raise ValueError(f"problem.horizon: the planner handles at most {MAX_HORIZON} years, got {problem.horizon}")
+        raise InputError("problem.horizon", f"the planner handles at most {MAX_HORIZON} years, got {problem.horizon}")
     sets = option_sets(problem)
     scale = problem.initial_wealth
     total = sum(float(s.utilities[-1]) for s in sets) or 1.0
@@ -83,8 +81,8 @@ def encode(problem: WealthProblem) -> tuple[ProblemArrays, float, float]:
     for t, opts in enumerate(sets):
         n = len(opts.costs)
         if n > MAX_OPTIONS:
-            raise ValueError(
-                f"problem.goals: year {t} has {n} undominated goal options; the planner handles at most {MAX_OPTIONS}"
+            raise InputError(
+                "problem.goals", f"year {t} has {n} undominated goal options; the planner handles at most {MAX_OPTIONS}"
             )
         costs[t, :n], utils[t, :n] = opts.costs / scale, opts.utilities / total
         costs[t, n:], utils[t, n:] = costs[t, n - 1], utils[t, n - 1]
@@ -254,8 +252,3 @@ def make_params(problems: list[WealthProblem], mu: np.ndarray, sigma: np.ndarray
     """Encode and stack ``problems`` into a bank, with the frontier ``(mu, sigma)``."""
     bank = stack([encode(p)[0] for p in problems])
     return MetaParams(bank=bank, mu=jnp.asarray(mu, jnp.float32), sigma=jnp.asarray(sigma, jnp.float32))
-
-
-def describe(params: MetaParams) -> dict[str, Any]:
-    """Size of a bank (for logs)."""
-    return {"problems": int(params.bank.horizon.shape[0]), "portfolios": int(params.mu.shape[0])}
