@@ -25,6 +25,7 @@ class JobKind(StrEnum):
     PHARMA = "pharma"
     PENSION = "pension"
     WEALTH = "wealth"
+    COMP = "comp"
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,10 @@ def entry(kind: JobKind) -> JobEntry:
         from decisions.finance.wealth import job as wealth_job
 
         return JobEntry(prepare=wealth_job.prepare, execute=wealth_job.execute)
+    if kind is JobKind.COMP:
+        from decisions.telecom.comp import job as comp_job
+
+        return JobEntry(prepare=comp_job.prepare, execute=comp_job.execute)
     raise AssertionError(kind)  # pragma: no cover - every enum member is mapped above
 
 

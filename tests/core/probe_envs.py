@@ -316,3 +316,42 @@ class MatchTwo(Environment[MatchState, MatchParams]):
     def action_space(self, params: MatchParams) -> MultiDiscrete:
         """Three choices, then four."""
         return MultiDiscrete(self.nvec)
+
+
+class MatchUnits(Environment[MatchState, MatchParams]):
+    """``MatchTwo`` for a set: 4 exchangeable units of 3 choices; unit ``i``'s row is its target one-hot.
+
+    The observation is the 4 rows (4 x 3 flags) and one global feature (always 1); each matched
+    unit pays ``scale`` (optimal return ``4 scale``). For ``OnPolicyConfig.unit_width = 3``.
+    """
+
+    units, choices = 4, 3
+
+    @property
+    def default_params(self) -> MatchParams:
+        """Each matched unit pays 0.25 (optimal return 1)."""
+        return MatchParams(scale=jnp.asarray(0.25, jnp.float32))
+
+    def _obs(self, target: Array) -> Array:
+        rows = jax.nn.one_hot(target, self.choices).reshape(-1)
+        return jnp.concatenate([rows, jnp.ones((1,))]).astype(jnp.float32)
+
+    def reset(self, key: PRNGKey, params: MatchParams) -> tuple[Array, MatchState]:
+        """Draw a target per unit."""
+        target = self.action_space(params).sample(key)
+        return self._obs(target), MatchState(target=target)
+
+    def step(
+        self, key: PRNGKey, state: MatchState, action: Array, params: MatchParams
+    ) -> tuple[Array, MatchState, Array, Array, Array, Info]:
+        """Pay ``scale`` per matched unit and terminate."""
+        reward = params.scale * jnp.sum(action == state.target).astype(jnp.float32)
+        return self._obs(state.target), state, reward, jnp.asarray(True), jnp.asarray(False), {}
+
+    def observation_space(self, params: MatchParams) -> Box:
+        """4 one-hot rows and a global 1."""
+        return Box(0.0, 1.0, (self.units * self.choices + 1,), jnp.float32)
+
+    def action_space(self, params: MatchParams) -> MultiDiscrete:
+        """Three choices per unit."""
+        return MultiDiscrete((self.choices,) * self.units)

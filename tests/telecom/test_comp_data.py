@@ -26,7 +26,7 @@ from decisions.telecom.comp.experts import (
     train_expert,
     train_multitask,
 )
-from decisions.telecom.comp.heuristics import POLICIES
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES as POLICIES
 from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
 from decisions.telecom.comp.tasks import FEATURE_DIM, TRAINING_TASKS, UNSEEN_TASKS, Task, features_from_params
 

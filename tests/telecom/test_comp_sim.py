@@ -258,3 +258,32 @@ def test_observation_in_space_and_info_keys() -> None:
     assert bool(ENV.observation_space(params).contains(obs))
     assert set(info) >= {"rate", "qoe", "jain_qoe", "jain_rate", "utility", "connections"}
     assert 0.0 <= float(info["jain_qoe"]) <= 1.0 and reward.dtype == jnp.float32
+
+
+def test_serving_set_action_connects_the_strongest_connectable_cells() -> None:
+    env = CompEnv(action_mode="serving_set")
+    params = medium()
+    _, state = env.reset(jax.random.PRNGKey(6), params)
+    ok = np.asarray(channel.connectable(params, state.l_snr))
+    sizes = jnp.asarray(np.arange(MAX_USERS) % 4, jnp.int32)  # 0, 1, 2, 3 cells
+    _, new_state, *_ = env.step(jax.random.PRNGKey(7), state, sizes, params)
+    conn, l_snr = np.asarray(new_state.conn), np.asarray(state.l_snr)
+    for u in range(MAX_USERS):
+        want = min(int(sizes[u]), int(ok[u].sum())) if bool(params.user_mask[u]) else 0
+        assert conn[u].sum() == want, u
+        if want:  # the chosen cells are the strongest connectable ones
+            chosen = l_snr[u][conn[u]]
+            others = l_snr[u][ok[u] & ~conn[u]]
+            assert others.size == 0 or chosen.min() >= others.max()
+    # canonical form: sizes clipped to the connectable cells, 0 for padded users
+    canon = np.asarray(env.canonical_action(state, jnp.full((MAX_USERS,), 13), params))
+    np.testing.assert_array_equal(canon, np.where(np.asarray(params.user_mask), ok.sum(axis=1), 0))
+    mask = np.asarray(env.action_mask(state, params))
+    np.testing.assert_array_equal(mask.sum(axis=1), 1 + ok.sum(axis=1))
+    # size 1 for everyone is max-SNR: the same links as the toggle heuristic reaches
+    _, one, *_ = env.step(jax.random.PRNGKey(7), state, jnp.ones((MAX_USERS,), jnp.int32), params)
+    best = np.argmax(np.where(ok, l_snr, -np.inf), axis=1)
+    for u in np.flatnonzero(ok.any(axis=1)):
+        assert np.asarray(one.conn)[u].sum() == 1 and np.asarray(one.conn)[u, best[u]]
+    with pytest.raises(ValueError, match="action_mode"):
+        CompEnv(action_mode="teleport")

@@ -193,7 +193,7 @@ def test_save_load_round_trip(tmp_path, tiny_params: dict) -> None:
 
 def test_rollout_on_comp_env(tiny_params: dict) -> None:
     net = small()  # a full 100-step episode
-    env = CompEnv()
+    env = CompEnv(action_mode="serving_set")
     # a demonstration from the environment itself (random actions) for the prompt
     obs, state = env.reset(jax.random.PRNGKey(0), net)
     obs_l, act_l, rew_l = [], [], []

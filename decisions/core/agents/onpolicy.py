@@ -141,11 +141,19 @@ class OnPolicyConfig:
     storage, dollars per hour of a battery) reach the networks at a similar scale."""
     log_every: int = 10
     """Iterations per jitted chunk (progress and checkpoint cadence)."""
+    unit_width: int = 0
+    """0: MLP actor and critic on the flat observation. ``w > 0``: *set* networks
+    (``SetActorCritic``) for a ``MultiDiscrete`` action with one component per exchangeable
+    unit (a user, a cell): the observation's first ``units * w`` features are the units' rows
+    (``units`` = the number of action components), the rest global features. Every unit is
+    encoded and decided by the same weights, so what the policy learns from one unit serves
+    all, and the policy applies whatever the order of the units."""
 
     def __post_init__(self) -> None:
         """Check every field; raise ``ValueError("field: problem")`` on the first bad one."""
         for name in ("num_envs", "rollout_steps", "total_env_steps", "log_every"):
             check_int(name, getattr(self, name), 1)
+        check_int("unit_width", self.unit_width, 0)
         for name in ("gamma", "gae_lambda", "final_lr_fraction"):
             check_number(name, getattr(self, name), 0.0, 1.0)
         for name in ("learning_rate", "max_grad_norm", "reward_scale"):
@@ -260,6 +268,67 @@ class ActorCritic(nn.Module):
         return self.critic(x)[..., 0]
 
 
+class SetActorCritic(nn.Module):
+    """Actor and critic over a set of exchangeable units (see ``OnPolicyConfig.unit_width``).
+
+    Input ``x = [rows (units x unit_width), global features]``. Actor: a per-unit encoder MLP
+    on ``[row, global]`` gives ``h_i``; the mean and max of the ``h_i`` over units give a
+    context ``c``; a per-unit head MLP on ``[h_i, c]`` gives unit ``i``'s logits, and the
+    logits of all units are concatenated (a ``MultiDiscrete`` head of ``units`` equal
+    components). Critic: its own encoder, the same pooling, an MLP to the value. All
+    weights are shared over units.
+
+    Attributes:
+        hidden: widths; the encoder is ``MLP(hidden[:-1], hidden[-1])``, the heads have one
+            hidden layer of ``hidden[-1]``.
+        activation: key of ``ACTIVATIONS``.
+        units: number of units (action components).
+        unit_width: features per unit row.
+        choices: choices per unit.
+    """
+
+    hidden: tuple[int, ...]
+    activation: str
+    units: int
+    unit_width: int
+    choices: int
+
+    def setup(self) -> None:
+        """Build the encoders and heads."""
+        act = ACTIVATIONS[self.activation]
+        *inner, last = self.hidden
+        gain = math.sqrt(2.0)
+        self.actor_encoder = nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=gain)
+        self.actor_head = nets.MLP((last,), self.choices, act, out_scale=0.01)
+        self.critic_encoder = nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=gain)
+        self.critic_head = nets.MLP((last,), 1, act, out_scale=1.0)
+
+    def _rows(self, x: Array) -> Array:
+        lead = x.shape[:-1]
+        rows = x[..., : self.units * self.unit_width].reshape(*lead, self.units, self.unit_width)
+        glob = jnp.broadcast_to(x[..., None, self.units * self.unit_width :], (*lead, self.units, x.shape[-1] - self.units * self.unit_width))
+        return jnp.concatenate([rows, glob], axis=-1)
+
+    @staticmethod
+    def _pool(h: Array) -> Array:
+        return jnp.concatenate([jnp.mean(h, axis=-2), jnp.max(h, axis=-2)], axis=-1)
+
+    def __call__(self, x: Array) -> tuple[Array, Array]:
+        """``(logits (..., units * choices), value (...))``."""
+        return self.actor(x), self.value(x)
+
+    def actor(self, x: Array) -> Array:
+        """Concatenated per-unit logits ``(..., units * choices)``."""
+        h = self.actor_encoder(self._rows(x))
+        context = jnp.broadcast_to(self._pool(h)[..., None, :], (*h.shape[:-1], 2 * h.shape[-1]))
+        logits = self.actor_head(jnp.concatenate([h, context], axis=-1))
+        return logits.reshape(*logits.shape[:-2], self.units * self.choices)
+
+    def value(self, x: Array) -> Array:
+        """State values ``(...)``."""
+        return self.critic_head(self._pool(self.critic_encoder(self._rows(x))))[..., 0]
+
+
 @dataclass(frozen=True)
 class ActorCriticPolicy:
     """Static description of an actor-critic policy, callable as ``policy(params, obs, key)``.
@@ -282,6 +351,7 @@ class ActorCriticPolicy:
         log_std_init: initial Gaussian log standard deviation.
         deterministic: greedy (argmax / clipped mean) actions; ``False`` samples.
         action_nvec: for a ``MultiDiscrete`` action space its ``nvec``, else empty.
+        unit_width: > 0 for set networks (``OnPolicyConfig.unit_width``), else 0.
     """
 
     obs_shape: tuple[int, ...]
@@ -296,6 +366,7 @@ class ActorCriticPolicy:
     log_std_init: float
     deterministic: bool = True
     action_nvec: tuple[int, ...] = ()
+    unit_width: int = 0
 
     @classmethod
     def from_env(
@@ -320,6 +391,14 @@ class ActorCriticPolicy:
             )
         else:
             raise TypeError(f"unsupported action space {action_space!r}")
+        if config.unit_width:
+            features = obs_categories or int(np.prod(obs_space.shape, dtype=int))
+            if not nvec or len(set(nvec)) != 1:
+                raise ValueError("unit_width: set networks need a MultiDiscrete action with equal components")
+            if len(nvec) * config.unit_width > features:
+                raise ValueError(
+                    f"unit_width: {len(nvec)} units x {config.unit_width} exceed the {features} observation features"
+                )
         return cls(
             obs_shape=tuple(obs_space.shape),
             obs_categories=obs_categories,
@@ -332,6 +411,7 @@ class ActorCriticPolicy:
             activation=config.activation,
             log_std_init=float(config.log_std_init),
             action_nvec=nvec,
+            unit_width=int(config.unit_width),
         )
 
     @property
@@ -345,8 +425,11 @@ class ActorCriticPolicy:
         return self.obs_categories or int(np.prod(self.obs_shape, dtype=int))
 
     @property
-    def network(self) -> ActorCritic:
+    def network(self) -> ActorCritic | SetActorCritic:
         """The flax module."""
+        if self.unit_width:
+            units = len(self.action_nvec)
+            return SetActorCritic(self.hidden, self.activation, units, self.unit_width, self.action_nvec[0])
         dim = int(np.prod(self.action_shape, dtype=int))
         return ActorCritic(self.hidden, self.activation, self.num_actions, dim, self.log_std_init)
 
@@ -426,14 +509,14 @@ class ActorCriticPolicy:
     def __call__(self, params: PyTree, obs: Array, key: Array) -> Array:
         """Action for ``obs``: greedy if ``deterministic``, else sampled with ``key``."""
         x = params["obs_stats"].normalize(self.encode(obs))
-        dist = self.network.apply(params["net"], x, method=ActorCritic.actor)
+        dist = self.network.apply(params["net"], x, method="actor")
         raw = self.mode(dist) if self.deterministic else self.sample(dist, key)
         return self.to_env(raw)
 
     def value(self, params: PyTree, obs: Array) -> Array:
         """The critic's value of ``obs`` (in learning units: rewards scaled and normalised)."""
         x = params["obs_stats"].normalize(self.encode(obs))
-        return self.network.apply(params["net"], x, method=ActorCritic.value)
+        return self.network.apply(params["net"], x, method="value")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description (``from_dict`` inverts it)."""
@@ -665,7 +748,7 @@ def _rollout(
             k_env, carry.env_state, policy.to_env(raw), env_params
         )
         final_x = obs_stats.normalize(policy.encode(info["final_obs"]))
-        next_value = apply(carry.net, final_x, method=ActorCritic.value)
+        next_value = apply(carry.net, final_x, method="value")
         learn_reward, reward_stats, discounted = _learning_reward(
             reward, terminated | truncated, carry.reward_stats, carry.discounted_return, config
         )

@@ -37,7 +37,7 @@ import jax
 import numpy as np
 
 from decisions.telecom.comp.experts import OBS_FEATURES, epsilon_noisy, policy_seed, rollout, task_policy
-from decisions.telecom.comp.heuristics import POLICIES
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES as POLICIES
 from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
 from decisions.telecom.comp.tasks import FEATURE_DIM, Task
 

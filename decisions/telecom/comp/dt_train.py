@@ -35,6 +35,7 @@ from jax import Array
 
 from decisions.core.checkpoint import PathLike, load_metadata, load_pytree, save_pytree
 from decisions.telecom.comp.env import CompEnv
+from decisions.telecom.comp.experts import ENV
 from decisions.telecom.comp.network import EPISODE_LENGTH, MAX_CELLS, MAX_USERS, NetworkParams
 from decisions.telecom.comp.promptdt import (
     N_FEATURES,
@@ -417,11 +418,13 @@ def _push(ctx: DTContext, rtg: Array, obs: Array, t: Array) -> DTContext:
 
 
 class DTRollout(NamedTuple):
-    """One episode: ``ret`` the return, ``rewards`` ``(T,)`` and ``actions`` ``(T, U)``."""
+    """One episode: ``ret`` the return, ``rewards`` ``(T,)``, ``actions`` ``(T, U)`` and
+    ``jain_qoe`` ``(T,)`` (Jain's index of the users' QoE each step)."""
 
     ret: Array
     rewards: Array
     actions: Array
+    jain_qoe: Array
 
 
 def make_dt_policy(
@@ -444,13 +447,13 @@ def make_dt_policy(
         prompt: a ``make_prompt`` segment (no batch axis) of the task of ``net``, or None for
             a plain DT.
         target_return: return to condition on, in reward units (unscaled).
-        env: the environment (default ``CompEnv()``).
+        env: the environment (default ``experts.ENV``, serving-set actions).
         episode_length: scan length (static; steps after the episode ends add no reward).
 
     Returns:
         ``rollout(key, net)``.
     """
-    env = CompEnv() if env is None else env
+    env = ENV if env is None else env
     model = PromptDT(config)
     k_len = config.context_len
     prompt_b = None if prompt is None else jax.tree_util.tree_map(lambda x: x[None], prompt)
@@ -461,19 +464,21 @@ def make_dt_policy(
         return jnp.argmax(logits[0, -1], axis=-1).astype(jnp.int32)
 
     def rollout(key: Array, net: NetworkParams) -> DTRollout:
-        k_reset, k_run = jax.random.split(key)
+        # the key streams of ``experts.rollout``: the same key gives the same initial positions
+        # and user movement as any other policy's episode (common random numbers)
+        k_reset, k_run, _ = jax.random.split(key, 3)
         obs, state = env.reset(k_reset, net)
 
         def body(carry: Any, k: Array) -> tuple[Any, tuple[Array, Array]]:
             state, obs, ctx, rtg, done = carry
             t = jnp.minimum(state.time, config.max_ep_len - 1)
             ctx = _push(ctx, rtg / config.rtg_scale, obs.reshape(MAX_USERS, N_FEATURES), t)
-            action = jnp.where(net.user_mask, act(ctx, net), 0)
+            action = env.canonical_action(state, act(ctx, net), net)
             ctx = ctx._replace(actions=ctx.actions.at[-1].set(action))
-            obs2, state2, reward, term, trunc, _ = env.step(k, state, action, net)
+            obs2, state2, reward, term, trunc, info = env.step(k, state, action, net)
             reward = jnp.where(done, 0.0, reward)
             carry = (state2, obs2, ctx, rtg - reward, done | term | trunc)
-            return carry, (reward, action)
+            return carry, (reward, action, info["jain_qoe"])
 
         init = (
             state,
@@ -482,8 +487,8 @@ def make_dt_policy(
             jnp.asarray(target_return, jnp.float32),
             jnp.asarray(False),
         )
-        _, (rewards, actions) = jax.lax.scan(body, init, jax.random.split(k_run, episode_length))
-        return DTRollout(ret=jnp.sum(rewards), rewards=rewards, actions=actions)
+        _, (rewards, actions, jain) = jax.lax.scan(body, init, jax.random.split(k_run, episode_length))
+        return DTRollout(ret=jnp.sum(rewards), rewards=rewards, actions=actions, jain_qoe=jain)
 
     return rollout
 

@@ -12,6 +12,10 @@ through ``pad_central_obs`` / ``unpad_action`` (see ``parity``).
   connect the best missing top-k cell first (make before break), and once a top-k cell
   serves the user, disconnect cells outside the top k (lowest index first);
 - ``max_snr_single = top_k(1)``: each user served by its best-SNR cell only.
+
+The same baselines for ``CompEnv(action_mode="serving_set")`` (``SERVING_SET_POLICIES``),
+where an action is each user's serving-set size: ``fixed_set_size(k)`` (``k = 1`` is max-SNR,
+``k = 2`` top-2) and ``random_set_size`` (uniform over 0 to the number of cells).
 """
 
 from __future__ import annotations
@@ -23,15 +27,19 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from decisions.telecom.comp.env import snr_rank
 from decisions.telecom.comp.network import NetworkParams
 
 __all__ = [
     "POLICIES",
+    "SERVING_SET_POLICIES",
     "Policy",
+    "fixed_set_size",
     "keep",
     "max_snr_single",
     "pad_central_obs",
     "random_policy",
+    "random_set_size",
     "split_obs",
     "top_k",
     "unpad_action",
@@ -87,11 +95,7 @@ def top_k(k: int) -> Policy:
         conn, snr, _ = split_obs(obs, params)
         cells = params.cell_mask[None, :]
         score = jnp.where(cells, snr, -1.0)
-        # rank 0 = best, the lowest index first on ties (argmax's choice); pairwise counts
-        # instead of a sort (13 x 13 comparisons are much cheaper than argsort on CPU).
-        a, b = score[:, :, None], score[:, None, :]
-        lower_index = jnp.tril(jnp.ones((score.shape[1],) * 2, bool), -1)  # [c, c'] = c' < c
-        rank = jnp.sum((b > a) | ((b == a) & lower_index[None]), axis=2)
+        rank = snr_rank(score, cells)  # 0 = best, the lowest index first on ties (argmax's choice)
         top = (rank < k) & cells
         missing = top & ~conn
         extra = conn & ~top
@@ -117,7 +121,39 @@ POLICIES: dict[str, Policy] = {
     "random": random_policy,
     "keep": keep,
 }
-"""The baseline policies by name."""
+"""The baseline policies of the toggle mode by name."""
+
+
+def fixed_set_size(k: int) -> Policy:
+    """Serving-set mode: every user served by its ``k`` strongest connectable cells.
+
+    Raises:
+        ValueError: ``k`` not a non-negative integer.
+    """
+    if int(k) != k or k < 0:
+        raise ValueError(f"k: must be a non-negative integer, got {k!r}")
+
+    def policy(obs: Array, key: Array, params: NetworkParams) -> Array:
+        del obs, key
+        return jnp.where(params.user_mask, int(k), 0).astype(jnp.int32)
+
+    return policy
+
+
+def random_set_size(obs: Array, key: Array, params: NetworkParams) -> Array:
+    """Serving-set mode: a uniform size in 0..(number of cells) for each real user."""
+    del obs
+    n = jnp.sum(params.cell_mask)
+    action = jax.random.randint(key, params.user_mask.shape, 0, n + 1, dtype=jnp.int32)
+    return jnp.where(params.user_mask, action, 0)
+
+
+SERVING_SET_POLICIES: dict[str, Policy] = {
+    "max_snr": fixed_set_size(1),
+    "top2": fixed_set_size(2),
+    "random": random_set_size,
+}
+"""The baseline policies of the serving-set mode (the learning tasks) by name."""
 
 
 def pad_central_obs(

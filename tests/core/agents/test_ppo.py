@@ -22,6 +22,7 @@ from tests.core.probe_envs import (
     BanditParams,
     ContinuousTarget,
     MatchTwo,
+    MatchUnits,
     OneStepBandit,
     TwoStepCredit,
     WalkToGoal,
@@ -122,6 +123,32 @@ def test_multi_discrete_heads_each_read_the_observation(tmp_path: Path) -> None:
     policy, params = ppo.load_policy(tmp_path / "match.msgpack")
     assert policy == result.policy
     np.testing.assert_array_equal(policy(params, obs, EVAL_KEY), result.policy(result.params, obs, EVAL_KEY))
+
+
+def test_set_networks_share_weights_over_units_and_learn(tmp_path: Path) -> None:
+    env = MatchUnits()
+    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 60, unit_width=3)
+    result = ppo.train(env, config, key=jax.random.PRNGKey(4))
+    assert result.policy.unit_width == 3 and result.policy.action_nvec == (3,) * 4
+    np.testing.assert_allclose(_evaluate(env, result, 1), 1.0)  # every unit matched
+    # equivariance of the network: permuting the units' rows permutes their logits; the value is invariant
+    policy, params = result.policy, result.params
+    x = jax.random.normal(EVAL_KEY, (13,))
+    perm = np.array([2, 0, 3, 1])
+    permuted = jnp.concatenate([x[:12].reshape(4, 3)[perm].reshape(-1), x[12:]])
+    logits, value = policy.network.apply(params["net"], x)
+    logits_p, value_p = policy.network.apply(params["net"], permuted)
+    np.testing.assert_allclose(logits_p.reshape(4, 3), logits.reshape(4, 3)[perm], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(value_p, value, rtol=1e-5, atol=1e-6)
+    obs, _ = env.reset(EVAL_KEY, env.default_params)
+    ppo.save_policy(tmp_path / "units.msgpack", result)
+    loaded, loaded_params = ppo.load_policy(tmp_path / "units.msgpack")
+    assert loaded == policy
+    np.testing.assert_array_equal(loaded(loaded_params, obs, EVAL_KEY), policy(params, obs, EVAL_KEY))
+    with pytest.raises(ValueError, match="unit_width"):
+        ppo.train(MatchTwo(), config, key=jax.random.PRNGKey(4))  # unequal components
+    with pytest.raises(ValueError, match="unit_width"):
+        ppo.train(env, dataclasses.replace(config, unit_width=4), key=jax.random.PRNGKey(4))  # 16 > 13 features
 
 
 def test_fine_tuning_starts_from_given_params(bandit_result: TrainResult) -> None:

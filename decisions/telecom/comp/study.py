@@ -1,0 +1,335 @@
+"""The CoMP study: per-task experts -> offline data -> PromptDT and baselines -> one evaluation.
+
+Every stage reads what the previous one wrote under one folder, so stages can run as
+separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``) or at once:
+
+- ``experts/<task>.msgpack``: one PPO expert per training and unseen task (``train_experts``);
+- ``data/<task>.npz``: each training task's offline trajectories (expert, noisy expert,
+  max-SNR, top-2, random, noisy max-SNR), and ``demos/<task>.npz``: a few expert episodes of
+  each unseen task, its only data (the prompts) (``generate_data``);
+- ``models/``: ``promptdt-<size>.msgpack`` for each size, ``dt.msgpack`` (no prompt, the
+  middle size) and ``multitask_ppo.msgpack`` (``train_models``);
+- ``evaluate``: every policy on every task, on common random numbers (the same episode keys
+  give all policies the same users and movement), to one table; ``headline`` reduces it.
+
+Normalised QoE (D4RL-style): per task, ``(qoe - qoe_random) / (qoe_best - qoe_random)``
+where ``qoe_best`` is the best of the per-task expert and the heuristics on that task, so 0 is
+random play and 1 the best known policy. PromptDT and DT are conditioned on the return of
+the task's best demonstration.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+import pandas as pd
+
+from decisions.core.checkpoint import load_metadata
+from decisions.core.progress import Progress, silent
+from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
+from decisions.telecom.comp.dt_train import (
+    demonstrations,
+    load_params,
+    make_dt_policy,
+    make_prompt,
+    save_params,
+    train_promptdt,
+)
+from decisions.telecom.comp.experts import (
+    EXPERT_CONFIG,
+    evaluate_policy,
+    load_expert,
+    save_expert,
+    task_policy,
+    train_expert,
+    train_multitask,
+)
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.promptdt import SIZES, PromptDTConfig
+from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task
+
+__all__ = [
+    "BASELINES",
+    "StudyBudget",
+    "evaluate",
+    "generate_data",
+    "headline",
+    "run_study",
+    "train_experts",
+    "train_models",
+]
+
+BASELINES = ("max_snr", "top2", "random")
+"""Heuristic baselines evaluated beside the learnt policies."""
+EVAL_SEED = 77_000
+"""Evaluation episode seed (disjoint from the data seeds)."""
+
+
+@dataclass(frozen=True)
+class StudyBudget:
+    """How much of each stage to run (the defaults are the measured study's)."""
+
+    expert_steps: int = EXPERT_CONFIG.total_env_steps
+    """PPO steps per task expert."""
+    multitask_steps: int = 3_000_000
+    """PPO steps of the multi-task baseline."""
+    episodes_per_behaviour: int = 30
+    """Offline episodes of each behaviour policy per training task."""
+    demo_episodes: int = 5
+    """Expert episodes of each unseen task (its prompts)."""
+    dt_steps: int = 1_500
+    """Gradient steps of each (Prompt-)DT."""
+    dt_batch: int = 32
+    """Windows per gradient step."""
+    sizes: tuple[str, ...] = tuple(SIZES)
+    """PromptDT sizes trained (the plain DT uses the middle one)."""
+    eval_episodes: int = 32
+    """Evaluation episodes per policy and task."""
+
+
+def _path(folder: Path, kind: str, task: Task, suffix: str) -> Path:
+    return folder / kind / f"{task.name}.{suffix}"
+
+
+def _write_once(path: Path, write: Callable[[Path], None]) -> None:
+    """Write through a temporary file, so an interrupted stage never leaves a half file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".partial" + path.suffix)
+    write(tmp)
+    tmp.replace(path)
+
+
+def train_experts(
+    folder: Path, tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
+) -> dict[str, float]:
+    """Train (or keep, when its file exists) a PPO expert per task; return each one's training seconds."""
+    seconds: dict[str, float] = {}
+    for i, task in enumerate(tasks):
+        progress("experts", i, len(tasks))
+        path = _path(folder, "experts", task, "msgpack")
+        if path.exists():
+            continue
+        start = time.perf_counter()
+        result = train_expert(task, budget.expert_steps, seed=seed)
+        _write_once(path, lambda p, r=result, t=task: save_expert(p, r, t))
+        seconds[task.name] = time.perf_counter() - start
+    progress("experts", len(tasks), len(tasks))
+    return seconds
+
+
+def _expert(folder: Path, task: Task) -> Any:
+    path = _path(folder, "experts", task, "msgpack")
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no expert for task {task.name} (run the data stage first)")
+    policy, params, _ = load_expert(path)
+    return task_policy((policy, params))
+
+
+def generate_data(
+    folder: Path,
+    train_tasks: Sequence[Task],
+    unseen_tasks: Sequence[Task],
+    budget: StudyBudget,
+    seed: int = 0,
+    progress: Progress = silent,
+) -> None:
+    """Write each training task's offline data and each unseen task's few expert demonstrations."""
+    total = len(train_tasks) + len(unseen_tasks)
+    for i, task in enumerate(train_tasks):
+        progress("data", i, total)
+        data = generate_dataset(task, default_behaviours(_expert(folder, task)), budget.episodes_per_behaviour, seed)
+        _write_once(_path(folder, "data", task, "npz"), data.save)
+    for j, task in enumerate(unseen_tasks):
+        progress("data", len(train_tasks) + j, total)
+        demos = generate_dataset(task, {"expert": _expert(folder, task)}, budget.demo_episodes, seed)
+        _write_once(_path(folder, "demos", task, "npz"), demos.save)
+    progress("data", total, total)
+
+
+def _load_data(folder: Path, kind: str, tasks: Sequence[Task]) -> list[OfflineDataset]:
+    out = []
+    for task in tasks:
+        path = _path(folder, kind, task, "npz")
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no data for task {task.name} (run the data stage first)")
+        out.append(OfflineDataset.load(path))
+    return out
+
+
+def _middle(sizes: Sequence[str]) -> str:
+    return list(sizes)[len(sizes) // 2]
+
+
+def train_models(
+    folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
+) -> dict[str, float]:
+    """Train the PromptDT sizes, the plain DT and the multi-task PPO baseline; return training seconds."""
+    data = _load_data(folder, "data", train_tasks)
+    models = folder / "models"
+    seconds: dict[str, float] = {}
+    runs = [(f"promptdt-{s}", s, True) for s in budget.sizes] + [("dt", _middle(budget.sizes), False)]
+    for name, size, use_prompt in runs:
+        config = PromptDTConfig.size(size)
+        start = time.perf_counter()
+        params, metrics = train_promptdt(
+            data, config, budget.dt_steps, budget.dt_batch, seed=seed, use_prompt=use_prompt,
+            progress=lambda _t, d, n, label=name: progress(label, d, n),
+        )
+        seconds[name] = time.perf_counter() - start
+        _write_once(
+            models / f"{name}.msgpack",
+            lambda p, pr=params, c=config, m=metrics: save_params(
+                p, pr, c, use_prompt=bool(m["use_prompt"]), steps=budget.dt_steps,
+                final_loss=float(np.mean(m["loss"][-50:])), final_accuracy=float(np.mean(m["accuracy"][-50:])),
+            ),
+        )
+    start = time.perf_counter()
+    result = train_multitask(
+        train_tasks, budget.multitask_steps, seed=seed, progress=lambda _t, d, n: progress("multitask_ppo", d, n)
+    )
+    _write_once(models / "multitask_ppo.msgpack", lambda p: save_expert(p, result, tuple(train_tasks)))
+    seconds["multitask_ppo"] = time.perf_counter() - start
+    return seconds
+
+
+def _dt_scores(path: Path, task: Task, demos: OfflineDataset, keys: jax.Array) -> dict[str, float]:
+    """QoE, fairness and return of a saved (Prompt-)DT on ``task`` with a prompt from ``demos``."""
+    params, config = load_params(path)
+    use_prompt = bool(load_metadata(path).get("use_prompt", True))
+    best = int(demonstrations(demos, 1)[0])
+    prompt = make_prompt(demos, config, index=best) if use_prompt else None
+    target = float(demos.returns()[best])
+    rollout = make_dt_policy(params, config, prompt, target)
+    out = jax.jit(jax.vmap(rollout, in_axes=(0, None)))(keys, task.params())
+    rewards = np.asarray(out.rewards, np.float64)
+    return {
+        "return_mean": float(rewards.sum(axis=1).mean()),
+        "qoe": float(((rewards + 1.0) / 2.0).mean()),
+        "jain_qoe": float(np.asarray(out.jain_qoe).mean()),
+    }
+
+
+def evaluate(
+    folder: Path,
+    train_tasks: Sequence[Task],
+    unseen_tasks: Sequence[Task],
+    budget: StudyBudget,
+    progress: Progress = silent,
+) -> pd.DataFrame:
+    """Every policy on every task (common random numbers), with normalised QoE.
+
+    Returns:
+        One row per (task, policy): ``task``, ``split`` (``train`` / ``unseen``), ``policy``,
+        ``qoe``, ``jain_qoe``, ``return_mean`` and ``normalised_qoe``.
+    """
+    models = folder / "models"
+    dt_models = sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
+    mt_policy, mt_params, _ = load_expert(models / "multitask_ppo.msgpack")
+    multitask = task_policy((mt_policy, mt_params))
+    keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
+    rows: list[dict[str, Any]] = []
+    tasks = [(t, "train") for t in train_tasks] + [(t, "unseen") for t in unseen_tasks]
+    for i, (task, split) in enumerate(tasks):
+        progress("evaluate", i, len(tasks))
+        demos_kind = "data" if split == "train" else "demos"
+        demos = _load_data(folder, demos_kind, [task])[0]
+        if split == "train":
+            demos = demos.select("expert")
+        policies: dict[str, Any] = {"expert": _expert(folder, task), "multitask_ppo": multitask}
+        policies.update({name: SERVING_SET_POLICIES[name] for name in BASELINES})
+        for name, policy in policies.items():
+            scores = evaluate_policy(task, policy, budget.eval_episodes, seed=EVAL_SEED)
+            rows.append({"task": task.name, "split": split, "policy": name, **_pick(scores)})
+        for path in dt_models:
+            rows.append({"task": task.name, "split": split, "policy": path.stem, **_dt_scores(path, task, demos, keys)})
+    progress("evaluate", len(tasks), len(tasks))
+    table = pd.DataFrame(rows)
+    return _normalise(table)
+
+
+def _pick(scores: dict[str, float]) -> dict[str, float]:
+    return {k: scores[k] for k in ("return_mean", "qoe", "jain_qoe")}
+
+
+def _normalise(table: pd.DataFrame) -> pd.DataFrame:
+    reference = {"expert", *BASELINES}
+    out = []
+    for _, group in table.groupby("task", sort=False):
+        low = float(group.loc[group.policy == "random", "qoe"].iloc[0])
+        high = float(group.loc[group.policy.isin(reference), "qoe"].max())
+        group = group.copy()
+        group["normalised_qoe"] = (group["qoe"] - low) / max(high - low, 1e-9)
+        out.append(group)
+    return pd.concat(out, ignore_index=True)
+
+
+def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[str, float]:
+    """The issue's figures from ``evaluate``'s table.
+
+    - ``promptdt_vs_multitask_ppo``: mean normalised QoE of the best PromptDT size over the
+      multi-task PPO's, on the training tasks;
+    - ``promptdt_beats_baselines``: 1 when that PromptDT's mean normalised QoE on the training
+      tasks is at or above every baseline's but the per-task expert's, else 0;
+    - ``unseen_vs_expert``: mean QoE of PromptDT on the unseen tasks over the experts';
+    - ``qoe_<size>``: mean QoE of each size on the training tasks, and
+      ``qoe_non_decreasing_with_size`` (1 or 0).
+    """
+    train = table[table.split == "train"]
+    unseen = table[table.split == "unseen"]
+    norm = train.groupby("policy")["normalised_qoe"].mean()
+    qoe = train.groupby("policy")["qoe"].mean()
+    names = [f"promptdt-{s}" for s in sizes if f"promptdt-{s}" in norm.index]
+    best = max(names, key=lambda n: norm[n])
+    out: dict[str, float] = {f"qoe_{n}": float(qoe[n]) for n in names}
+    out.update({f"normalised_qoe_{p}": float(v) for p, v in norm.items()})
+    out["promptdt_vs_multitask_ppo"] = float(norm[best] / norm["multitask_ppo"])
+    others = [p for p in norm.index if p != "expert" and not p.startswith("promptdt-")]
+    out["promptdt_beats_baselines"] = float(all(norm[best] >= norm[p] for p in others))
+    q_unseen = unseen.groupby("policy")["qoe"].mean()
+    if len(unseen):
+        out["unseen_vs_expert"] = float(q_unseen[best] / q_unseen["expert"])
+        out["unseen_vs_multitask_ppo"] = float(q_unseen[best] / q_unseen["multitask_ppo"])
+    sizes_qoe = [float(qoe[n]) for n in names]
+    out["qoe_non_decreasing_with_size"] = float(all(b >= a for a, b in zip(sizes_qoe, sizes_qoe[1:], strict=False)))
+    return out
+
+
+def run_study(
+    folder: Path,
+    budget: StudyBudget = StudyBudget(),
+    stages: Sequence[str] = ("data", "train", "evaluate"),
+    train_tasks: Sequence[Task] = TRAINING_TASKS,
+    unseen_tasks: Sequence[Task] = UNSEEN_TASKS,
+    seed: int = 0,
+    progress: Progress = silent,
+) -> tuple[pd.DataFrame | None, dict[str, float]]:
+    """Run the chosen stages in order; return the evaluation table (or None) and timings/figures.
+
+    ``"data"`` trains the missing experts first, then writes the datasets.
+    """
+    folder = Path(folder)
+    figures: dict[str, float] = {}
+    if "data" in stages:
+        start = time.perf_counter()
+        train_experts(folder, [*train_tasks, *unseen_tasks], budget, seed, progress)
+        figures["experts_seconds"] = time.perf_counter() - start
+        start = time.perf_counter()
+        generate_data(folder, train_tasks, unseen_tasks, budget, seed, progress)
+        figures["data_seconds"] = time.perf_counter() - start
+    if "train" in stages:
+        for name, sec in train_models(folder, train_tasks, budget, seed, progress).items():
+            figures[f"train_seconds_{name}"] = sec
+    table = None
+    if "evaluate" in stages:
+        start = time.perf_counter()
+        table = evaluate(folder, train_tasks, unseen_tasks, budget, progress)
+        figures["evaluate_seconds"] = time.perf_counter() - start
+        figures.update(headline(table, budget.sizes))
+    return table, figures
+

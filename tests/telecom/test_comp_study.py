@@ -1,0 +1,122 @@
+"""The CoMP study pipeline and job: a tiny end-to-end run (experts -> data -> models -> evaluation),
+the headline figures from a hand-made table, and bad job specs naming the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from decisions.errors import InputError
+from decisions.jobs.kinds import JobKind, entry
+from decisions.store import RunStatus, dispose_engines, get_run
+from decisions.telecom.comp import job as comp_job
+from decisions.telecom.comp.study import StudyBudget, headline, run_study
+from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
+
+TINY = StudyBudget(
+    expert_steps=3_200,
+    multitask_steps=3_200,
+    episodes_per_behaviour=2,
+    demo_episodes=2,
+    dt_steps=3,
+    dt_batch=4,
+    sizes=("small",),
+    eval_episodes=2,
+)
+TRAIN, UNSEEN = [TRAINING_TASKS[0]], [UNSEEN_TASKS[3]]
+
+
+def _row(task: str, split: str, policy: str, qoe: float) -> dict[str, object]:
+    return {"task": task, "split": split, "policy": policy, "qoe": qoe, "jain_qoe": 0.9, "return_mean": 0.0}
+
+
+def test_headline_from_a_known_table() -> None:
+    from decisions.telecom.comp.study import _normalise
+
+    rows = []
+    for task, split, scores in (
+        ("a", "train", {"random": 0.3, "max_snr": 0.5, "top2": 0.45, "expert": 0.6, "multitask_ppo": 0.4,
+                        "dt": 0.5, "promptdt-small": 0.54, "promptdt-medium": 0.57}),
+        ("b", "unseen", {"random": 0.2, "max_snr": 0.4, "top2": 0.4, "expert": 0.5, "multitask_ppo": 0.3,
+                         "dt": 0.3, "promptdt-small": 0.45, "promptdt-medium": 0.46}),
+    ):
+        rows += [_row(task, split, p, q) for p, q in scores.items()]
+    table = _normalise(pd.DataFrame(rows))
+    a = table[table.task == "a"].set_index("policy")["normalised_qoe"]
+    assert a["random"] == pytest.approx(0.0) and a["expert"] == pytest.approx(1.0)
+    assert a["promptdt-medium"] == pytest.approx(0.9)
+    figures = headline(table, ("small", "medium"))
+    assert figures["promptdt_vs_multitask_ppo"] == pytest.approx(0.9 / (1 / 3))
+    assert figures["promptdt_beats_baselines"] == 1.0  # 0.9 >= max_snr's 0.667, dt's 0.667
+    assert figures["unseen_vs_expert"] == pytest.approx(0.46 / 0.5)
+    assert figures["qoe_non_decreasing_with_size"] == 1.0
+    worse = table.copy()
+    worse.loc[(worse.policy == "promptdt-medium") & (worse.task == "a"), ["qoe", "normalised_qoe"]] = [0.5, 0.6]
+    assert headline(worse, ("small", "medium"))["qoe_non_decreasing_with_size"] == 0.0
+
+
+def _spec(**sections: object) -> dict[str, object]:
+    return {"job": {"kind": "comp", "name": "study"}, **sections}
+
+
+def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
+    job = comp_job.prepare(_spec(study={"folder": "s"}), tmp_path)
+    assert Path(job.study.folder) == tmp_path / "s" and entry(JobKind.COMP).prepare is comp_job.prepare
+    assert job.study.budget().expert_steps == StudyBudget().expert_steps
+    for spec, field in (
+        ({"study": {"sizes": ["huge"]}}, "study.sizes"),
+        ({"study": {"stages": ["fly"]}}, "study.stages.0"),
+        ({"study": {"eval_episodes": 1}}, "study.eval_episodes"),
+        ({"tasks": {"train": ["c99-u1"]}}, "tasks.train"),
+        ({"tasks": {"unseen": [TRAINING_TASKS[0].name]}}, "tasks.unseen"),
+        ({"study": {"stages": ["train"]}}, "study.stages"),  # no data in the folder yet
+        ({"study": {"stages": ["evaluate"], "folder": "x"}}, "study.stages"),
+        ({"job": {"seed": -1}}, "job.seed"),
+    ):
+        with pytest.raises(InputError) as err:
+            comp_job.prepare({**_spec(), **spec}, tmp_path)
+        assert err.value.field == field, (spec, err.value)
+        assert "\n" not in str(err.value)
+
+
+def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> None:
+    """One tiny study through the job: experts, data, models, evaluation on common random numbers."""
+    folder = tmp_path / "study"
+    study = {**TINY.__dict__, "sizes": list(TINY.sizes), "folder": str(folder)}
+    tasks = {"train": [t.name for t in TRAIN], "unseen": [t.name for t in UNSEEN]}
+    job = comp_job.prepare(_spec(study=study, tasks=tasks), tmp_path)
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    try:
+        run_id = comp_job.execute(job, url=url)
+        record = get_run(run_id, url=url)
+        assert record.status == RunStatus.SUCCEEDED and record.kind == comp_job.KIND
+        artifacts = {a.name: Path(a.path) for a in record.artifacts}
+        assert {"evaluation", "chart"} <= set(artifacts)
+        assert np.isfinite(record.latest_metrics()["promptdt_vs_multitask_ppo"])
+        assert "experts_seconds" in record.latest_metrics()
+    finally:
+        dispose_engines()
+    assert (folder / "experts" / f"{UNSEEN[0].name}.msgpack").exists()
+    assert (folder / "data" / f"{TRAIN[0].name}.npz").exists() and (folder / "demos" / f"{UNSEEN[0].name}.npz").exists()
+    assert {p.name for p in (folder / "models").iterdir()} == {"promptdt-small.msgpack", "dt.msgpack", "multitask_ppo.msgpack"}
+    assert not list(folder.rglob("*.partial*"))
+    table = pd.read_csv(artifacts["evaluation"])
+    assert set(table.policy) == {"expert", "multitask_ppo", "max_snr", "top2", "random", "promptdt-small", "dt"}
+    assert set(table.split) == {"train", "unseen"} and table[["qoe", "jain_qoe"]].notna().all().all()
+    assert ((table.qoe >= 0) & (table.qoe <= 1)).all()
+    # common random numbers: max-SNR's QoE equals a fresh evaluation on the same seed
+    from decisions.telecom.comp.experts import evaluate_policy
+    from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+    from decisions.telecom.comp.study import EVAL_SEED
+
+    again = evaluate_policy(TRAIN[0], SERVING_SET_POLICIES["max_snr"], TINY.eval_episodes, seed=EVAL_SEED)
+    row = table[(table.task == TRAIN[0].name) & (table.policy == "max_snr")]
+    assert float(row.qoe.iloc[0]) == pytest.approx(again["qoe"], rel=1e-6)
+    # a later stage alone reuses the folder; an existing expert is kept, not retrained
+    stamp = (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns
+    table2, _ = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN)
+    assert (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns == stamp
+    assert table2 is not None and len(table2) == len(table)
