@@ -12,8 +12,15 @@
   difference (ours minus mobile-env) with its Welch CI, Welch's t and its p-value; and the
   step-level check (largest reward error, connection mismatches) on one seed.
 
-Needs mobile-env for every figure except ``sim_steps_per_second``; without it those are
-NaN and ``mobile_env_available`` is False.
+Needs mobile-env for the figures that name it; without it those are NaN and
+``mobile_env_available`` is False.
+
+With the shipped study (``study.SHIPPED_STUDY``: experts, demos and trained models), the
+evaluate stage runs on every training and unseen task (``study_episodes`` episodes per
+policy and task, common random numbers) and its figures are added: ``promptdt_vs_multitask_ppo``,
+``promptdt_beats_baselines``, ``unseen_vs_expert``, ``qoe_promptdt-<size>``,
+``qoe_non_decreasing_with_size``, ``normalised_qoe_<policy>`` (training tasks),
+``unseen_normalised_qoe_<policy>`` and ``study_evaluate_seconds``.
 """
 
 from __future__ import annotations
@@ -29,8 +36,10 @@ from decisions.core.progress import Progress
 from decisions.telecom.comp import parity
 from decisions.telecom.comp.heuristics import max_snr_single
 from decisions.telecom.comp.network import large
+from decisions.telecom.comp.study import SHIPPED_STUDY, StudyBudget, evaluate, headline
+from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
 
-__all__ = ["run_bench", "sim_steps_per_second"]
+__all__ = ["run_bench", "sim_steps_per_second", "study_figures"]
 
 PARITY_EPISODES = {"small": 20, "medium": 8, "large": 4}
 """mobile-env episodes per scenario and policy in the parity figures (mobile-env is slow)."""
@@ -55,6 +64,19 @@ def sim_steps_per_second(num_envs: int = 1024, seed: int = 0) -> float:
     return num_envs * steps / (time.perf_counter() - start)
 
 
+def study_figures(episodes: int = 32, progress: Progress | None = None) -> dict[str, float]:
+    """The shipped study's evaluation on all tasks and its headline figures (see the module docstring)."""
+    start = time.perf_counter()
+    budget = StudyBudget(eval_episodes=episodes)
+    table = evaluate(SHIPPED_STUDY, TRAINING_TASKS, UNSEEN_TASKS, budget, progress or (lambda *_: None))
+    figures: dict[str, float] = {"study_evaluate_seconds": time.perf_counter() - start}
+    sizes = tuple(s for s in budget.sizes if f"promptdt-{s}" in set(table.policy))
+    figures.update(headline(table, sizes))
+    unseen = table[table.split == "unseen"].groupby("policy")["normalised_qoe"].mean()
+    figures.update({f"unseen_normalised_qoe_{p}": float(v) for p, v in unseen.items()})
+    return figures
+
+
 def run_bench(
     progress: Progress | None = None,
     *,
@@ -63,6 +85,7 @@ def run_bench(
     sim_episodes: int = 512,
     policies: tuple[str, ...] = ("max_snr", "random"),
     seed: int = 0,
+    study_episodes: int = 32,
 ) -> dict[str, Any]:
     """Measure simulator speed against mobile-env and the parity of mean episode returns.
 
@@ -73,6 +96,7 @@ def run_bench(
         sim_episodes: ``CompEnv`` episodes per scenario and policy.
         policies: names of ``heuristics.POLICIES`` to compare.
         seed: base seed.
+        study_episodes: evaluation episodes per policy and task of the shipped study (0: skip).
 
     Returns:
         A flat dict of figures (see the module docstring).
@@ -85,6 +109,8 @@ def run_bench(
     report("CompEnv throughput", 0, 1)
     figures["sim_steps_per_second"] = sim_steps_per_second(num_envs, seed)
     report("CompEnv throughput", 1, 1)
+    if study_episodes and (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
+        figures.update(study_figures(study_episodes, progress))
 
     if not available:
         figures["mobile_env_steps_per_second"] = math.nan

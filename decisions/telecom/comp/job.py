@@ -47,6 +47,7 @@ class StudySettings(BaseModel):
     dt_batch: int = Field(_DEFAULT.dt_batch, ge=1, le=4_096)
     sizes: tuple[str, ...] = Field(_DEFAULT.sizes, min_length=1)
     eval_episodes: int = Field(_DEFAULT.eval_episodes, ge=2, le=10_000)
+    context_len: int = Field(_DEFAULT.context_len, ge=1, le=100)
 
     @field_validator("sizes")
     @classmethod

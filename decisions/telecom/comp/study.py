@@ -5,8 +5,9 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
 
 - ``experts/<task>.msgpack``: one PPO expert per training and unseen task (``train_experts``);
 - ``data/<task>.npz``: each training task's offline trajectories (expert, noisy expert,
-  max-SNR, top-2, random, noisy max-SNR), and ``demos/<task>.npz``: a few expert episodes of
-  each unseen task, its only data (the prompts) (``generate_data``);
+  max-SNR, top-2, random, noisy max-SNR), and ``demos/<task>.npz``: a few fresh expert
+  episodes of every task, training and unseen, the prompts at evaluation (for an unseen task
+  its only data) (``generate_data``);
 - ``models/``: ``promptdt-<size>.msgpack`` for each size, ``dt.msgpack`` (no prompt, the
   middle size) and ``multitask_ppo.msgpack`` (``train_models``);
 - ``evaluate``: every policy on every task, on common random numbers (the same episode keys
@@ -23,12 +24,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
+from jax import Array
 
 from decisions.core.checkpoint import load_metadata
 from decisions.core.progress import Progress, silent
@@ -69,6 +73,11 @@ BASELINES = ("max_snr", "top2", "random")
 """Heuristic baselines evaluated beside the learnt policies."""
 EVAL_SEED = 77_000
 """Evaluation episode seed (disjoint from the data seeds)."""
+SHIPPED_STUDY = Path(__file__).resolve().parent / "trained"
+"""The study folder shipped with the package: experts, demos, models and ``evaluation.csv``
+of the measured study (no training data), read by ``decisions bench comp`` and the app."""
+DEMO_SEED_OFFSET = 50_000
+"""Added to the study seed for the demonstration (prompt) episodes."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,9 @@ class StudyBudget:
     """PromptDT sizes trained (the plain DT uses the middle one)."""
     eval_episodes: int = 32
     """Evaluation episodes per policy and task."""
+    context_len: int = 10
+    """Steps of history the (Prompt-)DTs read (a step's connections are set by its action, so
+    a short history suffices; it halves the training cost of the default 20)."""
 
 
 def _path(folder: Path, kind: str, task: Task, suffix: str) -> Path:
@@ -139,15 +151,19 @@ def generate_data(
     seed: int = 0,
     progress: Progress = silent,
 ) -> None:
-    """Write each training task's offline data and each unseen task's few expert demonstrations."""
+    """Write each training task's offline data and every task's few expert demonstrations.
+
+    The demonstrations use their own episode seed (``seed + DEMO_SEED_OFFSET``), so a training
+    task's prompts are not episodes the models were trained on.
+    """
     total = len(train_tasks) + len(unseen_tasks)
-    for i, task in enumerate(train_tasks):
+    for i, task in enumerate([*train_tasks, *unseen_tasks]):
         progress("data", i, total)
-        data = generate_dataset(task, default_behaviours(_expert(folder, task)), budget.episodes_per_behaviour, seed)
-        _write_once(_path(folder, "data", task, "npz"), data.save)
-    for j, task in enumerate(unseen_tasks):
-        progress("data", len(train_tasks) + j, total)
-        demos = generate_dataset(task, {"expert": _expert(folder, task)}, budget.demo_episodes, seed)
+        expert = _expert(folder, task)
+        if i < len(train_tasks):
+            data = generate_dataset(task, default_behaviours(expert), budget.episodes_per_behaviour, seed)
+            _write_once(_path(folder, "data", task, "npz"), data.save)
+        demos = generate_dataset(task, {"expert": expert}, budget.demo_episodes, seed + DEMO_SEED_OFFSET)
         _write_once(_path(folder, "demos", task, "npz"), demos.save)
     progress("data", total, total)
 
@@ -175,7 +191,7 @@ def train_models(
     seconds: dict[str, float] = {}
     runs = [(f"promptdt-{s}", s, True) for s in budget.sizes] + [("dt", _middle(budget.sizes), False)]
     for name, size, use_prompt in runs:
-        config = PromptDTConfig.size(size)
+        config = PromptDTConfig.size(size, context_len=budget.context_len)
         start = time.perf_counter()
         params, metrics = train_promptdt(
             data, config, budget.dt_steps, budget.dt_batch, seed=seed, use_prompt=use_prompt,
@@ -198,15 +214,26 @@ def train_models(
     return seconds
 
 
-def _dt_scores(path: Path, task: Task, demos: OfflineDataset, keys: jax.Array) -> dict[str, float]:
-    """QoE, fairness and return of a saved (Prompt-)DT on ``task`` with a prompt from ``demos``."""
+@partial(jax.jit, static_argnames=("config", "use_prompt"))
+def _dt_episodes(
+    params: Any, prompt: Any, target: Array, keys: Array, net: Any, config: PromptDTConfig, use_prompt: bool
+) -> Any:
+    """Greedy (Prompt-)DT episodes, vmapped over keys; one compile per architecture, any task."""
+    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target)
+    return jax.vmap(rollout, in_axes=(0, None))(keys, net)
+
+
+def _dt_scores(path: Path, task: Task, demos: OfflineDataset, keys: Array) -> dict[str, float]:
+    """QoE, fairness and return of a saved (Prompt-)DT on ``task`` with a prompt from ``demos``.
+
+    The prompt is the task's best demonstration and the target return its return.
+    """
     params, config = load_params(path)
     use_prompt = bool(load_metadata(path).get("use_prompt", True))
     best = int(demonstrations(demos, 1)[0])
-    prompt = make_prompt(demos, config, index=best) if use_prompt else None
-    target = float(demos.returns()[best])
-    rollout = make_dt_policy(params, config, prompt, target)
-    out = jax.jit(jax.vmap(rollout, in_axes=(0, None)))(keys, task.params())
+    prompt = make_prompt(demos, config, index=best)
+    target = jnp.asarray(demos.returns()[best], jnp.float32)
+    out = _dt_episodes(params, prompt, target, keys, task.params(), config, use_prompt)
     rewards = np.asarray(out.rewards, np.float64)
     return {
         "return_mean": float(rewards.sum(axis=1).mean()),
@@ -237,10 +264,7 @@ def evaluate(
     tasks = [(t, "train") for t in train_tasks] + [(t, "unseen") for t in unseen_tasks]
     for i, (task, split) in enumerate(tasks):
         progress("evaluate", i, len(tasks))
-        demos_kind = "data" if split == "train" else "demos"
-        demos = _load_data(folder, demos_kind, [task])[0]
-        if split == "train":
-            demos = demos.select("expert")
+        demos = _load_data(folder, "demos", [task])[0]
         policies: dict[str, Any] = {"expert": _expert(folder, task), "multitask_ppo": multitask}
         policies.update({name: SERVING_SET_POLICIES[name] for name in BASELINES})
         for name, policy in policies.items():

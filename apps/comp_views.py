@@ -1,0 +1,112 @@
+"""Tables and Altair charts of the CoMP page: pure functions of traces and study tables, no Streamlit calls.
+
+- ``network_map``: cells, users coloured by QoE and their serving links at one step;
+- ``curves``: QoE and Jain's fairness over an episode, one line per policy;
+- ``episode_summary``: mean QoE, fairness, return and links per user of each traced policy;
+- ``study_bars`` / ``study_summary``: PromptDT against the baselines from a study's
+  ``evaluation.csv`` (normalised QoE per policy, training tasks beside unseen ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from decisions.telecom.comp.trace import Trace, trace_frames
+
+POLICY_LABELS = {
+    "max_snr": "max-SNR",
+    "top2": "top-2 cells",
+    "random": "random",
+    "expert": "per-task PPO expert",
+    "multitask_ppo": "multi-task PPO",
+    "dt": "DT (no prompt)",
+}
+
+
+def policy_label(name: str) -> str:
+    """Readable policy name (``"promptdt-large"`` -> ``"PromptDT large"``)."""
+    if name.startswith("promptdt-"):
+        return "PromptDT " + name.split("-", 1)[1]
+    return POLICY_LABELS.get(name, name)
+
+
+def shipped_folder() -> Path | None:
+    """The study folder shipped with the package (trained experts, models, demos), if present."""
+    from decisions.telecom.comp.study import SHIPPED_STUDY
+
+    return SHIPPED_STUDY if SHIPPED_STUDY.is_dir() else None
+
+
+def network_map(trace: Trace, step: int, size: tuple[float, float]) -> alt.LayerChart:
+    """Cells (black squares), users (circles coloured by QoE) and serving links at ``step``."""
+    cells, users, links = trace_frames(trace, step)
+    x = alt.X("x:Q", scale=alt.Scale(domain=[0, size[0]]), title="x (m)")
+    y = alt.Y("y:Q", scale=alt.Scale(domain=[0, size[1]]), title="y (m)")
+    link_layer = alt.Chart(links).mark_line(color="#4c78a8", opacity=0.6).encode(x=x, y=y, detail="link:N")
+    cell_layer = alt.Chart(cells).mark_square(size=160, color="black").encode(
+        x=x, y=y, tooltip=["cell:Q", "x:Q", "y:Q"]
+    )
+    user_layer = alt.Chart(users).mark_circle(size=90, stroke="black", strokeWidth=0.5).encode(
+        x=x, y=y,
+        color=alt.Color("qoe:Q", scale=alt.Scale(domain=[0, 1], scheme="redyellowgreen"), title="QoE"),
+        tooltip=["user:Q", alt.Tooltip("qoe:Q", format=".2f"), "links:Q"],
+    )
+    return (link_layer + cell_layer + user_layer).properties(height=420)
+
+
+def curves(traces: Mapping[str, Trace]) -> alt.Chart:
+    """Mean QoE and Jain's index over time, one line per policy (two facets)."""
+    frames = []
+    for name, trace in traces.items():
+        steps = np.arange(len(trace.qoe))
+        frames.append(pd.DataFrame({"step": steps, "policy": policy_label(name), "measure": "mean QoE",
+                                    "value": trace.qoe}))
+        frames.append(pd.DataFrame({"step": steps, "policy": policy_label(name), "measure": "Jain's index (QoE)",
+                                    "value": trace.jain}))
+    data = pd.concat(frames, ignore_index=True)
+    return alt.Chart(data).mark_line().encode(
+        x=alt.X("step:Q", title="step"),
+        y=alt.Y("value:Q", title=None),
+        color=alt.Color("policy:N", title="policy"),
+        tooltip=["policy:N", "step:Q", alt.Tooltip("value:Q", format=".3f")],
+    ).properties(height=220).facet(row=alt.Row("measure:N", title=None)).resolve_scale(y="independent")
+
+
+def episode_summary(traces: Mapping[str, Trace]) -> pd.DataFrame:
+    """One row per policy: mean QoE, mean Jain's index, return and mean links per user."""
+    rows = [
+        {
+            "policy": policy_label(name),
+            "mean QoE": float(trace.qoe.mean()),
+            "Jain's index": float(trace.jain.mean()),
+            "return": float(trace.reward.sum()),
+            "links per user": float(trace.conn.sum(axis=2).mean()),
+        }
+        for name, trace in traces.items()
+    ]
+    return pd.DataFrame(rows).sort_values("mean QoE", ascending=False, ignore_index=True)
+
+
+def study_summary(evaluation: pd.DataFrame) -> pd.DataFrame:
+    """Mean normalised QoE, QoE and Jain's index per policy and split (training / unseen tasks)."""
+    table = evaluation.groupby(["policy", "split"], as_index=False)[["normalised_qoe", "qoe", "jain_qoe"]].mean()
+    table["policy"] = table["policy"].map(policy_label)
+    return table.sort_values(["split", "normalised_qoe"], ascending=[True, False], ignore_index=True)
+
+
+def study_bars(evaluation: pd.DataFrame) -> alt.Chart:
+    """Mean normalised QoE per policy (bars), training and unseen tasks side by side."""
+    table = study_summary(evaluation)
+    return alt.Chart(table).mark_bar().encode(
+        y=alt.Y("policy:N", sort="-x", title=None),
+        x=alt.X("normalised_qoe:Q", title="normalised QoE (0 random, 1 best of expert and heuristics)"),
+        color=alt.Color("split:N", title="tasks"),
+        yOffset="split:N",
+        tooltip=["policy:N", "split:N", alt.Tooltip("normalised_qoe:Q", format=".3f"),
+                 alt.Tooltip("qoe:Q", format=".3f")],
+    ).properties(height=320)

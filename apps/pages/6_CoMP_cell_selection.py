@@ -1,0 +1,129 @@
+"""CoMP cell selection page: pick a network (task) and policies, watch one episode on a map, compare.
+
+The operator picks a task (cells, users, scheduler), the policies to compare and a seed; the
+page simulates one episode per policy on the same users and movement (common random
+numbers) and shows the network map with the serving links at any step, QoE and Jain's
+fairness over time, and a summary. Below, the study's evaluation (PromptDT against the
+baselines over all training and unseen tasks) from the study folder's ``evaluation.csv``.
+The study folder defaults to the one shipped with the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import app_common
+import comp_views
+import jax
+import pandas as pd
+import streamlit as st
+
+from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, task_by_name
+from decisions.telecom.comp.trace import available_policies, policy_actions, replay
+
+TRACES_KEY = "comp_traces"
+TASK_NAMES = [t.name for t in TRAINING_TASKS] + [t.name for t in UNSEEN_TASKS]
+UNSEEN_NAMES = {t.name for t in UNSEEN_TASKS}
+DEFAULT_POLICIES = ("max_snr", "expert", "multitask_ppo", "promptdt-large", "promptdt-medium")
+
+
+def task_label(name: str) -> str:
+    """Task name with a marker for the held-out (unseen) tasks."""
+    task = task_by_name(name)
+    kind = "unseen" if name in UNSEEN_NAMES else "training"
+    return f"{task.n_cells} cells, {task.n_users} users, {task.scheduler.replace('_', '-')} ({kind}: {name})"
+
+
+def study_folder() -> Path | None:
+    """The study folder the operator chose (default: the shipped one); None when it does not exist."""
+    shipped = comp_views.shipped_folder()
+    typed = st.text_input(
+        "Study folder", value=str(shipped) if shipped else "", key="study_folder",
+        help="A folder written by a 'comp' job (experts, demos, models, evaluation.csv). "
+             "Empty: heuristics only.",
+    )
+    if not typed:
+        return None
+    folder = Path(typed)
+    if not folder.is_dir():
+        st.error(f"study folder: no folder at {folder}")
+        return None
+    return folder
+
+
+def simulate(task_name: str, policies: list[str], seed: int, folder: Path | None) -> None:
+    """One episode per policy on common random numbers, with a progress bar; keeps the traces."""
+    task = task_by_name(task_name)
+    key = jax.random.PRNGKey(int(seed))
+    bar = st.progress(0.0, text="Simulating…")
+    traces = {}
+    for i, name in enumerate(policies):
+        bar.progress(i / len(policies), text=f"Simulating {comp_views.policy_label(name)}…")
+        traces[name] = replay(task, policy_actions(name, task, key, folder), key)
+    bar.progress(1.0, text="Done")
+    st.session_state[TRACES_KEY] = (task_name, traces)
+
+
+def show_episode(task_name: str, traces: dict) -> None:
+    """Summary table, QoE and fairness curves, and the network map at a chosen step."""
+    task = task_by_name(task_name)
+    st.subheader("One episode, every policy on the same users and movement")
+    summary = comp_views.episode_summary(traces)
+    st.dataframe(summary, hide_index=True, width="stretch")
+    st.altair_chart(comp_views.curves(traces), width="stretch")
+    st.subheader("Network map")
+    left, right = st.columns([1, 3])
+    name = left.selectbox("Policy", list(traces), format_func=comp_views.policy_label, key="map_policy")
+    steps = len(traces[name].qoe)
+    step = left.slider("Step", 0, steps - 1, 0, key="map_step")
+    trace = traces[name]
+    left.metric("Mean QoE at this step", f"{trace.qoe[step]:.3f}")
+    left.metric("Jain's index", f"{trace.jain[step]:.3f}")
+    left.caption("Squares: cells; circles: users coloured by QoE; lines: serving links (CoMP: several per user).")
+    size = tuple(float(v) for v in task.params().size)
+    right.altair_chart(comp_views.network_map(trace, step, size), width="stretch")
+
+
+def show_study(folder: Path | None) -> None:
+    """PromptDT against the baselines over all tasks, from the folder's ``evaluation.csv``."""
+    st.subheader("PromptDT against the baselines (study evaluation)")
+    path = None if folder is None else folder / "evaluation.csv"
+    if path is None or not path.exists():
+        st.info("No evaluation.csv in the study folder: run a 'comp' job with the evaluate stage.")
+        return
+    evaluation = pd.read_csv(path)
+    st.caption("Mean over tasks of the normalised QoE: 0 is random play, 1 the best of the per-task expert "
+               "and the heuristics on that task. Unseen tasks: PromptDT reads a prompt from a few expert "
+               "demonstrations of the task, with no gradient step.")
+    st.altair_chart(comp_views.study_bars(evaluation), width="stretch")
+    st.dataframe(comp_views.study_summary(evaluation), hide_index=True, width="stretch")
+    st.download_button("Download evaluation (CSV)", evaluation.to_csv(index=False).encode(),
+                       file_name="comp-evaluation.csv", mime="text/csv", key="download_evaluation")
+
+
+st.set_page_config(page_title="CoMP cell selection · decisions", page_icon=":material/cell_tower:", layout="wide")
+app_common.require_password()
+
+st.title("CoMP cell selection")
+st.markdown(
+    "Coordinated multipoint lets a user be served by several cells at once. Each step, a policy "
+    "chooses every user's serving set (how many of its strongest cells serve it); more links "
+    "raise a user's rate and take resources from the other users of those cells. One Prompt "
+    "Decision Transformer serves every network configuration, including unseen ones."
+)
+folder = study_folder()
+task_name = st.selectbox("Network (task)", TASK_NAMES, format_func=task_label, key="task")
+options = available_policies(folder, task_by_name(task_name))
+chosen = st.multiselect("Policies", options, default=[p for p in DEFAULT_POLICIES if p in options] or options[:2],
+                        format_func=comp_views.policy_label, key="policies")
+seed = st.number_input("Episode seed", min_value=0, value=0, key="seed")
+if st.button("Simulate episode", type="primary", key="simulate"):
+    if chosen:
+        simulate(task_name, chosen, int(seed), folder)
+    else:
+        st.error("policies: choose at least one policy")
+
+if TRACES_KEY in st.session_state:
+    shown_task, traces = st.session_state[TRACES_KEY]
+    show_episode(shown_task, traces)
+show_study(folder)

@@ -1,0 +1,79 @@
+"""The CoMP page: an episode of heuristics simulated on a map, curves and summary; the study views."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
+from decisions.telecom.comp.trace import available_policies, policy_actions, replay, trace_frames
+from tests.apps.conftest import APPS, HOME
+
+COMP_PAGE = "pages/6_CoMP_cell_selection.py"
+
+if str(APPS) not in sys.path:
+    sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
+import comp_views  # noqa: E402
+
+TASK = TRAINING_TASKS[0]
+
+
+def test_trace_replays_the_episode_and_maps_links() -> None:
+    key = jax.random.PRNGKey(2)
+    actions = policy_actions("top2", TASK, key)
+    trace = replay(TASK, actions, key)
+    assert trace.pos.shape == (100, TASK.n_users, 2) and trace.conn.shape == (100, TASK.n_users, TASK.n_cells)
+    assert trace.conn.sum(axis=2).max() <= 2 and ((trace.qoe >= 0) & (trace.qoe <= 1)).all()
+    from decisions.telecom.comp.experts import rollout
+
+    reference = rollout(TASK, SERVING_SET_POLICIES["top2"], key[None])
+    np.testing.assert_allclose(trace.reward, reference["reward"][0], atol=1e-6)  # the same episode
+    cells, users, links = trace_frames(trace, 10)
+    assert len(cells) == TASK.n_cells and len(users) == TASK.n_users
+    assert len(links) == 2 * int(trace.conn[10].sum())
+    assert available_policies(None, TASK) == list(SERVING_SET_POLICIES)
+    with pytest.raises(ValueError, match="policy"):
+        policy_actions("expert", TASK, key)  # no study folder
+
+
+def test_views_summaries_and_charts() -> None:
+    key = jax.random.PRNGKey(1)
+    traces = {name: replay(TASK, policy_actions(name, TASK, key), key) for name in ("max_snr", "random")}
+    summary = comp_views.episode_summary(traces)
+    assert list(summary["policy"]) == ["max-SNR", "random"]  # max-SNR beats random play
+    assert summary["links per user"].iloc[0] == pytest.approx(1.0, abs=0.2)
+    comp_views.curves(traces).to_dict()
+    comp_views.network_map(traces["max_snr"], 5, (200.0, 200.0)).to_dict()
+    evaluation = pd.DataFrame({
+        "task": ["a", "a", "b", "b"], "split": ["train", "train", "unseen", "unseen"],
+        "policy": ["promptdt-large", "max_snr", "promptdt-large", "max_snr"],
+        "qoe": [0.6, 0.5, 0.55, 0.5], "jain_qoe": 0.9, "normalised_qoe": [1.0, 0.8, 0.9, 0.7],
+    })
+    table = comp_views.study_summary(evaluation)
+    assert table.iloc[0]["policy"] == "PromptDT large" and table.iloc[0]["normalised_qoe"] == 1.0
+    comp_views.study_bars(evaluation).to_dict()
+    assert comp_views.policy_label("multitask_ppo") == "multi-task PPO"
+
+
+def test_page_simulates_an_episode(store_url: str, tmp_path: Path) -> None:
+    at = AppTest.from_file(HOME, default_timeout=120)
+    at.switch_page(COMP_PAGE).run()
+    assert not at.exception, at.exception
+    at.text_input(key="study_folder").set_value("").run()  # heuristics only
+    at.selectbox(key="task").set_value(UNSEEN_TASKS[0].name).run()
+    at.multiselect(key="policies").set_value(["max_snr", "top2"]).run()
+    at.button(key="simulate").click().run()
+    assert not at.exception, at.exception
+    assert not at.error
+    assert len(at.dataframe) >= 1 and at.slider(key="map_step").max == 99
+    at.slider(key="map_step").set_value(40).run()
+    assert not at.exception, at.exception
+    at.text_input(key="study_folder").set_value(str(tmp_path / "missing")).run()
+    assert "study folder" in at.error[0].value
