@@ -20,6 +20,7 @@ TINY = StudyBudget(
     expert_steps=3_200,
     multitask_steps=3_200,
     episodes_per_behaviour=2,
+    expert_episodes=2,
     demo_episodes=2,
     dt_steps=3,
     dt_batch=4,
@@ -120,3 +121,13 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     table2, _ = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN)
     assert (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns == stamp
     assert table2 is not None and len(table2) == len(table)
+
+
+def test_example_spec_prepares_with_the_default_budget() -> None:
+    import tomllib
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    with open(examples / "comp.toml", "rb") as f:
+        job = comp_job.prepare(tomllib.load(f), examples)
+    assert job.study.budget() == StudyBudget()
+    assert Path(job.study.folder).resolve() == (examples.parent / "comp_study").resolve()

@@ -3,7 +3,8 @@
 The simulator reproduces the physics and default configuration of the ``mobile-env``
 package (Okumura-Hata channel, resource-fair scheduling, bounded log utility, random
 waypoint mobility, central-agent toggle actions and reward) on padded arrays, so networks of
-3-13 cells and 5-30 users ``jit``/``vmap`` together. Modules:
+3-13 cells and 5-30 users ``jit``/``vmap`` together. The learning tasks use serving-set
+actions (each user's number of strongest cells, see ``env``). Modules:
 
 - ``network``: ``NetworkParams`` and the ``small``/``medium``/``large``/``make_network`` constructors;
 - ``channel``: path loss, received power, SNR/SINR and link capacities;
@@ -17,7 +18,9 @@ waypoint mobility, central-agent toggle actions and reward) on padded arrays, so
 - ``experts``: per-task and multi-task PPO with the core agent, and policy evaluation;
 - ``datasets``: offline trajectories of behaviour policies, on disk as ``.npz`` (no pickle);
 - ``promptdt``: the Prompt Decision Transformer; ``dt_train``: its batching, training, rollouts;
-- ``bench``: simulator throughput and parity figures.
+- ``study``: experts -> offline data -> PromptDT, DT and multi-task PPO -> evaluation;
+  ``job``: the ``comp`` batch job running its stages; ``trace``: episodes replayed for maps;
+- ``bench``: simulator throughput, parity and the shipped study's figures.
 """
 
 from decisions.telecom.comp.env import CompEnv, CompState

@@ -12,7 +12,9 @@ array               shape, dtype                    meaning
 ``obs``             (N, T, MAX_USERS, F) float32    observation each action was chosen on
                                                     (``F = 2 MAX_CELLS + 1``: connection flags,
                                                     normalised SNRs, last scaled utility)
-``actions``         (N, T, MAX_USERS) int32         0 keep, ``k`` toggle cell ``k - 1``
+``actions``         (N, T, MAX_USERS) int32         serving-set size of each user (``k`` strongest
+                                                    connectable cells; canonical: clipped to the
+                                                    connectable ones, 0 for padded users)
 ``rewards``         (N, T) float32                  the environment's reward
 ``qoe``             (N, T) float32                  mean normalised QoE over real users
 ``behaviour``       (N,) unicode                    the behaviour policy of each episode
@@ -271,7 +273,7 @@ def default_behaviours(expert: Any = None, *, epsilon: float = 0.3) -> dict[str,
 def generate_dataset(
     task: Task,
     policies: Mapping[str, Any],
-    episodes_per_policy: int,
+    episodes_per_policy: int | Mapping[str, int],
     seed: int = 0,
 ) -> OfflineDataset:
     """Roll out every behaviour policy on ``task`` for ``episodes_per_policy`` whole episodes.
@@ -283,7 +285,8 @@ def generate_dataset(
     Args:
         task: the task.
         policies: behaviour name -> anything ``experts.task_policy`` accepts.
-        episodes_per_policy: episodes of each policy.
+        episodes_per_policy: episodes of each policy, or a count per policy name (every
+            policy of ``policies`` must have one).
         seed: data seed.
 
     Returns:
@@ -291,22 +294,30 @@ def generate_dataset(
     """
     if not policies:
         raise ValueError("policies: need at least one behaviour policy")
-    if int(episodes_per_policy) != episodes_per_policy or episodes_per_policy < 1:
-        raise ValueError(f"episodes_per_policy: must be a positive integer, got {episodes_per_policy!r}")
+    counts = (
+        dict(episodes_per_policy)
+        if isinstance(episodes_per_policy, Mapping)
+        else dict.fromkeys(policies, episodes_per_policy)
+    )
+    for name in policies:
+        n = counts.get(name)
+        if n is None or isinstance(n, bool) or int(n) != n or n < 1:
+            raise ValueError(f"episodes_per_policy: must be a positive integer for {name!r}, got {n!r}")
     net = task.params()
     base = jax.random.PRNGKey(seed)
     parts: dict[str, list[np.ndarray]] = {"obs": [], "actions": [], "rewards": [], "qoe": []}
     names: list[str] = []
     for name, policy in policies.items():
-        keys = jax.random.split(jax.random.fold_in(base, policy_seed(name)), int(episodes_per_policy))
-        for start in range(0, int(episodes_per_policy), CHUNK_EPISODES):
+        n = int(counts[name])
+        keys = jax.random.split(jax.random.fold_in(base, policy_seed(name)), n)
+        for start in range(0, n, CHUNK_EPISODES):
             out = rollout(net, policy, keys[start : start + CHUNK_EPISODES], record=True)
             n, t = out["reward"].shape
             parts["obs"].append(out["obs"].reshape(n, t, MAX_USERS, OBS_FEATURES).astype(np.float32))
             parts["actions"].append(out["action"].astype(np.int32))
             parts["rewards"].append(out["reward"].astype(np.float32))
             parts["qoe"].append(out["qoe"].astype(np.float32))
-        names += [name] * int(episodes_per_policy)
+        names += [name] * n
     return OfflineDataset(
         obs=np.concatenate(parts["obs"]),
         actions=np.concatenate(parts["actions"]),

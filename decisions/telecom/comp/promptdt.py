@@ -15,11 +15,12 @@ Each timestep gives three tokens, return-to-go ``R_t``, state ``s_t`` and action
   normalised by the user's best, utility) goes through one per-user MLP shared by all users
   (``u_{t,i}``, kept for the action head), then a masked mean *and* max over the real users
   and a linear map: any number of users gives one token, permutation-invariant;
-- ``a_t``: each user's action one-hot (``MAX_CELLS + 1``: keep or toggle cell ``k - 1``) is
-  embedded *together with that user's state embedding* ``u_{t,i}`` and pooled the same way.
-  Pooling action one-hots alone would keep only an action histogram ("how many users
-  toggled cell 3"), which says nothing about the policy; pairing every action with its
-  user's state keeps the state -> action relation that a prompt must convey.
+- ``a_t``: each user's action one-hot (``MAX_CELLS + 1``: the serving-set size ``0..MAX_CELLS``
+  of the learning environment, or keep / toggle cell ``k - 1`` in mobile-env's toggle mode)
+  is embedded *together with that user's state embedding* ``u_{t,i}`` and pooled the same
+  way. Pooling action one-hots alone would keep only an action histogram ("how many users
+  are served by two cells"), which says nothing about the policy; pairing every action with
+  its user's state keeps the state -> action relation that a prompt must convey.
 
 Learned type embeddings (R/s/a) and timestep embeddings are added; prompt tokens get their own
 type and timestep tables (Prompt-DT's separate prompt embeddings). The sequence is
@@ -32,8 +33,9 @@ Action head
 -----------
 At the state token of step ``t`` the transformer output ``h_t`` is concatenated with each
 user's own embedding ``u_{t,i}`` and a per-user MLP (shared over users) gives that user's
-``MAX_CELLS + 1`` logits. Padded users may only keep (other logits ``-inf``); toggles of
-padded cells are ``-inf`` for everyone. Output: ``(B, K, MAX_USERS, MAX_CELLS + 1)``.
+``MAX_CELLS + 1`` logits. Padded users may only take action 0 (other logits ``-inf``);
+action ``k`` needs cell ``k - 1`` to exist (a serving set of ``k`` cells needs ``k`` cells, a
+toggle of cell ``k - 1`` that cell), else its logit is ``-inf``. Output: ``(B, K, MAX_USERS, MAX_CELLS + 1)``.
 
 Why one token per timestep and a per-user head rather than one token per user: with up to
 30 users, a token per user and timestep would make sequences of ``30 x 3 K`` tokens (1,800 for
@@ -61,7 +63,7 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from decisions.core.agents.common import check_int, check_number
+from decisions.core.agents.common import check_bool, check_int, check_number
 from decisions.telecom.comp.network import EPISODE_LENGTH, MAX_CELLS, MAX_USERS
 
 __all__ = [
@@ -80,7 +82,8 @@ __all__ = [
 N_FEATURES = 2 * MAX_CELLS + 1
 """Per-user feature width of ``CompEnv``'s observation (flags, normalised SNRs, utility)."""
 N_ACTIONS = MAX_CELLS + 1
-"""Per-user action choices: keep, or toggle cell ``k - 1`` for ``k = 1..MAX_CELLS``."""
+"""Per-user action choices: a serving-set size ``0..MAX_CELLS`` (or, in toggle mode, keep and
+toggle cell ``k - 1`` for ``k = 1..MAX_CELLS``)."""
 
 _NEG = -1e9  # finite "minus infinity" for pooling
 
@@ -130,6 +133,14 @@ class PromptDTConfig:
     """Global gradient-norm clip."""
     n_demos: int = 5
     """Best-return trajectories per task that form its demonstration set (prompts)."""
+    link_features: bool = False
+    """Keep each user's connection flags (its first ``MAX_CELLS`` features) in the state
+    embedding. Off by default: with serving-set actions the flags are the user's previous
+    action, and a model that reads them learns to copy it (the "copycat" shortcut of
+    imitation from histories): 93 % teacher-forced accuracy on the experts' data, yet in
+    closed loop it repeats whatever its first action was (the small PromptDT returned -40.9
+    on c10-u20-max_capacity-s8 against its expert's -31.0). Without them the decision must
+    come from the SNRs, the utility and the context, as the expert's does."""
 
     def __post_init__(self) -> None:
         """Check every field; raise ``ValueError("field: problem")`` on the first bad one."""
@@ -148,6 +159,7 @@ class PromptDTConfig:
         for name in ("rtg_scale", "learning_rate", "grad_clip"):
             check_number(name, getattr(self, name), 0.0, math.inf, open_low=True)
         check_number("weight_decay", self.weight_decay, 0.0, math.inf)
+        check_bool("link_features", self.link_features)
 
     @classmethod
     def size(cls, name: str, **overrides: Any) -> PromptDTConfig:
@@ -288,7 +300,8 @@ class PromptDT(nn.Module):
         def encode(seg: Segment, is_prompt: bool) -> tuple[Array, Array, Array]:
             """Tokens ``(B, 3 L, d)``, their validity ``(B, 3 L)`` and user embeddings ``(B, L, U, d)``."""
             umask = user_mask[:, None, :]  # (B, 1, U)
-            u = state_mlp(seg.obs)  # (B, L, U, d)
+            obs = seg.obs if cfg.link_features else seg.obs.at[..., :MAX_CELLS].set(0.0)
+            u = state_mlp(obs)  # (B, L, U, d)
             s_tok = state_proj(_pool(u, umask))
             one_hot = jax.nn.one_hot(seg.actions, n_act, dtype=u.dtype)
             au = act_out(nn.gelu(act_in(one_hot) + act_user(u)))
