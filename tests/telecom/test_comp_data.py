@@ -135,6 +135,16 @@ def dataset() -> OfflineDataset:
     return generate_dataset(Task(4, 8, "proportional_fair", 2), pols, episodes_per_policy=3, seed=0)
 
 
+def test_episode_counts_per_behaviour() -> None:
+    pols = {"max_snr": POLICIES["max_snr"], "random": POLICIES["random"]}
+    ds = generate_dataset(SMALL, pols, {"max_snr": 1, "random": 2}, seed=0)
+    assert list(ds.behaviour) == ["max_snr", "random", "random"]
+    with pytest.raises(ValueError, match="episodes_per_policy"):
+        generate_dataset(SMALL, pols, {"max_snr": 1}, seed=0)  # no count for random
+    with pytest.raises(ValueError, match="episodes_per_policy"):
+        generate_dataset(SMALL, pols, 0, seed=0)
+
+
 def test_dataset_shapes_and_dtypes(dataset: OfflineDataset) -> None:
     n, t = 6, 100
     assert dataset.obs.shape == (n, t, MAX_USERS, F) and dataset.obs.dtype == np.float32

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -78,6 +80,18 @@ def test_shapes_and_masking(tiny_params: dict) -> None:
     with_p = _apply(tiny_params, hist, um, cm, prompt)
     without = _apply(tiny_params, hist, um, cm, None)
     assert not np.allclose(with_p[1], without[1])
+
+
+def test_link_flags_are_ignored_unless_asked_for(tiny_params: dict) -> None:
+    hist = _random_segment(jax.random.PRNGKey(1), 1, TINY.context_len)
+    flipped = hist.replace(obs=hist.obs.at[..., :MAX_CELLS].set(1.0 - hist.obs[..., :MAX_CELLS]))
+    um, cm = _masks((30,), (13,))
+    np.testing.assert_array_equal(_apply(tiny_params, hist, um, cm, None), _apply(tiny_params, flipped, um, cm, None))
+    linked = dataclasses.replace(TINY, link_features=True)
+    params = init_params(linked, jax.random.PRNGKey(0))
+    a = PromptDT(linked).apply(params, hist, um, cm, None)
+    b = PromptDT(linked).apply(params, flipped, um, cm, None)
+    assert not np.allclose(np.asarray(a), np.asarray(b))
 
 
 def test_causality_and_padding(tiny_params: dict) -> None:
@@ -236,6 +250,7 @@ def test_rollout_on_comp_env(tiny_params: dict) -> None:
         ("rtg_scale", 0.0),
         ("learning_rate", -1.0),
         ("n_demos", 0),
+        ("link_features", "yes"),
     ],
 )
 def test_bad_config_names_the_field(field: str, value: object) -> None:
