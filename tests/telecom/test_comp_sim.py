@@ -269,7 +269,8 @@ def test_serving_set_action_connects_the_strongest_connectable_cells() -> None:
     _, new_state, *_ = env.step(jax.random.PRNGKey(7), state, sizes, params)
     conn, l_snr = np.asarray(new_state.conn), np.asarray(state.l_snr)
     for u in range(MAX_USERS):
-        want = min(int(sizes[u]), int(ok[u].sum())) if bool(params.user_mask[u]) else 0
+        n_ok = int(ok[u].sum())
+        want = min(max(int(sizes[u]), 1), n_ok) if bool(params.user_mask[u]) else 0  # covered: >= 1 link
         assert conn[u].sum() == want, u
         if want:  # the chosen cells are the strongest connectable ones
             chosen = l_snr[u][conn[u]]
@@ -278,8 +279,11 @@ def test_serving_set_action_connects_the_strongest_connectable_cells() -> None:
     # canonical form: sizes clipped to the connectable cells, 0 for padded users
     canon = np.asarray(env.canonical_action(state, jnp.full((MAX_USERS,), 13), params))
     np.testing.assert_array_equal(canon, np.where(np.asarray(params.user_mask), ok.sum(axis=1), 0))
+    canon0 = np.asarray(env.canonical_action(state, jnp.zeros((MAX_USERS,), jnp.int32), params))
+    np.testing.assert_array_equal(canon0, np.where(np.asarray(params.user_mask), np.minimum(ok.sum(axis=1), 1), 0))
     mask = np.asarray(env.action_mask(state, params))
-    np.testing.assert_array_equal(mask.sum(axis=1), 1 + ok.sum(axis=1))
+    np.testing.assert_array_equal(mask.sum(axis=1), np.maximum(ok.sum(axis=1), 1))
+    assert not mask[ok.any(axis=1), 0].any()  # a covered user cannot be left unserved
     # size 1 for everyone is max-SNR: the same links as the toggle heuristic reaches
     _, one, *_ = env.step(jax.random.PRNGKey(7), state, jnp.ones((MAX_USERS,), jnp.int32), params)
     best = np.argmax(np.where(ok, l_snr, -np.inf), axis=1)

@@ -9,7 +9,7 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
   episodes of every task, training and unseen, the prompts at evaluation (for an unseen task
   its only data) (``generate_data``);
 - ``models/``: ``promptdt-<size>.msgpack`` for each size, ``dt.msgpack`` (no prompt, the
-  middle size) and ``multitask_ppo.msgpack`` (``train_models``);
+  smallest size) and ``multitask_ppo.msgpack`` (``train_models``);
 - ``evaluate``: every policy on every task, on common random numbers (the same episode keys
   give all policies the same users and movement), to one table; ``headline`` reduces it.
 
@@ -107,7 +107,7 @@ class StudyBudget:
     dt_batch: int = 32
     """Windows per gradient step."""
     sizes: tuple[str, ...] = tuple(SIZES)
-    """PromptDT sizes trained (the plain DT uses the middle one)."""
+    """PromptDT sizes trained (the plain DT uses the first)."""
     eval_episodes: int = 32
     """Evaluation episodes per policy and task."""
     context_len: int = 10
@@ -191,18 +191,18 @@ def _load_data(folder: Path, kind: str, tasks: Sequence[Task]) -> list[OfflineDa
     return out
 
 
-def _middle(sizes: Sequence[str]) -> str:
-    return list(sizes)[len(sizes) // 2]
-
-
 def train_dt_models(
     folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
 ) -> dict[str, float]:
-    """Train the PromptDT sizes and the plain DT (the middle size) on the training data; return seconds."""
+    """Train the PromptDT sizes and the plain DT on the training data; return seconds.
+
+    The plain DT has the first (smallest) size: the smallest PromptDT is its direct
+    counterpart, with and without the prompt.
+    """
     data = _load_data(folder, "data", train_tasks)
     models = folder / "models"
     seconds: dict[str, float] = {}
-    runs = [(f"promptdt-{s}", s, True) for s in budget.sizes] + [("dt", _middle(budget.sizes), False)]
+    runs = [(f"promptdt-{s}", s, True) for s in budget.sizes] + [("dt", budget.sizes[0], False)]
     for name, size, use_prompt in runs:
         config = PromptDTConfig.size(size, context_len=budget.context_len)
         start = time.perf_counter()
