@@ -104,6 +104,7 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     assert (folder / "data" / f"{TRAIN[0].name}.npz").exists() and (folder / "demos" / f"{UNSEEN[0].name}.npz").exists()
     assert {p.name for p in (folder / "models").iterdir()} == {"promptdt-small.msgpack", "dt.msgpack", "multitask_ppo.msgpack"}
     assert not list(folder.rglob("*.partial*"))
+    assert pd.read_csv(folder / "evaluation.csv").shape == pd.read_csv(artifacts["evaluation"]).shape
     table = pd.read_csv(artifacts["evaluation"])
     assert set(table.policy) == {"expert", "multitask_ppo", "max_snr", "top2", "random", "promptdt-small", "dt"}
     assert set(table.split) == {"train", "unseen"} and table[["qoe", "jain_qoe"]].notna().all().all()
@@ -131,3 +132,9 @@ def test_example_spec_prepares_with_the_default_budget() -> None:
         job = comp_job.prepare(tomllib.load(f), examples)
     assert job.study.budget() == StudyBudget()
     assert Path(job.study.folder).resolve() == (examples.parent / "comp_study").resolve()
+    from decisions.telecom.comp.study import SHIPPED_STUDY
+
+    if (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
+        with open(examples / "comp_evaluate.toml", "rb") as f:
+            shipped = comp_job.prepare(tomllib.load(f), examples)
+        assert Path(shipped.study.folder).resolve() == SHIPPED_STUDY

@@ -117,12 +117,17 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
         raise InputError("tasks.unseen", f"{overlap[0]} is also a training task")
     train, unseen = job.tasks.resolve()
     stages = job.study.stages
-    if "data" not in stages:
+    if "train" in stages and "data" not in stages:
         for task in train:
             if not (folder / "data" / f"{task.name}.npz").exists():
                 raise InputError("study.stages", f"no data for {task.name} in {folder}: run the data stage first")
-    if "evaluate" in stages and "train" not in stages and not (folder / "models" / "multitask_ppo.msgpack").exists():
-        raise InputError("study.stages", f"no trained models in {folder}: run the train stage first")
+    if "evaluate" in stages and "train" not in stages:
+        if not (folder / "models" / "multitask_ppo.msgpack").exists():
+            raise InputError("study.stages", f"no trained models in {folder}: run the train stage first")
+        if "data" not in stages:
+            for task in [*train, *unseen]:
+                if not (folder / "demos" / f"{task.name}.npz").exists():
+                    raise InputError("study.stages", f"no demonstrations of {task.name} in {folder}: run the data stage first")
     return job
 
 

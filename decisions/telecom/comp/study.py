@@ -363,7 +363,8 @@ def run_study(
 ) -> tuple[pd.DataFrame | None, dict[str, float]]:
     """Run the chosen stages in order; return the evaluation table (or None) and timings/figures.
 
-    ``"data"`` trains the missing experts first, then writes the datasets.
+    ``"data"`` trains the missing experts first, then writes the datasets; ``"evaluate"``
+    also writes ``evaluation.csv`` into the folder (the app reads it there).
     """
     folder = Path(folder)
     figures: dict[str, float] = {}
@@ -382,6 +383,7 @@ def run_study(
         start = time.perf_counter()
         table = evaluate(folder, train_tasks, unseen_tasks, budget, progress)
         figures["evaluate_seconds"] = time.perf_counter() - start
+        _write_once(folder / "evaluation.csv", lambda p: table.to_csv(p, index=False))
         figures.update(headline(table, budget.sizes))
     return table, figures
 
