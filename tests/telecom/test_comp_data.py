@@ -104,7 +104,9 @@ def test_evaluate_policy_reproducible_and_ordered() -> None:
     b = evaluate_policy(SMALL, POLICIES["max_snr"], episodes=16, seed=3)
     assert a == b
     rnd = evaluate_policy(SMALL, POLICIES["random"], episodes=16, seed=3)
-    assert a["return_mean"] > rnd["return_mean"] + 10
+    # random serving sets keep covered users served (at least their best cell), so they lose
+    # less than random toggles did; max-SNR still wins on the same episodes
+    assert a["return_mean"] > rnd["return_mean"] + 1.0
     assert a["qoe"] > rnd["qoe"]
     for r in (a, rnd):
         assert 0.0 <= r["qoe"] <= 1.0 and 0.0 < r["jain_qoe"] <= 1.0
