@@ -318,7 +318,7 @@ class MatchTwo(Environment[MatchState, MatchParams]):
         return MultiDiscrete(self.nvec)
 
 
-class MatchUnits(Environment[MatchState, MatchParams]):
+class MatchUnits(MatchTwo):
     """``MatchTwo`` for a set: 4 exchangeable units of 3 choices; unit ``i``'s row is its target one-hot.
 
     The observation is the 4 rows (4 x 3 flags) and one global feature (always 1); each matched
@@ -326,6 +326,7 @@ class MatchUnits(Environment[MatchState, MatchParams]):
     """
 
     units, choices = 4, 3
+    nvec = (3,) * 4
 
     @property
     def default_params(self) -> MatchParams:
@@ -336,22 +337,6 @@ class MatchUnits(Environment[MatchState, MatchParams]):
         rows = jax.nn.one_hot(target, self.choices).reshape(-1)
         return jnp.concatenate([rows, jnp.ones((1,))]).astype(jnp.float32)
 
-    def reset(self, key: PRNGKey, params: MatchParams) -> tuple[Array, MatchState]:
-        """Draw a target per unit."""
-        target = self.action_space(params).sample(key)
-        return self._obs(target), MatchState(target=target)
-
-    def step(
-        self, key: PRNGKey, state: MatchState, action: Array, params: MatchParams
-    ) -> tuple[Array, MatchState, Array, Array, Array, Info]:
-        """Pay ``scale`` per matched unit and terminate."""
-        reward = params.scale * jnp.sum(action == state.target).astype(jnp.float32)
-        return self._obs(state.target), state, reward, jnp.asarray(True), jnp.asarray(False), {}
-
     def observation_space(self, params: MatchParams) -> Box:
         """4 one-hot rows and a global 1."""
         return Box(0.0, 1.0, (self.units * self.choices + 1,), jnp.float32)
-
-    def action_space(self, params: MatchParams) -> MultiDiscrete:
-        """Three choices per unit."""
-        return MultiDiscrete((self.choices,) * self.units)

@@ -203,6 +203,16 @@ def test_save_load_round_trip(tmp_path, tiny_params: dict) -> None:
 
         save_pytree(tmp_path / "other.msgpack", tiny_params)
         load_params(tmp_path / "other.msgpack")
+    # half-precision storage: half the file, float32 weights back, each within float16 rounding
+    half = tmp_path / "half.msgpack"
+    save_params(half, tiny_params, TINY, weights_dtype="float16")
+    restored, _ = load_params(half)
+    assert half.stat().st_size < 0.6 * path.stat().st_size
+    for x, y in zip(jax.tree_util.tree_leaves(tiny_params), jax.tree_util.tree_leaves(restored), strict=True):
+        assert y.dtype == jnp.float32
+        np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-3, atol=1e-4)
+    with pytest.raises(ValueError, match="weights_dtype"):
+        save_params(tmp_path / "bad.msgpack", tiny_params, TINY, weights_dtype="int8")
 
 
 def test_rollout_on_comp_env(tiny_params: dict) -> None:

@@ -511,13 +511,27 @@ def rollout_return(
     return jax.jit(jax.vmap(rollout, in_axes=(0, None)))(keys, net).ret
 
 
-def save_params(path: PathLike, params: Any, config: PromptDTConfig, **extra: Any) -> None:
-    """Save parameters (msgpack via ``core.checkpoint``) with the config in the metadata."""
-    save_pytree(path, params, metadata={"kind": _KIND, "config": config.to_dict(), **extra})
+WEIGHT_DTYPES = ("float32", "float16")
+"""How ``save_params`` may store the weights (``load_params`` always returns float32)."""
+
+
+def save_params(
+    path: PathLike, params: Any, config: PromptDTConfig, *, weights_dtype: str = "float32", **extra: Any
+) -> None:
+    """Save parameters (msgpack via ``core.checkpoint``) with the config in the metadata.
+
+    ``weights_dtype="float16"`` halves the file (the shipped large model stays under the
+    repository's 10 MB per file); ``load_params`` casts the weights back to float32.
+    """
+    if weights_dtype not in WEIGHT_DTYPES:
+        raise ValueError(f"weights_dtype: must be one of {list(WEIGHT_DTYPES)}, got {weights_dtype!r}")
+    stored = jax.tree_util.tree_map(lambda x: jnp.asarray(x, weights_dtype), params)
+    metadata = {"kind": _KIND, "config": config.to_dict(), "weights_dtype": weights_dtype, **extra}
+    save_pytree(path, stored, metadata=metadata)
 
 
 def load_params(path: PathLike) -> tuple[Any, PromptDTConfig]:
-    """Load ``(params, config)`` written by ``save_params``.
+    """Load ``(params, config)`` written by ``save_params`` (float32 weights).
 
     Raises:
         FileNotFoundError: no such file.
@@ -527,5 +541,10 @@ def load_params(path: PathLike) -> tuple[Any, PromptDTConfig]:
     if meta.get("kind") != _KIND or "config" not in meta:
         raise ValueError(f"{path}: not a Prompt-DT checkpoint")
     config = PromptDTConfig.from_dict(meta["config"])
+    dtype = meta.get("weights_dtype", "float32")
+    if dtype not in WEIGHT_DTYPES:
+        raise ValueError(f"{path}: unknown weights_dtype {dtype!r}")
     target = jax.eval_shape(lambda: init_params(config, jax.random.PRNGKey(0)))
-    return load_pytree(path, target), config
+    target = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, dtype), target)
+    stored = load_pytree(path, target)
+    return jax.tree_util.tree_map(lambda x: jnp.asarray(x, jnp.float32), stored), config

@@ -60,6 +60,7 @@ from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task
 
 __all__ = [
     "BASELINES",
+    "SavedDT",
     "StudyBudget",
     "evaluate",
     "generate_data",
@@ -214,7 +215,7 @@ def train_dt_models(
         _write_once(
             models / f"{name}.msgpack",
             lambda p, pr=params, c=config, m=metrics: save_params(
-                p, pr, c, use_prompt=bool(m["use_prompt"]), steps=budget.dt_steps,
+                p, pr, c, weights_dtype="float16", use_prompt=bool(m["use_prompt"]), steps=budget.dt_steps,
                 final_loss=float(np.mean(m["loss"][-50:])), final_accuracy=float(np.mean(m["accuracy"][-50:])),
             ),
         )
@@ -251,17 +252,34 @@ def _dt_episodes(
     return jax.vmap(rollout, in_axes=(0, None))(keys, net)
 
 
-def _dt_scores(path: Path, task: Task, demos: OfflineDataset, keys: Array) -> dict[str, float]:
-    """QoE, fairness and return of a saved (Prompt-)DT on ``task`` with a prompt from ``demos``.
+@dataclass(frozen=True)
+class SavedDT:
+    """A (Prompt-)DT read from a study folder: weights, architecture and whether it reads a prompt."""
 
-    The prompt is the task's best demonstration and the target return its return.
-    """
-    params, config = load_params(path)
-    use_prompt = bool(load_metadata(path).get("use_prompt", True))
-    best = int(demonstrations(demos, 1)[0])
-    prompt = make_prompt(demos, config, index=best)
-    target = jnp.asarray(demos.returns()[best], jnp.float32)
-    out = _dt_episodes(params, prompt, target, keys, task.params(), config, use_prompt)
+    params: Any
+    config: PromptDTConfig
+    use_prompt: bool
+
+    @classmethod
+    def load(cls, path: Path) -> SavedDT:
+        """Read a model written by ``train_dt_models``."""
+        params, config = load_params(path)
+        return cls(params, config, bool(load_metadata(path).get("use_prompt", True)))
+
+    def conditioning(self, demos: OfflineDataset) -> tuple[Any, Array]:
+        """``(prompt, target return)``: the task's best demonstration and its return."""
+        best = int(demonstrations(demos, 1)[0])
+        return make_prompt(demos, self.config, index=best), jnp.asarray(demos.returns()[best], jnp.float32)
+
+    def episodes(self, task: Task, demos: OfflineDataset, keys: Array) -> Any:
+        """Greedy episodes on ``task`` (a ``DTRollout`` with a leading key axis)."""
+        prompt, target = self.conditioning(demos)
+        return _dt_episodes(self.params, prompt, target, keys, task.params(), self.config, self.use_prompt)
+
+
+def _dt_scores(model: SavedDT, task: Task, demos: OfflineDataset, keys: Array) -> dict[str, float]:
+    """QoE, fairness and return of a (Prompt-)DT on ``task`` conditioned on ``demos``."""
+    out = model.episodes(task, demos, keys)
     rewards = np.asarray(out.rewards, np.float64)
     return {
         "return_mean": float(rewards.sum(axis=1).mean()),
@@ -284,7 +302,8 @@ def evaluate(
         ``qoe``, ``jain_qoe``, ``return_mean`` and ``normalised_qoe``.
     """
     models = folder / "models"
-    dt_models = sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
+    paths = sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
+    dt_models = {path.stem: SavedDT.load(path) for path in paths}
     mt_policy, mt_params, _ = load_expert(models / "multitask_ppo.msgpack")
     multitask = task_policy((mt_policy, mt_params))
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
@@ -298,8 +317,8 @@ def evaluate(
         for name, policy in policies.items():
             scores = evaluate_policy(task, policy, budget.eval_episodes, seed=EVAL_SEED)
             rows.append({"task": task.name, "split": split, "policy": name, **_pick(scores)})
-        for path in dt_models:
-            rows.append({"task": task.name, "split": split, "policy": path.stem, **_dt_scores(path, task, demos, keys)})
+        for name, model in dt_models.items():
+            rows.append({"task": task.name, "split": split, "policy": name, **_dt_scores(model, task, demos, keys)})
     progress("evaluate", len(tasks), len(tasks))
     table = pd.DataFrame(rows)
     return _normalise(table)

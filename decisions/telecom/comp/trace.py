@@ -19,12 +19,11 @@ import numpy as np
 import pandas as pd
 from jax import Array
 
-from decisions.core.checkpoint import load_metadata
 from decisions.telecom.comp.datasets import OfflineDataset
-from decisions.telecom.comp.dt_train import demonstrations, load_params, make_dt_policy, make_prompt
 from decisions.telecom.comp.experts import ENV, load_expert, rollout, task_policy
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.network import NetworkParams
+from decisions.telecom.comp.study import SavedDT
 from decisions.telecom.comp.tasks import Task
 
 __all__ = ["Trace", "available_policies", "policy_actions", "replay", "trace_frames"]
@@ -89,13 +88,9 @@ def policy_actions(name: str, task: Task, key: Array, folder: Path | None = None
         policy = task_policy((pol, params))
     else:
         assert folder is not None
-        path = folder / "models" / f"{name}.msgpack"
-        params, config = load_params(path)
+        model = SavedDT.load(folder / "models" / f"{name}.msgpack")
         demos = OfflineDataset.load(folder / "demos" / f"{task.name}.npz")
-        best = int(demonstrations(demos, 1)[0])
-        prompt = make_prompt(demos, config, index=best) if load_metadata(path).get("use_prompt", True) else None
-        run = jax.jit(make_dt_policy(params, config, prompt, float(demos.returns()[best])))
-        return np.asarray(run(key, net).actions)
+        return np.asarray(model.episodes(task, demos, key[None]).actions[0])
     return rollout(net, policy, key[None], record=True)["action"][0]
 
 
