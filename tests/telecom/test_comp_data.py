@@ -14,12 +14,15 @@ from decisions.telecom.comp.datasets import (
     generate_dataset,
     returns_to_go,
 )
+from decisions.telecom.comp.env import hide_links
 from decisions.telecom.comp.experts import (
     ENV,
+    EXPERT_ENV,
     MultiTaskCompEnv,
     epsilon_noisy,
     evaluate_policy,
     expert_config,
+    expert_policy,
     load_expert,
     save_expert,
     task_policy,
@@ -238,6 +241,12 @@ def test_tiny_expert_save_load_and_dataset(tmp_path: Path) -> None:
     key = jax.random.PRNGKey(2)
     np.testing.assert_array_equal(result.policy(result.params, obs, key), policy(params, obs, key))
     np.testing.assert_array_equal(task_policy(result)(obs, key, SMALL.params()), policy(params, obs, key))
+    # The expert learned without the link flags, and its file says so: it acts on hidden links.
+    hidden_obs, _ = EXPERT_ENV.reset(jax.random.PRNGKey(1), SMALL.params())
+    np.testing.assert_array_equal(hidden_obs, hide_links(obs))
+    np.testing.assert_array_equal(
+        expert_policy(path)(obs, key, SMALL.params()), policy(params, hidden_obs, key)
+    )
     names = set(default_behaviours((policy, params)))
     assert names == {"expert", "expert_eps0.3", "max_snr", "top2", "random", "max_snr_eps0.3"}
     ds = generate_dataset(SMALL, {"expert": (policy, params)}, episodes_per_policy=2, seed=0)

@@ -54,6 +54,7 @@ __all__ = [
     "CompEnv",
     "CompState",
     "apply_toggles",
+    "hide_links",
     "observe",
     "serving_set",
     "snr_rank",
@@ -119,6 +120,17 @@ def observe(state: CompState, params: NetworkParams) -> Array:
     conn = (state.conn & valid).astype(jnp.float32)
     util = jnp.where(params.user_mask, state.utility, 0.0)[:, None]
     return jnp.concatenate([conn, snr_norm, util], axis=1).reshape(-1).astype(jnp.float32)
+
+
+def hide_links(obs: Array) -> Array:
+    """``obs`` (one observation or a batch) with every user's connection flags set to 0.
+
+    With serving-set actions the flags are the previous step's action: a learner that sees
+    them can copy its last decision instead of reading the channel (see ``CompEnv``'s
+    ``observe_links``).
+    """
+    rows = obs.reshape(*obs.shape[:-1], -1, 2 * MAX_CELLS + 1)
+    return rows.at[..., :MAX_CELLS].set(0.0).reshape(obs.shape)
 
 
 def apply_toggles(conn: Array, ok: Array, action: Array, params: NetworkParams) -> Array:
@@ -189,16 +201,31 @@ class CompEnv(Environment[CompState, NetworkParams]):
         max_cells: cell slots (static; params must have this many).
         max_users: user slots (static; params must have this many).
         action_mode: ``"toggle"`` (mobile-env's) or ``"serving_set"`` (see the module docstring).
+        observe_links: False zeroes the connection flags of every observation (``hide_links``):
+            the per-task experts learn without them, so that their decisions are a function of
+            what a (Prompt-)DT imitating them sees.
     """
 
     def __init__(
-        self, max_cells: int = MAX_CELLS, max_users: int = MAX_USERS, action_mode: str = "toggle"
+        self,
+        max_cells: int = MAX_CELLS,
+        max_users: int = MAX_USERS,
+        action_mode: str = "toggle",
+        observe_links: bool = True,
     ) -> None:
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode: must be one of {list(ACTION_MODES)}, got {action_mode!r}")
+        if max_cells != MAX_CELLS and not observe_links:
+            raise ValueError("observe_links: hiding the links needs the default max_cells")
         self.max_cells = int(max_cells)
         self.max_users = int(max_users)
         self.action_mode = action_mode
+        self.observe_links = bool(observe_links)
+
+    def observe(self, state: CompState, params: NetworkParams) -> Array:
+        """The observation of ``state`` (``observe``, links hidden unless ``observe_links``)."""
+        obs = observe(state, params)
+        return obs if self.observe_links else hide_links(obs)
 
     def connections(self, state: CompState, action: Array, params: NetworkParams) -> Array:
         """The links ``action`` makes in ``state``: ``(users, cells)`` bool (pruned to connectable ones)."""
@@ -247,7 +274,7 @@ class CompEnv(Environment[CompState, NetworkParams]):
             time=jnp.asarray(0, jnp.int32),
             l_snr=channel.log10_snr(params, pos),
         )
-        return observe(state, params), state
+        return self.observe(state, params), state
 
     def step(
         self, key: PRNGKey, state: CompState, action: Array, params: NetworkParams
@@ -294,7 +321,7 @@ class CompEnv(Environment[CompState, NetworkParams]):
         }
         truncated = time >= params.episode_length
         return (
-            observe(new_state, params),
+            self.observe(new_state, params),
             new_state,
             reward.astype(jnp.float32),
             jnp.asarray(False),

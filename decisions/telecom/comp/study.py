@@ -48,9 +48,8 @@ from decisions.telecom.comp.dt_train import (
 from decisions.telecom.comp.experts import (
     EXPERT_CONFIG,
     evaluate_policy,
-    load_expert,
+    expert_policy,
     save_expert,
-    task_policy,
     train_expert,
     train_multitask,
 )
@@ -150,8 +149,7 @@ def _expert(folder: Path, task: Task) -> Any:
     path = _path(folder, "experts", task, "msgpack")
     if not path.exists():
         raise FileNotFoundError(f"{path}: no expert for task {task.name} (run the data stage first)")
-    policy, params, _ = load_expert(path)
-    return task_policy((policy, params))
+    return expert_policy(path)
 
 
 def generate_data(
@@ -304,8 +302,7 @@ def evaluate(
     models = folder / "models"
     paths = sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
     dt_models = {path.stem: SavedDT.load(path) for path in paths}
-    mt_policy, mt_params, _ = load_expert(models / "multitask_ppo.msgpack")
-    multitask = task_policy((mt_policy, mt_params))
+    multitask = expert_policy(models / "multitask_ppo.msgpack")
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
     rows: list[dict[str, Any]] = []
     tasks = [(t, "train") for t in train_tasks] + [(t, "unseen") for t in unseen_tasks]

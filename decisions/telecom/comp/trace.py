@@ -20,7 +20,7 @@ import pandas as pd
 from jax import Array
 
 from decisions.telecom.comp.datasets import OfflineDataset
-from decisions.telecom.comp.experts import ENV, load_expert, rollout, task_policy
+from decisions.telecom.comp.experts import ENV, expert_policy, rollout
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.network import NetworkParams
 from decisions.telecom.comp.study import SavedDT
@@ -84,8 +84,7 @@ def policy_actions(name: str, task: Task, key: Array, folder: Path | None = None
         path = folder / ("experts" if name == "expert" else "models") / (
             f"{task.name}.msgpack" if name == "expert" else "multitask_ppo.msgpack"
         )
-        pol, params, _ = load_expert(path)
-        policy = task_policy((pol, params))
+        policy = expert_policy(path)
     else:
         assert folder is not None
         model = SavedDT.load(folder / "models" / f"{name}.msgpack")
