@@ -102,8 +102,8 @@ class StudyBudget:
     """Offline episodes of the expert per training task."""
     demo_episodes: int = 5
     """Expert episodes of each unseen task (its prompts)."""
-    dt_steps: int = 1_500
-    """Gradient steps of each (Prompt-)DT."""
+    dt_steps: int = 2_000
+    """Gradient steps of each (Prompt-)DT (the shipped study's)."""
     dt_batch: int = 32
     """Windows per gradient step."""
     sizes: tuple[str, ...] = tuple(SIZES)
