@@ -13,7 +13,7 @@ from decisions.errors import InputError
 from decisions.jobs.kinds import JobKind, entry
 from decisions.store import RunStatus, dispose_engines, get_run
 from decisions.telecom.comp import job as comp_job
-from decisions.telecom.comp.study import StudyBudget, headline, run_study
+from decisions.telecom.comp.study import SHIPPED_STUDY, StudyBudget, headline, run_study
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
 
 TINY = StudyBudget(
@@ -132,8 +132,6 @@ def test_example_spec_prepares_with_the_default_budget() -> None:
         job = comp_job.prepare(tomllib.load(f), examples)
     assert job.study.budget() == StudyBudget()
     assert Path(job.study.folder).resolve() == (examples.parent / "comp_study").resolve()
-    from decisions.telecom.comp.study import SHIPPED_STUDY
-
     if (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
         with open(examples / "comp_evaluate.toml", "rb") as f:
             shipped = comp_job.prepare(tomllib.load(f), examples)

@@ -122,15 +122,15 @@ def observe(state: CompState, params: NetworkParams) -> Array:
     return jnp.concatenate([conn, snr_norm, util], axis=1).reshape(-1).astype(jnp.float32)
 
 
-def hide_links(obs: Array) -> Array:
-    """``obs`` (one observation or a batch) with every user's connection flags set to 0.
+def hide_links(obs: Array, n_cells: int = MAX_CELLS) -> Array:
+    """``obs`` (one observation or a batch, of ``n_cells`` cell slots) with every user's connection flags set to 0.
 
     With serving-set actions the flags are the previous step's action: a learner that sees
     them can copy its last decision instead of reading the channel (see ``CompEnv``'s
     ``observe_links``).
     """
-    rows = obs.reshape(*obs.shape[:-1], -1, 2 * MAX_CELLS + 1)
-    return rows.at[..., :MAX_CELLS].set(0.0).reshape(obs.shape)
+    rows = obs.reshape(*obs.shape[:-1], -1, 2 * n_cells + 1)
+    return rows.at[..., :n_cells].set(0.0).reshape(obs.shape)
 
 
 def apply_toggles(conn: Array, ok: Array, action: Array, params: NetworkParams) -> Array:
@@ -215,8 +215,6 @@ class CompEnv(Environment[CompState, NetworkParams]):
     ) -> None:
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode: must be one of {list(ACTION_MODES)}, got {action_mode!r}")
-        if max_cells != MAX_CELLS and not observe_links:
-            raise ValueError("observe_links: hiding the links needs the default max_cells")
         self.max_cells = int(max_cells)
         self.max_users = int(max_users)
         self.action_mode = action_mode
@@ -225,7 +223,7 @@ class CompEnv(Environment[CompState, NetworkParams]):
     def observe(self, state: CompState, params: NetworkParams) -> Array:
         """The observation of ``state`` (``observe``, links hidden unless ``observe_links``)."""
         obs = observe(state, params)
-        return obs if self.observe_links else hide_links(obs)
+        return obs if self.observe_links else hide_links(obs, self.max_cells)
 
     def connections(self, state: CompState, action: Array, params: NetworkParams) -> Array:
         """The links ``action`` makes in ``state``: ``(users, cells)`` bool (pruned to connectable ones)."""
