@@ -13,7 +13,8 @@ from decisions.errors import InputError
 from decisions.jobs.kinds import JobKind, entry
 from decisions.store import RunStatus, dispose_engines, get_run
 from decisions.telecom.comp import job as comp_job
-from decisions.telecom.comp.study import SHIPPED_STUDY, StudyBudget, headline, run_study
+from decisions.telecom.comp.datasets import OfflineDataset
+from decisions.telecom.comp.study import SHIPPED_STUDY, StudyBudget, headline, run_study, ship_study
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
 
 TINY = StudyBudget(
@@ -122,6 +123,18 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     table2, _ = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN)
     assert (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns == stamp
     assert table2 is not None and len(table2) == len(table)
+    # shipping copies experts and models, drops the data and keeps each task's best demonstration
+    shipped = tmp_path / "shipped"
+    ship_study(folder, shipped)
+    assert not (shipped / "data").exists()
+    assert sorted(p.name for p in (shipped / "models").iterdir()) == sorted(p.name for p in (folder / "models").iterdir())
+    for task in (*TRAIN, *UNSEEN):
+        source = OfflineDataset.load(folder / "demos" / f"{task.name}.npz")
+        kept = OfflineDataset.load(shipped / "demos" / f"{task.name}.npz")
+        assert kept.episodes == 1 and source.episodes == TINY.demo_episodes
+        assert kept.returns()[0] == source.returns().max()
+    with pytest.raises(FileNotFoundError, match="models"):
+        ship_study(tmp_path / "nowhere", tmp_path / "elsewhere")
 
 
 def test_example_spec_prepares_with_the_default_budget() -> None:

@@ -31,7 +31,7 @@ array               shape, dtype                    meaning
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -119,10 +119,14 @@ class OfflineDataset:
 
     def select(self, behaviour: str) -> OfflineDataset:
         """The episodes of one behaviour policy."""
-        keep = self.behaviour == behaviour
+        return self.take(np.flatnonzero(self.behaviour == behaviour))
+
+    def take(self, episodes: np.ndarray | Sequence[int]) -> OfflineDataset:
+        """The given episodes (indices into the first axis), in that order."""
+        index = np.asarray(episodes, dtype=np.int64)
         arrays = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("obs", "actions", "rewards", "qoe", "behaviour"):
-            arrays[name] = arrays[name][keep]
+            arrays[name] = arrays[name][index]
         return OfflineDataset(**arrays)
 
     def validate(self) -> None:

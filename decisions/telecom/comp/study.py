@@ -11,7 +11,9 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
 - ``models/``: ``promptdt-<size>.msgpack`` for each size, ``dt.msgpack`` (no prompt, the
   smallest size) and ``multitask_ppo.msgpack`` (``train_models``);
 - ``evaluate``: every policy on every task, on common random numbers (the same episode keys
-  give all policies the same users and movement), to one table; ``headline`` reduces it.
+  give all policies the same users and movement), to one table; ``headline`` reduces it;
+- ``ship_study``: copy a finished study into the package (``SHIPPED_STUDY``), without the
+  training data and with only each task's best demonstration, the one the evaluation prompts with.
 
 Normalised QoE (D4RL-style): per task, ``(qoe - qoe_random) / (qoe_best - qoe_random)``
 where ``qoe_best`` is the best of the per-task expert and the heuristics on that task, so 0 is
@@ -21,6 +23,7 @@ the task's best demonstration.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -65,6 +68,7 @@ __all__ = [
     "generate_data",
     "headline",
     "run_study",
+    "ship_study",
     "train_experts",
     "train_dt_models",
     "train_models",
@@ -403,3 +407,34 @@ def run_study(
         figures.update(headline(table, budget.sizes))
     return table, figures
 
+
+
+def ship_study(source: Path, target: Path = SHIPPED_STUDY) -> None:
+    """Copy the finished study in ``source`` to ``target`` (by default the package's ``SHIPPED_STUDY``).
+
+    Experts, models and ``evaluation.csv`` are copied as they are; the training data are left
+    out, and each task's demonstrations are cut to its best episode, the only one ``evaluate``
+    prompts and conditions with, so an evaluation of ``target`` reproduces that of ``source``.
+
+    Raises:
+        FileNotFoundError: ``source`` lacks one of ``experts/``, ``models/``, ``demos/`` or
+            ``evaluation.csv`` (the study is not finished).
+    """
+    source, target = Path(source), Path(target)
+    needed = [source / "experts", source / "models", source / "demos", source / "evaluation.csv"]
+    missing = [str(p) for p in needed if not p.exists()]
+    if missing:
+        raise FileNotFoundError(f"study: {', '.join(missing)} missing; run every stage first")
+    if source.resolve() == target.resolve():
+        raise ValueError(f"study: source and target are the same folder ({source})")
+    target.mkdir(parents=True, exist_ok=True)
+    for kind in ("experts", "models", "demos"):
+        shutil.rmtree(target / kind, ignore_errors=True)
+    for kind in ("experts", "models"):
+        shutil.copytree(source / kind, target / kind)
+    (target / "demos").mkdir()
+    for path in sorted((source / "demos").glob("*.npz")):
+        demos = OfflineDataset.load(path)
+        best = demos.take(demonstrations(demos, 1))
+        _write_once(target / "demos" / path.name, best.save)
+    shutil.copy(source / "evaluation.csv", target / "evaluation.csv")
