@@ -74,6 +74,7 @@ __all__ = [
     "surrogate_loss",
     "train",
     "train_seeds",
+    "write_policy",
 ]
 
 PyTree = Any
@@ -1039,6 +1040,17 @@ def save_policy(
     expected = jax.eval_shape(policy.init, jax.random.PRNGKey(0))
     if jax.tree_util.tree_leaves(params)[0].shape != jax.tree_util.tree_leaves(expected)[0].shape:
         raise ValueError("seed: the params have a seed axis; pass seed= to choose one")
+    write_policy(path, policy, params, extra=extra)
+
+
+def write_policy(
+    path: str | os.PathLike[str], policy: ActorCriticPolicy, params: PyTree, *, extra: dict[str, Any] | None = None
+) -> None:
+    """Write ``policy`` and its ``params`` (one seed's) as msgpack, readable by ``load_policy``.
+
+    ``save_policy`` writes a training result this way; use this for params refined outside an
+    agent's ``train`` (e.g. by supervised distillation).
+    """
     save_pytree(path, params, metadata={**(extra or {}), "format": POLICY_FORMAT, "policy": policy.to_dict()})
 
 

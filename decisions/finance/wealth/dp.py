@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -174,6 +175,122 @@ def option_sets(problem: WealthProblem) -> tuple[OptionSet, ...]:
     return tuple(sets)
 
 
+@dataclass(frozen=True)
+class _Year:
+    """One year of the backward recursion.
+
+    ``cont[g, k, s]``: expected value from next year on after paying option ``g`` at state ``s``
+    and investing in portfolio ``k`` (at the horizon one column: the target's indicator or 0);
+    ``feasible[g, s]``: option ``g`` is affordable at ``s`` (never at the bankrupt state);
+    ``rows[g, s]``: the transition row of option ``g`` with its best portfolio (``None`` at the horizon).
+    """
+
+    t: int
+    options: OptionSet
+    cont: np.ndarray
+    feasible: np.ndarray
+    rows: np.ndarray | None
+
+
+def _grid(problem: WealthProblem) -> np.ndarray:
+    """The states' wealth (0 for the bankrupt state, then the grid); refuses a grid above ``MAX_GRID_NODES``."""
+    grid = wealth_grid(problem)
+    if len(grid) > MAX_GRID_NODES:
+        raise InputError(
+            "problem.rho",
+            f"the DP grid would have {len(grid)} nodes (limit {MAX_GRID_NODES}); lower rho or n_sd, or shorten the horizon",
+        )
+    return np.concatenate([[0.0], grid])
+
+
+def _backward(problem: WealthProblem, wealth: np.ndarray) -> Iterator[_Year]:
+    """The Bellman recursion from year ``T`` down to 0, one ``_Year`` at a time (value at ``T + 1`` is 0)."""
+    mu, sigma = problem.market.frontier()
+    log_grid = np.log(wealth[1:])
+    n_states = len(wealth)
+    horizon = problem.horizon
+    flows = problem.flows() + [0.0]
+    sets = option_sets(problem)
+    value_next = np.zeros(n_states)
+    for t in range(horizon, -1, -1):
+        opts = sets[t]
+        cash = wealth + flows[t]
+        n_opts = len(opts.costs)
+        cont = np.zeros((n_opts, 1 if t == horizon else len(mu), n_states))
+        feasible = np.zeros((n_opts, n_states), dtype=bool)
+        rows = np.zeros((n_opts, n_states, n_states)) if t < horizon else None
+        for g, cost in enumerate(opts.costs):
+            post = cash - cost
+            feasible[g] = post >= 0
+            feasible[g, 0] = False  # bankrupt is absorbing
+            if t == horizon:
+                if problem.target is not None:
+                    cont[g, 0] = (post >= problem.target).astype(float)
+            else:
+                p = transitions(post, log_grid, mu, sigma)
+                cont[g] = p @ value_next  # (K, S)
+                rows[g] = p[np.argmax(cont[g], axis=0), np.arange(n_states)]  # type: ignore[index]
+        yield _Year(t, opts, cont, feasible, rows)
+        best = np.where(feasible, opts.utilities[:, None] + cont.max(axis=1), -np.inf)
+        value_next = np.where(feasible.any(axis=0), best.max(axis=0), 0.0)
+
+
+def _forward(moves: np.ndarray, start: int) -> np.ndarray:
+    """State distribution per year ``0 .. T`` from ``start`` under the yearly transition matrices ``moves``."""
+    dist = np.zeros((len(moves) + 1, moves.shape[-1]))
+    dist[0, start] = 1.0
+    for t in range(len(moves)):
+        dist[t + 1] = dist[t] @ moves[t]
+    return dist
+
+
+def _chosen_rows(year: _Year, option: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Transition matrix of the chosen options (each with its best portfolio); states with no choice go bankrupt."""
+    chosen = year.rows[option, np.arange(len(option))]  # type: ignore[index]
+    chosen[~ok] = 0.0
+    chosen[~ok, 0] = 1.0
+    return chosen
+
+
+@dataclass(frozen=True)
+class ActionValues:
+    """The optimal value of every (goal option, portfolio) choice at every state and year.
+
+    Attributes:
+        wealth: wealth of each state, ``(S,)`` (state 0 bankrupt), as in ``WealthResult``.
+        q: per year ``0 .. T``, shape ``(G_t, K, S)`` (``(G_t, 1, S)`` at the horizon): the
+            utility of option ``g`` plus the optimal expected utility after it with portfolio
+            ``k``; ``-inf`` where the option is unaffordable or the state bankrupt.
+        options: the option set of each year.
+        distribution: the optimal policy's state distribution per year, ``(T + 1, S)``.
+    """
+
+    wealth: np.ndarray
+    q: tuple[np.ndarray, ...]
+    options: tuple[OptionSet, ...]
+    distribution: np.ndarray
+
+
+def action_values(problem: WealthProblem) -> ActionValues:
+    """Every choice's optimal value (the DP's Q function), by the same recursion as ``solve``.
+
+    Raises:
+        InputError: the grid is infeasibly large, as in ``solve``.
+    """
+    wealth = _grid(problem)
+    n_states = len(wealth)
+    q: list[np.ndarray] = [np.empty(0)] * (problem.horizon + 1)
+    moves = np.zeros((problem.horizon, n_states, n_states))
+    for year in _backward(problem, wealth):
+        values = year.options.utilities[:, None, None] + year.cont
+        q[year.t] = np.where(year.feasible[:, None, :], values, -np.inf)
+        if year.rows is not None:
+            best = np.where(year.feasible, values.max(axis=1), -np.inf)
+            moves[year.t] = _chosen_rows(year, np.argmax(best, axis=0), year.feasible.any(axis=0))
+    start = int(np.argmin(np.abs(wealth - problem.initial_wealth)))
+    return ActionValues(wealth=wealth, q=tuple(q), options=option_sets(problem), distribution=_forward(moves, start))
+
+
 def solve(problem: WealthProblem) -> WealthResult:
     """Solve by backward induction and evaluate the optimal policy by a forward pass.
 
@@ -185,61 +302,31 @@ def solve(problem: WealthProblem) -> WealthResult:
     (with no goals, exactly the single-goal probability); otherwise maximises expected total utility.
     """
     mu, sigma = problem.market.frontier()
-    grid = wealth_grid(problem)
-    if len(grid) > MAX_GRID_NODES:
-        raise InputError(
-            "problem.rho",
-            f"the DP grid would have {len(grid)} nodes (limit {MAX_GRID_NODES}); lower rho or n_sd, or shorten the horizon",
-        )
-    log_grid = np.log(grid)
-    wealth = np.concatenate([[0.0], grid])
+    wealth = _grid(problem)
     n_states = len(wealth)
     horizon = problem.horizon
-    flows = problem.flows() + [0.0]
     sets = option_sets(problem)
+    states = np.arange(n_states)
 
     portfolio = np.full((horizon, n_states), -1, dtype=np.int64)
     goal_option = np.full((horizon + 1, n_states), -1, dtype=np.int64)
     moves = np.zeros((horizon, n_states, n_states))
     value_next = np.zeros(n_states)
-    for t in range(horizon, -1, -1):
-        opts = sets[t]
-        cash = wealth + flows[t]
-        q = np.full((len(opts.costs), n_states), -np.inf)
-        best_k = np.zeros((len(opts.costs), n_states), dtype=np.int64)
-        rows = np.zeros((len(opts.costs), n_states, n_states)) if t < horizon else None
-        for g, (cost, util) in enumerate(zip(opts.costs, opts.utilities, strict=True)):
-            post = cash - cost
-            feasible = post >= 0
-            feasible[0] = False  # bankrupt is absorbing
-            if t == horizon:
-                cont = np.zeros(n_states)
-                if problem.target is not None:
-                    cont = (post >= problem.target).astype(float)
-            else:
-                p = transitions(post, log_grid, mu, sigma)
-                ev = p @ value_next  # (K, S)
-                best_k[g] = np.argmax(ev, axis=0)
-                cont = ev[best_k[g], np.arange(n_states)]
-                rows[g] = p[best_k[g], np.arange(n_states)]  # type: ignore[index]
-            q[g] = np.where(feasible, util + cont, -np.inf)
-        any_ok = np.isfinite(q).any(axis=0)
+    for year in _backward(problem, wealth):
+        t = year.t
+        best_k = np.argmax(year.cont, axis=1)  # (G, S)
+        cont = np.take_along_axis(year.cont, best_k[:, None, :], axis=1)[:, 0]
+        q = np.where(year.feasible, year.options.utilities[:, None] + cont, -np.inf)
+        any_ok = year.feasible.any(axis=0)
         g_star = np.argmax(q, axis=0)
-        value = np.where(any_ok, q[g_star, np.arange(n_states)], 0.0)
+        value_next = np.where(any_ok, q[g_star, states], 0.0)
         goal_option[t] = np.where(any_ok, g_star, -1)
         if t < horizon:
-            portfolio[t] = np.where(any_ok, best_k[g_star, np.arange(n_states)], -1)
-            chosen = rows[g_star, np.arange(n_states)]  # type: ignore[index]
-            chosen[~any_ok] = 0.0
-            chosen[~any_ok, 0] = 1.0
-            moves[t] = chosen
-        value_next = value
+            portfolio[t] = np.where(any_ok, best_k[g_star, states], -1)
+            moves[t] = _chosen_rows(year, g_star, any_ok)
 
     start = int(np.argmin(np.abs(wealth - problem.initial_wealth)))
-    dist = np.zeros((horizon + 1, n_states))
-    dist[0, start] = 1.0
-    for t in range(horizon):
-        dist[t + 1] = dist[t] @ moves[t]
+    dist = _forward(moves, start)
     option_probability = []
     goal_probability = [np.zeros(len(g.options) + 1) for g in problem.goals]
     for t, opts in enumerate(sets):

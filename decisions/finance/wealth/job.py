@@ -6,7 +6,9 @@
 inside a recorded run of the store (the CLI's path).
 
 The planner is the shipped one (``planner.default_planner``) unless ``planner.path`` names
-another file or ``planner.train_problems > 0`` trains a new one first (recorded with the run).
+another file or ``planner.train_problems > 0`` trains a new one first; ``planner.distill_problems
+> 0`` then refines it on exact DP solutions of training problems (``distill``). A planner the
+run trained or refined is recorded with the run, with every stage in its metadata.
 The DP is solved beside it when ``evaluation.dp`` is on and its grid is small enough.
 """
 
@@ -16,7 +18,7 @@ import dataclasses
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
@@ -24,7 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from decisions.core.progress import Progress, silent
 from decisions.errors import InputError
+from decisions.finance.wealth.distill import DISTILL_STEPS, TEMPERATURE, refine
 from decisions.finance.wealth.dp import option_sets, solve, wealth_grid
+from decisions.finance.wealth.families import sample_problems
 from decisions.finance.wealth.meta_env import encode
 from decisions.finance.wealth.planner import (
     DEFAULT_CONFIG,
@@ -32,8 +36,10 @@ from decisions.finance.wealth.planner import (
     default_planner,
     load_planner,
     plan,
-    save_planner,
+    planner_training,
     train_planner,
+    training_summary,
+    write_planner,
 )
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.report import WealthReport, goal_probabilities, goal_table, wealth_fan
@@ -46,6 +52,10 @@ KIND = "wealth"
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
+RoundSteps = Annotated[int, Field(ge=1, le=10**7)]
+"""Gradient steps of one refinement round."""
+
+
 class PlannerSettings(BaseModel):
     """Which planner plans: the shipped one, a file, or one trained for this run."""
 
@@ -54,6 +64,13 @@ class PlannerSettings(BaseModel):
     path: str | None = Field(None, description="A planner file written by a training run (default: the shipped planner).")
     train_problems: int = Field(0, ge=0, le=1_000_000, description="> 0: train a new planner on this many sampled problems.")
     train_steps: int = Field(DEFAULT_CONFIG.total_env_steps, ge=DEFAULT_CONFIG.batch_size, le=10**9, description="PPO environment steps when training.")
+    distill_problems: int = Field(0, ge=0, le=100_000, description="> 0: refine the planner on the exact DP action values of this many training problems (distill.py).")
+    distill_rounds: int = Field(1, ge=1, le=100, description="DAgger rounds of the refinement (the problems are split between them).")
+    distill_steps: RoundSteps | list[RoundSteps] = Field(
+        DISTILL_STEPS, description="Gradient steps of the refinement: one number for every round, or a list with one per round."
+    )
+    distill_learning_rate: float = Field(1e-4, gt=0, le=1.0, description="Peak learning rate of the refinement (cosine decay).")
+    distill_temperature: float = Field(TEMPERATURE, gt=0, le=10.0, description="Softness of the refinement's targets (units of total utility).")
 
 
 class RuleSettings(BaseModel):
@@ -110,32 +127,58 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
         if not path.is_file():
             raise InputError("planner.path", f"no planner file at {path}")
         job = job.model_copy(update={"planner": job.planner.model_copy(update={"path": str(path)})})
+    settings = job.planner
+    if settings.distill_problems and settings.distill_rounds > settings.distill_problems:
+        raise InputError(
+            "planner.distill_rounds", f"at most planner.distill_problems ({settings.distill_problems}), got {settings.distill_rounds}"
+        )
+    if isinstance(settings.distill_steps, list) and len(settings.distill_steps) != settings.distill_rounds:
+        raise InputError(
+            "planner.distill_steps", f"one number per round ({settings.distill_rounds}), got {len(settings.distill_steps)}"
+        )
     if job.rule.r2 <= job.rule.r1:
         raise InputError("rule.r2", f"must exceed rule.r1 ({job.rule.r1:g}), got {job.rule.r2:g}")
     encode(job.problem)  # raises InputError for a problem beyond the planner's padding
     return job
 
 
-def _planner(job: WealthJob, progress: Progress, metrics: dict[str, float]) -> tuple[Planner, Any]:
-    """The planner the job uses, and the training result when it trained one."""
-    if job.planner.train_problems > 0:
-        config = dataclasses.replace(DEFAULT_CONFIG, total_env_steps=job.planner.train_steps)
+def _planner(job: WealthJob, progress: Progress, metrics: dict[str, float]) -> tuple[Planner, dict[str, Any] | None]:
+    """The planner the job uses, and how it was made when this run trained or refined it."""
+    settings = job.planner
+    training: dict[str, Any] | None = None
+    if settings.train_problems > 0:
+        config = dataclasses.replace(DEFAULT_CONFIG, total_env_steps=settings.train_steps)
         start = time.perf_counter()
-        trained, result = train_planner(
-            job.planner.train_problems, config=config, market=job.problem.market, seed=job.seed, progress=progress
+        planner, result = train_planner(
+            settings.train_problems, config=config, market=job.problem.market, seed=job.seed, progress=progress
         )
         metrics["planner_train_seconds"] = time.perf_counter() - start
-        return trained, result
-    if job.planner.path is not None:
-        return load_planner(job.planner.path), None
-    return default_planner(), None
+        training = training_summary(result, problems=settings.train_problems)
+    elif settings.path is not None:
+        planner = load_planner(settings.path)
+    else:
+        planner = default_planner()
+    if settings.distill_problems > 0:
+        start = time.perf_counter()
+        problems = sample_problems(settings.distill_problems, "mixed", market=job.problem.market)
+        planner, summary = refine(
+            planner, problems, rounds=settings.distill_rounds, steps=settings.distill_steps,
+            learning_rate=settings.distill_learning_rate, temperature=settings.distill_temperature,
+            seed=job.seed, progress=progress,
+        )
+        metrics["planner_distill_seconds"] = time.perf_counter() - start
+        metrics["planner_distill_greedy_regret"] = summary["final_greedy_regret"]
+        before = training or (planner_training(settings.path) if settings.path else planner_training())
+        training = {**before, "stages": [*before.get("stages", []), summary]}
+    return planner, training
 
 
 def run_job(job: WealthJob, *, progress: Progress = silent) -> WealthReport:
     """Plan for the client with the planner, solve the DP when feasible, score all on common paths."""
     problem = job.problem
     metrics: dict[str, float] = {}
-    planner, trained = _planner(job, progress, metrics)
+    planner, training = _planner(job, progress, metrics)
+    trained = None if training is None else (planner, training)
     progress("planning", 0, 3)
     plan(planner, problem)  # compile, so plan_ms is the time an adviser waits
     answer = plan(planner, problem)
@@ -205,7 +248,8 @@ def execute(job: WealthJob, *, url: str | None = None, progress: Progress = sile
         if report.trained is None:
             return {}
         path = folder / "planner.msgpack"
-        save_planner(path, report.trained, problems=job.planner.train_problems)
+        planner, training = report.trained
+        write_planner(path, planner, training)
         return {"planner": path}
 
     return execute_recorded(

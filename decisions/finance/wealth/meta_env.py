@@ -19,9 +19,12 @@ Observation (``features``), for year ``t`` and cash ``c`` (wealth plus this year
 - each of the next 30 years: dearest and cheapest non-zero option's cost / c and utility /
   attainable utility, and the cash flow / c (zeros past the horizon).
 
-Action: ``MultiDiscrete((MAX_OPTIONS, n_portfolios))``: the option (padding slots mean the
-dearest option; unaffordable options fall back to the dearest affordable one) and the
-frontier portfolio.
+Action: an option slot (padding slots mean the dearest option; unaffordable options fall back
+to the dearest affordable one) and a frontier portfolio. With ``joint=True`` (the default) the
+pair is one ``Discrete(MAX_OPTIONS * n_portfolios)`` action, ``slot * n_portfolios + portfolio``,
+so the policy picks the portfolio *given* the goal it funds, as the DP does (the best
+portfolio after paying a goal differs from the one after skipping it). With ``joint=False``
+it is ``MultiDiscrete((MAX_OPTIONS, n_portfolios))``: two independent heads.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from flax import struct
 from jax import Array
 
 from decisions.core.env import Environment, Info, PRNGKey
-from decisions.core.spaces import Box, MultiDiscrete
+from decisions.core.spaces import Box, Discrete, MultiDiscrete
 from decisions.errors import InputError
 from decisions.finance.wealth.dp import option_sets
 from decisions.finance.wealth.families import MAX_HORIZON
@@ -196,11 +199,24 @@ class MetaParams:
     sigma: Array  # (K,)
 
 
-class WealthMetaEnv(Environment[MetaState, MetaParams]):
-    """Episodes over a bank of client problems (see the module docstring)."""
+def split_action(action: Array, n_portfolios: int, joint: bool) -> tuple[Array, Array]:
+    """``(option slot, portfolio)`` of actions ``(...)`` (joint) or ``(..., 2)`` (two components)."""
+    if joint:
+        return action // n_portfolios, action % n_portfolios
+    return action[..., 0], action[..., 1]
 
-    def __init__(self, n_portfolios: int) -> None:
+
+class WealthMetaEnv(Environment[MetaState, MetaParams]):
+    """Episodes over a bank of client problems (see the module docstring).
+
+    Args:
+        n_portfolios: frontier portfolios of the market.
+        joint: one categorical action over (option slot, portfolio) pairs; else two components.
+    """
+
+    def __init__(self, n_portfolios: int, joint: bool = True) -> None:
         self.n_portfolios = int(n_portfolios)
+        self.joint = bool(joint)
 
     @property
     def default_params(self) -> MetaParams:
@@ -227,10 +243,11 @@ class WealthMetaEnv(Environment[MetaState, MetaParams]):
         prob, t = state.prob, state.t
         cash = state.wealth + prob.flows[t]
         alive = (state.wealth > 0) & (cash >= 0)
-        option = resolve_option(prob, t, cash, action[0])
+        slot, k = split_action(action, self.n_portfolios, self.joint)
+        option = resolve_option(prob, t, cash, slot)
         reward = jnp.where(alive, prob.utils[t, option], 0.0)
         post = jnp.where(alive, cash - prob.costs[t, option], 0.0)
-        k = jnp.clip(action[1], 0, self.n_portfolios - 1)
+        k = jnp.clip(k, 0, self.n_portfolios - 1)
         mu, sigma = params.mu[k], params.sigma[k]
         growth = jnp.exp(mu - sigma**2 / 2 + sigma * jax.random.normal(key))
         wealth = jnp.where(post > 0, post * growth, 0.0)
@@ -243,8 +260,10 @@ class WealthMetaEnv(Environment[MetaState, MetaParams]):
         """``N_FEATURES`` scale-free features."""
         return Box(-jnp.inf, jnp.inf, (N_FEATURES,), jnp.float32)
 
-    def action_space(self, params: MetaParams) -> MultiDiscrete:
-        """A goal option slot and a frontier portfolio."""
+    def action_space(self, params: MetaParams) -> Discrete | MultiDiscrete:
+        """A goal option slot and a frontier portfolio (one joint index, or two components)."""
+        if self.joint:
+            return Discrete(MAX_OPTIONS * self.n_portfolios)
         return MultiDiscrete((MAX_OPTIONS, self.n_portfolios))
 
 

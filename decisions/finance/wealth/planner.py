@@ -6,6 +6,9 @@ only the scale-free observation of ``meta_env.features``, so it applies to any n
 (any wealth, any utility scale, up to ``MAX_HORIZON`` years and ``MAX_OPTIONS`` options a year)
 with no retraining.
 
+Refinement (``distill.refine``): the PPO planner's joint head fitted to the exact DP's regrets
+on training problems (never held-out ones), on the states the planner visits.
+
 Inference (``plan``): encode the client's problem and evaluate the network on every (year,
 wealth node) of the DP's wealth grid in one jitted call: the result holds the plan as tables
 (portfolio and goal option by year and wealth, like ``dp.WealthResult``) and ``policy``, a
@@ -30,7 +33,7 @@ from jax import Array
 
 from decisions.core.agents import ppo
 from decisions.core.agents.common import ProgressFn, TrainResult
-from decisions.core.agents.onpolicy import ActorCriticPolicy
+from decisions.core.agents.onpolicy import ActorCriticPolicy, write_policy
 from decisions.core.checkpoint import load_metadata
 from decisions.finance.wealth.dp import OptionSet, option_sets, wealth_grid
 from decisions.finance.wealth.families import sample_problems
@@ -45,6 +48,7 @@ from decisions.finance.wealth.meta_env import (
     make_params,
     on_device,
     resolve_option,
+    split_action,
 )
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.simulate import Policy
@@ -75,6 +79,41 @@ class Planner:
     policy: ActorCriticPolicy
     params: PyTree
 
+    @property
+    def joint(self) -> bool:
+        """One categorical over (option slot, portfolio) pairs, rather than two independent heads."""
+        return not self.policy.action_nvec
+
+    @property
+    def n_portfolios(self) -> int:
+        """Portfolios the policy chooses among."""
+        return self.policy.num_actions // MAX_OPTIONS if self.joint else self.policy.action_nvec[1]
+
+
+def joint_planner(planner: Planner) -> Planner:
+    """The same planner with one joint head: logit(slot, k) = logit(slot) + logit(k).
+
+    The joint distribution is the product of the two heads', so its greedy choices and its
+    probabilities are exactly the factored planner's; fine-tuning it (``train_planner(initial=...)``)
+    can then learn which portfolio goes with which goal option.
+    """
+    if planner.joint:
+        return planner
+    n_port = planner.n_portfolios
+    head = planner.params["net"]["params"]["head"]["Dense_0"]
+    kernel, bias = jnp.asarray(head["kernel"]), jnp.asarray(head["bias"])
+
+    def pair(x: Array) -> Array:
+        sums = x[..., :MAX_OPTIONS, None] + x[..., None, MAX_OPTIONS:]
+        return sums.reshape(*x.shape[:-1], MAX_OPTIONS * n_port)
+
+    net = jax.tree_util.tree_map(lambda x: x, planner.params["net"])
+    net["params"]["head"]["Dense_0"] = {"bias": pair(bias), "kernel": pair(kernel)}
+    policy = dataclasses.replace(
+        planner.policy, num_actions=MAX_OPTIONS * n_port, action_shape=(), action_nvec=()
+    )
+    return Planner(policy, {**planner.params, "net": net})
+
 
 FINE_TUNE_CONFIG = dataclasses.replace(
     DEFAULT_CONFIG, total_env_steps=100_000_000, learning_rate=1e-4, entropy_coef=0.0
@@ -83,7 +122,12 @@ FINE_TUNE_CONFIG = dataclasses.replace(
 
 DEFAULT_PLANNER_PATH = Path(__file__).with_name("planner.msgpack")
 """The shipped planner: ``DEFAULT_CONFIG`` from scratch (``decisions run examples/wealth_train.toml``),
-then fine-tuned with ``FINE_TUNE_CONFIG``; both stages are in its metadata (``planner_training``)."""
+fine-tuned with ``FINE_TUNE_CONFIG``, then refined on the DP's action values of 768 training
+problems in two DAgger rounds (``distill.refine``, ``decisions run examples/wealth_refine.toml``);
+every stage is in its metadata (``planner_training``)."""
+PPO_PLANNER_PATH = Path(__file__).with_name("planner_ppo.msgpack")
+"""The shipped planner before its DP refinement (PPO and fine-tune only): the start of
+``examples/wealth_refine.toml``, kept so that the refinement can be rerun and compared."""
 
 
 def train_planner(
@@ -94,10 +138,12 @@ def train_planner(
     seed: int = 0,
     progress: ProgressFn | None = None,
     initial: Planner | None = None,
+    joint: bool = True,
 ) -> tuple[Planner, TrainResult]:
     """Train the planner with PPO on ``problems`` sampled training problems (family ``mixed``).
 
-    With ``initial``, fine-tune that planner instead of starting from a fresh network.
+    With ``initial``, fine-tune that planner instead of starting from a fresh network (a
+    factored planner is first made joint by ``joint_planner`` when ``joint``).
 
     Returns:
         The planner and the training result.
@@ -105,7 +151,9 @@ def train_planner(
     market = market or Market()
     mu, sigma = market.frontier()
     bank = make_params(sample_problems(problems, "mixed", market=market), mu, sigma)
-    env = WealthMetaEnv(len(mu))
+    env = WealthMetaEnv(len(mu), joint=joint)
+    if initial is not None and joint:
+        initial = joint_planner(initial)
     result = ppo.train(
         env, config, key=jax.random.PRNGKey(seed), params=bank, progress=progress,
         initial=None if initial is None else initial.params,
@@ -113,23 +161,36 @@ def train_planner(
     return Planner(result.policy, result.params), result
 
 
-def save_planner(path: str | os.PathLike[str], result: TrainResult, *, problems: int) -> None:
-    """Write the trained policy as msgpack, with how it was trained (``problems`` in the bank) in the metadata."""
+def training_summary(result: TrainResult, *, problems: int) -> dict[str, Any]:
+    """How a PPO run trained a planner: problems in its bank, steps, seconds, final return."""
     episode_return = np.asarray(result.metrics.get("episode_return", [np.nan]), dtype=float)
-    training = {
+    return {
         "problems": int(problems),
         "env_steps": int(result.env_steps),
         "train_seconds": float(result.train_seconds),
         "final_episode_return": float(np.nanmean(episode_return[-10:])),
     }
-    ppo.save_policy(path, result, extra={"training": training})
+
+
+def write_planner(path: str | os.PathLike[str], planner: Planner, training: dict[str, Any]) -> None:
+    """Write ``planner`` as msgpack with ``training`` (JSON-able: how it was made) in its metadata."""
+    write_policy(path, planner.policy, planner.params, extra={"training": training})
+
+
+def save_planner(path: str | os.PathLike[str], result: TrainResult, *, problems: int) -> None:
+    """Write a PPO-trained planner, with how it was trained (``problems`` in the bank) in the metadata."""
+    write_planner(path, Planner(result.policy, result.params), training_summary(result, problems=problems))
 
 
 def load_planner(path: str | os.PathLike[str]) -> Planner:
     """Read a planner written by ``save_planner`` (raises ``ValueError`` for any other file)."""
     policy, params = ppo.load_policy(path)
-    if policy.action_nvec[:1] != (MAX_OPTIONS,) or policy.obs_shape != (N_FEATURES,):
-        raise ValueError(f"{path}: not a wealth planner (observation {policy.obs_shape}, actions {policy.action_nvec})")
+    factored = policy.action_nvec[:1] == (MAX_OPTIONS,) and len(policy.action_nvec) == 2
+    joint = not policy.action_nvec and policy.num_actions > 0 and policy.num_actions % MAX_OPTIONS == 0
+    if not (factored or joint) or policy.obs_shape != (N_FEATURES,):
+        raise ValueError(
+            f"{path}: not a wealth planner (observation {policy.obs_shape}, actions {policy.action_nvec or policy.num_actions})"
+        )
     return Planner(policy, params)
 
 
@@ -152,14 +213,21 @@ MIN_BATCH = 4096
 """Smallest padded batch of ``decide``."""
 
 
-@partial(jax.jit, static_argnames=("policy",))
+@partial(jax.jit, static_argnames=("policy", "n_portfolios"))
 def _decide_jit(
-    policy: ActorCriticPolicy, params: PyTree, prob: ProblemArrays, t: Array, cash: Array, mu_safe: Array
+    policy: ActorCriticPolicy,
+    n_portfolios: int,
+    params: PyTree,
+    prob: ProblemArrays,
+    t: Array,
+    cash: Array,
+    mu_safe: Array,
 ) -> tuple[Array, Array]:
     obs = jax.vmap(features, in_axes=(None, 0, 0, None))(prob, t, cash, mu_safe)
     action = policy(params, obs, jax.random.PRNGKey(0))
-    option = jax.vmap(resolve_option, in_axes=(None, 0, 0, 0))(prob, t, cash, action[:, 0])
-    return option, action[:, 1]
+    slot, portfolio = split_action(action, n_portfolios, not policy.action_nvec)
+    option = jax.vmap(resolve_option, in_axes=(None, 0, 0, 0))(prob, t, cash, slot)
+    return option, portfolio
 
 
 def decide(
@@ -176,7 +244,7 @@ def decide(
     c_pad = np.ones(size, np.float32)
     t_pad[:n], c_pad[:n] = t, cash
     option, port = _decide_jit(
-        planner.policy, planner.params, prob, jnp.asarray(t_pad), jnp.asarray(c_pad), jnp.float32(mu_safe)
+        planner.policy, planner.n_portfolios, planner.params, prob, jnp.asarray(t_pad), jnp.asarray(c_pad), jnp.float32(mu_safe)
     )
     return np.asarray(option[:n], np.int64), np.asarray(port[:n], np.int64)
 

@@ -76,7 +76,7 @@ class WealthReport:
             on the planner's table nodes.
         fan: wealth percentiles per year and policy.
         metrics: headline figures recorded in the run store.
-        trained: the PPO training result when the run trained its own planner.
+        trained: ``(planner, training metadata)`` when the run trained or refined its own planner.
     """
 
     comparison: pd.DataFrame

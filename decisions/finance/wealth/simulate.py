@@ -134,6 +134,20 @@ def mean_and_se(utility: np.ndarray) -> tuple[float, float]:
     return float(utility.mean()), float(utility.std(ddof=1) / np.sqrt(len(utility)))
 
 
+def nearest_state(states: np.ndarray, wealth: np.ndarray) -> np.ndarray:
+    """Index of the DP state nearest to each ``wealth`` in log wealth (any shape).
+
+    ``states`` is the DP's state wealth (``WealthResult.wealth``: 0 for the bankrupt state, then
+    the grid); wealth at or below 0 maps to the bankrupt state 0, wealth beyond the grid to its
+    end node.
+    """
+    log_grid = np.log(states[1:])
+    lw = np.log(np.maximum(wealth, 1e-300))
+    j = np.clip(np.searchsorted(log_grid, lw), 1, len(log_grid) - 1)
+    j = np.where(lw - log_grid[j - 1] < log_grid[j] - lw, j - 1, j)
+    return np.where(wealth > 0, j + 1, 0)
+
+
 def dp_policy(result: WealthResult) -> Policy:
     """Play the DP tables on continuous wealth: the nearest grid node in log wealth.
 
@@ -142,16 +156,9 @@ def dp_policy(result: WealthResult) -> Policy:
     the cash flow) the policy answers option 0 and the minimum-variance portfolio; an option that
     the node affords but the path does not is replaced in ``simulate`` by the best affordable one.
     """
-    log_grid = np.log(result.wealth[1:])
-
-    def nearest(w: np.ndarray) -> np.ndarray:
-        lw = np.log(np.maximum(w, 1e-300))
-        j = np.clip(np.searchsorted(log_grid, lw), 1, len(log_grid) - 1)
-        j = np.where(lw - log_grid[j - 1] < log_grid[j] - lw, j - 1, j)
-        return j + 1  # state index (0 is bankrupt)
 
     def policy(t: int, cash: np.ndarray, wealth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        s = nearest(wealth)
+        s = nearest_state(result.wealth, wealth)
         option = np.maximum(result.goal_option[t, s], 0)
         if t < result.portfolio.shape[0]:
             port = np.maximum(result.portfolio[t, s], 0)

@@ -10,7 +10,7 @@ import pytest
 
 from decisions.errors import InputError
 from decisions.finance.wealth import job as wealth_job
-from decisions.finance.wealth.planner import load_planner
+from decisions.finance.wealth.planner import load_planner, planner_training
 from decisions.jobs.kinds import JobKind, entry
 from decisions.store import RunStatus, dispose_engines, get_run
 
@@ -45,6 +45,11 @@ def test_prepare_validates_the_spec(tmp_path: Path) -> None:
         ({"problem": {**PROBLEM, "rho": 0.0}}, "problem.rho"),
         ({"rule": {"r1": 2.0, "r2": 1.0}}, "rule.r2"),
         ({"planner": {"path": "missing.msgpack"}}, "planner.path"),
+        ({"planner": {"distill_steps": 0}}, "planner.distill_steps"),
+        ({"planner": {"distill_problems": 2, "distill_rounds": 3}}, "planner.distill_rounds"),
+        ({"planner": {"distill_problems": 4, "distill_rounds": 2, "distill_steps": [5]}}, "planner.distill_steps"),
+        ({"planner": {"distill_steps": [5, 0]}}, "planner.distill_steps.1"),
+        ({"planner": {"distill_temperature": 0}}, "planner.distill_temperature"),
         ({"evaluation": {"paths": 0}}, "evaluation.paths"),
         ({"job": {"seed": -1}}, "job.seed"),
         ({"extra": {}}, "extra"),
@@ -84,5 +89,14 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
         assert record.status == RunStatus.SUCCEEDED and "dp_value" not in record.latest_metrics()
         paths = {a.name: Path(a.path) for a in record.artifacts}
         assert load_planner(paths["planner"]).policy.hidden == (256, 256)
+        refined = wealth_job.prepare(
+            _spec(planner={"distill_problems": 2, "distill_rounds": 2, "distill_steps": [10, 20]}, evaluation={"paths": 500, "dp": False})
+        )
+        run_id = wealth_job.execute(refined, url=url)
+        record = get_run(run_id, url=url)
+        assert record.status == RunStatus.SUCCEEDED and record.latest_metrics()["planner_distill_greedy_regret"] >= 0
+        planner_file = next(Path(a.path) for a in record.artifacts if a.name == "planner")
+        assert load_planner(planner_file).joint
+        assert planner_training(planner_file)["stages"][-1]["problems"] == 2
     finally:
         dispose_engines()

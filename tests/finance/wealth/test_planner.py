@@ -35,7 +35,9 @@ from decisions.finance.wealth.meta_env import (
 )
 from decisions.finance.wealth.planner import (
     DEFAULT_CONFIG,
+    Planner,
     default_planner,
+    joint_planner,
     load_planner,
     plan,
     planner_training,
@@ -104,20 +106,21 @@ def test_encode_rejects_problems_beyond_the_padding() -> None:
         encode(crowded)
 
 
-def test_environment_replays_simulate_exactly_without_noise() -> None:
+@pytest.mark.parametrize("joint", [True, False])
+def test_environment_replays_simulate_exactly_without_noise(joint: bool) -> None:
     """With zero volatility both follow W(t+1) = paid-down * exp(mu - sigma^2 / 2): same utility."""
     problem = multi_goal_problem(90.0)
     mu, sigma = problem.market.frontier()
     params = make_params([problem], mu - sigma**2 / 2, np.zeros_like(sigma))
-    env = WealthMetaEnv(len(mu))
+    env = WealthMetaEnv(len(mu), joint=joint)
     _, total = encode(problem)[1:]
     for option, portfolio in [(0, 0), (MAX_OPTIONS - 1, 14), (1, 7)]:
+        action = jnp.asarray(option * len(mu) + portfolio if joint else [option, portfolio])
+        assert env.action_space(params).contains(action)
         obs, state = env.reset(jax.random.PRNGKey(0), params)
         episode = 0.0
         for _ in range(problem.horizon + 1):
-            obs, state, reward, terminated, _, _ = env.step(
-                jax.random.PRNGKey(1), state, jnp.asarray([option, portfolio]), params
-            )
+            obs, state, reward, terminated, _, _ = env.step(jax.random.PRNGKey(1), state, action, params)
             episode += float(reward)
             if bool(terminated):
                 break
@@ -170,6 +173,41 @@ def test_train_save_reload_gives_identical_plans(tmp_path: Path) -> None:
     ppo.save_policy(other, ppo.train(WealthMetaEnvLike(), config, key=jax.random.PRNGKey(0)))
     with pytest.raises(ValueError, match="not a wealth planner"):
         load_planner(other)
+
+
+def test_joint_head_starts_as_the_product_of_the_factored_heads(tmp_path: Path) -> None:
+    """``joint_planner`` keeps every plan and probability; fine-tuning it runs and reloads as joint."""
+    config = dataclasses.replace(
+        DEFAULT_CONFIG, num_envs=32, rollout_steps=32, total_env_steps=32 * 32 * 2, hidden=(32, 32), minibatches=2, log_every=2
+    )
+    factored, _ = train_planner(64, config=config, seed=2, joint=False)
+    joint = joint_planner(factored)
+    assert not factored.joint and joint.joint and joint.n_portfolios == factored.n_portfolios == 15
+    problem = multi_goal_problem(110.0)
+    a, b = plan(factored, problem), plan(joint, problem)
+    np.testing.assert_array_equal(a.goal_option, b.goal_option)
+    np.testing.assert_array_equal(a.portfolio, b.portfolio)
+    obs = jax.vmap(features, in_axes=(None, 0, 0, None))(
+        on_device(encode(problem)[0]), jnp.arange(4), jnp.linspace(0.5, 2.0, 4), 0.05
+    )
+    slot, port = jnp.meshgrid(jnp.arange(MAX_OPTIONS), jnp.arange(15), indexing="ij")
+    both = jnp.stack([slot.ravel(), port.ravel()], -1)
+    for o in obs:
+        lp_factored = jax.vmap(lambda act, o=o: log_prob(factored, o, act))(both)
+        lp_joint = jax.vmap(lambda act, o=o: log_prob(joint, o, act))(jnp.arange(MAX_OPTIONS * 15))
+        np.testing.assert_allclose(lp_joint, lp_factored, atol=1e-5)
+    tuned, result = train_planner(64, config=config, seed=3, initial=factored)
+    assert tuned.joint and result.env_steps == 32 * 32 * 2
+    path = tmp_path / "joint.msgpack"
+    save_planner(path, result, problems=64)
+    assert load_planner(path).joint
+
+
+def log_prob(planner: Planner, obs: jax.Array, action: jax.Array) -> jax.Array:
+    """The planner's log-probability of ``action`` at one observation."""
+    x = planner.params["obs_stats"].normalize(planner.policy.encode(obs))
+    dist = planner.policy.network.apply(planner.params["net"], x, method="actor")
+    return planner.policy.log_prob(dist, action)
 
 
 class WealthMetaEnvLike(WealthMetaEnv):
