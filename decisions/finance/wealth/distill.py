@@ -41,7 +41,7 @@ from decisions.finance.wealth.dp import ActionValues, action_values
 from decisions.finance.wealth.meta_env import MAX_OPTIONS, ProblemArrays, encode, features, stack
 from decisions.finance.wealth.planner import Planner, joint_planner, plan
 from decisions.finance.wealth.problem import WealthProblem
-from decisions.finance.wealth.simulate import draw_normals, nearest_state, simulate
+from decisions.finance.wealth.simulate import affordable_choice, draw_normals, nearest_state, simulate
 
 ProgressFn = Callable[[str, int, int], None]
 PyTree = Any
@@ -102,11 +102,10 @@ def slot_regrets(values: ActionValues, t: int, nodes: np.ndarray, cash: np.ndarr
     an unaffordable one falls back to the dearest affordable one.
     """
     q = values.q[t]
-    costs = values.options[t].costs
-    n_opts, n_port = q.shape[0], values.q[0].shape[1]
-    dearest_affordable = np.maximum(np.searchsorted(costs, cash, side="right") - 1, 0)
-    slots = np.minimum(np.arange(MAX_OPTIONS), n_opts - 1)
-    resolved = np.where(costs[slots][:, None] <= cash[None, :], slots[:, None], dearest_affordable[None, :])
+    n_port = values.q[0].shape[1]
+    resolved = np.stack(
+        [affordable_choice(values.options[t], cash, np.full(len(cash), slot)) for slot in range(MAX_OPTIONS)]
+    )
     chosen = q[resolved, :, nodes[None, :]]  # (MAX_OPTIONS, n, K_t)
     chosen = np.broadcast_to(chosen, (*chosen.shape[:2], n_port)).transpose(1, 0, 2)
     best = chosen.max(axis=(1, 2), keepdims=True)
