@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from decisions.core.checkpoint import load_metadata
 from decisions.errors import InputError
 from decisions.jobs.kinds import JobKind, entry
 from decisions.store import RunStatus, dispose_engines, get_run
@@ -72,6 +73,9 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         ({"study": {"sizes": ["huge"]}}, "study.sizes"),
         ({"study": {"stages": ["fly"]}}, "study.stages.0"),
         ({"study": {"eval_episodes": 1}}, "study.eval_episodes"),
+        ({"study": {"user_layers": -1}}, "study.user_layers"),
+        ({"study": {"user_ids": "yes"}}, "study.user_ids"),
+        ({"study": {"dt_learning_rate": 0.0}}, "study.dt_learning_rate"),
         ({"tasks": {"train": ["c99-u1"]}}, "tasks.train"),
         ({"tasks": {"unseen": [TRAINING_TASKS[0].name]}}, "tasks.unseen"),
         ({"study": {"stages": ["train"]}}, "study.stages"),  # no data in the folder yet
@@ -149,3 +153,10 @@ def test_example_spec_prepares_with_the_default_budget() -> None:
         with open(examples / "comp_evaluate.toml", "rb") as f:
             shipped = comp_job.prepare(tomllib.load(f), examples)
         assert Path(shipped.study.folder).resolve() == SHIPPED_STUDY
+    # the shipped (Prompt-)DTs were trained with the example's budget
+    budget = StudyBudget()
+    for path in sorted((SHIPPED_STUDY / "models").glob("*dt*.msgpack")):
+        meta = load_metadata(path)
+        size = budget.sizes[0] if path.stem == "dt" else path.stem.removeprefix("promptdt-")
+        assert meta["config"] == budget.dt_config(size).to_dict(), path.name
+        assert meta["steps"] == budget.dt_steps and meta["use_prompt"] == (path.stem != "dt")

@@ -187,6 +187,40 @@ def test_prompt_reveals_the_task_dt_cannot() -> None:
     assert np.all(np.isfinite(p_metrics["loss"])) and p_metrics["loss"][-1] < p_metrics["loss"][0]
 
 
+USERS = dataclasses.replace(TINY, user_layers=1)
+"""TINY with one transformer block over each step's users."""
+
+
+def _permute_users(seg: Segment, order: np.ndarray) -> Segment:
+    return seg.replace(obs=seg.obs[:, :, order], actions=seg.actions[:, :, order])
+
+
+def test_user_layers_keep_the_model_equivariant_and_padding_inert() -> None:
+    params = init_params(USERS, jax.random.PRNGKey(0))
+    apply = jax.jit(PromptDT(USERS).apply)
+    hist = _random_segment(jax.random.PRNGKey(7), 1, USERS.context_len)
+    prompt = _random_segment(jax.random.PRNGKey(8), 1, USERS.prompt_len)
+    um, cm = _masks((30,), (13,))
+    base = apply(params, hist, um, cm, prompt)
+    order = np.random.default_rng(0).permutation(MAX_USERS)
+    moved = apply(params, _permute_users(hist, order), um, cm, _permute_users(prompt, order))
+    np.testing.assert_allclose(moved, base[:, :, order], rtol=1e-4, atol=1e-5)
+    # one user's logits depend on another user's features through the user block ...
+    other = apply(params, hist.replace(obs=hist.obs.at[:, -1, 1].add(1.0)), um, cm, prompt)
+    assert not np.allclose(other[:, -1, 0], base[:, -1, 0])
+    # ... but never on padded users'
+    um7, cm4 = _masks((7,), (4,))
+    a = apply(params, hist, um7, cm4, prompt)
+    b = apply(params, hist.replace(obs=hist.obs.at[:, :, 10:].add(1.0)), um7, cm4, prompt)
+    np.testing.assert_allclose(a[:, :, :7], b[:, :, :7], rtol=1e-5, atol=1e-5)
+    # slot ids make the model read the slot: the same permutation no longer commutes
+    ids = dataclasses.replace(USERS, user_ids=True)
+    p_ids = init_params(ids, jax.random.PRNGKey(0))
+    c = PromptDT(ids).apply(p_ids, hist, um, cm, prompt)
+    d = PromptDT(ids).apply(p_ids, _permute_users(hist, order), um, cm, _permute_users(prompt, order))
+    assert not np.allclose(np.asarray(d), np.asarray(c)[:, :, order], atol=1e-4)
+
+
 def test_save_load_round_trip(tmp_path, tiny_params: dict) -> None:
     path = tmp_path / "dt.msgpack"
     save_params(path, tiny_params, TINY)
@@ -261,6 +295,8 @@ def test_rollout_on_comp_env(tiny_params: dict) -> None:
         ("learning_rate", -1.0),
         ("n_demos", 0),
         ("link_features", "yes"),
+        ("user_layers", -1),
+        ("user_ids", 1),
     ],
 )
 def test_bad_config_names_the_field(field: str, value: object) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from decisions.core.progress import Progress, silent
 from decisions.errors import InputError
@@ -49,6 +49,9 @@ class StudySettings(BaseModel):
     sizes: tuple[str, ...] = Field(_DEFAULT.sizes, min_length=1)
     eval_episodes: int = Field(_DEFAULT.eval_episodes, ge=2, le=10_000)
     context_len: int = Field(_DEFAULT.context_len, ge=1, le=100)
+    dt_learning_rate: float = Field(_DEFAULT.dt_learning_rate, gt=0.0, le=1.0)
+    user_layers: int = Field(_DEFAULT.user_layers, ge=0, le=16)
+    user_ids: StrictBool = _DEFAULT.user_ids
 
     @field_validator("sizes")
     @classmethod

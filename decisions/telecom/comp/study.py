@@ -106,7 +106,7 @@ class StudyBudget:
     """Offline episodes of the expert per training task."""
     demo_episodes: int = 5
     """Expert episodes of each unseen task (its prompts)."""
-    dt_steps: int = 2_000
+    dt_steps: int = 4_000
     """Gradient steps of each (Prompt-)DT (the shipped study's)."""
     dt_batch: int = 32
     """Windows per gradient step."""
@@ -117,6 +117,19 @@ class StudyBudget:
     context_len: int = 10
     """Steps of history the (Prompt-)DTs read (a step's connections are set by its action, so
     a short history suffices; it halves the training cost of the default 20)."""
+    dt_learning_rate: float = 3e-4
+    """Peak learning rate of the (Prompt-)DTs."""
+    user_layers: int = 1
+    """Transformer blocks over each step's users in the (Prompt-)DTs (``PromptDTConfig.user_layers``)."""
+    user_ids: bool = True
+    """Whether the (Prompt-)DTs read each user's slot (``PromptDTConfig.user_ids``)."""
+
+    def dt_config(self, size: str) -> PromptDTConfig:
+        """The architecture and training constants of the (Prompt-)DT of ``size``."""
+        return PromptDTConfig.size(
+            size, context_len=self.context_len, learning_rate=self.dt_learning_rate,
+            user_layers=self.user_layers, user_ids=self.user_ids,
+        )
 
 
 def _path(folder: Path, kind: str, task: Task, suffix: str) -> Path:
@@ -207,7 +220,7 @@ def train_dt_models(
     seconds: dict[str, float] = {}
     runs = [(f"promptdt-{s}", s, True) for s in budget.sizes] + [("dt", budget.sizes[0], False)]
     for name, size, use_prompt in runs:
-        config = PromptDTConfig.size(size, context_len=budget.context_len)
+        config = budget.dt_config(size)
         start = time.perf_counter()
         params, metrics = train_promptdt(
             data, config, budget.dt_steps, budget.dt_batch, seed=seed, use_prompt=use_prompt,
