@@ -166,11 +166,11 @@ class PromptDTConfig:
 
     def __post_init__(self) -> None:
         """Check every field; raise ``ValueError("field: problem")`` on the first bad one."""
-        for name in ("embed_dim", "n_layers", "n_heads", "context_len", "prompt_len", "max_ep_len"):
+        positive = ("embed_dim", "n_layers", "n_heads", "context_len", "prompt_len", "max_ep_len", "mlp_ratio", "n_demos")
+        for name in positive:
             check_int(name, getattr(self, name), 1)
-        for name in ("mlp_ratio", "n_demos"):
-            check_int(name, getattr(self, name), 1)
-        check_int("warmup_steps", self.warmup_steps, 0)
+        for name in ("warmup_steps", "user_layers"):
+            check_int(name, getattr(self, name), 0)
         if self.embed_dim % self.n_heads:
             raise ValueError(
                 f"embed_dim: must be a multiple of n_heads = {self.n_heads}, got {self.embed_dim}"
@@ -181,9 +181,8 @@ class PromptDTConfig:
         for name in ("rtg_scale", "learning_rate", "grad_clip"):
             check_number(name, getattr(self, name), 0.0, math.inf, open_low=True)
         check_number("weight_decay", self.weight_decay, 0.0, math.inf)
-        check_bool("link_features", self.link_features)
-        check_int("user_layers", self.user_layers, 0)
-        check_bool("user_ids", self.user_ids)
+        for name in ("link_features", "user_ids"):
+            check_bool(name, getattr(self, name))
 
     @classmethod
     def size(cls, name: str, **overrides: Any) -> PromptDTConfig:
