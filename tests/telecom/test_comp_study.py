@@ -28,6 +28,8 @@ TINY = StudyBudget(
     dt_batch=4,
     sizes=("small",),
     eval_episodes=2,
+    demonstrator="best",
+    select_episodes=2,
 )
 TRAIN, UNSEEN = [TRAINING_TASKS[0]], [UNSEEN_TASKS[3]]
 
@@ -61,6 +63,23 @@ def test_headline_from_a_known_table() -> None:
     assert headline(worse, ("small", "medium"))["qoe_non_decreasing_with_size"] == 0.0
 
 
+def test_choose_demonstrator_takes_the_better_policy_on_common_episodes() -> None:
+    from decisions.telecom.comp.experts import evaluate_policy
+    from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+    from decisions.telecom.comp.study import choose_demonstrator
+
+    task = TRAINING_TASKS[1]  # c7-u15 resource-fair: max-SNR beats random by a wide margin
+    policies = {"random": SERVING_SET_POLICIES["random"], "max_snr": SERVING_SET_POLICIES["max_snr"]}
+    returns = {n: evaluate_policy(task, p, 4, seed=3)["return_mean"] for n, p in policies.items()}
+    assert choose_demonstrator(task, policies, 4, seed=3) == max(returns, key=lambda n: returns[n]) == "max_snr"
+    same = {"first": policies["max_snr"], "second": policies["max_snr"]}
+    assert choose_demonstrator(task, same, 4, seed=3) == "first"  # a tie goes to the first
+    with pytest.raises(ValueError, match="demonstrator"):
+        StudyBudget(demonstrator="oracle")
+    with pytest.raises(ValueError, match="select_episodes"):
+        StudyBudget(select_episodes=1)
+
+
 def _spec(**sections: object) -> dict[str, object]:
     return {"job": {"kind": "comp", "name": "study"}, **sections}
 
@@ -76,6 +95,8 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         ({"study": {"user_layers": -1}}, "study.user_layers"),
         ({"study": {"user_ids": "yes"}}, "study.user_ids"),
         ({"study": {"dt_learning_rate": 0.0}}, "study.dt_learning_rate"),
+        ({"study": {"demonstrator": "oracle"}}, "study.demonstrator"),
+        ({"study": {"select_episodes": 1}}, "study.select_episodes"),
         ({"tasks": {"train": ["c99-u1"]}}, "tasks.train"),
         ({"tasks": {"unseen": [TRAINING_TASKS[0].name]}}, "tasks.unseen"),
         ({"study": {"stages": ["train"]}}, "study.stages"),  # no data in the folder yet
@@ -109,6 +130,13 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     assert (folder / "data" / f"{TRAIN[0].name}.npz").exists() and (folder / "demos" / f"{UNSEEN[0].name}.npz").exists()
     assert {p.name for p in (folder / "models").iterdir()} == {"promptdt-small.msgpack", "dt.msgpack", "multitask_ppo.msgpack"}
     assert not list(folder.rglob("*.partial*"))
+    # each task's data and demonstrations come from its chosen demonstrator (plus the weaker behaviours)
+    metrics = record.latest_metrics()
+    demo_names = {t.name: set(OfflineDataset.load(folder / "demos" / f"{t.name}.npz").behaviour) for t in (*TRAIN, *UNSEEN)}
+    assert all(len(names) == 1 and names <= {"expert", "multitask_ppo"} for names in demo_names.values())
+    assert metrics["multitask_demonstrated_tasks"] == sum(names == {"multitask_ppo"} for names in demo_names.values())
+    data = OfflineDataset.load(folder / "data" / f"{TRAIN[0].name}.npz")
+    assert demo_names[TRAIN[0].name] <= set(data.behaviour) and {"max_snr", "random"} <= set(data.behaviour)
     assert pd.read_csv(folder / "evaluation.csv").shape == pd.read_csv(artifacts["evaluation"]).shape
     table = pd.read_csv(artifacts["evaluation"])
     assert set(table.policy) == {"expert", "multitask_ppo", "max_snr", "top2", "random", "promptdt-small", "dt"}

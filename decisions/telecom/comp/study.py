@@ -4,12 +4,16 @@ Every stage reads what the previous one wrote under one folder, so stages can ru
 separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``) or at once:
 
 - ``experts/<task>.msgpack``: one PPO expert per training and unseen task (``train_experts``);
-- ``data/<task>.npz``: each training task's offline trajectories (expert, noisy expert,
-  max-SNR, top-2, random, noisy max-SNR), and ``demos/<task>.npz``: a few fresh expert
-  episodes of every task, training and unseen, the prompts at evaluation (for an unseen task
-  its only data) (``generate_data``);
-- ``models/``: ``promptdt-<size>.msgpack`` for each size, ``dt.msgpack`` (no prompt, the
-  smallest size) and ``multitask_ppo.msgpack`` (``train_models``);
+- ``models/multitask_ppo.msgpack``: the multi-task PPO baseline (``train_multitask_model``),
+  trained before the data because it can be a task's demonstrator;
+- ``data/<task>.npz``: each training task's offline trajectories of its demonstrator (the
+  per-task expert or the multi-task PPO, whichever does better on the task:
+  ``choose_demonstrator``), optionally with weaker behaviours (noisy expert, max-SNR, top-2,
+  random, noisy max-SNR), and ``demos/<task>.npz``: a few fresh episodes of every task's
+  demonstrator, training and unseen, the prompts at evaluation (for an unseen task its only
+  data) (``generate_data``);
+- ``models/``: ``promptdt-<size>.msgpack`` for each size and ``dt.msgpack`` (no prompt, the
+  smallest size) (``train_dt_models``);
 - ``evaluate``: every policy on every task, on common random numbers (the same episode keys
   give all policies the same users and movement), to one table; ``headline`` reduces it;
 - ``ship_study``: copy a finished study into the package (``SHIPPED_STUDY``), without the
@@ -50,6 +54,7 @@ from decisions.telecom.comp.dt_train import (
 )
 from decisions.telecom.comp.experts import (
     EXPERT_CONFIG,
+    TaskPolicy,
     evaluate_policy,
     expert_policy,
     save_expert,
@@ -64,6 +69,7 @@ __all__ = [
     "BASELINES",
     "SavedDT",
     "StudyBudget",
+    "choose_demonstrator",
     "evaluate",
     "generate_data",
     "headline",
@@ -84,6 +90,10 @@ SHIPPED_STUDY = Path(__file__).resolve().parent / "trained"
 of the measured study (no training data), read by ``decisions bench comp`` and the app."""
 DEMO_SEED_OFFSET = 50_000
 """Added to the study seed for the demonstration (prompt) episodes."""
+SELECT_SEED_OFFSET = 60_000
+"""Added to the study seed for the episodes on which each task's demonstrator is chosen."""
+DEMONSTRATORS = ("best", "expert")
+"""``StudyBudget.demonstrator`` choices."""
 
 
 @dataclass(frozen=True)
@@ -103,9 +113,20 @@ class StudyBudget:
     -45 to -10; expert -31.0): the history of its own first actions reads as a max-SNR
     episode and it keeps copying it. Prompt-DT's own benchmarks use expert data too."""
     expert_episodes: int = 100
-    """Offline episodes of the expert per training task."""
+    """Offline episodes of the demonstrator per training task."""
     demo_episodes: int = 5
-    """Expert episodes of each unseen task (its prompts)."""
+    """Demonstrator episodes of every task (its prompts; an unseen task's only data)."""
+    demonstrator: str = "expert"
+    """Whose episodes the (Prompt-)DTs learn from and are prompted with: ``"expert"`` (the
+    per-task PPO) or ``"best"`` (per task, the better of the per-task expert and the
+    multi-task PPO on ``select_episodes`` common episodes). Measured on the shipped study's
+    policies (100 common episodes per task): the multi-task PPO does better on 12 of the 13
+    training tasks, yet the small
+    PromptDT trained on its episodes (same budget) reached mean normalised QoE 0.800 against
+    0.858 on the experts' (its greedy imitation of the multi-task PPO's more random choices
+    is poorer: training accuracy 0.871 against 0.888), so the experts stay the default."""
+    select_episodes: int = 64
+    """Episodes (common random numbers) on which ``"best"`` compares the two candidates."""
     dt_steps: int = 4_000
     """Gradient steps of each (Prompt-)DT (the shipped study's)."""
     dt_batch: int = 32
@@ -123,6 +144,12 @@ class StudyBudget:
     """Transformer blocks over each step's users in the (Prompt-)DTs (``PromptDTConfig.user_layers``)."""
     user_ids: bool = True
     """Whether the (Prompt-)DTs read each user's slot (``PromptDTConfig.user_ids``)."""
+
+    def __post_init__(self) -> None:
+        if self.demonstrator not in DEMONSTRATORS:
+            raise ValueError(f"demonstrator: must be one of {', '.join(DEMONSTRATORS)}, got {self.demonstrator!r}")
+        if isinstance(self.select_episodes, bool) or int(self.select_episodes) != self.select_episodes or self.select_episodes < 2:
+            raise ValueError(f"select_episodes: must be an integer >= 2, got {self.select_episodes!r}")
 
     def dt_config(self, size: str) -> PromptDTConfig:
         """The architecture and training constants of the (Prompt-)DT of ``size``."""
@@ -169,6 +196,13 @@ def _expert(folder: Path, task: Task) -> Any:
     return expert_policy(path)
 
 
+def choose_demonstrator(task: Task, candidates: dict[str, TaskPolicy], episodes: int, seed: int) -> str:
+    """The name of the candidate with the highest mean return on ``task`` over ``episodes``
+    common episodes (the same users and movement for every candidate); ties go to the first."""
+    returns = {name: evaluate_policy(task, policy, episodes, seed=seed)["return_mean"] for name, policy in candidates.items()}
+    return max(returns, key=lambda name: returns[name])
+
+
 def generate_data(
     folder: Path,
     train_tasks: Sequence[Task],
@@ -176,25 +210,47 @@ def generate_data(
     budget: StudyBudget,
     seed: int = 0,
     progress: Progress = silent,
-) -> None:
-    """Write each training task's offline data and every task's few expert demonstrations.
+) -> dict[str, str]:
+    """Write each training task's offline data and every task's few demonstrations.
 
-    The demonstrations use their own episode seed (``seed + DEMO_SEED_OFFSET``), so a training
-    task's prompts are not episodes the models were trained on.
+    Each task's demonstrator is its expert, or with ``budget.demonstrator == "best"`` the
+    better of its expert and the multi-task PPO (``models/multitask_ppo.msgpack``, which must
+    exist) on episodes of their own seed (``seed + SELECT_SEED_OFFSET``). The demonstrations
+    use their own episode seed too (``seed + DEMO_SEED_OFFSET``), so a training task's prompts
+    are not episodes the models were trained on.
+
+    Returns:
+        Each task's demonstrator (``"expert"`` or ``"multitask_ppo"``) by task name.
     """
+    multitask = None
+    if budget.demonstrator == "best":
+        path = folder / "models" / "multitask_ppo.msgpack"
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no multi-task PPO to choose demonstrators with (train it first)")
+        multitask = expert_policy(path)
+    chosen: dict[str, str] = {}
     total = len(train_tasks) + len(unseen_tasks)
     for i, task in enumerate([*train_tasks, *unseen_tasks]):
         progress("data", i, total)
-        expert = _expert(folder, task)
+        candidates = {"expert": _expert(folder, task)}
+        if multitask is not None:
+            candidates["multitask_ppo"] = multitask
+        name = (
+            choose_demonstrator(task, candidates, budget.select_episodes, seed + SELECT_SEED_OFFSET)
+            if len(candidates) > 1
+            else "expert"
+        )
+        chosen[task.name] = name
         if i < len(train_tasks):
-            behaviours = default_behaviours(expert) if budget.episodes_per_behaviour else {"expert": expert}
-            counts = {name: budget.episodes_per_behaviour for name in behaviours}
-            counts["expert"] = budget.expert_episodes
+            behaviours = default_behaviours(candidates["expert"]) if budget.episodes_per_behaviour else {}
+            counts = dict.fromkeys(behaviours, budget.episodes_per_behaviour)
+            behaviours[name], counts[name] = candidates[name], budget.expert_episodes
             data = generate_dataset(task, behaviours, counts, seed)
             _write_once(_path(folder, "data", task, "npz"), data.save)
-        demos = generate_dataset(task, {"expert": expert}, budget.demo_episodes, seed + DEMO_SEED_OFFSET)
+        demos = generate_dataset(task, {name: candidates[name]}, budget.demo_episodes, seed + DEMO_SEED_OFFSET)
         _write_once(_path(folder, "demos", task, "npz"), demos.save)
     progress("data", total, total)
+    return chosen
 
 
 def _load_data(folder: Path, kind: str, tasks: Sequence[Task]) -> list[OfflineDataset]:
@@ -239,22 +295,29 @@ def train_dt_models(
 
 def train_multitask_model(
     folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
-) -> float:
-    """Train the multi-task PPO baseline (needs only the tasks, not the data); return seconds."""
+) -> float | None:
+    """Train the multi-task PPO baseline (needs only the tasks, not the data), or keep it when its
+    file exists, as experts are kept; return the training seconds (None when kept)."""
+    path = folder / "models" / "multitask_ppo.msgpack"
+    if path.exists():
+        return None
     start = time.perf_counter()
     result = train_multitask(
         train_tasks, budget.multitask_steps, seed=seed, progress=lambda _t, d, n: progress("multitask_ppo", d, n)
     )
-    _write_once(folder / "models" / "multitask_ppo.msgpack", lambda p: save_expert(p, result, tuple(train_tasks)))
+    _write_once(path, lambda p: save_expert(p, result, tuple(train_tasks)))
     return time.perf_counter() - start
 
 
 def train_models(
     folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
 ) -> dict[str, float]:
-    """Train the PromptDT sizes, the plain DT and the multi-task PPO baseline; return training seconds."""
+    """Train the PromptDT sizes, the plain DT and (unless the data stage did) the multi-task PPO
+    baseline; return training seconds."""
     seconds = train_dt_models(folder, train_tasks, budget, seed, progress)
-    seconds["multitask_ppo"] = train_multitask_model(folder, train_tasks, budget, seed, progress)
+    multitask = train_multitask_model(folder, train_tasks, budget, seed, progress)
+    if multitask is not None:
+        seconds["multitask_ppo"] = multitask
     return seconds
 
 
@@ -396,8 +459,10 @@ def run_study(
 ) -> tuple[pd.DataFrame | None, dict[str, float]]:
     """Run the chosen stages in order; return the evaluation table (or None) and timings/figures.
 
-    ``"data"`` trains the missing experts first, then writes the datasets; ``"evaluate"``
-    also writes ``evaluation.csv`` into the folder (the app reads it there).
+    ``"data"`` trains the missing experts (and, for ``demonstrator = "best"``, the multi-task
+    PPO) first, then writes the datasets; ``"evaluate"`` also writes ``evaluation.csv`` into
+    the folder (the app reads it there). The figures include ``multitask_demonstrated_tasks``,
+    the number of tasks whose demonstrator is the multi-task PPO.
     """
     folder = Path(folder)
     figures: dict[str, float] = {}
@@ -405,9 +470,14 @@ def run_study(
         start = time.perf_counter()
         train_experts(folder, [*train_tasks, *unseen_tasks], budget, seed, progress)
         figures["experts_seconds"] = time.perf_counter() - start
+        if budget.demonstrator == "best":
+            multitask = train_multitask_model(folder, train_tasks, budget, seed, progress)
+            if multitask is not None:
+                figures["train_seconds_multitask_ppo"] = multitask
         start = time.perf_counter()
-        generate_data(folder, train_tasks, unseen_tasks, budget, seed, progress)
+        chosen = generate_data(folder, train_tasks, unseen_tasks, budget, seed, progress)
         figures["data_seconds"] = time.perf_counter() - start
+        figures["multitask_demonstrated_tasks"] = float(sum(name == "multitask_ppo" for name in chosen.values()))
     if "train" in stages:
         for name, sec in train_models(folder, train_tasks, budget, seed, progress).items():
             figures[f"train_seconds_{name}"] = sec
