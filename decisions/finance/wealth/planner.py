@@ -122,8 +122,8 @@ FINE_TUNE_CONFIG = dataclasses.replace(
 
 DEFAULT_PLANNER_PATH = Path(__file__).with_name("planner.msgpack")
 """The shipped planner: ``DEFAULT_CONFIG`` from scratch (``decisions run examples/wealth_train.toml``),
-fine-tuned with ``FINE_TUNE_CONFIG``, then refined on the DP's action values of 1,920 training
-problems in five DAgger rounds (``distill.refine``, ``decisions run examples/wealth_refine.toml``);
+fine-tuned with ``FINE_TUNE_CONFIG``, then refined on the DP's action values of 2,304 training
+problems in six DAgger rounds (``distill.refine``, ``decisions run examples/wealth_refine.toml``);
 every stage is in its metadata (``planner_training``)."""
 PPO_PLANNER_PATH = Path(__file__).with_name("planner_ppo.msgpack")
 """The shipped planner before its DP refinement (PPO and fine-tune only): the start of
