@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from jax import Array
 
+from decisions.core.agents.common import check_int
 from decisions.core.checkpoint import load_metadata
 from decisions.core.progress import Progress, silent
 from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
@@ -121,10 +122,10 @@ class StudyBudget:
     per-task PPO) or ``"best"`` (per task, the better of the per-task expert and the
     multi-task PPO on ``select_episodes`` common episodes). Measured on the shipped study's
     policies (100 common episodes per task): the multi-task PPO does better on 12 of the 13
-    training tasks, yet the small
-    PromptDT trained on its episodes (same budget) reached mean normalised QoE 0.800 against
-    0.858 on the experts' (its greedy imitation of the multi-task PPO's more random choices
-    is poorer: training accuracy 0.871 against 0.888), so the experts stay the default."""
+    training tasks, yet the small PromptDT trained on its episodes (same budget) reached mean
+    normalised QoE 0.800 against 0.858 on the experts' (its greedy imitation of the multi-task
+    PPO's more random choices is poorer: training accuracy 0.871 against 0.888), so the
+    experts stay the default."""
     select_episodes: int = 64
     """Episodes (common random numbers) on which ``"best"`` compares the two candidates."""
     dt_steps: int = 4_000
@@ -148,8 +149,7 @@ class StudyBudget:
     def __post_init__(self) -> None:
         if self.demonstrator not in DEMONSTRATORS:
             raise ValueError(f"demonstrator: must be one of {', '.join(DEMONSTRATORS)}, got {self.demonstrator!r}")
-        if isinstance(self.select_episodes, bool) or int(self.select_episodes) != self.select_episodes or self.select_episodes < 2:
-            raise ValueError(f"select_episodes: must be an integer >= 2, got {self.select_episodes!r}")
+        check_int("select_episodes", self.select_episodes, 2)
 
     def dt_config(self, size: str) -> PromptDTConfig:
         """The architecture and training constants of the (Prompt-)DT of ``size``."""
