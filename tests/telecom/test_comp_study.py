@@ -3,6 +3,8 @@ the headline figures from a hand-made table, and bad job specs naming the field.
 
 from __future__ import annotations
 
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,14 @@ from decisions.jobs.kinds import JobKind, entry
 from decisions.store import RunStatus, dispose_engines, get_run
 from decisions.telecom.comp import job as comp_job
 from decisions.telecom.comp.datasets import OfflineDataset
-from decisions.telecom.comp.study import SHIPPED_STUDY, StudyBudget, headline, run_study, ship_study
+from decisions.telecom.comp.study import (
+    SHIPPED_STUDY,
+    StudyBudget,
+    generate_data,
+    headline,
+    run_study,
+    ship_study,
+)
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
 
 TINY = StudyBudget(
@@ -44,7 +53,7 @@ def test_headline_from_a_known_table() -> None:
     rows = []
     for task, split, scores in (
         ("a", "train", {"random": 0.3, "max_snr": 0.5, "top2": 0.45, "expert": 0.6, "multitask_ppo": 0.4,
-                        "dt": 0.5, "promptdt-small": 0.54, "promptdt-medium": 0.57}),
+                        "dt": 0.5, "promptdt-small": 0.54, "promptdt-medium": 0.57, "planner": 0.7}),
         ("b", "unseen", {"random": 0.2, "max_snr": 0.4, "top2": 0.4, "expert": 0.5, "multitask_ppo": 0.3,
                          "dt": 0.3, "promptdt-small": 0.45, "promptdt-medium": 0.46}),
     ):
@@ -55,7 +64,8 @@ def test_headline_from_a_known_table() -> None:
     assert a["promptdt-medium"] == pytest.approx(0.9)
     figures = headline(table, ("small", "medium"))
     assert figures["promptdt_vs_multitask_ppo"] == pytest.approx(0.9 / (1 / 3))
-    assert figures["promptdt_beats_baselines"] == 1.0  # 0.9 >= max_snr's 0.667, dt's 0.667
+    assert figures["promptdt_beats_baselines"] == 1.0  # 0.9 >= max_snr's 0.667, dt's 0.667; the planner is a reference
+    assert figures["normalised_qoe_planner"] == pytest.approx(4 / 3)  # above the expert: not part of the normalisation
     assert figures["unseen_vs_expert"] == pytest.approx(0.46 / 0.5)
     assert figures["qoe_non_decreasing_with_size"] == 1.0
     worse = table.copy()
@@ -139,7 +149,7 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     assert demo_names[TRAIN[0].name] <= set(data.behaviour) and {"max_snr", "random"} <= set(data.behaviour)
     assert pd.read_csv(folder / "evaluation.csv").shape == pd.read_csv(artifacts["evaluation"]).shape
     table = pd.read_csv(artifacts["evaluation"])
-    assert set(table.policy) == {"expert", "multitask_ppo", "max_snr", "top2", "random", "promptdt-small", "dt"}
+    assert set(table.policy) == {"expert", "multitask_ppo", "max_snr", "top2", "random", "planner", "promptdt-small", "dt"}
     assert set(table.split) == {"train", "unseen"} and table[["qoe", "jain_qoe"]].notna().all().all()
     assert ((table.qoe >= 0) & (table.qoe <= 1)).all()
     # common random numbers: max-SNR's QoE equals a fresh evaluation on the same seed
@@ -150,6 +160,13 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     again = evaluate_policy(TRAIN[0], SERVING_SET_POLICIES["max_snr"], TINY.eval_episodes, seed=EVAL_SEED)
     row = table[(table.task == TRAIN[0].name) & (table.policy == "max_snr")]
     assert float(row.qoe.iloc[0]) == pytest.approx(again["qoe"], rel=1e-6)
+    # with the planner as demonstrator, every task's data and prompts are the planner's (beside the weaker behaviours)
+    planned = tmp_path / "planned"
+    shutil.copytree(folder / "experts", planned / "experts")
+    chosen = generate_data(planned, TRAIN, UNSEEN, replace(TINY, demonstrator="planner"))
+    assert set(chosen.values()) == {"planner"}
+    assert all(set(OfflineDataset.load(planned / "demos" / f"{t.name}.npz").behaviour) == {"planner"} for t in (*TRAIN, *UNSEEN))
+    assert {"planner", "expert", "max_snr"} <= set(OfflineDataset.load(planned / "data" / f"{TRAIN[0].name}.npz").behaviour)
     # a later stage alone reuses the folder; an existing expert is kept, not retrained
     stamp = (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns
     table2, _ = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN)

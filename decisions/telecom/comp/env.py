@@ -55,6 +55,7 @@ __all__ = [
     "CompState",
     "apply_toggles",
     "hide_links",
+    "link_outcome",
     "observe",
     "serving_set",
     "snr_rank",
@@ -194,6 +195,28 @@ def serving_set(l_snr: Array, ok: Array, action: Array, params: NetworkParams) -
     return ok & (rank < size[:, None])
 
 
+def link_outcome(state: CompState, conn: Array, params: NetworkParams) -> tuple[Array, Array, Array]:
+    """What the links ``conn`` give every user in ``state`` (steps 3-4 of the module docstring).
+
+    Args:
+        state: the state (its SNR cache and, for proportional-fair, its average rates).
+        conn: ``(users, cells)`` bool connections, already pruned to connectable links.
+        params: the network.
+
+    Returns:
+        ``(rate, utility, scaled)``, each ``(users,)``: the rate in bit/s (0 for padded users),
+        the bounded log utility and the utility scaled to ``[-1, 1]``.
+    """
+    l_snr = state.l_snr
+    ok = channel.connectable(params, l_snr)
+    l_sinr = jax.lax.cond(params.interference, lambda: channel.log10_sinr(params, l_snr, conn), lambda: l_snr)
+    cap = channel.capacity(params, l_sinr, ok)
+    share = schedulers.shares(params.scheduler, conn, cap, state.avg_rate)
+    rate = jnp.where(params.user_mask, schedulers.user_rates(share, cap), 0.0)
+    raw = qoe.bounded_log_utility(rate, params.utility_bounds, params.utility_coeffs)
+    return rate, raw, qoe.scale_utility(raw, params.utility_bounds)
+
+
 class CompEnv(Environment[CompState, NetworkParams]):
     """Central CoMP cell selection on a padded multi-cell network (see the module docstring).
 
@@ -278,17 +301,8 @@ class CompEnv(Environment[CompState, NetworkParams]):
         self, key: PRNGKey, state: CompState, action: Array, params: NetworkParams
     ) -> tuple[Array, CompState, Array, Array, Array, Info]:
         """One step of mobile-env's central scenario (see the module docstring and ``Environment.step``)."""
-        l_snr = state.l_snr
-        ok = channel.connectable(params, l_snr)
         conn = self.connections(state, action, params)
-        l_sinr = jax.lax.cond(
-            params.interference, lambda: channel.log10_sinr(params, l_snr, conn), lambda: l_snr
-        )
-        cap = channel.capacity(params, l_sinr, ok)
-        share = schedulers.shares(params.scheduler, conn, cap, state.avg_rate)
-        rate = jnp.where(params.user_mask, schedulers.user_rates(share, cap), 0.0)
-        raw = qoe.bounded_log_utility(rate, params.utility_bounds, params.utility_coeffs)
-        scaled = qoe.scale_utility(raw, params.utility_bounds)
+        rate, raw, scaled = link_outcome(state, conn, params)
         n = jnp.maximum(jnp.sum(params.user_mask), 1)
         reward = jnp.sum(jnp.where(params.user_mask, scaled, 0.0)) / n
         user_qoe = (scaled + 1.0) / 2.0

@@ -49,6 +49,7 @@ __all__ = [
     "MultiTaskParams",
     "MultiTaskState",
     "TaskPolicy",
+    "act",
     "canonical_action",
     "epsilon_noisy",
     "evaluate_policy",
@@ -168,6 +169,22 @@ class _ActorCritic:
         return self.policy(pparams, obs, key)
 
 
+def act(
+    fn: Callable[..., Array], pparams: PyTree, obs: Array, key: Array, net: NetworkParams, state: CompState | None
+) -> Array:
+    """``fn``'s action: ``fn(pparams, obs, key, net)``, with ``state`` appended for a function
+    that reads the environment state (``reads_state``, e.g. ``planner.GreedyPlanner``).
+
+    Raises:
+        ValueError: ``fn`` reads the state and ``state`` is None.
+    """
+    if not getattr(fn, "reads_state", False):
+        return fn(pparams, obs, key, net)
+    if state is None:
+        raise ValueError(f"state: {type(fn).__name__} acts on the environment state, not on an observation alone")
+    return fn(pparams, obs, key, net, state)
+
+
 @dataclass(frozen=True)
 class _EpsilonNoisy:
     """Replace each real user's action by a uniform one (``random_set_size``) with probability ``epsilon``."""
@@ -175,9 +192,16 @@ class _EpsilonNoisy:
     inner: Callable[..., Array]
     epsilon: float
 
-    def __call__(self, pparams: PyTree, obs: Array, key: Array, net: NetworkParams) -> Array:
+    @property
+    def reads_state(self) -> bool:
+        """Whether the wrapped policy reads the environment state."""
+        return bool(getattr(self.inner, "reads_state", False))
+
+    def __call__(
+        self, pparams: PyTree, obs: Array, key: Array, net: NetworkParams, state: CompState | None = None
+    ) -> Array:
         k_inner, k_rand, k_coin = jax.random.split(key, 3)
-        action = self.inner(pparams, obs, k_inner, net)
+        action = act(self.inner, pparams, obs, k_inner, net, state)
         noise = random_set_size(obs, k_rand, net)
         coin = jax.random.uniform(k_coin, action.shape) < self.epsilon
         return jnp.where(coin, noise, action).astype(jnp.int32)
@@ -194,9 +218,9 @@ class TaskPolicy:
     fn: Callable[[PyTree, Array, Array, NetworkParams], Array]
     params: PyTree = field(default=None, compare=False, hash=False)
 
-    def __call__(self, obs: Array, key: Array, net: NetworkParams) -> Array:
-        """Action for one observation of network ``net``."""
-        return self.fn(self.params, obs, key, net)
+    def __call__(self, obs: Array, key: Array, net: NetworkParams, state: CompState | None = None) -> Array:
+        """Action for one observation of network ``net`` (and its ``state``, which a planner needs)."""
+        return act(self.fn, self.params, obs, key, net, state)
 
 
 def task_policy(policy: Any, observe_links: bool = True) -> TaskPolicy:
@@ -205,7 +229,9 @@ def task_policy(policy: Any, observe_links: bool = True) -> TaskPolicy:
     Args:
         policy: a ``TaskPolicy``; a ``TrainResult`` of an actor-critic agent (single- or
             multi-task PPO); a ``(ActorCriticPolicy, params)`` pair (``load_expert``'s first
-            two items); or a heuristic ``policy(obs, key, net_params)`` (``heuristics.POLICIES``).
+            two items); a function of the ``TaskPolicy`` convention that reads the state
+            (``reads_state``, e.g. ``planner.GreedyPlanner()``); or a heuristic
+            ``policy(obs, key, net_params)`` (``heuristics.POLICIES``).
         observe_links: for an actor-critic, whether it was trained seeing the link flags
             (``train_expert``'s experts were not: pass False, or use ``expert_policy`` on a file).
 
@@ -220,6 +246,8 @@ def task_policy(policy: Any, observe_links: bool = True) -> TaskPolicy:
         return TaskPolicy(_ActorCritic(policy.policy, observe_links), policy.params)
     if isinstance(policy, tuple) and len(policy) >= 2 and isinstance(policy[0], ActorCriticPolicy):
         return TaskPolicy(_ActorCritic(policy[0], observe_links), policy[1])
+    if getattr(policy, "reads_state", False):
+        return TaskPolicy(policy)
     if callable(policy):
         return TaskPolicy(_Heuristic(policy))
     raise TypeError(f"policy: cannot use {type(policy).__name__} as a CoMP policy")
@@ -262,7 +290,7 @@ def _rollout_jit(
         def step(carry: tuple[Array, CompState], keys_t: tuple[Array, Array]) -> tuple[Any, dict[str, Array]]:
             obs, state = carry
             env_key, act_key = keys_t
-            action = canonical_action(state, fn(pparams, obs, act_key, net), net)
+            action = canonical_action(state, act(fn, pparams, obs, act_key, net, state), net)
             obs2, state2, reward, _, _, info = ENV.step(env_key, state, action, net)
             out = {
                 "reward": reward,

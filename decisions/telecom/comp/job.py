@@ -44,8 +44,9 @@ class StudySettings(BaseModel):
     episodes_per_behaviour: int = Field(_DEFAULT.episodes_per_behaviour, ge=0, le=10_000)
     expert_episodes: int = Field(_DEFAULT.expert_episodes, ge=1, le=100_000)
     demo_episodes: int = Field(_DEFAULT.demo_episodes, ge=1, le=1_000)
-    demonstrator: Literal["best", "expert"] = Field(
-        _DEFAULT.demonstrator, description="Per task: the better of expert and multi-task PPO, or always the expert."
+    demonstrator: Literal["best", "expert", "planner"] = Field(
+        _DEFAULT.demonstrator,
+        description="Per task: the better of expert and multi-task PPO, always the expert, or the greedy planner.",
     )
     select_episodes: int = Field(_DEFAULT.select_episodes, ge=2, le=10_000)
     dt_steps: int = Field(_DEFAULT.dt_steps, ge=1, le=10**7)

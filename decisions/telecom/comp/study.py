@@ -7,14 +7,15 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
 - ``models/multitask_ppo.msgpack``: the multi-task PPO baseline (``train_multitask_model``),
   trained before the data because it can be a task's demonstrator;
 - ``data/<task>.npz``: each training task's offline trajectories of its demonstrator (the
-  per-task expert or the multi-task PPO, whichever does better on the task:
-  ``choose_demonstrator``), optionally with weaker behaviours (noisy expert, max-SNR, top-2,
+  per-task expert; the multi-task PPO where it does better on the task,
+  ``choose_demonstrator``; or the greedy planner of ``planner``), optionally with weaker behaviours (noisy expert, max-SNR, top-2,
   random, noisy max-SNR), and ``demos/<task>.npz``: a few fresh episodes of every task's
   demonstrator, training and unseen, the prompts at evaluation (for an unseen task its only
   data) (``generate_data``);
 - ``models/``: ``promptdt-<size>.msgpack`` for each size and ``dt.msgpack`` (no prompt, the
   smallest size) (``train_dt_models``);
-- ``evaluate``: every policy on every task, on common random numbers (the same episode keys
+- ``evaluate``: every policy (and the greedy planner, a reference that reads the state) on
+  every task, on common random numbers (the same episode keys
   give all policies the same users and movement), to one table; ``headline`` reduces it;
 - ``ship_study``: copy a finished study into the package (``SHIPPED_STUDY``), without the
   training data and with only each task's best demonstration, the one the evaluation prompts with.
@@ -59,15 +60,18 @@ from decisions.telecom.comp.experts import (
     evaluate_policy,
     expert_policy,
     save_expert,
+    task_policy,
     train_expert,
     train_multitask,
 )
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.planner import GreedyPlanner
 from decisions.telecom.comp.promptdt import SIZES, PromptDTConfig
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task
 
 __all__ = [
     "BASELINES",
+    "REFERENCES",
     "SavedDT",
     "StudyBudget",
     "choose_demonstrator",
@@ -84,6 +88,9 @@ __all__ = [
 
 BASELINES = ("max_snr", "top2", "random")
 """Heuristic baselines evaluated beside the learnt policies."""
+REFERENCES = ("planner",)
+"""Policies evaluated as references, not baselines: the greedy planner (``planner``) reads the
+environment state, which no learnt policy sees, so ``headline`` does not ask PromptDT to beat it."""
 EVAL_SEED = 77_000
 """Evaluation episode seed (disjoint from the data seeds)."""
 SHIPPED_STUDY = Path(__file__).resolve().parent / "trained"
@@ -93,7 +100,7 @@ DEMO_SEED_OFFSET = 50_000
 """Added to the study seed for the demonstration (prompt) episodes."""
 SELECT_SEED_OFFSET = 60_000
 """Added to the study seed for the episodes on which each task's demonstrator is chosen."""
-DEMONSTRATORS = ("best", "expert")
+DEMONSTRATORS = ("best", "expert", "planner")
 """``StudyBudget.demonstrator`` choices."""
 
 
@@ -119,8 +126,10 @@ class StudyBudget:
     """Demonstrator episodes of every task (its prompts; an unseen task's only data)."""
     demonstrator: str = "expert"
     """Whose episodes the (Prompt-)DTs learn from and are prompted with: ``"expert"`` (the
-    per-task PPO) or ``"best"`` (per task, the better of the per-task expert and the
-    multi-task PPO on ``select_episodes`` common episodes). Measured on the shipped study's
+    per-task PPO), ``"best"`` (per task, the better of the per-task expert and the
+    multi-task PPO on ``select_episodes`` common episodes) or ``"planner"`` (the greedy
+    planner of ``planner``, which reads the state: the DTs learn to act like it from the
+    observation alone). Measured on the shipped study's
     policies (100 common episodes per task): the multi-task PPO does better on 12 of the 13
     training tasks, yet the small PromptDT trained on its episodes (same budget) reached mean
     normalised QoE 0.800 against 0.858 on the experts' (its greedy imitation of the multi-task
@@ -213,16 +222,18 @@ def generate_data(
 ) -> dict[str, str]:
     """Write each training task's offline data and every task's few demonstrations.
 
-    Each task's demonstrator is its expert, or with ``budget.demonstrator == "best"`` the
+    Each task's demonstrator is its expert; with ``budget.demonstrator == "best"`` the
     better of its expert and the multi-task PPO (``models/multitask_ppo.msgpack``, which must
-    exist) on episodes of their own seed (``seed + SELECT_SEED_OFFSET``). The demonstrations
+    exist) on episodes of their own seed (``seed + SELECT_SEED_OFFSET``); with ``"planner"``
+    the greedy planner (``planner.GreedyPlanner``). The demonstrations
     use their own episode seed too (``seed + DEMO_SEED_OFFSET``), so a training task's prompts
     are not episodes the models were trained on.
 
     Returns:
-        Each task's demonstrator (``"expert"`` or ``"multitask_ppo"``) by task name.
+        Each task's demonstrator (``"expert"``, ``"multitask_ppo"`` or ``"planner"``) by task name.
     """
     multitask = None
+    planner = task_policy(GreedyPlanner()) if budget.demonstrator == "planner" else None
     if budget.demonstrator == "best":
         path = folder / "models" / "multitask_ppo.msgpack"
         if not path.exists():
@@ -235,11 +246,13 @@ def generate_data(
         candidates = {"expert": _expert(folder, task)}
         if multitask is not None:
             candidates["multitask_ppo"] = multitask
-        name = (
-            choose_demonstrator(task, candidates, budget.select_episodes, seed + SELECT_SEED_OFFSET)
-            if len(candidates) > 1
-            else "expert"
-        )
+        if planner is not None:
+            candidates["planner"] = planner
+            name = "planner"
+        elif len(candidates) > 1:
+            name = choose_demonstrator(task, candidates, budget.select_episodes, seed + SELECT_SEED_OFFSET)
+        else:
+            name = "expert"
         chosen[task.name] = name
         if i < len(train_tasks):
             behaviours = default_behaviours(candidates["expert"]) if budget.episodes_per_behaviour else {}
@@ -383,6 +396,7 @@ def evaluate(
     paths = sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
     dt_models = {path.stem: SavedDT.load(path) for path in paths}
     multitask = expert_policy(models / "multitask_ppo.msgpack")
+    planner = task_policy(GreedyPlanner())
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
     rows: list[dict[str, Any]] = []
     tasks = [(t, "train") for t in train_tasks] + [(t, "unseen") for t in unseen_tasks]
@@ -391,6 +405,7 @@ def evaluate(
         demos = _load_data(folder, "demos", [task])[0]
         policies: dict[str, Any] = {"expert": _expert(folder, task), "multitask_ppo": multitask}
         policies.update({name: SERVING_SET_POLICIES[name] for name in BASELINES})
+        policies["planner"] = planner
         for name, policy in policies.items():
             scores = evaluate_policy(task, policy, budget.eval_episodes, seed=EVAL_SEED)
             rows.append({"task": task.name, "split": split, "policy": name, **_pick(scores)})
@@ -423,7 +438,8 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     - ``promptdt_vs_multitask_ppo``: mean normalised QoE of the best PromptDT size over the
       multi-task PPO's, on the training tasks;
     - ``promptdt_beats_baselines``: 1 when that PromptDT's mean normalised QoE on the training
-      tasks is at or above every baseline's but the per-task expert's, else 0;
+      tasks is at or above every baseline's but the per-task expert's (and the ``REFERENCES``,
+      which are not baselines), else 0;
     - ``unseen_vs_expert``: mean QoE of PromptDT on the unseen tasks over the experts';
     - ``qoe_<size>``: mean QoE of each size on the training tasks, and
       ``qoe_non_decreasing_with_size`` (1 or 0).
@@ -437,7 +453,7 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     out: dict[str, float] = {f"qoe_{n}": float(qoe[n]) for n in names}
     out.update({f"normalised_qoe_{p}": float(v) for p, v in norm.items()})
     out["promptdt_vs_multitask_ppo"] = float(norm[best] / norm["multitask_ppo"])
-    others = [p for p in norm.index if p != "expert" and not p.startswith("promptdt-")]
+    others = [p for p in norm.index if p not in ("expert", *REFERENCES) and not p.startswith("promptdt-")]
     out["promptdt_beats_baselines"] = float(all(norm[best] >= norm[p] for p in others))
     q_unseen = unseen.groupby("policy")["qoe"].mean()
     if len(unseen):

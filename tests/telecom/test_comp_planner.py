@@ -1,0 +1,70 @@
+"""The greedy serving-set planner: its objective is the environment's reward, it finds the exhaustive
+optimum on the small scenarios, and it runs as a state-reading policy in rollouts."""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from decisions.telecom.comp.experts import ENV, TaskPolicy, evaluate_policy, task_policy
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.planner import GreedyPlanner, greedy_serving_sets, step_utility
+from decisions.telecom.comp.tasks import TRAINING_TASKS
+
+
+def _state(task_index: int, seed: int):  # noqa: ANN202 - a (net, state) pair
+    net = TRAINING_TASKS[task_index].params()
+    _, state = ENV.reset(jax.random.PRNGKey(seed), net)
+    # a proportional-fair scheduler divides by past rates: give every user some
+    return net, state.replace(avg_rate=jnp.full_like(state.avg_rate, 1e6))
+
+
+@pytest.mark.parametrize("task_index", [0, 4, 7])
+def test_step_utility_is_the_environment_reward_times_the_users(task_index: int) -> None:
+    net, state = _state(task_index, 1)
+    n_users = int(net.user_mask.sum())
+    for seed in range(3):
+        action = jax.random.randint(jax.random.PRNGKey(seed), net.user_mask.shape, 0, 4)
+        action = ENV.canonical_action(state, action, net)
+        _, _, reward, _, _, _ = ENV.step(jax.random.PRNGKey(9), state, action, net)
+        assert float(step_utility(state, action, net)) == pytest.approx(float(reward) * n_users, rel=1e-5, abs=1e-5)
+
+
+@pytest.mark.parametrize("task_index", [0, 3])  # c3-u5 resource-fair (mobile-env's small) and rate-fair
+def test_greedy_finds_the_exhaustive_optimum_of_a_small_network(task_index: int) -> None:
+    net = TRAINING_TASKS[task_index].params()
+    combos = jnp.asarray(list(itertools.product(range(1, 4), repeat=5)), jnp.int32)  # 3 cells, 5 users
+    every = jnp.zeros((len(combos), net.user_mask.shape[0]), jnp.int32).at[:, :5].set(combos)
+    for seed in range(4):
+        _, state = _state(task_index, seed)
+        best = float(jax.vmap(lambda a, s=state: step_utility(s, a, net))(every).max())
+        found = greedy_serving_sets(state, net)
+        assert float(step_utility(state, found, net)) == pytest.approx(best, abs=1e-5)
+        assert int(found[5:].sum()) == 0  # padded users get nothing
+
+
+def test_greedy_never_does_worse_than_its_max_snr_start_and_improves_with_sweeps() -> None:
+    net, state = _state(8, 2)  # c8-u16 proportional-fair
+    start = float(step_utility(state, jnp.where(net.user_mask, 1, 0), net))
+    values = [float(step_utility(state, greedy_serving_sets(state, net, k), net)) for k in (1, 2)]
+    assert start <= values[0] + 1e-6 <= values[1] + 2e-6
+    assert values[1] > start  # on this state, cooperating cells pay
+
+
+def test_planner_runs_as_a_policy_that_reads_the_state() -> None:
+    task = TRAINING_TASKS[1]
+    planner = task_policy(GreedyPlanner())
+    assert isinstance(planner, TaskPolicy) and planner.fn.reads_state
+    greedy = evaluate_policy(task, planner, 4, seed=5)
+    max_snr = evaluate_policy(task, SERVING_SET_POLICIES["max_snr"], 4, seed=5)
+    assert greedy["return_mean"] > max_snr["return_mean"]
+    net, state = _state(1, 0)
+    obs = ENV.observe(state, net)
+    assert jnp.array_equal(planner(obs, jax.random.PRNGKey(0), net, state), greedy_serving_sets(state, net))
+    with pytest.raises(ValueError, match="state"):
+        planner(obs, jax.random.PRNGKey(0), net)
+    with pytest.raises(ValueError, match="sweeps"):
+        GreedyPlanner(sweeps=0)
