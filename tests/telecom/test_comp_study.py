@@ -66,6 +66,7 @@ def test_headline_from_a_known_table() -> None:
     assert figures["promptdt_vs_multitask_ppo"] == pytest.approx(0.9 / (1 / 3))
     assert figures["promptdt_beats_baselines"] == 1.0  # 0.9 >= max_snr's 0.667, dt's 0.667; the planner is a reference
     assert figures["normalised_qoe_planner"] == pytest.approx(4 / 3)  # above the expert: not part of the normalisation
+    assert figures["planner_vs_multitask_ppo"] == pytest.approx((4 / 3) / (1 / 3))
     assert figures["unseen_vs_expert"] == pytest.approx(0.46 / 0.5)
     assert figures["qoe_non_decreasing_with_size"] == 1.0
     worse = table.copy()
