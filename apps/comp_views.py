@@ -25,6 +25,7 @@ POLICY_LABELS = {
     "expert": "per-task PPO expert",
     "multitask_ppo": "multi-task PPO",
     "dt": "DT (no prompt)",
+    "planner": "greedy planner (reads the state)",
 }
 
 

@@ -38,7 +38,9 @@ def test_trace_replays_the_episode_and_maps_links() -> None:
     cells, users, links = trace_frames(trace, 10)
     assert len(cells) == TASK.n_cells and len(users) == TASK.n_users
     assert len(links) == 2 * int(trace.conn[10].sum())
-    assert available_policies(None, TASK) == list(SERVING_SET_POLICIES)
+    assert available_policies(None, TASK) == [*SERVING_SET_POLICIES, "planner"]
+    planned = replay(TASK, policy_actions("planner", TASK, key), key)
+    assert planned.reward.sum() > trace.reward.sum()  # the planner beats top-2 on the same episode
     with pytest.raises(ValueError, match="policy"):
         policy_actions("expert", TASK, key)  # no study folder
 
