@@ -8,15 +8,15 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
   trained before the data because it can be a task's demonstrator;
 - ``data/<task>.npz``: each training task's offline trajectories of its demonstrator (the
   per-task expert; the multi-task PPO where it does better on the task,
-  ``choose_demonstrator``; or the greedy planner of ``planner``), optionally with weaker behaviours (noisy expert, max-SNR, top-2,
-  random, noisy max-SNR), and ``demos/<task>.npz``: a few fresh episodes of every task's
+  ``choose_demonstrator``; or the greedy planner of ``planner``), optionally with weaker
+  behaviours (noisy expert, max-SNR, top-2, random, noisy max-SNR), and ``demos/<task>.npz``: a few fresh episodes of every task's
   demonstrator, training and unseen, the prompts at evaluation (for an unseen task its only
   data) (``generate_data``);
 - ``models/``: ``promptdt-<size>.msgpack`` for each size and ``dt.msgpack`` (no prompt, the
   smallest size) (``train_dt_models``);
 - ``evaluate``: every policy (and the greedy planner, a reference that reads the state) on
-  every task, on common random numbers (the same episode keys
-  give all policies the same users and movement), to one table; ``headline`` reduces it;
+  every task, on common random numbers (the same episode keys give all policies the same
+  users and movement), to one table; ``headline`` reduces it;
 - ``ship_study``: copy a finished study into the package (``SHIPPED_STUDY``), without the
   training data and with only each task's best demonstration, the one the evaluation prompts with.
 
@@ -126,18 +126,17 @@ class StudyBudget:
     """Demonstrator episodes of every task (its prompts; an unseen task's only data)."""
     demonstrator: str = "expert"
     """Whose episodes the (Prompt-)DTs learn from and are prompted with: ``"expert"`` (the
-    per-task PPO), ``"best"`` (per task, the better of the per-task expert and the
-    multi-task PPO on ``select_episodes`` common episodes) or ``"planner"`` (the greedy
-    planner of ``planner``, which reads the state: the DTs learn to act like it from the
-    observation alone). Measured, the small PromptDT with the same budget: 0.617 mean
-    normalised QoE on the planner's episodes (training accuracy 0.846), against 0.858 (0.888)
-    on the experts' although the planner itself scores 1.31: its choices depend on absolute
-    SNRs and scheduler state that the observation does not hold. Measured on the shipped study's
-    policies (100 common episodes per task): the multi-task PPO does better on 12 of the 13
-    training tasks, yet the small PromptDT trained on its episodes (same budget) reached mean
-    normalised QoE 0.800 against 0.858 on the experts' (its greedy imitation of the multi-task
-    PPO's more random choices is poorer: training accuracy 0.871 against 0.888), so the
-    experts stay the default."""
+    per-task PPO), ``"best"`` (per task, the better of the per-task expert and the multi-task
+    PPO on ``select_episodes`` common episodes) or ``"planner"`` (the greedy planner of
+    ``planner``, which reads the state; the DTs learn to act like it from the observation).
+
+    Measured with the small PromptDT and the same budget (mean normalised QoE on the training
+    tasks, training accuracy in brackets): 0.858 (0.888) on the experts' episodes; 0.800
+    (0.871) with ``"best"``, although the multi-task PPO does better on 12 of the 13 training
+    tasks (100 common episodes each), as its choices are harder to imitate greedily; 0.617
+    (0.846) with ``"planner"``, although the planner scores 1.31, as its choices depend on
+    absolute SNRs and scheduler state that the observation does not hold. So the experts stay
+    the default."""
     select_episodes: int = 64
     """Episodes (common random numbers) on which ``"best"`` compares the two candidates."""
     dt_steps: int = 4_000
@@ -228,9 +227,9 @@ def generate_data(
     Each task's demonstrator is its expert; with ``budget.demonstrator == "best"`` the
     better of its expert and the multi-task PPO (``models/multitask_ppo.msgpack``, which must
     exist) on episodes of their own seed (``seed + SELECT_SEED_OFFSET``); with ``"planner"``
-    the greedy planner (``planner.GreedyPlanner``). The demonstrations
-    use their own episode seed too (``seed + DEMO_SEED_OFFSET``), so a training task's prompts
-    are not episodes the models were trained on.
+    the greedy planner (``planner.GreedyPlanner``). The demonstrations use their own episode
+    seed too (``seed + DEMO_SEED_OFFSET``), so a training task's prompts are not episodes the
+    models were trained on.
 
     Returns:
         Each task's demonstrator (``"expert"``, ``"multitask_ppo"`` or ``"planner"``) by task name.
