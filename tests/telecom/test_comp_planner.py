@@ -54,6 +54,21 @@ def test_greedy_never_does_worse_than_its_max_snr_start_and_improves_with_sweeps
     assert values[1] > start  # on this state, cooperating cells pay
 
 
+def test_warm_start_and_restarts_only_add_candidates() -> None:
+    net, state = _state(6, 1)  # c5-u12 max-capacity: single-user moves get stuck there
+    cold = float(step_utility(state, greedy_serving_sets(state.replace(conn=state.conn & False), net), net))
+    warm_links = state.replace(conn=jnp.zeros_like(state.conn).at[:, :2].set(net.user_mask[:, None]))
+    warm = float(step_utility(warm_links, greedy_serving_sets(warm_links, net), net))
+    assert warm >= cold - 1e-6  # same positions: the warm start is one more start beside max-SNR
+    key = jax.random.PRNGKey(4)
+    restarted = float(step_utility(state, greedy_serving_sets(state, net, key=key, restarts=8), net))
+    assert restarted >= cold - 1e-6
+    with pytest.raises(ValueError, match="key"):
+        greedy_serving_sets(state, net, restarts=2)
+    with pytest.raises(ValueError, match="restarts"):
+        GreedyPlanner(restarts=-1)
+
+
 def test_planner_runs_as_a_policy_that_reads_the_state() -> None:
     task = TRAINING_TASKS[1]
     planner = task_policy(GreedyPlanner())
