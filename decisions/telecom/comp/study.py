@@ -9,9 +9,9 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
 - ``data/<task>.npz``: each training task's offline trajectories of its demonstrator (the
   per-task expert; the multi-task PPO where it does better on the task,
   ``choose_demonstrator``; or the greedy planner of ``planner``), optionally with weaker
-  behaviours (noisy expert, max-SNR, top-2, random, noisy max-SNR), and ``demos/<task>.npz``: a few fresh episodes of every task's
-  demonstrator, training and unseen, the prompts at evaluation (for an unseen task its only
-  data) (``generate_data``);
+  behaviours (noisy expert, max-SNR, top-2, random, noisy max-SNR), and ``demos/<task>.npz``:
+  a few fresh episodes of every task's demonstrator, training and unseen, the prompts at
+  evaluation (for an unseen task its only data) (``generate_data``);
 - ``models/``: ``promptdt-<size>.msgpack`` for each size and ``dt.msgpack`` (no prompt, the
   smallest size) (``train_dt_models``);
 - ``evaluate``: every policy (and the greedy planner, a reference that reads the state) on
@@ -60,7 +60,6 @@ from decisions.telecom.comp.experts import (
     evaluate_policy,
     expert_policy,
     save_expert,
-    task_policy,
     train_expert,
     train_multitask,
 )
@@ -72,6 +71,7 @@ from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task
 __all__ = [
     "BASELINES",
     "REFERENCES",
+    "REFERENCE_POLICIES",
     "SavedDT",
     "StudyBudget",
     "choose_demonstrator",
@@ -88,9 +88,12 @@ __all__ = [
 
 BASELINES = ("max_snr", "top2", "random")
 """Heuristic baselines evaluated beside the learnt policies."""
-REFERENCES = ("planner",)
-"""Policies evaluated as references, not baselines: the greedy planner (``planner``) reads the
-environment state, which no learnt policy sees, so ``headline`` does not ask PromptDT to beat it."""
+REFERENCE_POLICIES: dict[str, GreedyPlanner] = {"planner": GreedyPlanner()}
+"""Policies evaluated as references, not baselines, by name: the greedy planner (``planner``)
+reads the environment state, which no learnt policy sees, so ``headline`` does not ask PromptDT
+to beat it. The planner is also the ``"planner"`` demonstrator."""
+REFERENCES = tuple(REFERENCE_POLICIES)
+"""The reference policies' names."""
 EVAL_SEED = 77_000
 """Evaluation episode seed (disjoint from the data seeds)."""
 SHIPPED_STUDY = Path(__file__).resolve().parent / "trained"
@@ -236,7 +239,6 @@ def generate_data(
         Each task's demonstrator (``"expert"``, ``"multitask_ppo"`` or ``"planner"``) by task name.
     """
     multitask = None
-    planner = task_policy(GreedyPlanner()) if budget.demonstrator == "planner" else None
     if budget.demonstrator == "best":
         path = folder / "models" / "multitask_ppo.msgpack"
         if not path.exists():
@@ -249,8 +251,8 @@ def generate_data(
         candidates = {"expert": _expert(folder, task)}
         if multitask is not None:
             candidates["multitask_ppo"] = multitask
-        if planner is not None:
-            candidates["planner"] = planner
+        if budget.demonstrator == "planner":
+            candidates["planner"] = REFERENCE_POLICIES["planner"]
             name = "planner"
         elif len(candidates) > 1:
             name = choose_demonstrator(task, candidates, budget.select_episodes, seed + SELECT_SEED_OFFSET)
@@ -399,7 +401,6 @@ def evaluate(
     paths = sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
     dt_models = {path.stem: SavedDT.load(path) for path in paths}
     multitask = expert_policy(models / "multitask_ppo.msgpack")
-    planner = task_policy(GreedyPlanner())
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
     rows: list[dict[str, Any]] = []
     tasks = [(t, "train") for t in train_tasks] + [(t, "unseen") for t in unseen_tasks]
@@ -408,7 +409,7 @@ def evaluate(
         demos = _load_data(folder, "demos", [task])[0]
         policies: dict[str, Any] = {"expert": _expert(folder, task), "multitask_ppo": multitask}
         policies.update({name: SERVING_SET_POLICIES[name] for name in BASELINES})
-        policies["planner"] = planner
+        policies.update(REFERENCE_POLICIES)
         for name, policy in policies.items():
             scores = evaluate_policy(task, policy, budget.eval_episodes, seed=EVAL_SEED)
             rows.append({"task": task.name, "split": split, "policy": name, **_pick(scores)})
@@ -443,8 +444,8 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     - ``promptdt_beats_baselines``: 1 when that PromptDT's mean normalised QoE on the training
       tasks is at or above every baseline's but the per-task expert's (and the ``REFERENCES``,
       which are not baselines), else 0;
-    - ``planner_vs_multitask_ppo``: the same ratio for the greedy planner (when evaluated), which
-      reads the state and whose value approaches the best any policy can reach (see ``planner``);
+    - ``<reference>_vs_multitask_ppo``: the same ratio for each of the ``REFERENCES`` evaluated;
+      ``planner_vs_multitask_ppo`` approaches the best any policy can reach (see ``planner``);
     - ``unseen_vs_expert``: mean QoE of PromptDT on the unseen tasks over the experts';
     - ``qoe_<size>``: mean QoE of each size on the training tasks, and
       ``qoe_non_decreasing_with_size`` (1 or 0).
@@ -460,8 +461,9 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     out["promptdt_vs_multitask_ppo"] = float(norm[best] / norm["multitask_ppo"])
     others = [p for p in norm.index if p not in ("expert", *REFERENCES) and not p.startswith("promptdt-")]
     out["promptdt_beats_baselines"] = float(all(norm[best] >= norm[p] for p in others))
-    if "planner" in norm.index:
-        out["planner_vs_multitask_ppo"] = float(norm["planner"] / norm["multitask_ppo"])
+    for name in REFERENCES:
+        if name in norm.index:
+            out[f"{name}_vs_multitask_ppo"] = float(norm[name] / norm["multitask_ppo"])
     q_unseen = unseen.groupby("policy")["qoe"].mean()
     if len(unseen):
         out["unseen_vs_expert"] = float(q_unseen[best] / q_unseen["expert"])

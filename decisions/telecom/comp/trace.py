@@ -1,11 +1,11 @@
 """Episodes traced for display: positions, serving links, QoE and fairness per step.
 
 ``policy_actions`` runs one episode of a named policy (a heuristic, the greedy planner, a
-saved expert, the multi-task PPO or a (Prompt-)DT of a study folder) and returns its actions; ``replay`` steps
-the environment again with those actions on the same key and records everything a network
-map needs. Every policy's episode uses the key streams of ``experts.rollout``, so one key
-gives every policy the same users and the same movement (common random numbers), and the
-replay reproduces the episode exactly.
+saved expert, the multi-task PPO or a (Prompt-)DT of a study folder) and returns its actions;
+``replay`` steps the environment again with those actions on the same key and records
+everything a network map needs. Every policy's episode uses the key streams of
+``experts.rollout``, so one key gives every policy the same users and the same movement
+(common random numbers), and the replay reproduces the episode exactly.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ import pandas as pd
 from jax import Array
 
 from decisions.telecom.comp.datasets import OfflineDataset
-from decisions.telecom.comp.experts import ENV, expert_policy, rollout, task_policy
+from decisions.telecom.comp.experts import ENV, expert_policy, rollout
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.network import NetworkParams
-from decisions.telecom.comp.planner import GreedyPlanner
-from decisions.telecom.comp.study import SavedDT
+from decisions.telecom.comp.study import REFERENCE_POLICIES, SavedDT
 from decisions.telecom.comp.tasks import Task
 
 __all__ = ["Trace", "available_policies", "policy_actions", "replay", "trace_frames"]
@@ -54,7 +53,7 @@ class Trace:
 def available_policies(folder: Path | None, task: Task) -> list[str]:
     """Policies that can drive ``task``: the heuristics and the greedy planner, plus the study
     folder's trained ones."""
-    names = [*SERVING_SET_POLICIES, "planner"]
+    names = [*SERVING_SET_POLICIES, *REFERENCE_POLICIES]
     if folder is None:
         return names
     folder = Path(folder)
@@ -81,8 +80,8 @@ def policy_actions(name: str, task: Task, key: Array, folder: Path | None = None
     net = task.params()
     if name in SERVING_SET_POLICIES:
         policy = SERVING_SET_POLICIES[name]
-    elif name == "planner":
-        policy = task_policy(GreedyPlanner())
+    elif name in REFERENCE_POLICIES:
+        policy = REFERENCE_POLICIES[name]
     elif name in ("expert", "multitask_ppo"):
         assert folder is not None
         path = folder / ("experts" if name == "expert" else "models") / (
