@@ -20,6 +20,7 @@ from decisions.telecom.comp.datasets import OfflineDataset
 from decisions.telecom.comp.study import (
     SHIPPED_STUDY,
     StudyBudget,
+    conditioning_spread,
     generate_data,
     headline,
     run_study,
@@ -74,6 +75,19 @@ def test_headline_from_a_known_table() -> None:
     assert headline(worse, ("small", "medium"))["qoe_non_decreasing_with_size"] == 0.0
 
 
+def test_conditioning_spread_from_a_known_table() -> None:
+    table = pd.DataFrame({
+        "task": ["a", "b", "a", "b", "a", "b", "a", "b"],
+        "policy": ["m"] * 4 + ["n"] * 4,
+        "offset": [0.0, 0.0, 10.0, 10.0] * 2,
+        "return_mean": [1.0, 3.0, 2.0, 6.0, 5.0, 5.0, 5.0, 5.0],
+    })
+    # m: mean 2 at offset 0, 4 at offset 10 -> spread 2; n ignores the target -> 0
+    assert conditioning_spread(table) == {"conditioning_return_spread_m": 2.0, "conditioning_return_spread_n": 0.0}
+    with pytest.raises(ValueError, match="target_offsets"):
+        StudyBudget(target_offsets=())
+
+
 def test_choose_demonstrator_takes_the_better_policy_on_common_episodes() -> None:
     from decisions.telecom.comp.experts import evaluate_policy
     from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
@@ -112,6 +126,9 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         ({"tasks": {"unseen": [TRAINING_TASKS[0].name]}}, "tasks.unseen"),
         ({"study": {"stages": ["train"]}}, "study.stages"),  # no data in the folder yet
         ({"study": {"stages": ["evaluate"], "folder": "x"}}, "study.stages"),
+        ({"study": {"stages": ["conditioning"], "folder": "x"}}, "study.stages"),  # no models there
+        ({"study": {"target_offsets": []}}, "study.target_offsets"),
+        ({"study": {"target_offsets": [0.0, float("nan")]}}, "study.target_offsets"),
         ({"job": {"seed": -1}}, "job.seed"),
     ):
         with pytest.raises(InputError) as err:
@@ -173,6 +190,18 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     table2, _ = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN)
     assert (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns == stamp
     assert table2 is not None and len(table2) == len(table)
+    # the conditioning stage: every (Prompt-)DT on every training task at every offset, the target
+    # the best demonstration's return plus the offset; offset 0 is the evaluation's own episodes
+    offsets = (0.0, 5.0)
+    _, figures = run_study(folder, replace(TINY, target_offsets=offsets), stages=("conditioning",), train_tasks=TRAIN)
+    cond = pd.read_csv(folder / "conditioning.csv")
+    assert len(cond) == len(TRAIN) * 2 * len(offsets) and set(cond.policy) == {"promptdt-small", "dt"}
+    best = OfflineDataset.load(folder / "demos" / f"{TRAIN[0].name}.npz").returns().max()
+    assert np.allclose(cond.target - cond.offset, best, atol=1e-4)
+    at_zero = cond[(cond.offset == 0.0) & (cond.policy == "dt")].return_mean.iloc[0]
+    evaluated = table[(table.task == TRAIN[0].name) & (table.policy == "dt")].return_mean.iloc[0]
+    assert at_zero == pytest.approx(evaluated, rel=1e-5, abs=1e-5)
+    assert set(figures) >= {"conditioning_return_spread_dt", "conditioning_return_spread_promptdt-small"}
     # shipping copies experts and models, drops the data and keeps each task's best demonstration
     shipped = tmp_path / "shipped"
     ship_study(folder, shipped)

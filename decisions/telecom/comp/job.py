@@ -5,11 +5,13 @@
 run. The stages share one folder (``study.folder``, relative to the spec file), so
 ``stage = ["data"]``, ``["train"]`` and ``["evaluate"]`` can be three runs, or one run does
 all three. The evaluate stage records the headline figures as run metrics and writes the
-evaluation table and a chart.
+evaluation table and a chart; the optional ``"conditioning"`` stage checks how the (Prompt-)DTs
+respond to a higher target return (``study.conditioning_check``) and writes its table.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +30,7 @@ from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task, tas
 
 KIND = "comp"
 _STRICT = ConfigDict(extra="forbid", frozen=True)
-Stage = Literal["data", "train", "evaluate"]
+Stage = Literal["data", "train", "evaluate", "conditioning"]
 _DEFAULT = StudyBudget()
 
 
@@ -57,6 +59,17 @@ class StudySettings(BaseModel):
     dt_learning_rate: float = Field(_DEFAULT.dt_learning_rate, gt=0.0, le=1.0)
     user_layers: int = Field(_DEFAULT.user_layers, ge=0, le=16)
     user_ids: StrictBool = _DEFAULT.user_ids
+    target_offsets: tuple[float, ...] = Field(
+        _DEFAULT.target_offsets, min_length=1, max_length=32,
+        description="Conditioning stage: offsets added to the target return (reward units per episode).",
+    )
+
+    @field_validator("target_offsets")
+    @classmethod
+    def _finite_offsets(cls, offsets: tuple[float, ...]) -> tuple[float, ...]:
+        if not all(math.isfinite(o) for o in offsets):
+            raise ValueError("every offset must be a finite number")
+        return offsets
 
     @field_validator("sizes")
     @classmethod
@@ -136,23 +149,32 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
             for task in [*train, *unseen]:
                 if not (folder / "demos" / f"{task.name}.npz").exists():
                     raise InputError("study.stages", f"no demonstrations of {task.name} in {folder}: run the data stage first")
+    if "conditioning" in stages and "train" not in stages:
+        if not any((folder / "models").glob("*dt*.msgpack")):
+            raise InputError("study.stages", f"no (Prompt-)DT models in {folder}: run the train stage first")
+        if "data" not in stages:
+            for task in train:
+                if not (folder / "demos" / f"{task.name}.npz").exists():
+                    raise InputError("study.stages", f"no demonstrations of {task.name} in {folder}: run the data stage first")
     return job
 
 
 @dataclass
 class CompReport:
-    """The result of a CoMP run: the evaluation table (when evaluated) and the metrics."""
+    """The result of a CoMP run: the evaluation and conditioning tables (when those stages ran)
+    and the metrics."""
 
     metrics: dict[str, float]
     table: pd.DataFrame | None = None
     folder: Path = field(default_factory=Path)
+    conditioning: pd.DataFrame | None = None
 
     def save(self, directory: str | Path) -> dict[str, Path]:
-        """Write the evaluation table (CSV) and its chart (PNG)."""
-        if self.table is None:
-            return {}
-        written = save_tables(directory, {"evaluation": self.table})
-        written["chart"] = save_chart(self.table, Path(directory) / "comp.png")
+        """Write the evaluation table (CSV) with its chart (PNG) and the conditioning table (CSV)."""
+        tables = {"evaluation": self.table, "conditioning": self.conditioning}
+        written = save_tables(directory, {name: t for name, t in tables.items() if t is not None})
+        if self.table is not None:
+            written["chart"] = save_chart(self.table, Path(directory) / "comp.png")
         return written
 
 
@@ -182,7 +204,8 @@ def run_job(job: CompJob, *, progress: Progress = silent) -> CompReport:
     table, figures = run_study(
         folder, job.study.budget(), job.study.stages, train, unseen, seed=job.seed, progress=progress
     )
-    return CompReport(metrics=figures, table=table, folder=folder)
+    conditioning = pd.read_csv(folder / "conditioning.csv") if "conditioning" in job.study.stages else None
+    return CompReport(metrics=figures, table=table, folder=folder, conditioning=conditioning)
 
 
 def execute(job: CompJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None) -> int:

@@ -17,6 +17,9 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
 - ``evaluate``: every policy (and the greedy planner, a reference that reads the state) on
   every task, on common random numbers (the same episode keys give all policies the same
   users and movement), to one table; ``headline`` reduces it;
+- ``conditioning`` (optional): every (Prompt-)DT conditioned on more return than the best
+  demonstration's, to ``conditioning.csv`` (``conditioning_check``); ``conditioning_spread``
+  reduces it;
 - ``ship_study``: copy a finished study into the package (``SHIPPED_STUDY``), without the
   training data and with only each task's best demonstration, the one the evaluation prompts with.
 
@@ -75,6 +78,8 @@ __all__ = [
     "SavedDT",
     "StudyBudget",
     "choose_demonstrator",
+    "conditioning_check",
+    "conditioning_spread",
     "evaluate",
     "generate_data",
     "headline",
@@ -160,11 +165,17 @@ class StudyBudget:
     """Transformer blocks over each step's users in the (Prompt-)DTs (``PromptDTConfig.user_layers``)."""
     user_ids: bool = True
     """Whether the (Prompt-)DTs read each user's slot (``PromptDTConfig.user_ids``)."""
+    target_offsets: tuple[float, ...] = (0.0, 10.0, 25.0, 50.0)
+    """The ``"conditioning"`` stage's offsets (reward units, per episode) added to the return
+    each (Prompt-)DT is conditioned on (the task's best demonstration's): how much asking for
+    more return changes what the model does (``conditioning_check``)."""
 
     def __post_init__(self) -> None:
         if self.demonstrator not in DEMONSTRATORS:
             raise ValueError(f"demonstrator: must be one of {', '.join(DEMONSTRATORS)}, got {self.demonstrator!r}")
         check_int("select_episodes", self.select_episodes, 2)
+        if not self.target_offsets or not all(np.isfinite(o) for o in self.target_offsets):
+            raise ValueError(f"target_offsets: need at least one finite offset, got {self.target_offsets!r}")
 
     def dt_config(self, size: str) -> PromptDTConfig:
         """The architecture and training constants of the (Prompt-)DT of ``size``."""
@@ -424,6 +435,55 @@ def _pick(scores: dict[str, float]) -> dict[str, float]:
     return {k: scores[k] for k in ("return_mean", "qoe", "jain_qoe")}
 
 
+def conditioning_check(
+    folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, progress: Progress = silent
+) -> pd.DataFrame:
+    """Every (Prompt-)DT of ``folder/models`` conditioned on more return than it saw.
+
+    A Decision Transformer is meant to act better when asked for a higher return-to-go. Each
+    model plays every training task conditioned on the return of the task's best demonstration
+    (the evaluation's target) plus each of ``budget.target_offsets``, on the evaluation's
+    episode keys (common random numbers), so any change in return comes from the conditioning.
+
+    Returns:
+        One row per (task, policy, offset): ``task``, ``policy``, ``offset``, ``target``
+        (the return conditioned on), ``return_mean`` and ``qoe``.
+    """
+    models = folder / "models"
+    paths = sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
+    if not paths:
+        raise FileNotFoundError(f"{models}: no (Prompt-)DT models (run the train stage first)")
+    keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
+    rows: list[dict[str, Any]] = []
+    for i, task in enumerate(train_tasks):
+        progress("conditioning", i, len(train_tasks))
+        demos = _load_data(folder, "demos", [task])[0]
+        for path in paths:
+            model = SavedDT.load(path)
+            prompt, target = model.conditioning(demos)
+            for offset in budget.target_offsets:
+                out = _dt_episodes(
+                    model.params, prompt, target + offset, keys, task.params(), model.config, model.use_prompt
+                )
+                rewards = np.asarray(out.rewards, np.float64)
+                rows.append({
+                    "task": task.name, "policy": path.stem, "offset": float(offset), "target": float(target) + offset,
+                    "return_mean": float(rewards.sum(axis=1).mean()), "qoe": float(((rewards + 1.0) / 2.0).mean()),
+                })
+    progress("conditioning", len(train_tasks), len(train_tasks))
+    return pd.DataFrame(rows)
+
+
+def conditioning_spread(table: pd.DataFrame) -> dict[str, float]:
+    """``conditioning_return_spread_<policy>``: the largest minus the smallest mean return over the
+    training tasks across the offsets of ``conditioning_check``'s table (0: the target is ignored)."""
+    means = table.groupby(["policy", "offset"])["return_mean"].mean()
+    return {
+        f"conditioning_return_spread_{policy}": float(group.max() - group.min())
+        for policy, group in means.groupby(level="policy")
+    }
+
+
 def _normalise(table: pd.DataFrame) -> pd.DataFrame:
     reference = {"expert", *BASELINES}
     out = []
@@ -486,8 +546,9 @@ def run_study(
 
     ``"data"`` trains the missing experts (and, for ``demonstrator = "best"``, the multi-task
     PPO) first, then writes the datasets; ``"evaluate"`` also writes ``evaluation.csv`` into
-    the folder (the app reads it there). The figures include ``multitask_demonstrated_tasks``,
-    the number of tasks whose demonstrator is the multi-task PPO.
+    the folder (the app reads it there), ``"conditioning"`` writes ``conditioning.csv``. The
+    figures include ``multitask_demonstrated_tasks``, the number of tasks whose demonstrator is
+    the multi-task PPO, and with ``"conditioning"`` the ``conditioning_spread`` figures.
     """
     folder = Path(folder)
     figures: dict[str, float] = {}
@@ -513,6 +574,12 @@ def run_study(
         figures["evaluate_seconds"] = time.perf_counter() - start
         _write_once(folder / "evaluation.csv", lambda p: table.to_csv(p, index=False))
         figures.update(headline(table, budget.sizes))
+    if "conditioning" in stages:
+        start = time.perf_counter()
+        conditioning = conditioning_check(folder, train_tasks, budget, progress)
+        figures["conditioning_seconds"] = time.perf_counter() - start
+        _write_once(folder / "conditioning.csv", lambda p: conditioning.to_csv(p, index=False))
+        figures.update(conditioning_spread(conditioning))
     return table, figures
 
 
