@@ -75,7 +75,7 @@ def test_headline_from_a_known_table() -> None:
     assert headline(worse, ("small", "medium"))["qoe_non_decreasing_with_size"] == 0.0
 
 
-def test_conditioning_spread_from_a_known_table() -> None:
+def test_conditioning_spread_from_a_known_table(tmp_path: Path) -> None:
     table = pd.DataFrame({
         "task": ["a", "b", "a", "b", "a", "b", "a", "b"],
         "policy": ["m"] * 4 + ["n"] * 4,
@@ -84,6 +84,18 @@ def test_conditioning_spread_from_a_known_table() -> None:
     })
     # m: mean 2 at offset 0, 4 at offset 10 -> spread 2; n ignores the target -> 0
     assert conditioning_spread(table) == {"conditioning_return_spread_m": 2.0, "conditioning_return_spread_n": 0.0}
+    # a conditioning-only run saves its table and chart, no evaluation
+    written = comp_job.CompReport(metrics={}, conditioning=table).save(tmp_path)
+    assert set(written) == {"conditioning", "conditioning_chart"}
+    # the chart's reference lines: the folder's evaluation returns on the conditioning tasks only
+    folder = tmp_path / "study"
+    folder.mkdir()
+    rows = [_row(task, "train", policy, 0.5) for task in ("a", "b", "c") for policy in ("expert", "max_snr", "top2")]
+    evaluation = pd.DataFrame(rows).assign(return_mean=[1.0, 2.0, 9.0, 3.0, 4.0, 9.0, 50.0, 50.0, 9.0])
+    evaluation.to_csv(folder / "evaluation.csv", index=False)
+    report = comp_job.CompReport(metrics={}, folder=folder, conditioning=table)
+    assert report.conditioning_references() == {"expert": 2.0, "max_snr": 3.0}
+    assert pd.read_csv(written["conditioning"]).equals(table) and written["conditioning_chart"].stat().st_size > 0
     with pytest.raises(ValueError, match="target_offsets"):
         StudyBudget(target_offsets=())
 

@@ -169,12 +169,27 @@ class CompReport:
     folder: Path = field(default_factory=Path)
     conditioning: pd.DataFrame | None = None
 
+    def conditioning_references(self) -> dict[str, float]:
+        """Mean training-task returns of the expert, multi-task PPO and max-SNR from the folder's
+        ``evaluation.csv`` on the conditioning table's tasks (empty without one)."""
+        path = self.folder / "evaluation.csv"
+        if self.conditioning is None or not path.is_file():
+            return {}
+        table = pd.read_csv(path)
+        rows = table[table.task.isin(set(self.conditioning.task))]
+        means = rows.groupby("policy")["return_mean"].mean()
+        return {name: float(means[name]) for name in ("expert", "multitask_ppo", "max_snr") if name in means.index}
+
     def save(self, directory: str | Path) -> dict[str, Path]:
         """Write the evaluation table (CSV) with its chart (PNG) and the conditioning table (CSV)."""
         tables = {"evaluation": self.table, "conditioning": self.conditioning}
         written = save_tables(directory, {name: t for name, t in tables.items() if t is not None})
         if self.table is not None:
             written["chart"] = save_chart(self.table, Path(directory) / "comp.png")
+        if self.conditioning is not None:
+            written["conditioning_chart"] = save_conditioning_chart(
+                self.conditioning, Path(directory) / "conditioning.png", self.conditioning_references()
+            )
         return written
 
 
@@ -192,6 +207,28 @@ def save_chart(table: pd.DataFrame, path: Path) -> Path:
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("normalised QoE (0 random, 1 best of expert and heuristics)")
     ax.set_title("CoMP cell selection: PromptDT against baselines")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def save_conditioning_chart(table: pd.DataFrame, path: Path, references: Mapping[str, float] | None = None) -> Path:
+    """Mean return over the training tasks against the target-return offset, a line per (Prompt-)DT,
+    with ``references`` (policy name -> mean return, e.g. the expert's) as dashed lines for scale."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    means = table.pivot_table(index="offset", columns="policy", values="return_mean", aggfunc="mean")
+    fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
+    means.plot(ax=ax, marker="o")
+    for i, (name, value) in enumerate((references or {}).items()):
+        ax.axhline(value, color=f"C{len(means.columns) + i}", ls="--", lw=1.0, label=f"{name} (evaluation)")
+    ax.legend(fontsize=8)
+    ax.set_xlabel("offset added to the best demonstration's return (reward units per episode)")
+    ax.set_ylabel("mean episode return, training tasks")
+    ax.set_title("Does asking for more return change what the (Prompt-)DTs do?")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
