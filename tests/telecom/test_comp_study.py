@@ -199,14 +199,15 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     assert {"planner", "expert", "max_snr"} <= set(OfflineDataset.load(planned / "data" / f"{TRAIN[0].name}.npz").behaviour)
     # a later stage alone reuses the folder; an existing expert is kept, not retrained
     stamp = (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns
-    table2, _ = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN)
+    table2 = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN).table
     assert (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns == stamp
     assert table2 is not None and len(table2) == len(table)
     # the conditioning stage: every (Prompt-)DT on every training task at every offset, the target
     # the best demonstration's return plus the offset; offset 0 is the evaluation's own episodes
     offsets = (0.0, 5.0)
-    _, figures = run_study(folder, replace(TINY, target_offsets=offsets), stages=("conditioning",), train_tasks=TRAIN)
-    cond = pd.read_csv(folder / "conditioning.csv")
+    result = run_study(folder, replace(TINY, target_offsets=offsets), stages=("conditioning",), train_tasks=TRAIN)
+    figures, cond = result.figures, pd.read_csv(folder / "conditioning.csv")
+    assert result.table is None and result.conditioning is not None and len(result.conditioning) == len(cond)
     assert len(cond) == len(TRAIN) * 2 * len(offsets) and set(cond.policy) == {"promptdt-small", "dt"}
     best = OfflineDataset.load(folder / "demos" / f"{TRAIN[0].name}.npz").returns().max()
     assert np.allclose(cond.target - cond.offset, best, atol=1e-4)

@@ -25,7 +25,7 @@ from decisions.errors import InputError
 from decisions.jobs.record import execute_recorded, save_tables
 from decisions.jobs.validate import spec_data, validate_job
 from decisions.telecom.comp.promptdt import SIZES
-from decisions.telecom.comp.study import StudyBudget, run_study
+from decisions.telecom.comp.study import StudyBudget, dt_model_paths, run_study
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
 
 KIND = "comp"
@@ -146,17 +146,20 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
         if not (folder / "models" / "multitask_ppo.msgpack").exists():
             raise InputError("study.stages", f"no trained models in {folder}: run the train stage first")
         if "data" not in stages:
-            for task in [*train, *unseen]:
-                if not (folder / "demos" / f"{task.name}.npz").exists():
-                    raise InputError("study.stages", f"no demonstrations of {task.name} in {folder}: run the data stage first")
+            _require_demos(folder, [*train, *unseen])
     if "conditioning" in stages and "train" not in stages:
-        if not any((folder / "models").glob("*dt*.msgpack")):
+        if not dt_model_paths(folder):
             raise InputError("study.stages", f"no (Prompt-)DT models in {folder}: run the train stage first")
         if "data" not in stages:
-            for task in train:
-                if not (folder / "demos" / f"{task.name}.npz").exists():
-                    raise InputError("study.stages", f"no demonstrations of {task.name} in {folder}: run the data stage first")
+            _require_demos(folder, train)
     return job
+
+
+def _require_demos(folder: Path, tasks: list[Task]) -> None:
+    """Raise an ``InputError`` on ``study.stages`` naming the first task without demonstrations."""
+    for task in tasks:
+        if not (folder / "demos" / f"{task.name}.npz").exists():
+            raise InputError("study.stages", f"no demonstrations of {task.name} in {folder}: run the data stage first")
 
 
 @dataclass
@@ -238,11 +241,8 @@ def run_job(job: CompJob, *, progress: Progress = silent) -> CompReport:
     """Run the job's stages; the report carries the evaluation table and the figures."""
     train, unseen = job.tasks.resolve()
     folder = Path(job.study.folder)
-    table, figures = run_study(
-        folder, job.study.budget(), job.study.stages, train, unseen, seed=job.seed, progress=progress
-    )
-    conditioning = pd.read_csv(folder / "conditioning.csv") if "conditioning" in job.study.stages else None
-    return CompReport(metrics=figures, table=table, folder=folder, conditioning=conditioning)
+    result = run_study(folder, job.study.budget(), job.study.stages, train, unseen, seed=job.seed, progress=progress)
+    return CompReport(metrics=result.figures, table=result.table, folder=folder, conditioning=result.conditioning)
 
 
 def execute(job: CompJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None) -> int:

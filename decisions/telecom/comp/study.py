@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -77,9 +77,11 @@ __all__ = [
     "REFERENCE_POLICIES",
     "SavedDT",
     "StudyBudget",
+    "StudyResult",
     "choose_demonstrator",
     "conditioning_check",
     "conditioning_spread",
+    "dt_model_paths",
     "evaluate",
     "generate_data",
     "headline",
@@ -388,7 +390,7 @@ class SavedDT:
         return _dt_episodes(self.params, prompt, target + offset, keys, task.params(), self.config, self.use_prompt)
 
 
-def _dt_model_paths(folder: Path) -> list[Path]:
+def dt_model_paths(folder: Path) -> list[Path]:
     """The (Prompt-)DT checkpoints of a study folder: the PromptDT sizes, then the plain DT."""
     models = folder / "models"
     return sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
@@ -419,7 +421,7 @@ def evaluate(
         One row per (task, policy): ``task``, ``split`` (``train`` / ``unseen``), ``policy``,
         ``qoe``, ``jain_qoe``, ``return_mean`` and ``normalised_qoe``.
     """
-    dt_models = {path.stem: SavedDT.load(path) for path in _dt_model_paths(folder)}
+    dt_models = {path.stem: SavedDT.load(path) for path in dt_model_paths(folder)}
     multitask = expert_policy(folder / "models" / "multitask_ppo.msgpack")
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
     rows: list[dict[str, Any]] = []
@@ -458,7 +460,7 @@ def conditioning_check(
         One row per (task, policy, offset): ``task``, ``policy``, ``offset``, ``target``
         (the return conditioned on), ``return_mean`` and ``qoe``.
     """
-    dt_models = {path.stem: SavedDT.load(path) for path in _dt_model_paths(folder)}
+    dt_models = {path.stem: SavedDT.load(path) for path in dt_model_paths(folder)}
     if not dt_models:
         raise FileNotFoundError(f"{folder / 'models'}: no (Prompt-)DT models (run the train stage first)")
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
@@ -537,6 +539,15 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     return out
 
 
+class StudyResult(NamedTuple):
+    """What ``run_study`` returns: the evaluation table (None unless ``"evaluate"`` ran), the
+    timings and headline figures, and the conditioning table (None unless ``"conditioning"`` ran)."""
+
+    table: pd.DataFrame | None
+    figures: dict[str, float]
+    conditioning: pd.DataFrame | None = None
+
+
 def run_study(
     folder: Path,
     budget: StudyBudget = StudyBudget(),
@@ -545,8 +556,8 @@ def run_study(
     unseen_tasks: Sequence[Task] = UNSEEN_TASKS,
     seed: int = 0,
     progress: Progress = silent,
-) -> tuple[pd.DataFrame | None, dict[str, float]]:
-    """Run the chosen stages in order; return the evaluation table (or None) and timings/figures.
+) -> StudyResult:
+    """Run the chosen stages in order; return the tables of the stages that ran and the timings/figures.
 
     ``"data"`` trains the missing experts (and, for ``demonstrator = "best"``, the multi-task
     PPO) first, then writes the datasets; ``"evaluate"`` also writes ``evaluation.csv`` into
@@ -571,7 +582,7 @@ def run_study(
     if "train" in stages:
         for name, sec in train_models(folder, train_tasks, budget, seed, progress).items():
             figures[f"train_seconds_{name}"] = sec
-    table = None
+    table = conditioning = None
     if "evaluate" in stages:
         start = time.perf_counter()
         table = evaluate(folder, train_tasks, unseen_tasks, budget, progress)
@@ -584,7 +595,7 @@ def run_study(
         figures["conditioning_seconds"] = time.perf_counter() - start
         _write_once(folder / "conditioning.csv", lambda p: conditioning.to_csv(p, index=False))
         figures.update(conditioning_spread(conditioning))
-    return table, figures
+    return StudyResult(table, figures, conditioning)
 
 
 
