@@ -30,7 +30,7 @@ app: $(STAMP)
 	$(BIN)/decisions app
 
 bench: $(STAMP)
-	$(BIN)/decisions bench gas-storage --json
+	$(BIN)/decisions bench gas_storage --json
 
 clean:
 	rm -rf $(VENV) build *.egg-info

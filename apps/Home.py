@@ -11,6 +11,7 @@ import app_common
 import pandas as pd
 import streamlit as st
 
+from decisions.jobs.registry import DOMAINS, find
 from decisions.store import RunStatus, database_url, get_run, list_runs
 
 ALL = "all"
@@ -30,8 +31,9 @@ st.header("Recent runs")
 url = database_url()
 kinds = app_common.run_kinds(url)
 if not kinds:
+    titles = ", ".join(f"**{domain.title}**" for domain in DOMAINS if domain.page)
     st.info(
-        "No runs recorded yet. Open a domain page (**Gas storage**, **Building energy**, **Pension ALM**, **Pharma process**, **Wealth planning**) in the sidebar and press *Run*, or run a job "
+        f"No runs recorded yet. Open a domain page ({titles}) in the sidebar and press *Run*, or run a job "
         "from the command line (`decisions run spec.toml`); it will show up here."
     )
     st.caption(f"Store: `{url}`")
@@ -74,15 +76,9 @@ record = get_run(chosen, url=url)
 with st.expander(f"Run #{record.id}: {record.name}", expanded=True):
     if record.error:
         st.error(record.error)
-    pages = {
-        "gas_storage": "pages/1_Gas_storage.py",
-        "building": "pages/2_Building_energy.py",
-        "pension": "pages/3_Pension_ALM.py",
-        "pharma": "pages/4_Pharma_process.py",
-        "wealth": "pages/5_Wealth_planning.py",
-    }
-    if record.kind in pages and record.status is RunStatus.SUCCEEDED:
-        st.page_link(pages[record.kind], label="Open its report", query_params={"run": str(record.id)})
+    domain = find(record.kind)
+    if domain is not None and domain.page and record.status is RunStatus.SUCCEEDED:
+        st.page_link(domain.page, label="Open its report", query_params={"run": str(record.id)})
     meta = {
         "kind": record.kind,
         "status": record.status.value,

@@ -1,7 +1,7 @@
 """Altair chart builders for the operator app: pure functions of report tables, no Streamlit calls.
 
 Each builder takes a tidy table from a report (see
-``decisions.energy.gas_storage.report.GasStorageReport``) and returns an
+``decisions.energy.gas_storage.GasStorageReport``) and returns an
 Altair chart; pages pass it to ``st.altair_chart``. Optional columns (the
 SNAPO ones) are drawn when present.
 """

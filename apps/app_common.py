@@ -9,7 +9,6 @@ from __future__ import annotations
 import hmac
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -17,28 +16,51 @@ import streamlit as st
 from sqlalchemy import select
 from streamlit.delta_generator import DeltaGenerator
 
-from decisions.store import ArtifactRecord, Run, RunRecord, artifacts_root, session_scope
+from decisions.errors import InputError
+from decisions.jobs.domain import Domain
+from decisions.jobs.registry import DOMAINS
+from decisions.jobs.report import TablesReport
+from decisions.store import Run, RunRecord, artifacts_root, get_run, session_scope
 
 PASSWORD_ENV = "DECISIONS_APP_PASSWORD"
 """Environment variable holding the app password; unset or empty means no gate."""
 
 _AUTH_KEY = "app_authenticated"
 
-HEADLINE_METRICS = (
-    "value_snapo",
-    "value_rolling_intrinsic",
-    "value_lsmc",
-    "value_intrinsic_lp",
-    "snapo_vs_rolling_intrinsic",
-    "best_agent_saving_vs_lp",
-    "lp_saving_usd",
-    "snapo_yield",
-    "yield_gain",
-    "snapo_minus_fixed_mix",
-    "expected_utility_planner",
-    "planner_vs_dp",
-)
-"""Metrics shown as columns of the runs table, when at least one listed run has them."""
+HEADLINE_METRICS = tuple(dict.fromkeys(name for domain in DOMAINS for name in domain.headline))
+"""Metrics shown as columns of the runs table (every domain's headline figures, from the
+registry), when at least one listed run has them."""
+
+
+def page_header(domain: Domain, icon: str, intro: str) -> str:
+    """Open a domain's page: its tab title and icon, the password gate, its title and introduction.
+
+    Args:
+        domain: the page's domain (``DOMAIN`` of its package); its ``title`` heads the page.
+        icon: a Streamlit icon (``":material/..."``).
+        intro: a paragraph of Markdown on what the page decides.
+
+    Returns:
+        The run store URL the page reads and writes.
+    """
+    from decisions.store import database_url
+
+    st.set_page_config(page_title=f"{domain.title} · decisions", page_icon=icon, layout="wide")
+    require_password()
+    st.title(domain.title)
+    st.markdown(intro)
+    return database_url()
+
+
+def training_curve_section(training_curve: pd.DataFrame | None, run_id: int) -> None:
+    """The SNAPO training curve of a run, with its CSV download (nothing when the run has none)."""
+    import app_charts
+
+    if training_curve is None or training_curve.empty:
+        return
+    st.subheader("SNAPO training curve")
+    st.altair_chart(app_charts.training_chart(training_curve), width="stretch")
+    download_csv(training_curve, "training_curve", run_id)
 
 
 def require_password() -> None:
@@ -109,28 +131,46 @@ def runs_frame(runs: Iterable[RunRecord]) -> pd.DataFrame:
     return frame.drop(columns=empty)
 
 
-def csv_tables(artifacts: Iterable[ArtifactRecord]) -> dict[str, pd.DataFrame]:
-    """Read the CSV artifacts of a run that are still on disk.
+def load_report(domain: Domain, run_id: int, url: str | None) -> tuple[TablesReport, RunRecord]:
+    """Reopen a recorded run's report with its domain's ``Report.load`` (tables, fields, metrics).
 
     Args:
-        artifacts: The run's artifact records.
+        domain: the page's domain (``DOMAIN`` of its package).
+        run_id: the run.
+        url: database URL; None means ``database_url()``.
 
     Returns:
-        Artifact name -> table; missing or unreadable files are skipped.
+        The report and the run record (for its configuration).
+
+    Raises:
+        RunNotFoundError: no such run.
+        InputError: the run is of another domain, or its saved report is gone from disk.
     """
-    tables: dict[str, pd.DataFrame] = {}
-    for artifact in artifacts:
-        path = Path(artifact.path)
-        if path.suffix.lower() != ".csv" or not path.is_file():
-            continue
-        try:
-            frame = pd.read_csv(path)
-        except (OSError, ValueError, pd.errors.ParserError):
-            continue
-        if "date" in frame:
-            frame["date"] = pd.to_datetime(frame["date"], errors="coerce")
-        tables[artifact.name] = frame
-    return tables
+    record = get_run(run_id, url=url)
+    if record.kind != domain.name:
+        raise InputError("run", f"run {run_id} is a {record.kind} run, not {domain.name}")
+    try:
+        return domain.report_model.load(record), record
+    except (OSError, ValueError) as exc:
+        raise InputError("run", f"run {run_id}: {exc}") from None
+
+
+def report_loader(domain: Domain) -> Callable[[int, str | None], TablesReport]:
+    """The ``loader(run_id, url) -> report`` of a domain's recorded runs (``load_report`` without the record).
+
+    Pages pass it to ``open_requested_run`` and ``execute_with_status``.
+
+    Args:
+        domain: the page's domain (``DOMAIN`` of its package).
+
+    Returns:
+        A loader raising ``RunNotFoundError`` or ``InputError`` (naming ``run``) like ``load_report``.
+    """
+
+    def load(run_id: int, url: str | None) -> TablesReport:
+        return load_report(domain, run_id, url)[0]
+
+    return load
 
 
 class StreamlitProgress:
@@ -208,9 +248,10 @@ def execute_with_status(
     """Run a prepared job in a recorded run inside a status box with progress bars.
 
     Args:
-        job: the prepared job (its ``name`` labels the box).
-        execute: the domain's ``execute(job, *, url, progress) -> run_id``.
-        load: ``load(run_id, url) -> report`` reading the recorded run back.
+        job: the prepared job (``DOMAIN.prepare(spec)``; its ``name`` labels the box).
+        execute: the domain's ``DOMAIN.execute`` (``execute(job, *, url, progress) -> run_id``).
+        load: ``load(run_id, url) -> report`` reading the recorded run back, e.g.
+            ``report_loader(DOMAIN)``.
         url: run store URL.
 
     Returns:

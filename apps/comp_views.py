@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from decisions.telecom.comp.trace import Trace, trace_frames
+from decisions.telecom.comp import Trace, trace_frames
 
 POLICY_LABELS = {
     "max_snr": "max-SNR",
@@ -38,7 +38,7 @@ def policy_label(name: str) -> str:
 
 def shipped_folder() -> Path | None:
     """The study folder shipped with the package (trained experts, models, demos), if present."""
-    from decisions.telecom.comp.study import SHIPPED_STUDY
+    from decisions.telecom.comp import SHIPPED_STUDY
 
     return SHIPPED_STUDY if SHIPPED_STUDY.is_dir() else None
 

@@ -3,13 +3,13 @@
 Pure functions of report tables (no Streamlit calls except through ``app_common``'s CSV
 reader), so they are testable without running the page. Tables are those of
 ``decisions.finance.pension.report.PensionReport.tables()``; reading them back does not
-import JAX (only ``job_spec`` with a non-default key-rate count and ``measure_speedups`` do).
+import JAX (only ``job_spec`` with a non-default key-rate count does). The bump-versus-adjoint
+timing the page charts with ``speedup_chart`` is measured by the domain
+(``decisions.finance.pension.measure_speedups``).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +18,7 @@ import app_common
 import numpy as np
 import pandas as pd
 
-from decisions.errors import InputError
-from decisions.store import get_run
-
-KIND = "pension"
+import decisions.finance.pension as pension
 
 METHOD_LABELS = {"snapo": "SNAPO", "fixed_mix": "best fixed mix"}
 
@@ -44,11 +41,6 @@ _NOT_ASSETS = {"month", "year", "contribution_rate"}
 
 DEFAULT_KEY_RATES = 11
 """Key-rate count of the default curve (``scenario.STANDARD_TENORS``)."""
-
-TIMING_KEY_RATES: tuple[int, ...] = (5, 20, 50)
-"""Key-rate counts K of the page's quick bump-versus-adjoint measurement."""
-
-ProgressFn = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -79,19 +71,13 @@ def load_run(run_id: int, url: str) -> RecordedPensionRun:
         RunNotFoundError: no such run.
         InputError: the run is not a pension run or its main tables are gone.
     """
-    record = get_run(run_id, url=url)
-    if record.kind != KIND:
-        raise InputError("run", f"run {run_id} is a {record.kind} run, not {KIND}")
-    tables = app_common.csv_tables(record.artifacts)
-    missing = [name for name in _REQUIRED if name not in tables]
-    if missing:
-        raise InputError("run", f"run {run_id} has no {', '.join(missing)} table on disk")
+    report, record = app_common.load_report(pension.DOMAIN, run_id, url)
     config = record.config if isinstance(record.config, dict) else {}
     floor = config.get("scenario", {}).get("funding", {}).get("floor")
     return RecordedPensionRun(
         run_id=run_id,
-        tables={name: frame for name, frame in tables.items() if name in TABLES},
-        metrics={name: value for name, value in record.latest_metrics().items() if value is not None},
+        tables={name: frame.reset_index() if frame.index.name else frame for name, frame in report.tables().items()},
+        metrics=dict(report.metrics),
         floor=float(floor) if floor is not None else None,
     )
 
@@ -114,7 +100,7 @@ def job_spec(form: dict[str, Any], output_dir: str | None = None) -> dict[str, A
         than ``DEFAULT_KEY_RATES`` the curve is the benchmark's Nelson-Siegel curve on that
         many geometrically spaced tenors (``bench.with_key_rates``; imports JAX).
     """
-    job_table: dict[str, Any] = {"kind": KIND, "name": form["name"], "seed": int(form["seed"])}
+    job_table: dict[str, Any] = {"kind": pension.DOMAIN.name, "name": form["name"], "seed": int(form["seed"])}
     if output_dir is not None:
         job_table["output_dir"] = output_dir
     scenario: dict[str, Any] = {
@@ -127,10 +113,7 @@ def job_spec(form: dict[str, Any], output_dir: str | None = None) -> dict[str, A
     }
     k = int(form["key_rates"])
     if k != DEFAULT_KEY_RATES:
-        from decisions.finance.pension.bench import with_key_rates
-        from decisions.finance.pension.scenario import Scenario
-
-        scenario["curve"] = with_key_rates(Scenario(), k).curve.model_dump(mode="json")
+        scenario["curve"] = pension.with_key_rates(pension.Scenario(), k).curve.model_dump(mode="json")
     steps = int(form["steps"])
     return {
         "job": job_table,
@@ -329,66 +312,3 @@ def speedup_chart(timings: pd.DataFrame) -> alt.LayerChart:
     )
     parity = alt.Chart(pd.DataFrame({"speedup": [1.0]})).mark_rule(color="gray", strokeDash=[4, 3]).encode(y="speedup:Q")
     return alt.layer(line, parity).properties(height=260)
-
-
-def timing_frame(figures: dict[str, Any], key_rate_counts: Sequence[int]) -> pd.DataFrame:
-    """The ``bench.key_rate_timing`` figures as one row per K.
-
-    Returns:
-        ``key_rates, bump_seconds, adjoint_seconds, speedup, bump_method``.
-    """
-    rows = [
-        {
-            "key_rates": int(k),
-            "bump_seconds": float(figures[f"bump_seconds_K{k}"]),
-            "adjoint_seconds": float(figures[f"value_and_grad_seconds_K{k}"]),
-            "speedup": float(figures[f"speedup_K{k}"]),
-            "bump_method": str(figures.get(f"bump_method_K{k}", "")),
-        }
-        for k in key_rate_counts
-    ]
-    return pd.DataFrame(rows, columns=["key_rates", "bump_seconds", "adjoint_seconds", "speedup", "bump_method"])
-
-
-def measure_speedups(
-    key_rate_counts: Sequence[int] = TIMING_KEY_RATES,
-    *,
-    paths: int = 256,
-    horizon_years: int = 5,
-    progress: ProgressFn | None = None,
-) -> pd.DataFrame:
-    """A quick bump-versus-adjoint measurement (``bench.key_rate_timing``) on a small scenario.
-
-    An untrained policy (one SNAPO step) values the default scenario shortened to
-    ``horizon_years`` on ``paths`` common paths; for each K the curve has K key rates
-    (``bench.with_key_rates``). Compilation is excluded from the times; the figures of the
-    full benchmark come from ``decisions bench pension --json``.
-
-    Returns:
-        ``timing_frame`` of the figures.
-    """
-    import jax
-
-    from decisions.finance.pension import bench
-    from decisions.finance.pension import snapo_policy as sp
-    from decisions.finance.pension.params import to_params
-    from decisions.finance.pension.scenario import Scenario
-    from decisions.finance.pension.simulator import draw_normals
-
-    report = progress or (lambda task, done, total: None)
-    scenario = Scenario(horizon_years=horizon_years)
-    settings = sp.PensionSnapoSettings(steps=1, paths_per_step=8, log_every=1)
-    report("policy", 0, 1)
-    trained = sp.train_policy(scenario, settings, key=jax.random.PRNGKey(0))
-    report("policy", 1, 1)
-    params = to_params(scenario)
-    normals = draw_normals(jax.random.PRNGKey(1), paths, params.months, params.n_shocks)
-    figures: dict[str, Any] = {}
-    start = time.perf_counter()
-    for i, k in enumerate(key_rate_counts):
-        report("bump versus adjoint", i, len(key_rate_counts))
-        figures.update(bench.key_rate_timing(trained, bench.with_key_rates(scenario, k), normals, k, chunks=(4,)))
-    report("bump versus adjoint", len(key_rate_counts), len(key_rate_counts))
-    frame = timing_frame(figures, key_rate_counts)
-    frame.attrs["seconds"] = time.perf_counter() - start
-    return frame

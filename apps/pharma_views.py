@@ -1,8 +1,8 @@
-"""Views of the pharma page: the report read back from a recorded run, table shaping and Altair charts.
+"""Views of the pharma page: table shaping and Altair charts of a recorded run's report.
 
-Pure functions of report tables (no Streamlit calls except through ``app_common``'s CSV
-reader), so they are testable without running the page. Tables are those of
-``decisions.health.pharma.report.PharmaReport``.
+Pure functions of report tables (no Streamlit calls), so they are testable without running the
+page. Tables are those of ``decisions.health.pharma.PharmaReport`` (a recorded run is reopened
+with ``app_common.load_report``).
 """
 
 from __future__ import annotations
@@ -10,15 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import altair as alt
-import app_common
 import numpy as np
 import pandas as pd
 
-from decisions.errors import InputError
-from decisions.health.pharma.report import TABLES, PharmaReport, design_space_axes, ordered_methods
-from decisions.store import get_run
-
-KIND = "pharma"
+from decisions.health.pharma import PharmaReport, design_space_axes, ordered_methods
 
 METHOD_LABELS = {"snapo": "SNAPO", "best_constant": "best constant", "nominal": "nominal (flat profiles)"}
 
@@ -33,42 +28,10 @@ AXIS_DEFAULTS: dict[str, tuple[float, float]] = {
 }
 """Default design-space range of each CPP (about the defaults' operating ranges)."""
 
-_REQUIRED = ("comparison", "cqa", "profiles", "trajectories")
-
 
 def method_label(name: str) -> str:
     """Readable name of an operating point (``"best_constant"`` -> ``"best constant"``)."""
     return METHOD_LABELS.get(name, name.replace("_", " "))
-
-
-def load_report(run_id: int, url: str) -> PharmaReport:
-    """Rebuild a run's report from its recorded metrics, configuration and CSV artifacts.
-
-    Raises:
-        RunNotFoundError: no such run.
-        InputError: the run is not a pharma run or its main tables are gone.
-    """
-    record = get_run(run_id, url=url)
-    if record.kind != KIND:
-        raise InputError("run", f"run {run_id} is a {record.kind} run, not {KIND}")
-    tables = app_common.csv_tables(record.artifacts)
-    missing = [name for name in _REQUIRED if name not in tables]
-    if missing:
-        raise InputError("run", f"run {run_id} has no {', '.join(missing)} table on disk")
-    empty = {name: pd.DataFrame() for name in TABLES}
-    optimise = record.config.get("optimise", {}) if isinstance(record.config, dict) else {}
-    return PharmaReport(
-        comparison=tables["comparison"].set_index("method"),
-        cqa=tables["cqa"],
-        profiles=tables["profiles"],
-        trajectories=tables["trajectories"],
-        filtration=tables.get("filtration", empty["filtration"]),
-        sensitivity=tables.get("sensitivity", empty["sensitivity"]),
-        design_space=tables.get("design_space", empty["design_space"]),
-        training_curve=tables.get("training_curve"),
-        metrics={name: value for name, value in record.latest_metrics().items() if value is not None},
-        compliance_target=float(optimise.get("compliance_target", 0.95)),
-    )
 
 
 def spec_text(low: float, high: float) -> str:

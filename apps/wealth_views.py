@@ -1,8 +1,8 @@
 """Views of the wealth-planning page: the client form's job spec, a recorded run read back, Altair charts.
 
-Pure functions of report tables (no Streamlit calls except through ``app_common``'s CSV
-reader), so they are testable without running the page or JAX. Tables are those of
-``decisions.finance.wealth.report.WealthReport.tables()``:
+Pure functions of report tables (no Streamlit calls), so they are testable without running the
+page or JAX. Tables are those of ``decisions.finance.wealth.WealthReport.tables()`` (a recorded
+run is reopened with ``app_common.load_report``):
 
 - ``comparison``: ``policy, expected_utility, stderr`` (and ``vs_dp`` when the DP was solved);
 - ``goals``: ``goal, year, option, cost, utility`` then one probability column per policy;
@@ -27,17 +27,12 @@ import numpy as np
 import pandas as pd
 
 from decisions.errors import InputError
-from decisions.store import get_run
-
-KIND = "wealth"
+from decisions.finance.wealth import DOMAIN, WealthReport
 
 POLICY_LABELS = {"planner": "MetaRL planner", "dp": "exact DP", "funding_rule": "funding-ratio rule"}
 """Readable policy names, in the order the page lists them."""
 
 POLICY_COLORS = {"MetaRL planner": "#54a24b", "exact DP": "#4c78a8", "funding-ratio rule": "#f58518"}
-
-TABLES: tuple[str, ...] = ("comparison", "goals", "plan", "wealth_fan")
-"""The CSV tables a wealth run records (``WealthReport.tables()``)."""
 
 N_PORTFOLIOS = 15
 """Portfolios on the efficient frontier: 0 safest .. 14 riskiest."""
@@ -63,17 +58,22 @@ _FALLBACK_CLIENT: dict[str, Any] = {
 
 @dataclass
 class RecordedWealthRun:
-    """A wealth run's tables and metrics as read back from the store.
+    """A recorded wealth run as the page shows it: its id and its report's tables and metrics.
 
     Attributes:
         run_id: the run.
-        tables: artifact name -> table (those of ``TABLES`` still on disk).
-        metrics: the run's latest metrics.
+        tables: table name -> table (``WealthReport.tables()``: comparison, goals, plan, wealth_fan).
+        metrics: the report's headline figures.
     """
 
     run_id: int
     tables: dict[str, pd.DataFrame]
     metrics: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_report(cls, run_id: int, report: WealthReport) -> RecordedWealthRun:
+        """The page's view of a run's reloaded report (no file is read here)."""
+        return cls(run_id=run_id, tables=report.tables(), metrics=dict(report.metrics))
 
     def table(self, name: str) -> pd.DataFrame:
         """One table, empty when the run did not record it."""
@@ -81,24 +81,14 @@ class RecordedWealthRun:
 
 
 def load_run(run_id: int, url: str | None) -> RecordedWealthRun:
-    """Read a wealth run's recorded tables and metrics back from the store.
+    """Reopen a wealth run's report (``app_common.load_report``) for the page.
 
     Raises:
         RunNotFoundError: no such run.
-        InputError: the run is not a wealth run or one of its tables is gone.
+        InputError: on ``run``: the run is not a wealth run or its saved report is gone.
     """
-    record = get_run(run_id, url=url)
-    if record.kind != KIND:
-        raise InputError("run", f"run {run_id} is a {record.kind} run, not {KIND}")
-    tables = app_common.csv_tables(record.artifacts)
-    missing = [name for name in TABLES if name not in tables]
-    if missing:
-        raise InputError("run", f"run {run_id} has no {', '.join(missing)} table on disk")
-    return RecordedWealthRun(
-        run_id=run_id,
-        tables={name: frame for name, frame in tables.items() if name in TABLES},
-        metrics={name: value for name, value in record.latest_metrics().items() if value is not None},
-    )
+    report, _ = app_common.load_report(DOMAIN, run_id, url)
+    return RecordedWealthRun.from_report(run_id, report)
 
 
 def policy_label(name: str) -> str:
@@ -219,13 +209,13 @@ def job_spec(form: Mapping[str, Any], output_dir: str | None = None) -> dict[str
         output_dir: where the run's files go (None: next to the store).
 
     Returns:
-        The spec for ``decisions.finance.wealth.job.prepare``.
+        The spec for ``DOMAIN.prepare``.
 
     Raises:
         InputError: a savings year or a goals cell that cannot be read (the rest is checked
             by ``prepare``).
     """
-    job_table: dict[str, Any] = {"kind": KIND, "name": str(form["name"]), "seed": int(form["seed"])}
+    job_table: dict[str, Any] = {"kind": DOMAIN.name, "name": str(form["name"]), "seed": int(form["seed"])}
     if output_dir is not None:
         job_table["output_dir"] = output_dir
     horizon = int(form["horizon"])

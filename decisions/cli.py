@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
-from enum import StrEnum
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -29,28 +28,6 @@ console = Console()
 err_console = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class BenchName(StrEnum):
-    """Benchmarks that ``decisions bench`` can run."""
-
-    GAS_STORAGE = "gas-storage"
-    BUILDING = "building"
-    PHARMA = "pharma"
-    PENSION = "pension"
-    WEALTH = "wealth"
-    COMP = "comp"
-
-
-BENCH_MODULES: dict[BenchName, str] = {
-    BenchName.GAS_STORAGE: "decisions.energy.gas_storage.bench",
-    BenchName.BUILDING: "decisions.energy.building.bench",
-    BenchName.PHARMA: "decisions.health.pharma.bench",
-    BenchName.PENSION: "decisions.finance.pension.bench",
-    BenchName.WEALTH: "decisions.finance.wealth.bench",
-    BenchName.COMP: "decisions.telecom.comp.bench",
-}
-"""Module holding each benchmark's ``run_bench(progress=None) -> dict`` (imported lazily)."""
 
 
 def clean_errors(func: F) -> F:
@@ -87,7 +64,12 @@ def demo(
     out: Annotated[Path | None, typer.Option(help="Folder for tables and the chart.")] = None,
 ) -> None:
     """The main job: SNAPO on the default 365-day stochastic gas storage scenario against every baseline."""
-    spec = {"job": {"kind": "gas_storage", "name": "demo", "method": "compare"}, "evaluation": {"paths": paths}}
+    from decisions.jobs.registry import MAIN
+
+    demo_spec = MAIN.demo_spec or {}
+    spec = {section: dict(table) for section, table in demo_spec.items()}
+    spec["job"] = {**spec.get("job", {}), "kind": MAIN.name}
+    spec["evaluation"] = {**spec.get("evaluation", {}), "paths": paths}
     if out is not None:
         spec["job"]["output_dir"] = str(out)
     _run_specs([spec], base_dir=None, workers=1)
@@ -150,7 +132,7 @@ def runs_list(
     table = Table("id", "kind", "name", "status", "started", "seconds", "headline")
     for rec in records:
         metrics = rec.latest_metrics()
-        headline = next((f"{k}={v:,.4g}" for k, v in metrics.items() if v is not None and k.startswith("value_")), "")
+        headline = next((f"{k}={metrics[k]:,.4g}" for k in _headline(rec.kind) if metrics.get(k) is not None), "")
         table.add_row(
             str(rec.id), rec.kind, rec.name, str(rec.status.value if hasattr(rec.status, "value") else rec.status),
             rec.started_at.strftime("%Y-%m-%d %H:%M:%S") if rec.started_at else "",
@@ -164,6 +146,14 @@ def runs_list(
 def runs_show(run_id: Annotated[int, typer.Argument(help="Run id.")]) -> None:
     """Show one run: status, config, metrics and artifacts."""
     _print_run(run_id, summary_only=False, show_config=True)
+
+
+def _headline(kind: str) -> tuple[str, ...]:
+    """The headline metric names of a run kind (its domain's), or none for an unknown kind."""
+    from decisions.jobs.registry import find
+
+    domain = find(kind)
+    return domain.headline if domain is not None else ()
 
 
 def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) -> None:
@@ -183,8 +173,9 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
     metrics = rec.latest_metrics()
     if metrics:
         table = Table("metric", "value")
+        headline = _headline(rec.kind)
         for name, value in sorted(metrics.items()):
-            if summary_only and not name.startswith(("value_", "snapo_vs")):
+            if summary_only and name not in headline:
                 continue
             table.add_row(name, "" if value is None else f"{value:,.6g}")
         console.print(table)
@@ -202,35 +193,36 @@ def _compact(value: Any, limit: int = 8) -> Any:
     return value
 
 
-def _cell(column: str, value: Any) -> str:
-    if column == "method":
-        return str(value)
-    return f"{value:.4f}" if column.startswith("ratio") else f"{value:,.1f}"
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.6g}"
+    return str(value)
 
 
 def _print_comparison(path: Path) -> None:
-    """Render a comparison CSV (method, mean, stderr, ...) as a table."""
+    """Render a run's comparison table (a CSV: one row per method or policy) as a table."""
     import pandas as pd
 
     frame = pd.read_csv(path)
-    columns = [c for c in ("method", "mean", "stderr", "ci95_low", "ci95_high", "ratio_to_intrinsic") if c in frame]
-    table = Table(*columns, title="value on common evaluation paths")
-    for _, row in frame.iterrows():
-        table.add_row(*(_cell(c, row[c]) for c in columns))
+    table = Table(*map(str, frame.columns), title="comparison on common evaluation draws")
+    for row in frame.itertuples(index=False):
+        table.add_row(*(_cell(v) for v in row))
     console.print(table)
 
 
 @app.command()
 @clean_errors
 def bench(
-    name: Annotated[BenchName, typer.Argument(help="Benchmark to run.")],
+    name: Annotated[str | None, typer.Argument(help="Domain whose benchmark runs (see the list without a name).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Run a benchmark and print its figures."""
-    import importlib
+    """Run a domain's benchmark and print its figures (without a name: list the domains)."""
+    from decisions.jobs.registry import get, known
 
-    run_bench = importlib.import_module(BENCH_MODULES[name]).run_bench
-    figures = run_bench(progress=None if as_json else _console_progress)
+    if name is None:
+        raise InputError("name", f"missing: name a domain's benchmark (known: {known()})")
+    domain = get(name, field="name")
+    figures = domain.run_bench(None if as_json else _console_progress)
     if as_json:
         sys.stdout.write(json.dumps(figures, sort_keys=True) + "\n")
         return

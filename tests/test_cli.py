@@ -144,21 +144,38 @@ def test_failed_run_is_recorded(tmp_path: Path, store: str, monkeypatch: pytest.
     assert "solver exploded" in (runs[0].error or "")
 
 
-def test_every_benchmark_name_has_a_run_bench():
-    import importlib
-    import inspect
+def test_bench_without_a_name_lists_the_registry_names() -> None:
+    from decisions.jobs.registry import names
 
-    from decisions.cli import BENCH_MODULES, BenchName
-
-    assert set(BENCH_MODULES) == set(BenchName)
-    for name, module in BENCH_MODULES.items():
-        run_bench = importlib.import_module(module).run_bench
-        assert "progress" in inspect.signature(run_bench).parameters, name
+    result = runner.invoke(app, ["bench"])
+    _one_line_error(result, "name")
+    assert all(name in result.output for name in names())
 
 
-def test_unknown_benchmark_exits_2():
+def test_unknown_benchmark_lists_the_same_names() -> None:
+    from decisions.jobs.registry import names
+
     result = runner.invoke(app, ["bench", "no-such-bench"])
-    assert result.exit_code == 2
+    _one_line_error(result, "name")
+    assert all(name in result.output for name in names())
+
+
+@pytest.mark.parametrize(
+    ("job_table", "problem"),
+    [('kind = "no_such_domain"', "unknown domain"), ("", "missing"), ("kind = 3", "unknown domain")],
+)
+def test_a_bad_or_missing_kind_names_job_kind_and_lists_the_domains(
+    tmp_path: Path, store: str, job_table: str, problem: str
+) -> None:
+    from decisions.jobs.registry import names
+
+    result = runner.invoke(app, ["run", str(_write(tmp_path, f'[job]\nname = "x"\n{job_table}\n'))])
+    _one_line_error(result, "job.kind")
+    assert problem in result.output and all(name in result.output for name in names())
+
+
+def test_a_spec_without_a_job_table_names_job_kind(tmp_path: Path, store: str) -> None:
+    _one_line_error(runner.invoke(app, ["run", str(_write(tmp_path, "[scenario]\nx = 1\n"))]), "job.kind")
 
 
 def test_sigterm_becomes_keyboard_interrupt_so_the_run_is_recorded_failed():

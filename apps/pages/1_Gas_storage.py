@@ -1,8 +1,9 @@
 """Gas storage page: edit a facility, its prices and forward curve, run SNAPO against the baselines.
 
-The run goes through ``decisions.energy.gas_storage.job.execute``, so it is
-recorded in the run store like a CLI run; the page then reads the recorded
-tables back and draws them. ``?run=<id>`` opens the report of a recorded run.
+The run goes through the domain's ``DOMAIN.execute``, so it is recorded in the
+run store like a CLI run; the page then reopens the recorded report
+(``GasStorageReport.load``) and draws it. ``?run=<id>`` opens the report of a
+recorded run. The page imports the domain's package API only.
 """
 
 from __future__ import annotations
@@ -14,20 +15,19 @@ import app_common
 import pandas as pd
 import streamlit as st
 
-from decisions.energy.gas_storage.curve_io import load_forward_curve_csv
-from decisions.energy.gas_storage.report import GasStorageReport
-from decisions.energy.gas_storage.scenario import (
+from decisions.energy.gas_storage import (
+    DOMAIN,
     ExponentialOU,
     Facility,
+    GasStorageReport,
     Scenario,
     SeasonalOU,
     TerminalRule,
+    load_forward_curve_csv,
     seasonal_forward_curve,
 )
 from decisions.errors import InputError
-from decisions.store import database_url, get_run
 
-KIND = "gas_storage"
 REPORT_KEY = "gas_report"
 RUN_ID_KEY = "gas_run_id"
 QUERY_KEY = "gas_query_run"
@@ -185,41 +185,18 @@ def job_spec(scenario: dict, settings: dict, output_dir: str | None) -> dict:
     }
 
 
-def load_report(run_id: int, url: str) -> GasStorageReport:
-    """Rebuild a run's report from its recorded metrics and CSV artifacts (the policy is not reloaded).
-
-    Raises:
-        RunNotFoundError: no such run.
-        InputError: the run is not a gas storage run or its tables are gone.
-    """
-    record = get_run(run_id, url=url)
-    if record.kind != KIND:
-        raise InputError("run", f"run {run_id} is a {record.kind} run, not {KIND}")
-    tables = app_common.csv_tables(record.artifacts)
-    missing = [name for name in ("comparison", "schedule", "curve_sensitivity") if name not in tables]
-    if missing:
-        raise InputError("run", f"run {run_id} has no {', '.join(missing)} table on disk")
-    return GasStorageReport(
-        comparison=tables["comparison"].set_index("method"),
-        schedule=tables["schedule"],
-        curve_sensitivity=tables["curve_sensitivity"],
-        input_sensitivity=tables.get("input_sensitivity", pd.DataFrame(columns=["input", "value", "dV_dinput"])),
-        training_curve=tables.get("training_curve"),
-        metrics={name: value for name, value in record.latest_metrics().items() if value is not None},
-    )
+load_report = app_common.report_loader(DOMAIN)  # run id, url -> GasStorageReport (the policy is not reloaded)
 
 
 def run(scenario: dict, settings: dict, url: str) -> None:
     """Validate the form, run the job in a recorded run with progress bars, and keep its report."""
     try:
         Scenario.parse(scenario)  # fast feedback on the form before JAX is imported
-        from decisions.energy.gas_storage import job as gas_job
-
-        job = gas_job.prepare(job_spec(scenario, settings, app_common.artifacts_dir(url)))
+        job = DOMAIN.prepare(job_spec(scenario, settings, app_common.artifacts_dir(url)))
     except InputError as err:
         st.error(str(err))
         return
-    outcome = app_common.execute_with_status(job, gas_job.execute, load_report, url)
+    outcome = app_common.execute_with_status(job, DOMAIN.execute, load_report, url)
     if outcome is None:
         return
     run_id, report = outcome
@@ -229,7 +206,7 @@ def run(scenario: dict, settings: dict, url: str) -> None:
 
 def show_report(report: GasStorageReport, run_id: int) -> None:
     """Draw a report: values against baselines, schedule, sensitivities, training curve, downloads."""
-    tables = report.tables()
+    comparison = report.comparison.reset_index()  # the ``method`` index as a column
     st.header(f"Results of run #{run_id}")
     headline = [
         ("value_snapo", "SNAPO value", "{:,.0f}"),
@@ -243,7 +220,7 @@ def show_report(report: GasStorageReport, run_id: int) -> None:
     st.subheader("Value against baselines")
     money = ("mean", "stderr", "ci95_low", "ci95_high", "diff_mean", "diff_stderr")
     st.dataframe(
-        tables["comparison"],
+        comparison,
         hide_index=True,
         width="stretch",
         column_config={
@@ -252,7 +229,7 @@ def show_report(report: GasStorageReport, run_id: int) -> None:
         },
     )
     st.altair_chart(app_charts.value_bars(report.comparison), width="stretch")
-    app_common.download_csv(tables["comparison"], "comparison", run_id)
+    app_common.download_csv(comparison, "comparison", run_id)
 
     st.subheader("Schedule")
     st.altair_chart(app_charts.schedule_chart(report.schedule), width="stretch")
@@ -268,22 +245,16 @@ def show_report(report: GasStorageReport, run_id: int) -> None:
         st.dataframe(report.input_sensitivity, hide_index=True, width="stretch")
         app_common.download_csv(report.input_sensitivity, "input_sensitivity", run_id)
 
-    if report.training_curve is not None and not report.training_curve.empty:
-        st.subheader("SNAPO training curve")
-        st.altair_chart(app_charts.training_chart(report.training_curve), width="stretch")
-        app_common.download_csv(report.training_curve, "training_curve", run_id)
+    app_common.training_curve_section(report.training_curve, run_id)
 
 
-st.set_page_config(page_title="Gas storage · decisions", page_icon=":material/propane_tank:", layout="wide")
-app_common.require_password()
-
-st.title("Gas storage")
-st.markdown(
+url = app_common.page_header(
+    DOMAIN,
+    ":material/propane_tank:",
     "Value a storage lease: a SNAPO policy trained through the differentiable simulator, scored on "
     "common price paths against the LP intrinsic value, rolling intrinsic, least-squares Monte Carlo "
     "and doing nothing, with the sensitivity of the value to every forward-curve day."
 )
-url = database_url()
 
 app_common.open_requested_run(
     load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY

@@ -15,8 +15,9 @@ import app_common
 import pension_views
 import streamlit as st
 
+import decisions.finance.pension as pension
 from decisions.errors import InputError
-from decisions.store import database_url, error_line
+from decisions.store import error_line
 
 REPORT_KEY = "pension_report"
 QUERY_KEY = "pension_query_run"
@@ -74,17 +75,13 @@ def form_inputs() -> dict:
 def run(form: dict, url: str) -> None:
     """Validate the form, run the job in a recorded run with progress bars, and keep its report."""
     try:
-        from decisions.finance.pension.scenario import Scenario
-
         spec = pension_views.job_spec(form, app_common.artifacts_dir(url))
-        Scenario.parse(spec["scenario"])  # names the bad scenario field before the job module is imported
-        from decisions.finance.pension import job as pension_job
-
-        job = pension_job.prepare(spec)
+        pension.Scenario.parse(spec["scenario"])  # names the bad scenario field before the job module is imported
+        job = pension.DOMAIN.prepare(spec)
     except InputError as err:
         st.error(str(err))
         return
-    outcome = app_common.execute_with_status(job, pension_job.execute, pension_views.load_run, url)
+    outcome = app_common.execute_with_status(job, pension.DOMAIN.execute, pension_views.load_run, url)
     if outcome is None:
         return
     _, report = outcome
@@ -153,10 +150,7 @@ def show_report(report: pension_views.RecordedPensionRun) -> None:
         show_comparison(report)
     show_paths(report)
     show_sensitivities(report)
-    curve = report.table("training_curve")
-    if not curve.empty:
-        st.subheader("SNAPO training curve")
-        st.altair_chart(app_charts.training_chart(curve), width="stretch")
+    app_common.training_curve_section(report.table("training_curve"), report.run_id)
 
 
 def show_timing() -> None:
@@ -169,7 +163,7 @@ def show_timing() -> None:
     )
     left, right = st.columns(2)
     counts = left.multiselect(
-        "Key-rate counts K", [2, 5, 10, 20, 50, 100, 200], default=list(pension_views.TIMING_KEY_RATES),
+        "Key-rate counts K", [2, 5, 10, 20, 50, 100, 200], default=list(pension.QUICK_KEY_RATES),
         key="timing_counts",
     )
     paths = right.number_input("Paths", min_value=16, max_value=8192, value=256, key="timing_paths")
@@ -179,7 +173,7 @@ def show_timing() -> None:
         else:
             with st.status("Timing…", expanded=True) as status:
                 try:
-                    frame = pension_views.measure_speedups(
+                    frame = pension.measure_speedups(
                         sorted(counts), paths=int(paths), progress=app_common.StreamlitProgress(status)
                     )
                 except Exception as exc:  # shown on one line
@@ -194,17 +188,14 @@ def show_timing() -> None:
         st.dataframe(frame, hide_index=True, width="stretch")
 
 
-st.set_page_config(page_title="Pension ALM · decisions", page_icon=":material/savings:", layout="wide")
-app_common.require_password()
-
-st.title("Pension ALM")
-st.markdown(
+url = app_common.page_header(
+    pension.DOMAIN,
+    ":material/savings:",
     "Choose each month's allocation across cash, bond buckets and risky assets and the sponsor's "
     "contribution rate for a defined-benefit scheme, with a penalty when the funding ratio falls "
     "below the floor. SNAPO is scored against the best fixed mix on the same fresh paths, with every "
     "sensitivity (key rates, asset parameters, correlations, mortality, funding) from one adjoint pass."
 )
-url = database_url()
 
 app_common.open_requested_run(pension_views.load_run, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY)
 

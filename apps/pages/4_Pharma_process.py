@@ -1,27 +1,35 @@
 """Pharma process page: set the CPP ranges, specifications and budgets; optimise the chain's profiles.
 
-The run goes through ``decisions.health.pharma.job.execute``, so it is recorded in the run
-store like a CLI run; the page then reads the recorded tables back and draws the chain's
+The run goes through the domain's ``DOMAIN.execute``, so it is recorded in the run store
+like a CLI run; the page then reopens the recorded report (``PharmaReport.load``) and draws the chain's
 temperature profiles, the CQA table against the specifications, SNAPO against the best
 constant operation, the CQA x CPP sensitivity heat map, the design-space map and the training
-curve. ``?run=<id>`` opens the report of a recorded run.
+curve. ``?run=<id>`` opens the report of a recorded run. The page imports the domain's
+package API only.
 """
 
 from __future__ import annotations
 
-import app_charts
 import app_common
 import pharma_views
 import streamlit as st
 
 from decisions.errors import InputError
-from decisions.health.pharma.report import PharmaReport
-from decisions.health.pharma.scenario import Cpp, OperatingPoint, OperatingRanges, Scenario, Specs
-from decisions.store import database_url
+from decisions.health.pharma import (
+    DOMAIN,
+    Cpp,
+    OperatingPoint,
+    OperatingRanges,
+    PharmaReport,
+    Scenario,
+    Specs,
+)
 
 REPORT_KEY = "pharma_report"
 RUN_ID_KEY = "pharma_run_id"
 QUERY_KEY = "pharma_query_run"
+
+load_report = app_common.report_loader(DOMAIN)  # run id, url -> PharmaReport
 
 METHODS = {
     "all": "Optimise, then sensitivities and design space at SNAPO's point",
@@ -157,7 +165,7 @@ def settings_inputs() -> dict:
 
 def job_spec(scenario: dict, design: dict, settings: dict, output_dir: str | None) -> dict:
     """The job spec (``[job]``, ``[scenario]``, ``[optimise]``, ``[baseline]``, ``[design_space]``) of the form."""
-    job_table = {"kind": "pharma", "name": settings["name"], "method": settings["method"],
+    job_table = {"kind": DOMAIN.name, "name": settings["name"], "method": settings["method"],
                  "seed": int(settings["seed"])}
     if output_dir is not None:
         job_table["output_dir"] = output_dir
@@ -187,13 +195,11 @@ def run(scenario: dict, design: dict, settings: dict, url: str) -> None:
     """Validate the form, run the job in a recorded run with progress bars, and keep its report."""
     try:
         Scenario.parse(scenario)  # fast feedback on the form before JAX is imported
-        from decisions.health.pharma import job as pharma_job
-
-        job = pharma_job.prepare(job_spec(scenario, design, settings, app_common.artifacts_dir(url)))
+        job = DOMAIN.prepare(job_spec(scenario, design, settings, app_common.artifacts_dir(url)))
     except InputError as err:
         st.error(str(err))
         return
-    outcome = app_common.execute_with_status(job, pharma_job.execute, pharma_views.load_report, url)
+    outcome = app_common.execute_with_status(job, DOMAIN.execute, load_report, url)
     if outcome is None:
         return
     run_id, report = outcome
@@ -268,26 +274,20 @@ def show_report(report: PharmaReport, run_id: int) -> None:
     show_chain(report, run_id)
     show_quality(report, run_id)
     show_maps(report, run_id)
-    if report.training_curve is not None and not report.training_curve.empty:
-        st.subheader("SNAPO training curve")
-        st.altair_chart(app_charts.training_chart(report.training_curve), width="stretch")
-        app_common.download_csv(report.training_curve, "training_curve", run_id)
+    app_common.training_curve_section(report.training_curve, run_id)
 
 
-st.set_page_config(page_title="Pharma process · decisions", page_icon=":material/science:", layout="wide")
-app_common.require_password()
-
-st.title("Pharma process")
-st.markdown(
+url = app_common.page_header(
+    DOMAIN,
+    ":material/science:",
     "Optimise the temperature profiles of a reactor → crystalliser → filter/wash → dryer chain for "
     "expected yield, with every quality specification met under parameter uncertainty. SNAPO is scored "
     "against the best constant-temperature operation on the same fresh draws, with the ICH Q8 "
     "sensitivities of every CQA to every CPP and a design-space map."
 )
-url = database_url()
 
 app_common.open_requested_run(
-    pharma_views.load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
+    load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
 )
 
 form, limits = st.columns(2, gap="large")

@@ -2,8 +2,8 @@
 
 An adviser enters the horizon, the initial wealth, a yearly saving (or withdrawal) over a span
 of years and the client's goals (each with a full and optionally a partial funding option). The
-run goes through ``decisions.finance.wealth.job.execute``, so it is recorded in the run store
-like a CLI run; the page then reads the recorded tables back and shows the expected utility of
+run goes through the domain's ``DOMAIN.execute``, so it is recorded in the run store like a CLI
+run; the page then reopens the recorded report (``WealthReport.load``) and shows the expected utility of
 the planner, the exact DP and the funding-ratio rule on common paths, each goal's funding
 probability, the wealth fan and the plan (portfolio and goal option by year and wealth).
 ``?run=<id>`` opens the report of a recorded run.
@@ -16,7 +16,7 @@ import streamlit as st
 import wealth_views
 
 from decisions.errors import InputError
-from decisions.store import database_url
+from decisions.finance.wealth import DOMAIN
 
 REPORT_KEY = "wealth_report"
 QUERY_KEY = "wealth_query_run"
@@ -79,14 +79,11 @@ def form_inputs() -> dict:
 def run(form: dict, url: str) -> None:
     """Validate the form, plan in a recorded run with progress bars, and keep its report."""
     try:
-        spec = wealth_views.job_spec(form, app_common.artifacts_dir(url))
-        from decisions.finance.wealth import job as wealth_job
-
-        job = wealth_job.prepare(spec)
+        job = DOMAIN.prepare(wealth_views.job_spec(form, app_common.artifacts_dir(url)))
     except InputError as err:
         st.error(str(err))
         return
-    outcome = app_common.execute_with_status(job, wealth_job.execute, wealth_views.load_run, url)
+    outcome = app_common.execute_with_status(job, DOMAIN.execute, wealth_views.load_run, url)
     if outcome is None:
         return
     _, report = outcome
@@ -161,18 +158,14 @@ def show_report(report: wealth_views.RecordedWealthRun) -> None:
     show_plan(report, goal_years)
 
 
-st.set_page_config(page_title="Wealth planning · decisions", page_icon=":material/account_balance:",
-                   layout="wide")
-app_common.require_password()
-
-st.title("Wealth planning")
-st.markdown(
+url = app_common.page_header(
+    DOMAIN,
+    ":material/account_balance:",
     "Plan a client's savings and investments towards their goals: each year, which portfolio on the "
     "efficient frontier to hold and which goals to fund (fully, partly or not at all). The MetaRL "
     "planner plans in milliseconds; it is scored against the exact dynamic programme and a "
     "funding-ratio rule on the same Monte Carlo paths."
 )
-url = database_url()
 
 app_common.open_requested_run(wealth_views.load_run, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY)
 

@@ -4,8 +4,9 @@ The operator picks a task (cells, users, scheduler), the policies to compare and
 page simulates one episode per policy on the same users and movement (common random
 numbers) and shows the network map with the serving links at any step, QoE and Jain's
 fairness over time, and a summary. Below, the study's evaluation (PromptDT against the
-baselines over all training and unseen tasks) from the study folder's ``evaluation.csv``.
-The study folder defaults to the one shipped with the package.
+baselines over all training and unseen tasks) from the study folder's ``evaluation.csv``, or
+from a recorded ``comp`` run opened with ``?run=<id>`` (its reloaded ``CompReport``). The study
+folder defaults to the one shipped with the package. The page imports the domain's package API only.
 """
 
 from __future__ import annotations
@@ -18,10 +19,22 @@ import jax
 import pandas as pd
 import streamlit as st
 
-from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, task_by_name
-from decisions.telecom.comp.trace import available_policies, policy_actions, replay
+from decisions.store import database_url
+from decisions.telecom.comp import (
+    DOMAIN,
+    TRAINING_TASKS,
+    UNSEEN_TASKS,
+    CompReport,
+    available_policies,
+    policy_actions,
+    replay,
+    task_by_name,
+)
 
 TRACES_KEY = "comp_traces"
+REPORT_KEY = "comp_report"
+RUN_ID_KEY = "comp_run_id"
+QUERY_KEY = "comp_query_run"
 TASK_NAMES = [t.name for t in TRAINING_TASKS] + [t.name for t in UNSEEN_TASKS]
 UNSEEN_NAMES = {t.name for t in UNSEEN_TASKS}
 DEFAULT_POLICIES = ("max_snr", "expert", "multitask_ppo", "promptdt-large", "promptdt-medium")
@@ -84,32 +97,48 @@ def show_episode(task_name: str, traces: dict) -> None:
     right.altair_chart(comp_views.network_map(trace, step, size), width="stretch")
 
 
-def show_study(folder: Path | None) -> None:
-    """PromptDT against the baselines over all tasks, from the folder's ``evaluation.csv``."""
+def show_study(folder: Path | None, recorded: tuple[int, CompReport] | None = None) -> None:
+    """PromptDT against the baselines over all tasks: a recorded run's evaluation, else the folder's ``evaluation.csv``.
+
+    Args:
+        folder: the study folder chosen on the page (None: none).
+        recorded: ``(run id, report)`` of a run opened with ``?run=<id>``, if any.
+    """
     st.subheader("PromptDT against the baselines (study evaluation)")
-    path = None if folder is None else folder / "evaluation.csv"
-    if path is None or not path.exists():
-        st.info("No evaluation.csv in the study folder: run a 'comp' job with the evaluate stage.")
-        return
-    evaluation = pd.read_csv(path)
+    if recorded is not None and recorded[1].evaluation is not None:
+        run_id, report = recorded
+        evaluation = report.evaluation
+        st.caption(f"Evaluation of run #{run_id} (study folder {report.folder}).")
+        file_name = f"run-{run_id}-evaluation.csv"
+    else:
+        if recorded is not None:
+            st.info(f"Run #{recorded[0]} has no evaluation (its stages did not include evaluate).")
+        path = None if folder is None else folder / "evaluation.csv"
+        if path is None or not path.exists():
+            st.info(f"No evaluation.csv in the study folder: run a '{DOMAIN.name}' job with the evaluate stage.")
+            return
+        evaluation = pd.read_csv(path)
+        file_name = "comp-evaluation.csv"
     st.caption("Mean over tasks of the normalised QoE: 0 is random play, 1 the best of the per-task expert "
                "and the heuristics on that task. Unseen tasks: PromptDT reads a prompt from a few expert "
                "demonstrations of the task, with no gradient step.")
     st.altair_chart(comp_views.study_bars(evaluation), width="stretch")
     st.dataframe(comp_views.study_summary(evaluation), hide_index=True, width="stretch")
     st.download_button("Download evaluation (CSV)", evaluation.to_csv(index=False).encode(),
-                       file_name="comp-evaluation.csv", mime="text/csv", key="download_evaluation")
+                       file_name=file_name, mime="text/csv", key="download_evaluation")
 
 
-st.set_page_config(page_title="CoMP cell selection · decisions", page_icon=":material/cell_tower:", layout="wide")
-app_common.require_password()
-
-st.title("CoMP cell selection")
-st.markdown(
+url = app_common.page_header(
+    DOMAIN,
+    ":material/cell_tower:",
     "Coordinated multipoint lets a user be served by several cells at once. Each step, a policy "
     "chooses every user's serving set (how many of its strongest cells serve it); more links "
     "raise a user's rate and take resources from the other users of those cells. One Prompt "
     "Decision Transformer serves every network configuration, including unseen ones."
+)
+app_common.open_requested_run(
+    app_common.report_loader(DOMAIN), url=database_url(), query_key=QUERY_KEY, report_key=REPORT_KEY,
+    run_id_key=RUN_ID_KEY,
 )
 folder = study_folder()
 task_name = st.selectbox("Network (task)", TASK_NAMES, format_func=task_label, key="task")
@@ -126,4 +155,5 @@ if st.button("Simulate episode", type="primary", key="simulate"):
 if TRACES_KEY in st.session_state:
     shown_task, traces = st.session_state[TRACES_KEY]
     show_episode(shown_task, traces)
-show_study(folder)
+recorded = (st.session_state[RUN_ID_KEY], st.session_state[REPORT_KEY]) if REPORT_KEY in st.session_state else None
+show_study(folder, recorded)

@@ -7,6 +7,13 @@ registered pytree (dicts, NamedTuples, optax states, flax structs) round-trips,
 and a mismatch is reported with the offending key path. Writes are atomic
 (temporary file in the same folder, then ``os.replace``), so a crash during a
 save leaves the previous checkpoint intact.
+
+``save_trained`` / ``load_trained`` are the layer the domains use for a trained
+policy: the parameters plus a JSON *description* (architecture, settings,
+scenario) under a *kind* tag naming the file's contents and format version
+(``"decisions.finance.pension.policy/1"``), checked on load. The description's
+keys sit next to ``"format": kind`` in the metadata, the layout every domain wrote
+before this helper existed, so those files still load.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import serialization
+
+from decisions.errors import InputError
 
 PyTree = Any
 PathLike = str | os.PathLike[str]
@@ -142,7 +152,10 @@ def load_pytree(path: PathLike, target: PyTree) -> PyTree:
             (missing or extra key paths, or a shape/dtype mismatch).
     """
     path = Path(path)
-    saved = _read_payload(path)["leaves"]
+    return _restore(path, _read_payload(path)["leaves"], target)
+
+
+def _restore(path: Path, saved: dict[str, Any], target: PyTree) -> PyTree:
     leaves, treedef = jax.tree_util.tree_flatten_with_path(target)
     names = [jax.tree_util.keystr(p) for p, _ in leaves]
     missing = [n for n in names if n not in saved]
@@ -155,3 +168,93 @@ def load_pytree(path: PathLike, target: PyTree) -> PyTree:
         _restore_leaf(path, n, np.asarray(saved[n]), leaf) for n, (_, leaf) in zip(names, leaves, strict=True)
     ]
     return jax.tree_util.tree_unflatten(treedef, restored)
+
+
+KIND_KEY = "format"
+"""Metadata key of a trained file's kind tag (next to the description's own keys)."""
+
+
+def save_trained(path: PathLike, *, kind: str, description: Mapping[str, Any], params: PyTree) -> None:
+    """Save trained parameters with their description under a kind tag (msgpack, atomic).
+
+    Args:
+        path: destination file; its parent folder is created if missing.
+        kind: what the file holds and its format version, e.g.
+            ``"decisions.finance.pension.policy/1"``; ``load_trained`` checks it.
+        description: JSON-serialisable facts needed to rebuild the parameters'
+            structure and the result around them (architecture, settings, scenario);
+            may not use the reserved key ``"format"``.
+        params: the parameters pytree.
+
+    Raises:
+        ValueError: ``description`` uses the key ``"format"`` or is not JSON-serialisable.
+    """
+    if KIND_KEY in description:
+        raise ValueError(f"{path}: the description may not use the reserved key {KIND_KEY!r}")
+    save_pytree(path, params, metadata={KIND_KEY: kind, **description})
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split())
+
+
+def load_trained(
+    path: PathLike,
+    *,
+    kind: str,
+    target: Callable[[dict[str, Any]], PyTree],
+    field: str = "checkpoint",
+) -> tuple[dict[str, Any], PyTree]:
+    """Load a file written by ``save_trained``, checking its kind and format version.
+
+    Args:
+        path: the file.
+        kind: the expected kind tag (as given to ``save_trained``).
+        target: builds the parameters' structure from the description (e.g. a freshly
+            initialised network of the saved architecture); its values are ignored.
+        field: the input named in errors (``"policy"``, ``"profiles"``).
+
+    Returns:
+        ``(description, params)``: the saved description (without the kind tag) and the
+        parameters in ``target``'s structure.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        InputError: one line naming the path: the file is corrupt, is not a checkpoint,
+            holds another kind or format version, or its parameters do not match the
+            structure its description implies.
+    """
+    path = Path(path)
+    try:
+        payload = _read_payload(path)  # its errors name the path
+    except ValueError as err:
+        raise InputError(field, _one_line(err)) from err
+    try:
+        meta = json.loads(payload["metadata"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise InputError(field, f"{path}: corrupt checkpoint metadata ({_one_line(err)})") from err
+    found = meta.pop(KIND_KEY, None) if isinstance(meta, dict) else None
+    if found != kind:
+        name, _, version = kind.rpartition("/")
+        found_name, _, found_version = str(found).rpartition("/")
+        if found is None:
+            problem = f"{path} records no kind (expected {kind!r})"
+        elif name and found_name == name:
+            problem = (
+                f"{path} has format version {found_version!r}; this version reads {version!r} ({kind!r})"
+            )
+        else:
+            problem = f"{path} holds {found!r}, not {kind!r}"
+        raise InputError(field, problem)
+    try:
+        structure = target(meta)
+    except KeyError as err:
+        raise InputError(field, f"{path}: the description lacks {err}") from err
+    try:
+        params = _restore(path, payload["leaves"], structure)
+    except ValueError as err:  # names the path
+        raise InputError(field, _one_line(err)) from err
+    except (KeyError, TypeError, AttributeError) as err:
+        problem = f"{path}: corrupt checkpoint leaves ({type(err).__name__}: {_one_line(err)})"
+        raise InputError(field, problem) from err
+    return meta, params

@@ -15,15 +15,18 @@ from typing import Any
 
 from decisions.core.progress import Progress, silent
 from decisions.errors import error_line
-from decisions.jobs.kinds import JobKind, entry, job_kind
+from decisions.jobs.registry import get, spec_domain
 from decisions.jobs.runner import LocalProcessRunner, Runner, SerialRunner
 
 
 @dataclass(frozen=True)
 class PreparedJob:
-    """A validated job ready to run (the spec is kept to re-create it in a worker process)."""
+    """A validated job ready to run (the spec is kept to re-create it in a worker process).
 
-    kind: JobKind
+    ``kind`` is the name of its domain in ``decisions.jobs.registry``.
+    """
+
+    kind: str
     job: Any
     spec: dict[str, Any]
     base_dir: str | None
@@ -49,9 +52,9 @@ def prepare_specs(specs: Sequence[Mapping[str, Any]], base_dir: Path | None) -> 
     """
     prepared = []
     for spec in specs:
-        kind = job_kind(spec)
-        job = entry(kind).prepare(spec, base_dir)
-        prepared.append(PreparedJob(kind, job, dict(spec), str(base_dir) if base_dir else None))
+        domain = spec_domain(spec)
+        job = domain.prepare(spec, base_dir)
+        prepared.append(PreparedJob(domain.name, job, dict(spec), str(base_dir) if base_dir else None))
     return prepared
 
 
@@ -78,13 +81,13 @@ def execute_specs(
     if len(prepared) == 1:
         only = prepared[0]
         try:
-            run_id = entry(only.kind).execute(only.job, url=url, progress=progress, sweep_id=None)
+            run_id = get(only.kind).execute(only.job, url=url, progress=progress, sweep_id=None)
         except Exception as exc:  # recorded as failed by the domain; reported here in one line
             return [ExecutionOutcome(None, error_line(exc))]
         return [ExecutionOutcome(run_id, None)]
     sweep_id = uuid.uuid4().hex[:12]
     configs = [
-        {"kind": p.kind.value, "spec": p.spec, "base_dir": p.base_dir, "url": url, "sweep_id": sweep_id}
+        {"kind": p.kind, "spec": p.spec, "base_dir": p.base_dir, "url": url, "sweep_id": sweep_id}
         for p in prepared
     ]
     chosen = runner or (LocalProcessRunner(max_workers=workers) if workers > 1 else SerialRunner())
@@ -96,7 +99,7 @@ def execute_specs(
 
 def execute_config(config: dict[str, Any]) -> int:
     """Worker entry point: re-validate a spec and execute it (module level, so processes can import it)."""
-    kind = JobKind(config["kind"])
+    domain = get(config["kind"])
     base_dir = Path(config["base_dir"]) if config["base_dir"] else None
-    job = entry(kind).prepare(config["spec"], base_dir)
-    return entry(kind).execute(job, url=config["url"], progress=silent, sweep_id=config["sweep_id"])
+    job = domain.prepare(config["spec"], base_dir)
+    return domain.execute(job, url=config["url"], progress=silent, sweep_id=config["sweep_id"])

@@ -1,13 +1,12 @@
-"""The building-energy page: a recorded run's report and explanation, the new-run form, the pure view helpers.
+"""The building-energy page: a recorded run's report and explanation, the new-run form, the pure data and chart helpers.
 
-One small building run is recorded once per module through ``job.execute`` (baselines, scoring,
+One small building run is recorded once per module through ``DOMAIN.execute`` (baselines, scoring,
 explanation, artifacts and the policy msgpack are real); training is replaced by an untrained
 PPO policy so the module stays fast (training itself is covered by ``tests/energy/building``).
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,13 +22,19 @@ from decisions.core.agents.common import ProgressFn, TrainResult
 from decisions.core.agents.onpolicy import ActorCriticPolicy
 from decisions.energy.building.agents import AgentName, AgentSettings, agent_config, agent_env
 from decisions.energy.building.scenario import Scenario
+from decisions.jobs.domain import Domain
 from decisions.store import dispose_engines, get_run, list_runs, recorded_run
 from tests.apps.conftest import APPS, HOME
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
 
+import building_charts as charts  # noqa: E402
+import building_data as data  # noqa: E402
 import building_views as views  # noqa: E402
+from building_data import ControllerId  # noqa: E402
+
+import decisions.energy.building as building  # noqa: E402
 
 BUILDING_PAGE = "pages/2_Building_energy.py"
 
@@ -67,7 +72,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, in
     }
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(building_job, "train_agent", _untrained_agent)
-        run_id = building_job.execute(building_job.prepare(spec), url=url)
+        run_id = building.DOMAIN.execute(building_job.prepare(spec), url=url)
     yield url, run_id
     dispose_engines()
 
@@ -104,7 +109,9 @@ def test_recorded_run_shows_kpis_week_and_explanation(building_store: tuple[str,
     assert at.selectbox(key=views.SELECT_KEY).value == run_id
 
     kpis = at.dataframe[0].value
-    assert list(kpis["name"]) == ["no_battery", "rule_based", "perfect_foresight", "ppo_seed0"]
+    assert list(kpis["name"]) == ["no_battery", "rule_based", "perfect_foresight", "ppo"]
+    assert kpis["seed"].isna().tolist() == [True, True, True, False] and kpis["seed"].iloc[3] == 0
+    assert kpis["controller"].iloc[3] == "PPO seed 0"
     assert "saving_fraction_of_lp" in kpis and "cost_usd" in kpis
     agents = at.dataframe[1].value
     assert list(agents["agent"]) == ["PPO"] and agents["share of LP saving"][0].count("±") == 1
@@ -113,7 +120,7 @@ def test_recorded_run_shows_kpis_week_and_explanation(building_store: tuple[str,
         "Fidelity: same decision (held-out states)",
     }
 
-    assert at.selectbox(key=f"b_controller_{run_id}").value == "ppo_seed0"  # the explained seed
+    assert at.selectbox(key=f"b_controller_{run_id}").value == ControllerId("ppo", 0)  # the explained seed
     assert at.selectbox(key=f"b_week_{run_id}").value == pd.Timestamp("2016-09-01")
     assert len(at.get("vega_lite_chart")) >= 6  # cost bars, site, battery, SoC, importance, sensitivity
 
@@ -171,18 +178,16 @@ def test_large_budgets_point_to_the_cli(store_url: str) -> None:
 def test_form_runs_the_job_with_progress_and_opens_the_new_run(
     building_store: tuple[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from decisions.energy.building import job as building_job
-
     _, run_id = building_store
     seen = []
 
-    def fake_execute(job, *, url, progress):
+    def fake_execute(domain, job, *, url, progress):
         seen.append(job)
         progress("baselines", 1, 1)
         progress("PPO training", 200_000, 200_000)
         return run_id
 
-    monkeypatch.setattr(building_job, "execute", fake_execute)
+    monkeypatch.setattr(Domain, "execute", fake_execute)  # the page runs its domain's execute
     at = _page()
     at.multiselect(key="b_agents").set_value(["ppo"])
     at.button(key="b_run").click().run()
@@ -199,12 +204,10 @@ def test_form_runs_the_job_with_progress_and_opens_the_new_run(
 
 
 def test_failing_job_shows_one_line_error(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from decisions.energy.building import job as building_job
-
-    def boom(job, *, url, progress):
+    def boom(domain, job, *, url, progress):
         raise RuntimeError("solver\nexploded")
 
-    monkeypatch.setattr(building_job, "execute", boom)
+    monkeypatch.setattr(Domain, "execute", boom)
     at = _page()
     at.button(key="b_run").click().run()
     assert not at.exception
@@ -234,21 +237,19 @@ def test_page_is_behind_the_password_gate(store_url: str, monkeypatch: pytest.Mo
 
 def _hand_made_run(url: str, source: tuple[str, int], folder: Path) -> int:
     """A run whose tables copy the recorded run's, plus a DQN seed, with no policy files recorded."""
-    src = {a.name: Path(a.path) for a in get_run(source[1], url=source[0]).artifacts}
-    folder.mkdir(parents=True)
-    kpis = pd.read_csv(src["kpis"])
-    kpis = pd.concat([kpis, kpis[kpis["controller"] == "ppo_seed0"].assign(controller="dqn_seed0")])
-    hourly = pd.read_csv(src["hourly"])
-    hourly = pd.concat([hourly, hourly[hourly["controller"] == "ppo_seed0"].assign(controller="dqn_seed0")])
-    agents = pd.read_csv(src["agents"])
-    agents = pd.concat([agents, agents.assign(agent="dqn", family="off-policy", saving_vs_lp_mean=0.5)])
-    with recorded_run("building", "hand-made", get_run(source[1], url=source[0]).config, url=url) as run:
-        for name, frame in {"kpis": kpis, "hourly": hourly, "agents": agents}.items():
-            frame.to_csv(folder / f"{name}.csv", index=False)
-            run.add_artifact(name, folder / f"{name}.csv")
-        for name in ("importance", "forecast_sensitivity", "surrogate_rules"):
-            shutil.copy(src[name], folder / src[name].name)
-            run.add_artifact(name, folder / src[name].name)
+    record = get_run(source[1], url=source[0])
+    report = building.BuildingReport.load(record)
+    kpis, hourly = report.kpis, report.hourly
+    report.kpis = pd.concat([kpis, kpis[kpis["controller"] == "ppo"].assign(controller="dqn")], ignore_index=True)
+    report.hourly = pd.concat([hourly, hourly[hourly["controller"] == "ppo"].assign(controller="dqn")],
+                              ignore_index=True)
+    agents = report.agents.reset_index()
+    report.agents = pd.concat(
+        [agents, agents.assign(agent="dqn", family="off-policy", saving_vs_lp_mean=0.5)]
+    ).set_index("agent")
+    with recorded_run("building", "hand-made", record.config, url=url) as run:
+        for name, path in report.save(folder).items():  # a reloaded report has no policies to save
+            run.add_artifact(name, path)
     return run.run_id
 
 
@@ -258,12 +259,12 @@ def test_missing_policy_file_and_dqn_seed_get_notes_not_tracebacks(
     run_id = _hand_made_run(store_url, recorded, tmp_path / "run")
     at = _page(run_id)
     assert not at.error
-    assert at.selectbox(key=f"b_controller_{run_id}").value == "ppo_seed0"  # DQN is never the explained one
+    assert at.selectbox(key=f"b_controller_{run_id}").value == ControllerId("ppo", 0)  # never DQN
     assert [w.value for w in at.warning] == [
         "Cannot re-simulate PPO seed 0: policy: the policy file of ppo_seed0 is not on disk (not recorded)"
     ]
     assert at.code, "the recorded rules are still shown"
-    at.selectbox(key=f"b_controller_{run_id}").select("dqn_seed0").run()
+    at.selectbox(key=f"b_controller_{run_id}").select(ControllerId("dqn", 0)).run()
     assert not at.exception and not at.error
     assert any("continuous-action agents" in i.value for i in at.info)
 
@@ -271,16 +272,22 @@ def test_missing_policy_file_and_dqn_seed_get_notes_not_tracebacks(
 # ----------------------------------------------------------------------------- pure helpers
 
 
-def _hourly(
-    days: int = 10, controllers: tuple[str, ...] = ("ppo_seed0", "perfect_foresight")
-) -> pd.DataFrame:
+PPO0 = ControllerId("ppo", 0)
+LP = ControllerId("perfect_foresight")
+
+
+def _hourly(days: int = 10, controllers: tuple[ControllerId, ...] = (PPO0, LP)) -> pd.DataFrame:
     dates = np.repeat(pd.date_range("2016-09-01", periods=days, freq="D"), 24)
     hours = np.tile(np.arange(1, 25), days)
     frames = [
-        pd.DataFrame({"controller": c, "date": dates, "hour": hours, "battery": 0.0, "soc": 0.5})
+        pd.DataFrame(
+            {"controller": c.controller, "seed": c.seed, "date": dates, "hour": hours, "battery": 0.0, "soc": 0.5}
+        )
         for c in controllers
     ]
-    return views.with_time(pd.concat(frames, ignore_index=True))
+    hourly = pd.concat(frames, ignore_index=True)
+    hourly["seed"] = hourly["seed"].astype("Int64")
+    return data.with_time(hourly)
 
 
 def test_time_is_the_start_of_each_citylearn_hour() -> None:
@@ -290,52 +297,68 @@ def test_time_is_the_start_of_each_citylearn_hour() -> None:
 
 
 def test_week_starts_cover_the_window_in_seven_day_steps() -> None:
-    starts = views.week_starts(_hourly(10))
+    starts = data.week_starts(_hourly(10))
     assert starts == [pd.Timestamp("2016-09-01"), pd.Timestamp("2016-09-08")]
-    assert views.week_starts(_hourly(7)) == [pd.Timestamp("2016-09-01")]
-    assert views.week_starts(_hourly(0)) == []
-    week = views.week_rows(_hourly(10), starts[1], ["ppo_seed0"])
-    assert len(week) == 3 * 24 and set(week["controller"]) == {"ppo_seed0"}
+    assert data.week_starts(_hourly(7)) == [pd.Timestamp("2016-09-01")]
+    assert data.week_starts(_hourly(0)) == []
+    week = data.week_rows(_hourly(10), starts[1], [PPO0])
+    assert len(week) == 3 * 24 and set(data.controller_ids(week)) == {PPO0}
+    both = data.week_rows(_hourly(10, (PPO0, ControllerId("ppo", 1), LP)), starts[0], [ControllerId("ppo", 1), LP])
+    assert set(data.controller_ids(both)) == {ControllerId("ppo", 1), LP} and len(both) == 2 * 7 * 24
 
 
 def test_default_why_hour_prefers_the_largest_evening_discharge() -> None:
-    week = _hourly(7, ("ppo_seed0",))
+    week = _hourly(7, (PPO0,))
     at = {pd.Timestamp(t): i for i, t in enumerate(week["time"])}
     week.loc[at[pd.Timestamp("2016-09-02 03:00")], "battery"] = -5.0  # larger, but at night
     week.loc[at[pd.Timestamp("2016-09-03 18:00")], "battery"] = -1.0
     week.loc[at[pd.Timestamp("2016-09-04 19:00")], "battery"] = -2.0
-    assert views.default_why_time(week) == pd.Timestamp("2016-09-04 19:00")
+    assert data.default_why_time(week) == pd.Timestamp("2016-09-04 19:00")
     week.loc[week["time"].dt.hour.between(16, 21), "battery"] = 0.0
-    assert views.default_why_time(week) == pd.Timestamp("2016-09-02 03:00")  # no evening discharge
+    assert data.default_why_time(week) == pd.Timestamp("2016-09-02 03:00")  # no evening discharge
     week["battery"] = 0.0
-    assert views.default_why_time(week) == pd.Timestamp("2016-09-01 18:00")  # no discharge at all
-    assert views.default_why_time(week.iloc[:0]) is None
+    assert data.default_why_time(week) == pd.Timestamp("2016-09-01 18:00")  # no discharge at all
+    assert data.default_why_time(week.iloc[:0]) is None
 
 
 def test_hour_index_is_the_position_in_the_controllers_trajectory() -> None:
     hourly = _hourly(3)
-    assert views.hour_index(hourly, "perfect_foresight", pd.Timestamp("2016-09-02 18:00")) == 24 + 18
-    with pytest.raises(views.InputError, match=r"^hour: ppo_seed0 has no hour starting 2016-10-01 00:00"):
-        views.hour_index(hourly, "ppo_seed0", pd.Timestamp("2016-10-01"))
+    assert data.hour_index(hourly, LP, pd.Timestamp("2016-09-02 18:00")) == 24 + 18
+    with pytest.raises(data.InputError, match=r"^hour: ppo_seed0 has no hour starting 2016-10-01 00:00"):
+        data.hour_index(hourly, PPO0, pd.Timestamp("2016-10-01"))
 
 
-def test_controller_names() -> None:
-    assert views.parse_agent_seed("sac_seed12") == ("sac", 12)
-    assert views.parse_agent_seed("rule_based") is None and views.parse_agent_seed("foo_seed1") is None
-    assert views.controller_label("a2c_seed1") == "A2C seed 1"
-    assert views.controller_label("perfect_foresight") == "perfect-foresight LP"
-    assert views.is_continuous("ppo_seed0") and not views.is_continuous("dqn_seed0")
-    assert not views.is_continuous("rule_based")
+def test_controllers_are_name_and_seed_pairs() -> None:
+    kpis = pd.DataFrame({"controller": ["rule_based", "sac", "sac"], "seed": pd.array([None, 12, 3], dtype="Int64")})
+    assert data.controller_ids(kpis) == [ControllerId("rule_based"), ControllerId("sac", 12), ControllerId("sac", 3)]
+    assert data.rows_of(kpis, ControllerId("sac", 3)).tolist() == [False, False, True]
+    assert data.rows_of(kpis, ControllerId("rule_based")).tolist() == [True, False, False]
+    assert data.controller_label(ControllerId("a2c", 1)) == "A2C seed 1"
+    assert data.controller_label(LP) == "perfect-foresight LP"
+    assert PPO0.is_continuous and not ControllerId("dqn", 0).is_continuous
+    assert not ControllerId("rule_based").is_agent and not ControllerId("rule_based").is_continuous
+    assert PPO0.name == "ppo_seed0" == building.seed_name("ppo", 0) and LP.name == "perfect_foresight"
+
+
+def test_runs_recorded_before_the_seed_column_still_name_their_agent_seeds() -> None:
+    agents = pd.DataFrame({"seeds": [2]}, index=pd.Index(["ppo"], name="agent"))
+    old = pd.DataFrame({"controller": ["no_battery", "ppo_seed0", "ppo_seed1"], "cost": [1.0, 0.8, 0.7]})
+    assert data.controller_ids(data.with_seed(old, agents)) == [ControllerId("no_battery"), PPO0, ControllerId("ppo", 1)]
 
 
 def test_explained_controller_is_the_best_seed_of_the_best_continuous_agent() -> None:
     kpis = pd.DataFrame(
-        {"saving_fraction_of_lp": [1.0, 0.6, 0.8, 0.7, 0.75, 0.99]},
-        index=["perfect_foresight", "ppo_seed0", "ppo_seed1", "sac_seed0", "sac_seed1", "dqn_seed0"],
+        {
+            "controller": ["perfect_foresight", "ppo", "ppo", "sac", "sac", "dqn"],
+            "seed": pd.array([None, 0, 1, 0, 1, 0], dtype="Int64"),
+            "saving_fraction_of_lp": [1.0, 0.6, 0.8, 0.7, 0.75, 0.99],
+        }
     )
     agents = pd.DataFrame({"saving_vs_lp_mean": [0.7, 0.725, 0.99]}, index=["ppo", "sac", "dqn"])
-    assert views.explained_controller(kpis, agents) == "sac_seed1"
-    assert views.explained_controller(kpis, agents.loc[["dqn"]]) is None
+    assert data.explained_controller(kpis, agents) == ControllerId("sac", 1)
+    assert data.explained_controller(kpis, agents.loc[["dqn"]]) is None
+    recorded = agents.assign(explained_seed=[0, -1, -1])
+    assert data.explained_controller(kpis, recorded) == PPO0  # the job's record wins
 
 
 def test_agent_and_family_tables_show_mean_and_std_over_seeds() -> None:
@@ -352,17 +375,15 @@ def test_agent_and_family_tables_show_mean_and_std_over_seeds() -> None:
         },
         index=pd.Index(["ppo", "sac", "a2c"], name="agent"),
     )
-    table = views.agent_view(agents)
+    table = data.agent_view(agents)
     assert table.loc[0, "share of LP saving"] == "0.800 ± 0.050"
     assert table.loc[1, "cost / no battery"] == "0.800 ± 0.020"
-    families = views.family_view(agents).set_index("family")
+    families = data.family_view(agents).set_index("family")
     assert families.loc["on-policy", "best agent"] == "A2C"
     assert families.loc["off-policy", "share of LP saving"] == "0.600 ± 0.100"
 
 
 def test_form_values_make_a_valid_job_spec() -> None:
-    from decisions.energy.building.job import prepare
-
     form = {
         "name": "x",
         "seed": 1,
@@ -375,28 +396,34 @@ def test_form_values_make_a_valid_job_spec() -> None:
         "explain": True,
         "include_mpc": False,
     }
-    job = prepare(views.job_spec(form, "/tmp/out"))
+    job = building.prepare(data.job_spec(form, "/tmp/out"))
     assert job.scenario.buildings == (1, 4) and job.scenario.tariff.kind == "dynamic"
     assert job.agents.off_policy_steps == 20_000 and job.output_dir == "/tmp/out"
-    assert views.parse_buildings("district") == "district" and views.parse_buildings("3") == [3]
-    assert not views.is_large(form) and views.is_large({**form, "seeds": 5})
+    assert data.parse_buildings("district") == "district" and data.parse_buildings("3") == [3]
+    assert not data.is_large(form) and data.is_large({**form, "seeds": 5})
 
 
 def test_charts_validate_against_the_vega_lite_schema() -> None:
     kpis = pd.DataFrame(
-        {"cost": [1.0, 0.6, 0.7], "saving_fraction_of_lp": [0.0, 1.0, 0.8]},
-        index=pd.Index(["no_battery", "perfect_foresight", "ppo_seed0"], name="controller"),
+        {
+            "controller": ["no_battery", "perfect_foresight", "ppo"],
+            "seed": pd.array([None, None, 0], dtype="Int64"),
+            "cost": [1.0, 0.6, 0.7],
+            "saving_fraction_of_lp": [0.0, 1.0, 0.8],
+        }
     )
-    bars = views.cost_bars(kpis).to_dict()
+    bars = charts.cost_bars(kpis).to_dict()
     labels = {row["label"]: row["kind"] for row in next(iter(bars["datasets"].values())) if "label" in row}
     assert labels == {"no battery": "baseline", "perfect-foresight LP": "baseline", "PPO seed 0": "agent"}
     week = _hourly(7).assign(load=1.0, pv=0.5, price=0.2)
-    views.site_chart(week[week["controller"] == "ppo_seed0"]).to_dict()
-    views.battery_chart(week, "ppo_seed0", pd.Timestamp("2016-09-02 18:00")).to_dict()
-    views.soc_chart(week, "ppo_seed0").to_dict()
+    charts.site_chart(week[data.rows_of(week, PPO0)]).to_dict()
+    battery = charts.battery_chart(week, PPO0, pd.Timestamp("2016-09-02 18:00")).to_dict()
+    series = {row["series"] for rows in battery["datasets"].values() for row in rows if "series" in row}
+    assert series == {"PPO seed 0", "perfect-foresight LP"}
+    charts.soc_chart(week, PPO0).to_dict()
     importance = pd.DataFrame(
         {"group": ["calendar", "price now"], "importance": [0.2, 0.1], "permutation": [0.1, 0.3]}
     )
-    assert views.importance_chart(importance).to_dict()["encoding"]["yOffset"]["field"] == "measure"
+    assert charts.importance_chart(importance).to_dict()["encoding"]["yOffset"]["field"] == "measure"
     sensitivity = pd.DataFrame({"feature": ["price_6h"], "importance": [0.1], "mean_gradient": [-0.1]})
-    views.sensitivity_bars(sensitivity).to_dict()
+    charts.sensitivity_bars(sensitivity).to_dict()

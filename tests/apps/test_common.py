@@ -1,14 +1,17 @@
-"""Shared app helpers: the runs table, the artifacts folder, CSV artifacts and the progress callback."""
+"""Shared app helpers: the runs table, the artifacts folder, reopening a run's report, CSV artifacts, progress."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from apps import app_common
-from decisions.store import get_run, list_runs, recorded_run
+from decisions.energy.gas_storage import DOMAIN as GAS_STORAGE
+from decisions.errors import InputError
+from decisions.health.pharma import DOMAIN as PHARMA
+from decisions.jobs.registry import DOMAINS
+from decisions.store import list_runs, recorded_run
 
 
 def test_runs_frame_keeps_only_metrics_some_run_has(store_url: str) -> None:
@@ -33,16 +36,28 @@ def test_artifacts_dir_is_next_to_a_sqlite_file(tmp_path: Path) -> None:
     assert app_common.artifacts_dir("postgresql://user@host/db") == server_default
 
 
-def test_csv_tables_reads_csv_artifacts_on_disk(store_url: str, tmp_path: Path) -> None:
-    path = tmp_path / "schedule.csv"
-    pd.DataFrame({"date": ["2026-04-01", "2026-04-02"], "forward": [20.0, 21.0]}).to_csv(path, index=False)
-    with recorded_run("gas_storage", "with-files", {}, url=store_url) as run:
-        run.add_artifact("schedule", path)
-        run.add_artifact("gone", tmp_path / "gone.csv")
-        run.add_artifact("chart", tmp_path / "chart.png")
-    tables = app_common.csv_tables(get_run(run.run_id, url=store_url).artifacts)
-    assert list(tables) == ["schedule"]
-    assert pd.api.types.is_datetime64_any_dtype(tables["schedule"]["date"])
+def test_headline_metrics_come_from_the_registry() -> None:
+    for domain in DOMAINS:
+        assert set(domain.headline) <= set(app_common.HEADLINE_METRICS)
+    assert len(set(app_common.HEADLINE_METRICS)) == len(app_common.HEADLINE_METRICS)
+
+
+def test_load_report_refuses_a_run_of_another_kind(store_url: str) -> None:
+    with recorded_run(PHARMA.name, "a-pharma-run", {}, url=store_url) as run:
+        pass
+    with pytest.raises(InputError) as err:
+        app_common.load_report(GAS_STORAGE, run.run_id, store_url)
+    assert err.value.field == "run"
+    assert str(err.value) == f"run: run {run.run_id} is a pharma run, not gas_storage"
+    with pytest.raises(InputError, match=r"^run: "):
+        app_common.report_loader(GAS_STORAGE)(run.run_id, store_url)
+
+
+def test_load_report_of_a_run_without_its_report_names_run(store_url: str) -> None:
+    with recorded_run(GAS_STORAGE.name, "no-files", {}, url=store_url) as run:
+        pass
+    with pytest.raises(InputError, match=rf"^run: run {run.run_id}: .*no saved report"):
+        app_common.load_report(GAS_STORAGE, run.run_id, store_url)
 
 
 class _FakeBar:

@@ -1,4 +1,4 @@
-"""The CoMP page: an episode of heuristics simulated on a map, curves and summary; the study views."""
+"""The CoMP page: an episode of heuristics simulated on a map, curves and summary; the study views; a recorded run."""
 
 from __future__ import annotations
 
@@ -11,9 +11,18 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from decisions.store import recorded_run
+from decisions.telecom.comp import (
+    DOMAIN,
+    TRAINING_TASKS,
+    UNSEEN_TASKS,
+    CompReport,
+    available_policies,
+    policy_actions,
+    replay,
+    trace_frames,
+)
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
-from decisions.telecom.comp.trace import available_policies, policy_actions, replay, trace_frames
 from tests.apps.conftest import APPS, HOME
 
 COMP_PAGE = "pages/6_CoMP_cell_selection.py"
@@ -24,6 +33,14 @@ import comp_views  # noqa: E402
 
 TASK = TRAINING_TASKS[0]
 
+
+def _evaluation() -> pd.DataFrame:
+    """A study evaluation table with the columns ``study.evaluate`` writes (two tasks, two policies)."""
+    return pd.DataFrame({
+        "task": ["a", "a", "b", "b"], "split": ["train", "train", "unseen", "unseen"],
+        "policy": ["promptdt-large", "max_snr", "promptdt-large", "max_snr"],
+        "qoe": [0.6, 0.5, 0.55, 0.5], "jain_qoe": 0.9, "normalised_qoe": [1.0, 0.8, 0.9, 0.7],
+    })
 
 def test_trace_replays_the_episode_and_maps_links() -> None:
     key = jax.random.PRNGKey(2)
@@ -53,11 +70,7 @@ def test_views_summaries_and_charts() -> None:
     assert summary["links per user"].iloc[0] == pytest.approx(1.0, abs=0.2)
     comp_views.curves(traces).to_dict()
     comp_views.network_map(traces["max_snr"], 5, (200.0, 200.0)).to_dict()
-    evaluation = pd.DataFrame({
-        "task": ["a", "a", "b", "b"], "split": ["train", "train", "unseen", "unseen"],
-        "policy": ["promptdt-large", "max_snr", "promptdt-large", "max_snr"],
-        "qoe": [0.6, 0.5, 0.55, 0.5], "jain_qoe": 0.9, "normalised_qoe": [1.0, 0.8, 0.9, 0.7],
-    })
+    evaluation = _evaluation()
     table = comp_views.study_summary(evaluation)
     assert table.iloc[0]["policy"] == "PromptDT large" and table.iloc[0]["normalised_qoe"] == 1.0
     comp_views.study_bars(evaluation).to_dict()
@@ -79,3 +92,19 @@ def test_page_simulates_an_episode(store_url: str, tmp_path: Path) -> None:
     assert not at.exception, at.exception
     at.text_input(key="study_folder").set_value(str(tmp_path / "missing")).run()
     assert "study folder" in at.error[0].value
+
+
+def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> None:
+    report = CompReport(evaluation=_evaluation(), folder=tmp_path / "study", metrics={"unseen_vs_expert": 0.9})
+    with recorded_run(DOMAIN.name, "hand-made", {}, url=store_url) as run:
+        for name, path in report.save(tmp_path / "run").items():
+            run.add_artifact(name, path)
+    at = AppTest.from_file(HOME, default_timeout=120)
+    at.query_params["run"] = str(run.run_id)
+    at.switch_page(COMP_PAGE).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any(c.value.startswith(f"Evaluation of run #{run.run_id}") for c in at.caption)
+    summary = at.dataframe[-1].value
+    assert summary.iloc[0]["policy"] == "PromptDT large" and summary.iloc[0]["normalised_qoe"] == 1.0
+    assert at.download_button(key="download_evaluation").proto.label == "Download evaluation (CSV)"

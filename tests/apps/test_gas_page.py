@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from decisions.energy.gas_storage.curve_io import load_forward_curve_csv
+from decisions.energy.gas_storage import DOMAIN, GasStorageReport, load_forward_curve_csv
 from decisions.errors import InputError
 from decisions.store import list_runs, recorded_run
 from tests.apps.conftest import GAS_PAGE, HOME
@@ -127,7 +127,7 @@ def test_open_unknown_run_from_query_param_shows_error(store_url: str) -> None:
 
 
 def test_tiny_run_is_recorded_and_shows_results(store_url: str, tmp_path) -> None:
-    at = _gas_page(timeout=120)
+    at = _gas_page(timeout=300)  # a ceiling: the tiny job compiles every method (2-core CI under load)
     at.radio(key="curve_source").set_value("Upload a CSV").run()
     at.file_uploader(key="curve_file").set_value(("curve.csv", _curve_csv(30), "text/csv")).run()
     at.text_input(key="run_name").input("tiny-app-run")
@@ -160,26 +160,24 @@ def test_tiny_run_is_recorded_and_shows_results(store_url: str, tmp_path) -> Non
 
 
 def _record_gas_run_by_hand(url: str, folder: Path) -> int:
-    """A succeeded gas storage run whose CSV tables are written by hand (no JAX needed)."""
+    """A succeeded gas storage run whose report is made by hand (no JAX needed) and saved as a job saves it."""
     days = pd.date_range("2026-04-01", periods=5, freq="D")
-    tables = {
-        "comparison": pd.DataFrame({
+    report = GasStorageReport(
+        comparison=pd.DataFrame({
             "method": ["snapo", "intrinsic_lp", "rolling_intrinsic"], "n": 16, "mean": [105.0, 100.0, 103.0],
             "stderr": [1.0, 0.0, 1.0], "ci95_low": [103.0, 100.0, 101.0], "ci95_high": [107.0, 100.0, 105.0],
             "ratio_to_intrinsic": [1.05, 1.0, 1.03],
-        }),
-        "schedule": pd.DataFrame({"date": days, "forward": [20.0, 21, 22, 23, 24],
-                                  "lp_net_injection": [25.0, 25, 0, -25, -25], "lp_inventory": [0.0, 25, 50, 50, 25]}),
-        "curve_sensitivity": pd.DataFrame({"date": days, "forward": 20.0, "lp_dV_dF": [-25.0, -25, 0, 25, 25]}),
-        "input_sensitivity": pd.DataFrame({"input": ["max_inventory"], "value": [1000.0], "dV_dinput": [0.0]}),
-    }
-    folder.mkdir(parents=True)
-    with recorded_run("gas_storage", "hand-made", {}, url=url) as run:
-        run.log_metrics({"value_snapo": 105.0, "value_rolling_intrinsic": 103.0,
-                         "snapo_vs_rolling_intrinsic": 105.0 / 103.0})
-        for name, frame in tables.items():
-            frame.to_csv(folder / f"{name}.csv", index=False)
-            run.add_artifact(name, folder / f"{name}.csv")
+        }).set_index("method"),
+        schedule=pd.DataFrame({"date": days, "forward": [20.0, 21, 22, 23, 24],
+                               "lp_net_injection": [25.0, 25, 0, -25, -25], "lp_inventory": [0.0, 25, 50, 50, 25]}),
+        curve_sensitivity=pd.DataFrame({"date": days, "forward": 20.0, "lp_dV_dF": [-25.0, -25, 0, 25, 25]}),
+        input_sensitivity=pd.DataFrame({"input": ["max_inventory"], "value": [1000.0], "dV_dinput": [0.0]}),
+        metrics={"value_snapo": 105.0, "value_rolling_intrinsic": 103.0, "snapo_vs_rolling_intrinsic": 105.0 / 103.0},
+    )
+    with recorded_run(DOMAIN.name, "hand-made", {}, url=url) as run:
+        run.log_metrics(report.metrics)
+        for name, path in report.save(folder).items():
+            run.add_artifact(name, path)
     return run.run_id
 
 
@@ -205,13 +203,11 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
 def test_failing_job_shows_one_line_error_and_is_recorded_as_failed(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from decisions.energy.gas_storage import job as gas_job
-
     def boom(job, *, progress):
         progress("intrinsic LP", 0, 1)
         raise RuntimeError("solver\nexploded")
 
-    monkeypatch.setattr(gas_job, "run_job", boom)
+    monkeypatch.setattr(DOMAIN.module("job"), "run_job", boom)  # what DOMAIN.execute runs
     at = _gas_page()
     at.button(key="run").click().run()
     assert not at.exception

@@ -1,10 +1,12 @@
-"""The home page: run table from the store, filters, run details, empty store, password gate."""
+"""The home page: run table from the store, filters, run details and page links (from the registry), empty store,
+password gate."""
 
 from __future__ import annotations
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from decisions.jobs.registry import DOMAINS
 from decisions.store import RunStatus, finish_run, recorded_run, start_run
 from tests.apps.conftest import HOME
 
@@ -25,7 +27,9 @@ def test_home_with_empty_store_says_so(store_url: str) -> None:
     assert not at.exception
     assert at.title[0].value == "decisions"
     assert not at.dataframe
-    assert any("No runs recorded yet" in info.value for info in at.info)
+    [empty] = [info.value for info in at.info if "No runs recorded yet" in info.value]
+    for domain in DOMAINS:  # every domain page is named, from the registry
+        assert (f"**{domain.title}**" in empty) == (domain.page is not None)
 
 
 def test_home_lists_recorded_runs_with_headline_metrics(store_url: str) -> None:
@@ -60,6 +64,22 @@ def test_home_filters_by_status_and_kind_and_shows_details(store_url: str) -> No
     assert dict(zip(metrics["metric"], metrics["value"], strict=True))["value_snapo"] == pytest.approx(1200.0)
     artifacts = at.dataframe[3].value
     assert list(artifacts["name"]) == ["comparison"]
+
+
+def test_each_succeeded_run_links_to_its_domain_page(store_url: str) -> None:
+    paged = [domain for domain in DOMAINS if domain.page]
+    assert paged
+    for domain in paged:
+        with recorded_run(domain.name, f"{domain.name}-run", {}, url=store_url):
+            pass
+    at = AppTest.from_file(HOME, default_timeout=30).run()
+    for index, domain in enumerate(reversed(paged)):  # newest run first
+        at.selectbox(key="runs_detail").select_index(index).run()
+        assert not at.exception, at.exception
+        [link] = at.get("page_link")
+        run_id = len(paged) - index
+        page = domain.page.removeprefix("pages/").removesuffix(".py").split("_", 1)[1]
+        assert (link.proto.page, link.proto.query_string) == (page, f"run={run_id}")
 
 
 def test_password_gate_blocks_until_the_password_is_given(

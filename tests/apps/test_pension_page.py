@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import decisions.finance.pension as pension
 from decisions.store import list_runs, recorded_run
 from tests.apps.conftest import APPS, HOME
 
@@ -65,17 +66,18 @@ def _hand_made_tables() -> dict[str, pd.DataFrame]:
 
 
 def _record_by_hand(url: str, folder: Path, kind: str = "pension") -> int:
-    """Record a run whose artifacts are the hand-made tables, as ``job.execute`` records them."""
+    """Record a run whose artifacts are the hand-made tables, saved by ``PensionReport.save`` as a job saves them."""
     folder.mkdir(parents=True, exist_ok=True)
     config = {"scenario": {"funding": {"floor": 0.9}}}
     metrics = {"value_snapo": 120.0, "value_fixed_mix": 100.0, "snapo_minus_fixed_mix": 20.0,
                "snapo_minus_fixed_mix_stderr": 2.0, "terminal_funding_ratio_median": 1.12,
                "liability_present_value": 50_000.0, "n_sensitivities": 180.0}
+    tables = _hand_made_tables()
+    tables["comparison"] = tables["comparison"].set_index("method")
+    report = pension.PensionReport(**tables, metrics=metrics)
     with recorded_run(kind, "hand-made", config, url=url) as run:
         run.log_metrics(metrics)
-        for name, frame in _hand_made_tables().items():
-            path = folder / f"{name}.csv"
-            frame.to_csv(path, index=False)
+        for name, path in report.save(folder).items():
             run.add_artifact(name, str(path))
     return run.run_id
 
@@ -161,7 +163,7 @@ def test_views_shape_the_tables() -> None:
     assert [pension_views.tenor_label(t) for t in (0.25, 0.5, 1.0, 2.5, 30.0)] == ["3m", "6m", "1y", "2.5y", "30y"]
     view = pension_views.comparison_view(tables["comparison"].iloc[::-1].set_index("method"))
     assert list(view["method"]) == ["SNAPO", "best fixed mix"]
-    timing = pension_views.timing_frame(
+    timing = pension.speedup_table(
         {"bump_seconds_K5": 0.6, "value_and_grad_seconds_K5": 0.2, "speedup_K5": 3.0, "bump_method_K5": "loop"}, [5]
     )
     assert timing.loc[0, ["key_rates", "speedup"]].tolist() == [5, 3.0]
@@ -193,9 +195,9 @@ def test_timing_panel_charts_the_measured_speedups(store_url: str, monkeypatch: 
         for k in counts:
             figures |= {f"bump_seconds_K{k}": 0.01 * (k + 1), f"value_and_grad_seconds_K{k}": 0.03,
                         f"speedup_K{k}": (k + 1) / 3.0}
-        return pension_views.timing_frame(figures, counts)
+        return pension.speedup_table(figures, counts)
 
-    monkeypatch.setattr(pension_views, "measure_speedups", fake)
+    monkeypatch.setattr(pension, "measure_speedups", fake)  # the page measures through the package
     at = _pension_page()
     at.multiselect(key="timing_counts").set_value([]).run()
     at.button(key="timing_run").click().run()
@@ -229,5 +231,5 @@ def test_tiny_run_from_the_form_is_recorded_and_shown(store_url: str, tmp_path: 
 
 @pytest.mark.slow
 def test_quick_timing_measures_a_speedup_per_key_rate_count() -> None:
-    frame = pension_views.measure_speedups((2, 5), paths=16, horizon_years=1)
+    frame = pension.measure_speedups((2, 5), paths=16, horizon_years=1)
     assert list(frame["key_rates"]) == [2, 5] and (frame["speedup"] > 0).all()

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from decisions.health.pharma.chain import CQA_NAMES, CQA_UNITS
-from decisions.health.pharma.params import CPP_NAMES
-from decisions.health.pharma.report import PharmaReport, sensitivity_long
+from apps import app_common
+from decisions.errors import InputError
+from decisions.health.pharma import CPP_NAMES, CQA_NAMES, CQA_UNITS, DOMAIN, PharmaReport, sensitivity_long
 from decisions.store import list_runs, recorded_run
 from tests.apps.conftest import APPS, HOME
 
@@ -81,7 +81,7 @@ def _hand_made_report() -> PharmaReport:
     )
 
 
-def _record_by_hand(url: str, folder: Path, kind: str = "pharma") -> int:
+def _record_by_hand(url: str, folder: Path, kind: str = DOMAIN.name) -> int:
     report = _hand_made_report()
     with recorded_run(kind, "hand-made", {"optimise": {"compliance_target": 0.9}}, url=url) as run:
         run.log_metrics(report.metrics)
@@ -169,8 +169,8 @@ def test_unknown_run_shows_an_error(store_url: str, requested: str, words: str) 
 
 def test_a_run_of_another_kind_is_refused(store_url: str, tmp_path: Path) -> None:
     run_id = _record_by_hand(store_url, tmp_path / "run", kind="gas_storage")
-    with pytest.raises(Exception, match="is a gas_storage run, not pharma"):
-        pharma_views.load_report(run_id, store_url)
+    with pytest.raises(InputError, match="^run: .*is a gas_storage run, not pharma"):
+        app_common.load_report(DOMAIN, run_id, store_url)
 
 
 def test_views_shape_the_tables() -> None:

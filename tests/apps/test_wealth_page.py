@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from decisions.errors import InputError
+from decisions.finance.wealth import DOMAIN, WealthReport
 from decisions.store import list_runs, recorded_run
 from tests.apps.conftest import APPS, HOME
 
@@ -75,16 +76,14 @@ def _hand_made_tables(with_dp: bool = True) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def _record_by_hand(url: str, folder: Path, kind: str = "wealth") -> int:
-    """Record a run whose artifacts are the hand-made tables, as ``job.execute`` records them."""
-    folder.mkdir(parents=True, exist_ok=True)
+def _record_by_hand(url: str, folder: Path, kind: str = DOMAIN.name) -> int:
+    """Record a run whose report holds the hand-made tables, saved as ``DOMAIN.execute`` saves it."""
     metrics = {"expected_utility_dp": 60.0, "expected_utility_planner": 57.0, "expected_utility_funding_rule": 50.0,
                "planner_vs_dp": 0.95, "rule_vs_dp": 50.0 / 60.0, "plan_ms": 4.2, "dp_ms": 2100.0}
+    report = WealthReport(**_hand_made_tables(), metrics=metrics)
     with recorded_run(kind, "hand-made", {"problem": {"horizon": HORIZON}}, url=url) as run:
         run.log_metrics(metrics)
-        for name, frame in _hand_made_tables().items():
-            path = folder / f"{name}.csv"
-            frame.to_csv(path, index=False)
+        for name, path in report.save(folder).items():
             run.add_artifact(name, str(path))
     return run.run_id
 

@@ -14,7 +14,8 @@ import pytest
 from flax import serialization
 
 from decisions.core import checkpoint
-from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.checkpoint import load_metadata, load_pytree, load_trained, save_pytree, save_trained
+from decisions.errors import InputError
 
 
 class _MLP(nn.Module):
@@ -176,3 +177,98 @@ def test_bad_metadata_raises_and_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="m.msgpack: metadata is not JSON-serialisable"):
         save_pytree(path, {"a": jnp.zeros(1)}, metadata={"f": object()})
     assert not path.exists()
+
+
+KIND = "decisions.test.policy/1"
+
+
+def _mlp_like(description: dict) -> dict:
+    """The trained-file target: an MLP of the described width (values ignored)."""
+    return _MLP(hidden=int(description["architecture"]["hidden"])).init(
+        jax.random.PRNGKey(0), jnp.zeros((1, 3))
+    )
+
+
+def test_trained_round_trip_gives_description_and_identical_outputs(tmp_path: Path) -> None:
+    model, x = _MLP(hidden=8), jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    params = model.init(jax.random.PRNGKey(3), x)
+    description = {"architecture": {"hidden": 8}, "settings": {"steps": 5}, "train_seconds": 1.5}
+    path = tmp_path / "trained.msgpack"
+    save_trained(path, kind=KIND, description=description, params=params)
+    loaded_description, loaded = load_trained(path, kind=KIND, target=_mlp_like)
+    assert loaded_description == description
+    _assert_trees_equal(params, loaded)
+    np.testing.assert_array_equal(model.apply(params, x), model.apply(loaded, x))
+
+
+def test_trained_file_written_before_the_helper_still_loads(tmp_path: Path) -> None:
+    """The domains used to write ``metadata={"format": kind, **description}`` themselves."""
+    params = _mlp_like({"architecture": {"hidden": 4}})
+    path = tmp_path / "old.msgpack"
+    save_pytree(path, params, metadata={"format": KIND, "architecture": {"hidden": 4}, "train_value": 2.0})
+    description, loaded = load_trained(path, kind=KIND, target=_mlp_like)
+    assert description == {"architecture": {"hidden": 4}, "train_value": 2.0}
+    _assert_trees_equal(params, loaded)
+
+
+def test_trained_description_may_not_use_the_kind_key(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="reserved key 'format'"):
+        save_trained(
+            tmp_path / "x.msgpack", kind=KIND, description={"format": "x"}, params={"a": jnp.zeros(1)}
+        )
+    assert not (tmp_path / "x.msgpack").exists()
+
+
+@pytest.mark.parametrize(
+    ("saved_kind", "message"),
+    [
+        ("decisions.other.policy/1", r"holds 'decisions.other.policy/1', not 'decisions.test.policy/1'"),
+        ("decisions.test.policy/2", r"has format version '2'; this version reads '1'"),
+        (None, r"records no kind"),
+    ],
+)
+def test_trained_file_of_another_kind_or_version_is_an_input_error(
+    tmp_path: Path, saved_kind: str | None, message: str
+) -> None:
+    path = tmp_path / "other.msgpack"
+    meta = {"architecture": {"hidden": 4}} | ({} if saved_kind is None else {"format": saved_kind})
+    save_pytree(path, _mlp_like({"architecture": {"hidden": 4}}), metadata=meta)
+    with pytest.raises(InputError, match=rf"^policy: .*other\.msgpack {message}") as err:
+        load_trained(path, kind=KIND, target=_mlp_like, field="policy")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("content", [b"", b"\xc1\xc1 not msgpack", None])  # None: truncated
+def test_corrupt_trained_file_is_a_one_line_input_error_naming_the_path(
+    tmp_path: Path, content: bytes | None
+) -> None:
+    path = tmp_path / "bad.msgpack"
+    if content is None:
+        save_trained(
+            path,
+            kind=KIND,
+            description={"architecture": {"hidden": 4}},
+            params=_mlp_like({"architecture": {"hidden": 4}}),
+        )
+        content = path.read_bytes()[:-40]
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=r"^checkpoint: .*bad\.msgpack") as err:
+        load_trained(path, kind=KIND, target=_mlp_like)
+    assert "\n" not in str(err.value)
+
+
+def test_trained_params_not_matching_their_description_are_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.msgpack"
+    save_trained(
+        path,
+        kind=KIND,
+        description={"architecture": {"hidden": 4}},
+        params=_mlp_like({"architecture": {"hidden": 8}}),
+    )
+    with pytest.raises(InputError, match=r"t\.msgpack: leaf .* has shape"):
+        load_trained(path, kind=KIND, target=_mlp_like)
+    save_trained(path, kind=KIND, description={"width": 4}, params={"a": jnp.zeros(1)})
+    with pytest.raises(InputError, match=r"t\.msgpack: the description lacks 'architecture'"):
+        load_trained(path, kind=KIND, target=_mlp_like)
+    with pytest.raises(FileNotFoundError, match="nope.msgpack"):
+        load_trained(tmp_path / "nope.msgpack", kind=KIND, target=_mlp_like)

@@ -13,8 +13,9 @@ import pytest
 
 from decisions.core.checkpoint import load_metadata
 from decisions.errors import InputError
-from decisions.jobs.kinds import JobKind, entry
+from decisions.jobs.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
+from decisions.telecom.comp import DOMAIN
 from decisions.telecom.comp import job as comp_job
 from decisions.telecom.comp.datasets import OfflineDataset
 from decisions.telecom.comp.study import (
@@ -49,7 +50,7 @@ def _row(task: str, split: str, policy: str, qoe: float) -> dict[str, object]:
 
 
 def test_headline_from_a_known_table() -> None:
-    from decisions.telecom.comp.study import _normalise
+    from decisions.telecom.comp.scoring import _normalise
 
     rows = []
     for task, split, scores in (
@@ -86,7 +87,7 @@ def test_conditioning_spread_from_a_known_table(tmp_path: Path) -> None:
     assert conditioning_spread(table) == {"conditioning_return_spread_m": 2.0, "conditioning_return_spread_n": 0.0}
     # a conditioning-only run saves its table and chart, no evaluation
     written = comp_job.CompReport(metrics={}, conditioning=table).save(tmp_path)
-    assert set(written) == {"conditioning", "conditioning_chart"}
+    assert set(written) == {"conditioning", "conditioning_chart", "report"}
     # the chart's reference lines: the folder's evaluation returns on the conditioning tasks only
     folder = tmp_path / "study"
     folder.mkdir()
@@ -123,7 +124,7 @@ def _spec(**sections: object) -> dict[str, object]:
 
 def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
     job = comp_job.prepare(_spec(study={"folder": "s"}), tmp_path)
-    assert Path(job.study.folder) == tmp_path / "s" and entry(JobKind.COMP).prepare is comp_job.prepare
+    assert Path(job.study.folder) == tmp_path / "s" and get("comp") is DOMAIN
     assert job.study.budget().expert_steps == StudyBudget().expert_steps
     for spec, field in (
         ({"study": {"sizes": ["huge"]}}, "study.sizes"),
@@ -157,9 +158,9 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     job = comp_job.prepare(_spec(study=study, tasks=tasks), tmp_path)
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
-        run_id = comp_job.execute(job, url=url)
+        run_id = DOMAIN.execute(job, url=url)
         record = get_run(run_id, url=url)
-        assert record.status == RunStatus.SUCCEEDED and record.kind == comp_job.KIND
+        assert record.status == RunStatus.SUCCEEDED and record.kind == DOMAIN.name
         artifacts = {a.name: Path(a.path) for a in record.artifacts}
         assert {"evaluation", "chart"} <= set(artifacts)
         assert np.isfinite(record.latest_metrics()["promptdt_vs_multitask_ppo"])
@@ -185,7 +186,7 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     # common random numbers: max-SNR's QoE equals a fresh evaluation on the same seed
     from decisions.telecom.comp.experts import evaluate_policy
     from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-    from decisions.telecom.comp.study import EVAL_SEED
+    from decisions.telecom.comp.scoring import EVAL_SEED
 
     again = evaluate_policy(TRAIN[0], SERVING_SET_POLICIES["max_snr"], TINY.eval_episodes, seed=EVAL_SEED)
     row = table[(table.task == TRAIN[0].name) & (table.policy == "max_snr")]

@@ -4,8 +4,8 @@ Each iteration collects a short rollout from ``num_envs`` auto-resetting environ
 estimates advantages with GAE (bootstrapping on truncation, not on termination) and takes
 *one* gradient step on the unclipped policy gradient plus value and entropy terms. The
 optimiser is RMSprop (decay 0.99, eps 1e-5, as in the A3C paper and Stable-Baselines3) by
-default, or Adam with ``optimizer="adam"``. Everything but the update is shared with PPO
-(``onpolicy``)::
+default, or Adam with ``optimizer_name="adam"``. This module supplies ``A2CAgent`` (an
+``onpolicy.OnPolicyAgent``); everything but the update is shared with PPO (``onpolicy``)::
 
     result = a2c.train(env, A2CConfig(total_env_steps=200_000), key=jax.random.PRNGKey(0))
     action = result.policy(result.params, obs, key)   # deterministic (argmax / clipped mean)
@@ -20,28 +20,34 @@ from typing import Any, ClassVar
 import optax
 from jax import Array
 
-from decisions.core.agents import onpolicy
-from decisions.core.agents.common import ProgressFn, TrainResult, check_choice, check_number
-from decisions.core.agents.onpolicy import ActorCriticPolicy, Batch, load_policy, save_policy
+from decisions.core.agents.common import ProgressFn, TrainResult, check_choice, check_config, check_number
+from decisions.core.agents.onpolicy import (
+    ActorCriticPolicy,
+    Batch,
+    OnPolicyConfig,
+    gradient_step,
+    load_policy,
+    save_policy,
+    train_agent,
+    train_agent_seeds,
+)
 from decisions.core.env import Environment
 
-__all__ = ["A2CConfig", "load_policy", "save_policy", "train", "train_seeds"]
+__all__ = ["A2CAgent", "A2CConfig", "load_policy", "make_agent", "save_policy", "train", "train_seeds"]
 
 PyTree = Any
 
 OPTIMIZERS = ("rmsprop", "adam")
-"""Optimisers ``A2CConfig.optimizer`` may name."""
+"""Optimisers ``A2CConfig.optimizer_name`` may name."""
 
 
 @dataclass(frozen=True)
-class A2CConfig(onpolicy.OnPolicyConfig):
+class A2CConfig(OnPolicyConfig):
     """A2C configuration (fields of ``OnPolicyConfig`` with A2C defaults, plus the ones below).
 
     Defaults: 32 environments x 16 steps per update, RMSprop 7e-4 decaying linearly,
     entropy bonus 0.01, gradient clip 0.5.
     """
-
-    kind: ClassVar[str] = "a2c"
 
     rollout_steps: int = 16
     learning_rate: float = 7e-4
@@ -57,6 +63,21 @@ class A2CConfig(onpolicy.OnPolicyConfig):
         check_choice("optimizer_name", self.optimizer_name, OPTIMIZERS)
         check_number("optimizer_eps", self.optimizer_eps, 0.0, 1.0, open_low=True)
 
+
+@dataclass(frozen=True)
+class A2CAgent:
+    """A2C's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``).
+
+    Attributes:
+        config: the A2C configuration.
+        policy: the actor-critic policy being trained.
+    """
+
+    kind: ClassVar[str] = "a2c"
+
+    config: A2CConfig
+    policy: ActorCriticPolicy
+
     @property
     def updates_per_iteration(self) -> int:
         """One gradient step per rollout."""
@@ -64,13 +85,12 @@ class A2CConfig(onpolicy.OnPolicyConfig):
 
     def base_optimizer(self, learning_rate: optax.Schedule) -> optax.GradientTransformation:
         """RMSprop (decay 0.99) or Adam, per ``optimizer_name``."""
-        if self.optimizer_name == "adam":
-            return optax.adam(learning_rate, eps=self.optimizer_eps)
-        return optax.rmsprop(learning_rate, decay=0.99, eps=self.optimizer_eps)
+        if self.config.optimizer_name == "adam":
+            return optax.adam(learning_rate, eps=self.config.optimizer_eps)
+        return optax.rmsprop(learning_rate, decay=0.99, eps=self.config.optimizer_eps)
 
     def update(
         self,
-        policy: ActorCriticPolicy,
         optimizer: optax.GradientTransformation,
         net: PyTree,
         opt_state: PyTree,
@@ -78,12 +98,30 @@ class A2CConfig(onpolicy.OnPolicyConfig):
         key: Array,
     ) -> tuple[PyTree, PyTree, dict[str, Array]]:
         """One unclipped policy-gradient step on the whole rollout."""
-        net, opt_state, metrics = onpolicy.gradient_step(
-            net, opt_state, batch, policy=policy, optimizer=optimizer, config=self, clip_eps=None
+        net, opt_state, metrics = gradient_step(
+            net, opt_state, batch, policy=self.policy, optimizer=optimizer, config=self.config, clip_eps=None
         )
         metrics.pop("approx_kl")  # measured before the step: always 0 for A2C
         metrics.pop("clip_fraction")
         return net, opt_state, metrics
+
+
+def make_agent(env: Environment[Any, Any], config: A2CConfig, params: Any = None) -> A2CAgent:
+    """The A2C agent for ``env``'s spaces (read from concrete params).
+
+    Args:
+        env: an unwrapped environment.
+        config: the A2C configuration.
+        params: the environment's params (default ``env.default_params``).
+
+    Returns:
+        The agent, with its policy description.
+
+    Raises:
+        TypeError: ``config`` is not an ``A2CConfig``.
+    """
+    check_config(config, A2CConfig)
+    return A2CAgent(config, ActorCriticPolicy.from_env(env, env.default_params if params is None else params, config))
 
 
 def train(
@@ -96,7 +134,16 @@ def train(
     checkpoint: str | os.PathLike[str] | None = None,
     initial: Any = None,
 ) -> TrainResult:
-    """Train A2C on ``env`` (see ``onpolicy.train`` for the arguments).
+    """Train A2C on ``env``.
+
+    Args:
+        env: an unwrapped environment (pass the same object again to reuse the compiled loop).
+        config: the A2C configuration.
+        key: PRNG key of the run.
+        params: the environment's params (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional file; written after every chunk and resumed from when it exists.
+        initial: optional policy params to fine-tune (with a fresh optimiser state).
 
     Returns:
         A ``TrainResult``: deterministic ``policy``, params ``{"net", "obs_stats"}`` and
@@ -104,8 +151,9 @@ def train(
         ``episode_length``, ``episodes``, ``policy_loss``, ``value_loss``, ``entropy``,
         ``grad_norm``, ``learning_rate``.
     """
-    return onpolicy.train(
-        env, config, key=key, params=params, progress=progress, checkpoint=checkpoint, initial=initial
+    agent = make_agent(env, config, params)
+    return train_agent(
+        agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint, initial=initial
     )
 
 
@@ -118,7 +166,18 @@ def train_seeds(
     progress: ProgressFn | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
-    """Train A2C for every key in ``keys`` at once (params and metrics gain a leading seed axis)."""
-    return onpolicy.train_seeds(
-        env, config, keys=keys, params=params, progress=progress, checkpoint=checkpoint
-    )
+    """Train A2C for every key in ``keys`` at once.
+
+    Args:
+        env: an unwrapped environment.
+        config: the A2C configuration (shared by all seeds).
+        keys: ``(seeds, ...)`` PRNG keys, one per seed.
+        params: the environment's params, shared by all seeds (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional checkpoint file (as in ``train``).
+
+    Returns:
+        A ``TrainResult`` whose params and metrics gain a leading seed axis.
+    """
+    agent = make_agent(env, config, params)
+    return train_agent_seeds(agent, env, keys=keys, params=params, progress=progress, checkpoint=checkpoint)

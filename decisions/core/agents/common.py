@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -74,6 +75,20 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
     """Raise ``ValueError("name: ...")`` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{name}: must be one of {', '.join(choices)}, got {value!r}")
+
+
+def check_widths(name: str, value: Any) -> None:
+    """Raise ``ValueError("name: ...")`` unless ``value`` is a non-empty tuple of positive integers."""
+    if not isinstance(value, tuple) or not value:
+        raise ValueError(f"{name}: must be a non-empty tuple of layer widths, got {value!r}")
+    if any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in value):
+        raise ValueError(f"{name}: widths must be positive integers, got {value!r}")
+
+
+def check_config(config: Any, config_type: type) -> None:
+    """Raise ``TypeError`` unless ``config`` is a ``config_type`` (an agent's configuration)."""
+    if not isinstance(config, config_type):
+        raise TypeError(f"config must be a {config_type.__name__}, got {type(config).__name__}")
 
 
 @struct.dataclass
@@ -154,6 +169,29 @@ class TrainResult:
         for frame in frames[1:]:
             merged = merged.merge(frame, on=["iteration", "seed"], how="outer")
         return merged.sort_values(["seed", "iteration"]).reset_index(drop=True)
+
+
+def make_result(policy: Policy, params: PyTree, log: dict[str, Array], env_steps: int, start: float) -> TrainResult:
+    """The ``TrainResult`` of a finished loop (waits for ``params``; ``start`` is a ``perf_counter`` time).
+
+    Args:
+        policy: the deterministic policy.
+        params: its params (with a seed axis for several seeds).
+        log: the per-iteration metrics ``run_chunked`` returned.
+        env_steps: environment steps taken per seed.
+        start: ``time.perf_counter()`` when training started.
+
+    Returns:
+        The result, metrics as numpy arrays.
+    """
+    params = jax.block_until_ready(params)
+    return TrainResult(
+        policy=policy,
+        params=params,
+        metrics={name: np.asarray(value) for name, value in log.items()},
+        train_seconds=time.perf_counter() - start,
+        env_steps=env_steps,
+    )
 
 
 def _key_fingerprint(key: Array) -> list[int]:

@@ -2,7 +2,8 @@
 
 The loop (vectorised collection, n-step replay, prefill, jitted chunks with progress and
 checkpoint/resume, several seeds at once) is the shared off-policy loop of
-``decisions.core.agents.offpolicy``; this module supplies the Q-network and its update:
+``decisions.core.agents.offpolicy``; this module supplies ``DQNAgent`` (an
+``offpolicy.OffPolicyAgent``: the Q-network and its update):
 
 - **double DQN** target ``r + discount * Q_target(s', argmax_a Q(s', a))``, where ``discount``
   is ``gamma ** n`` (0 after a termination; truncations bootstrap from the final observation);
@@ -32,22 +33,40 @@ import numpy as np
 import optax
 from jax import Array
 
-from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, check_number, identity_stats
+from decisions.core.agents.common import (
+    ProgressFn,
+    RunningStats,
+    TrainResult,
+    check_config,
+    check_number,
+    identity_stats,
+)
 from decisions.core.agents.offpolicy import (
     OffPolicyConfig,
-    PolicyDescription,
     load_policy_as,
     normalize,
+    polyak_update,
     save_policy,
     train_agent,
     train_agent_seeds,
 )
+from decisions.core.agents.policy_file import PolicyDescription
 from decisions.core.agents.replay import Transition
 from decisions.core.env import Environment
 from decisions.core.nets import MLP
 from decisions.core.spaces import Discrete
 
-__all__ = ["DQNConfig", "DQNPolicy", "DQNState", "load_policy", "save_policy", "train", "train_seeds"]
+__all__ = [
+    "DQNAgent",
+    "DQNConfig",
+    "DQNPolicy",
+    "DQNState",
+    "load_policy",
+    "make_agent",
+    "save_policy",
+    "train",
+    "train_seeds",
+]
 
 PyTree = Any
 KIND = "dqn"
@@ -80,10 +99,6 @@ class DQNConfig(OffPolicyConfig):
         """Exploration rate at training progress ``frac`` in [0, 1]."""
         decay = jnp.clip(frac / self.exploration_fraction, 0.0, 1.0)
         return self.epsilon_start + (self.epsilon_end - self.epsilon_start) * decay
-
-    def optimizer(self) -> optax.GradientTransformation:
-        """Adam with global-norm clipping."""
-        return optax.chain(optax.clip_by_global_norm(self.max_grad_norm), optax.adam(self.learning_rate))
 
 
 def q_network(hidden: tuple[int, ...], num_actions: int) -> MLP:
@@ -140,35 +155,49 @@ class DQNState(NamedTuple):
 
 
 @dataclass(frozen=True)
-class _DQNAgent:
-    """DQN's part of the off-policy loop (see ``offpolicy.OffPolicyAgent``)."""
+class DQNAgent:
+    """DQN's part of the off-policy loop (an ``offpolicy.OffPolicyAgent``).
+
+    Attributes:
+        config: the DQN settings.
+        policy: the greedy policy (its Q-network is the one trained).
+    """
+
+    kind: ClassVar[str] = KIND
 
     config: DQNConfig
     policy: DQNPolicy
 
     @property
     def network(self) -> MLP:
+        """The Q-network module."""
         return self.policy.network
 
     @property
     def num_actions(self) -> int:
+        """Number of discrete actions."""
         return self.policy.num_actions
 
     @property
     def action_dtype(self) -> str:
+        """Dtype name of the actions."""
         return self.policy.action_dtype
 
     def init(self, key: Array, obs: Array) -> DQNState:
+        """Random Q-network, its target copy and a fresh optimiser state."""
         params = self.network.init(key, obs)
         return DQNState(params, params, self.config.optimizer().init(params), jnp.zeros((), jnp.int32))
 
     def example_action(self) -> Array:
+        """One action index (shape and dtype only)."""
         return jnp.zeros((), self.action_dtype)
 
     def random_action(self, key: Array, num: int) -> Array:
+        """``num`` uniformly random action indices."""
         return jax.random.randint(key, (num,), 0, self.num_actions).astype(self.action_dtype)
 
     def explore(self, state: DQNState, obs: Array, key: Array, frac: Array) -> Array:
+        """Epsilon-greedy actions, epsilon at training progress ``frac``."""
         greedy = jnp.argmax(self.network.apply(state.params, obs), axis=-1).astype(self.action_dtype)
         explore_key, random_key = jax.random.split(key)
         random = self.random_action(random_key, obs.shape[0])
@@ -176,9 +205,11 @@ class _DQNAgent:
         return jnp.where(take_random, random, greedy)
 
     def env_action(self, action: Array) -> Array:
+        """The stored action index is the environment's action."""
         return action
 
     def update(self, state: DQNState, batch: Transition, key: Array) -> tuple[DQNState, dict[str, Array]]:
+        """One double-DQN Huber step, then the target update; metrics ``q_loss`` and ``q_mean``."""
         del key
         config, network = self.config, self.network
         next_online = network.apply(state.params, batch.next_obs)
@@ -196,22 +227,35 @@ class _DQNAgent:
         updates, opt_state = config.optimizer().update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         count = state.updates + 1
-        coef = jnp.where(count % config.target_update_interval == 0, config.tau, 0.0)
-        target_params = jax.tree.map(lambda t, p: t + coef * (p - t), state.target_params, params)
+        target_params = polyak_update(config, count, state.target_params, params)
         return DQNState(params, target_params, opt_state, count), {"q_loss": loss, "q_mean": jnp.mean(q)}
 
     def schedule_metrics(self, state: DQNState, frac: Array) -> dict[str, Array]:
+        """Epsilon at training progress ``frac``."""
         return {"epsilon": self.config.epsilon(frac).astype(jnp.float32)}
 
     def policy_params(self, state: DQNState) -> dict[str, PyTree]:
+        """The online Q-network."""
         return {"q": state.params}
 
 
-def _agent_and_policy(
-    env: Environment[Any, Any], config: DQNConfig, params: PyTree
-) -> tuple[_DQNAgent, DQNPolicy]:
-    if not isinstance(config, DQNConfig):
-        raise TypeError(f"config must be a DQNConfig, got {type(config).__name__}")
+def make_agent(env: Environment[Any, Any], config: DQNConfig, params: PyTree | None = None) -> DQNAgent:
+    """The DQN agent for ``env``'s spaces (read from concrete params).
+
+    Args:
+        env: an unwrapped environment with a ``Discrete`` action space.
+        config: the DQN settings.
+        params: environment params (default ``env.default_params``).
+
+    Returns:
+        The agent, with its greedy policy.
+
+    Raises:
+        TypeError: ``config`` is not a ``DQNConfig``.
+        ValueError: the action space is not ``Discrete``.
+    """
+    check_config(config, DQNConfig)
+    params = env.default_params if params is None else params
     space = env.action_space(params)
     if not isinstance(space, Discrete):
         raise ValueError(f"DQN needs a Discrete action space, {env.name} has {type(space).__name__}")
@@ -221,7 +265,7 @@ def _agent_and_policy(
         action_dtype=np.dtype(space.dtype).name,
         hidden=config.hidden,
     )
-    return _DQNAgent(config=config, policy=policy), policy
+    return DQNAgent(config=config, policy=policy)
 
 
 def train(
@@ -254,18 +298,8 @@ def train(
     Raises:
         ValueError: the action space is not ``Discrete``, or the checkpoint belongs to another run.
     """
-    env_params = env.default_params if params is None else params
-    agent, policy = _agent_and_policy(env, config, env_params)
-    return train_agent(
-        agent,
-        env,
-        policy,
-        kind=KIND,
-        key=key,
-        env_params=env_params,
-        progress=progress,
-        checkpoint=checkpoint,
-    )
+    agent = make_agent(env, config, params)
+    return train_agent(agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint)
 
 
 def train_seeds(
@@ -290,18 +324,8 @@ def train_seeds(
     Returns:
         A ``TrainResult`` whose params and metrics have a leading seed axis.
     """
-    env_params = env.default_params if params is None else params
-    agent, policy = _agent_and_policy(env, config, env_params)
-    return train_agent_seeds(
-        agent,
-        env,
-        policy,
-        kind=KIND,
-        keys=keys,
-        env_params=env_params,
-        progress=progress,
-        checkpoint=checkpoint,
-    )
+    agent = make_agent(env, config, params)
+    return train_agent_seeds(agent, env, keys=keys, params=params, progress=progress, checkpoint=checkpoint)
 
 
 def load_policy(path: str | os.PathLike[str]) -> tuple[DQNPolicy, PyTree]:

@@ -4,13 +4,14 @@ Each iteration collects ``rollout_steps`` steps from ``num_envs`` auto-resetting
 environments, estimates advantages with GAE (bootstrapping on truncation, not on
 termination) and runs ``epochs`` passes of ``minibatches`` shuffled Adam steps on the
 clipped surrogate plus value and entropy terms. The whole loop is jitted
-(``onpolicy.train``); ``train_seeds`` trains several seeds at once::
+(``onpolicy.train_agent``); ``train_seeds`` trains several seeds at once::
 
     result = ppo.train(env, PPOConfig(total_env_steps=200_000), key=jax.random.PRNGKey(0))
     action = result.policy(result.params, obs, key)   # deterministic (argmax / clipped mean)
     ppo.save_policy("ppo.msgpack", result); policy, params = ppo.load_policy("ppo.msgpack")
 
-Rollout, GAE, network, loss and save/load live in ``onpolicy`` and are shared with A2C.
+This module supplies ``PPOAgent`` (an ``onpolicy.OnPolicyAgent``: the update and its
+optimiser); rollout, GAE, network, loss and save/load live in ``onpolicy``, shared with A2C.
 """
 
 from __future__ import annotations
@@ -23,26 +24,32 @@ import jax
 import optax
 from jax import Array
 
-from decisions.core.agents import onpolicy
-from decisions.core.agents.common import ProgressFn, TrainResult, check_int, check_number
-from decisions.core.agents.onpolicy import ActorCriticPolicy, Batch, load_policy, save_policy
+from decisions.core.agents.common import ProgressFn, TrainResult, check_config, check_int, check_number
+from decisions.core.agents.onpolicy import (
+    ActorCriticPolicy,
+    Batch,
+    OnPolicyConfig,
+    gradient_step,
+    load_policy,
+    save_policy,
+    train_agent,
+    train_agent_seeds,
+)
 from decisions.core.env import Environment
 
-__all__ = ["PPOConfig", "load_policy", "save_policy", "train", "train_seeds"]
+__all__ = ["PPOAgent", "PPOConfig", "load_policy", "make_agent", "save_policy", "train", "train_seeds"]
 
 PyTree = Any
 
 
 @dataclass(frozen=True)
-class PPOConfig(onpolicy.OnPolicyConfig):
+class PPOConfig(OnPolicyConfig):
     """PPO configuration (fields of ``OnPolicyConfig`` plus the ones below).
 
     The defaults (32 environments x 128 steps, 4 epochs of 4 minibatches of 1024, Adam 3e-4
     decaying linearly, tanh 64x64 networks, normalised observations and rewards) suit week-long
     (168-step) or year-long (365-step) control tasks with tens of observation features.
     """
-
-    kind: ClassVar[str] = "ppo"
 
     clip_eps: float = 0.2
     """Clip range of the probability ratio."""
@@ -65,18 +72,32 @@ class PPOConfig(onpolicy.OnPolicyConfig):
                 f"minibatches: must divide num_envs * rollout_steps = {self.batch_size}, got {self.minibatches}"
             )
 
+
+@dataclass(frozen=True)
+class PPOAgent:
+    """PPO's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``).
+
+    Attributes:
+        config: the PPO configuration.
+        policy: the actor-critic policy being trained.
+    """
+
+    kind: ClassVar[str] = "ppo"
+
+    config: PPOConfig
+    policy: ActorCriticPolicy
+
     @property
     def updates_per_iteration(self) -> int:
         """``epochs * minibatches`` Adam steps per iteration."""
-        return self.epochs * self.minibatches
+        return self.config.epochs * self.config.minibatches
 
     def base_optimizer(self, learning_rate: optax.Schedule) -> optax.GradientTransformation:
         """Adam."""
-        return optax.adam(learning_rate, eps=self.adam_eps)
+        return optax.adam(learning_rate, eps=self.config.adam_eps)
 
     def update(
         self,
-        policy: ActorCriticPolicy,
         optimizer: optax.GradientTransformation,
         net: PyTree,
         opt_state: PyTree,
@@ -84,25 +105,44 @@ class PPOConfig(onpolicy.OnPolicyConfig):
         key: Array,
     ) -> tuple[PyTree, PyTree, dict[str, Array]]:
         """``epochs`` shuffled passes of ``minibatches`` clipped-surrogate steps; metrics are averaged."""
-        size = self.batch_size // self.minibatches
+        config, policy = self.config, self.policy
+        size = config.batch_size // config.minibatches
 
         def minibatch_step(
             carry: tuple[PyTree, PyTree], minibatch: Batch
         ) -> tuple[tuple[PyTree, PyTree], dict]:
-            net, opt_state, metrics = onpolicy.gradient_step(
-                *carry, minibatch, policy=policy, optimizer=optimizer, config=self, clip_eps=self.clip_eps
+            net, opt_state, metrics = gradient_step(
+                *carry, minibatch, policy=policy, optimizer=optimizer, config=config, clip_eps=config.clip_eps
             )
             return (net, opt_state), metrics
 
         def epoch(carry: tuple[PyTree, PyTree], epoch_key: Array) -> tuple[tuple[PyTree, PyTree], dict]:
-            order = jax.random.permutation(epoch_key, self.batch_size)
+            order = jax.random.permutation(epoch_key, config.batch_size)
             shuffled = jax.tree_util.tree_map(
-                lambda x: x[order].reshape((self.minibatches, size, *x.shape[1:])), batch
+                lambda x: x[order].reshape((config.minibatches, size, *x.shape[1:])), batch
             )
             return jax.lax.scan(minibatch_step, carry, shuffled)
 
-        (net, opt_state), metrics = jax.lax.scan(epoch, (net, opt_state), jax.random.split(key, self.epochs))
+        (net, opt_state), metrics = jax.lax.scan(epoch, (net, opt_state), jax.random.split(key, config.epochs))
         return net, opt_state, jax.tree_util.tree_map(lambda x: x.mean(), metrics)
+
+
+def make_agent(env: Environment[Any, Any], config: PPOConfig, params: Any = None) -> PPOAgent:
+    """The PPO agent for ``env``'s spaces (read from concrete params).
+
+    Args:
+        env: an unwrapped environment.
+        config: the PPO configuration.
+        params: the environment's params (default ``env.default_params``).
+
+    Returns:
+        The agent, with its policy description.
+
+    Raises:
+        TypeError: ``config`` is not a ``PPOConfig``.
+    """
+    check_config(config, PPOConfig)
+    return PPOAgent(config, ActorCriticPolicy.from_env(env, env.default_params if params is None else params, config))
 
 
 def train(
@@ -115,7 +155,16 @@ def train(
     checkpoint: str | os.PathLike[str] | None = None,
     initial: Any = None,
 ) -> TrainResult:
-    """Train PPO on ``env`` (see ``onpolicy.train`` for the arguments; ``initial`` fine-tunes given params).
+    """Train PPO on ``env``.
+
+    Args:
+        env: an unwrapped environment (pass the same object again to reuse the compiled loop).
+        config: the PPO configuration.
+        key: PRNG key of the run.
+        params: the environment's params (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional file; written after every chunk and resumed from when it exists.
+        initial: optional policy params to fine-tune (with a fresh optimiser state).
 
     Returns:
         A ``TrainResult``: deterministic ``policy``, params ``{"net", "obs_stats"}`` and
@@ -123,8 +172,9 @@ def train(
         ``episode_length``, ``episodes``, ``policy_loss``, ``value_loss``, ``entropy``,
         ``approx_kl``, ``clip_fraction``, ``grad_norm``, ``learning_rate``.
     """
-    return onpolicy.train(
-        env, config, key=key, params=params, progress=progress, checkpoint=checkpoint, initial=initial
+    agent = make_agent(env, config, params)
+    return train_agent(
+        agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint, initial=initial
     )
 
 
@@ -137,7 +187,18 @@ def train_seeds(
     progress: ProgressFn | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
-    """Train PPO for every key in ``keys`` at once (params and metrics gain a leading seed axis)."""
-    return onpolicy.train_seeds(
-        env, config, keys=keys, params=params, progress=progress, checkpoint=checkpoint
-    )
+    """Train PPO for every key in ``keys`` at once.
+
+    Args:
+        env: an unwrapped environment.
+        config: the PPO configuration (shared by all seeds).
+        keys: ``(seeds, ...)`` PRNG keys, one per seed.
+        params: the environment's params, shared by all seeds (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional checkpoint file (as in ``train``).
+
+    Returns:
+        A ``TrainResult`` whose params and metrics gain a leading seed axis.
+    """
+    agent = make_agent(env, config, params)
+    return train_agent_seeds(agent, env, keys=keys, params=params, progress=progress, checkpoint=checkpoint)

@@ -2,7 +2,8 @@
 
 The loop (vectorised collection, n-step replay, prefill, jitted chunks with progress and
 checkpoint/resume, several seeds at once) is the shared off-policy loop of
-``decisions.core.agents.offpolicy``; this module supplies the networks and the update:
+``decisions.core.agents.offpolicy``; this module supplies ``SACAgent`` (an
+``offpolicy.OffPolicyAgent``: the update), with the networks and policy of ``sac_policy``:
 
 - **actor**: a tanh-squashed diagonal Gaussian (state-dependent log-std clipped to
   ``[-5, 2]``); its sample ``u`` in ``[-1, 1]^d`` is scaled affinely to the action bounds,
@@ -21,48 +22,51 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 from jax import Array
 
-from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, check_number, identity_stats
+from decisions.core.agents.common import ProgressFn, TrainResult, check_config, check_number
 from decisions.core.agents.offpolicy import (
     OffPolicyConfig,
-    PolicyDescription,
     load_policy_as,
-    normalize,
+    polyak_update,
     save_policy,
     train_agent,
     train_agent_seeds,
 )
 from decisions.core.agents.replay import Transition
+from decisions.core.agents.sac_policy import (
+    KIND,
+    SACPolicy,
+    SquashedGaussianActor,
+    critic_network,
+    squashed_sample,
+)
 from decisions.core.env import Environment
-from decisions.core.nets import MLP, GaussianHead, gaussian_log_prob
 from decisions.core.spaces import Box
 
 __all__ = [
+    "SACAgent",
     "SACConfig",
     "SACPolicy",
     "SACState",
     "SquashedGaussianActor",
+    "critic_network",
     "load_policy",
+    "make_agent",
     "save_policy",
+    "squashed_sample",
     "train",
     "train_seeds",
 ]
 
 PyTree = Any
-KIND = "sac"
-LOG_STD_MIN = -5.0
-LOG_STD_MAX = 2.0
-_LOG_2 = math.log(2.0)
 
 
 @dataclass(frozen=True)
@@ -87,108 +91,6 @@ class SACConfig(OffPolicyConfig):
         if self.target_entropy is not None:
             check_number("target_entropy", self.target_entropy, -math.inf, math.inf)
 
-    def optimizer(self) -> optax.GradientTransformation:
-        """Adam with global-norm clipping (actor and critics)."""
-        return optax.chain(optax.clip_by_global_norm(self.max_grad_norm), optax.adam(self.learning_rate))
-
-
-class SquashedGaussianActor(nn.Module):
-    """ReLU MLP trunk and a state-dependent Gaussian head; actions are ``tanh`` of a sample.
-
-    Attributes:
-        hidden: hidden widths (at least one layer).
-        action_dim: dimension of the (flattened) action.
-    """
-
-    hidden: Sequence[int]
-    action_dim: int
-
-    @nn.compact
-    def __call__(self, obs: Array) -> tuple[Array, Array]:
-        """``(mean, log_std)`` of the pre-tanh Gaussian, each ``(..., action_dim)``."""
-        features = MLP(
-            hidden=tuple(self.hidden[:-1]),
-            out=self.hidden[-1],
-            activation=nn.relu,
-            final_activation=nn.relu,
-            out_scale=math.sqrt(2.0),
-        )(obs)
-        head = GaussianHead(
-            self.action_dim, state_dependent_std=True, log_std_min=LOG_STD_MIN, log_std_max=LOG_STD_MAX
-        )
-        return head(features)
-
-
-def critic_network(hidden: tuple[int, ...]) -> MLP:
-    """One Q critic: a ReLU MLP from ``concat(obs, u)`` to a value."""
-    return MLP(hidden=hidden, out=1, activation=nn.relu)
-
-
-def squashed_sample(mean: Array, log_std: Array, key: Array) -> tuple[Array, Array]:
-    """Sample ``u = tanh(x)``, ``x ~ N(mean, exp(log_std))``, and its log-density (tanh-corrected).
-
-    Returns:
-        ``(u, log_prob)`` with shapes ``(..., d)`` and ``(...)``.
-    """
-    x = mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape, mean.dtype)
-    # log(1 - tanh(x)^2) = 2 (log 2 - x - softplus(-2x)), stable for large |x|.
-    log_det = jnp.sum(2.0 * (_LOG_2 - x - jax.nn.softplus(-2.0 * x)), axis=-1)
-    return jnp.tanh(x), gaussian_log_prob(mean, log_std, x) - log_det
-
-
-@dataclass(frozen=True)
-class SACPolicy(PolicyDescription):
-    """The deterministic SAC policy ``scale(tanh(mean(normalised obs)))``; hashable.
-
-    Call it as ``policy(params, obs, key)`` with ``params = {"actor": ..., "obs_stats": ...}``
-    and one observation (or a batch: leading axes are kept). ``key`` is unused.
-
-    Attributes:
-        obs_shape: shape of one observation.
-        action_shape: shape of one action.
-        action_low: flattened lower action bounds.
-        action_high: flattened upper action bounds.
-        hidden: hidden widths of the actor.
-    """
-
-    kind: ClassVar[str] = KIND
-
-    obs_shape: tuple[int, ...]
-    action_shape: tuple[int, ...]
-    action_low: tuple[float, ...]
-    action_high: tuple[float, ...]
-    hidden: tuple[int, ...]
-
-    @property
-    def action_dim(self) -> int:
-        """Dimension of the flattened action."""
-        return len(self.action_low)
-
-    @property
-    def actor(self) -> SquashedGaussianActor:
-        """The actor module."""
-        return SquashedGaussianActor(self.hidden, self.action_dim)
-
-    def init(self, key: Array, normalize_obs: bool = True) -> PyTree:
-        """Fresh params: random actor weights and empty (or identity) observation statistics."""
-        actor = self.actor.init(key, jnp.zeros((math.prod(self.obs_shape),), jnp.float32))
-        stats = RunningStats.create(self.obs_shape) if normalize_obs else identity_stats(self.obs_shape)
-        return {"actor": actor, "obs_stats": stats}
-
-    def to_env(self, u: Array) -> Array:
-        """Squashed actions ``(..., action_dim)`` in ``[-1, 1]`` to env actions ``(..., *action_shape)``."""
-        low = jnp.asarray(self.action_low, jnp.float32)
-        high = jnp.asarray(self.action_high, jnp.float32)
-        action = jnp.clip(low + 0.5 * (u + 1.0) * (high - low), low, high)
-        return action.reshape((*u.shape[:-1], *self.action_shape))
-
-    def __call__(self, params: PyTree, obs: Array, key: Array) -> Array:
-        """The mean action(s), inside the action bounds."""
-        del key
-        x = normalize(params["obs_stats"], jnp.asarray(obs), self.obs_shape)
-        mean, _ = self.actor.apply(params["actor"], x)
-        return self.to_env(jnp.tanh(mean))
-
 
 class SACState(NamedTuple):
     """SAC training state (critic params carry a leading axis of 2: the twin critics)."""
@@ -204,18 +106,27 @@ class SACState(NamedTuple):
 
 
 @dataclass(frozen=True)
-class _SACAgent:
-    """SAC's part of the off-policy loop (see ``offpolicy.OffPolicyAgent``)."""
+class SACAgent:
+    """SAC's part of the off-policy loop (an ``offpolicy.OffPolicyAgent``).
+
+    Attributes:
+        config: the SAC settings.
+        policy: the deterministic policy (its actor is the one trained).
+    """
+
+    kind: ClassVar[str] = KIND
 
     config: SACConfig
     policy: SACPolicy
 
     @property
     def action_dim(self) -> int:
+        """Dimension of the flattened action."""
         return self.policy.action_dim
 
     @property
     def actor(self) -> SquashedGaussianActor:
+        """The actor module."""
         return self.policy.actor
 
     def _q(self, params: PyTree, obs: Array, u: Array) -> Array:
@@ -228,6 +139,7 @@ class _SACAgent:
         return squashed_sample(mean, log_std, key)
 
     def init(self, key: Array, obs: Array) -> SACState:
+        """Random actor and twin critics, target critics, temperature and fresh optimiser states."""
         actor_key, critic_key = jax.random.split(key)
         config = self.config
         actor = self.actor.init(actor_key, obs)
@@ -249,15 +161,19 @@ class _SACAgent:
         )
 
     def example_action(self) -> Array:
+        """One squashed action (shape and dtype only)."""
         return jnp.zeros((self.action_dim,), jnp.float32)
 
     def random_action(self, key: Array, num: int) -> Array:
+        """``num`` squashed actions uniform in ``[-1, 1]^d``."""
         return jax.random.uniform(key, (num, self.action_dim), jnp.float32, -1.0, 1.0)
 
     def explore(self, state: SACState, obs: Array, key: Array, frac: Array) -> Array:
+        """Squashed samples of the current actor."""
         return self._sample(state.actor, obs, key)[0]
 
     def env_action(self, action: Array) -> Array:
+        """Squashed actions scaled to the action bounds."""
         return self.policy.to_env(action)
 
     def _critic_step(self, state: SACState, batch: Transition, key: Array) -> tuple[SACState, Array, Array]:
@@ -300,13 +216,13 @@ class _SACAgent:
         return state._replace(log_alpha=optax.apply_updates(state.log_alpha, updates), alpha_opt=alpha_opt)
 
     def update(self, state: SACState, batch: Transition, key: Array) -> tuple[SACState, dict[str, Array]]:
+        """Critic, actor and temperature steps, then the target update; their losses as metrics."""
         critic_key, actor_key = jax.random.split(key)
         state, q_loss, q_mean = self._critic_step(state, batch, critic_key)
         state, actor_loss, logp = self._actor_step(state, batch, actor_key)
         state = self._alpha_step(state, logp)
         count = state.updates + 1
-        coef = jnp.where(count % self.config.target_update_interval == 0, self.config.tau, 0.0)
-        target = jax.tree.map(lambda t, p: t + coef * (p - t), state.target_critic, state.critic)
+        target = polyak_update(self.config, count, state.target_critic, state.critic)
         metrics = {
             "q_loss": q_loss,
             "q_mean": q_mean,
@@ -317,17 +233,31 @@ class _SACAgent:
         return state._replace(target_critic=target, updates=count), metrics
 
     def schedule_metrics(self, state: SACState, frac: Array) -> dict[str, Array]:
+        """None: SAC has no schedule."""
         return {}
 
     def policy_params(self, state: SACState) -> dict[str, PyTree]:
+        """The actor."""
         return {"actor": state.actor}
 
 
-def _agent_and_policy(
-    env: Environment[Any, Any], config: SACConfig, params: PyTree
-) -> tuple[_SACAgent, SACPolicy]:
-    if not isinstance(config, SACConfig):
-        raise TypeError(f"config must be a SACConfig, got {type(config).__name__}")
+def make_agent(env: Environment[Any, Any], config: SACConfig, params: PyTree | None = None) -> SACAgent:
+    """The SAC agent for ``env``'s spaces (read from concrete params).
+
+    Args:
+        env: an unwrapped environment with a float ``Box`` action space with finite bounds.
+        config: the SAC settings.
+        params: environment params (default ``env.default_params``).
+
+    Returns:
+        The agent, with its deterministic policy.
+
+    Raises:
+        TypeError: ``config`` is not a ``SACConfig``.
+        ValueError: the action space is not a bounded float ``Box``.
+    """
+    check_config(config, SACConfig)
+    params = env.default_params if params is None else params
     space = env.action_space(params)
     if not isinstance(space, Box) or space.is_integer:
         raise ValueError(f"SAC needs a float Box action space, {env.name} has {space}")
@@ -342,7 +272,7 @@ def _agent_and_policy(
         action_high=tuple(float(v) for v in high),
         hidden=config.hidden,
     )
-    return _SACAgent(config=config, policy=policy), policy
+    return SACAgent(config=config, policy=policy)
 
 
 def train(
@@ -376,18 +306,8 @@ def train(
         ValueError: the action space is not a bounded float ``Box``, or the checkpoint belongs
             to another run.
     """
-    env_params = env.default_params if params is None else params
-    agent, policy = _agent_and_policy(env, config, env_params)
-    return train_agent(
-        agent,
-        env,
-        policy,
-        kind=KIND,
-        key=key,
-        env_params=env_params,
-        progress=progress,
-        checkpoint=checkpoint,
-    )
+    agent = make_agent(env, config, params)
+    return train_agent(agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint)
 
 
 def train_seeds(
@@ -412,18 +332,8 @@ def train_seeds(
     Returns:
         A ``TrainResult`` whose params and metrics have a leading seed axis.
     """
-    env_params = env.default_params if params is None else params
-    agent, policy = _agent_and_policy(env, config, env_params)
-    return train_agent_seeds(
-        agent,
-        env,
-        policy,
-        kind=KIND,
-        keys=keys,
-        env_params=env_params,
-        progress=progress,
-        checkpoint=checkpoint,
-    )
+    agent = make_agent(env, config, params)
+    return train_agent_seeds(agent, env, keys=keys, params=params, progress=progress, checkpoint=checkpoint)
 
 
 def load_policy(path: str | os.PathLike[str]) -> tuple[SACPolicy, PyTree]:

@@ -32,7 +32,14 @@ from decisions.core.wrappers import AutoResetEnv, VmapEnv
 from decisions.energy.building.agents import AgentName, score_seeds
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.evaluation import run_baselines
-from decisions.energy.building.job import BuildingJob, run_job
+from decisions.energy.building.job import (
+    BuildingJob,
+    baseline_kpis,
+    controller_kpis,
+    controller_runs,
+    run_job,
+    seed_kpis,
+)
 from decisions.energy.building.kpis import kpi_table
 from decisions.energy.building.scenario import Scenario
 
@@ -145,13 +152,14 @@ def agent_figures(report: ProgressFn) -> dict[str, Any]:
         if building == 1:
             continue
         other = Scenario(buildings=(building,), relative_reward=True)
-        runs = run_baselines(other)
-        for seed, trajectory in enumerate(score_seeds(best, trained, other)):
-            runs[f"{best.value}_seed{seed}"] = trajectory
-        table = kpi_table(runs)
-        agent_rows = table[table.index.str.startswith(f"{best.value}_seed")]
-        figures[f"transfer_b{building}_saving_vs_lp"] = float(agent_rows["saving_fraction_of_lp"].mean())
+        table = controller_kpis(controller_runs(run_baselines(other), {best: score_seeds(best, trained, other)}))
+        figures[f"transfer_b{building}_saving_vs_lp"] = float(seed_kpis(table, best)["saving_fraction_of_lp"].mean())
         figures[f"transfer_b{building}_rule_based_saving_vs_lp"] = float(
-            table.loc["rule_based", "saving_fraction_of_lp"]
+            baseline_kpis(table).loc["rule_based", "saving_fraction_of_lp"]
         )
     return figures
+
+
+SMOKE_BUDGET: dict[str, Any] = {"agents": False, "gas_storage": False}
+"""A benchmark that runs in seconds (the platform's conformance test): simulator speed and the
+baselines only."""

@@ -31,6 +31,9 @@ from decisions.core.explain import (
 
 ActionFn = Callable[[Array], Array]
 
+IMPORTANCE_COLUMNS = ("group", "importance", "std", "permutation", "permutation_std")
+"""Columns of ``BuildingExplanation.importance_table`` (the ``importance`` table a run records)."""
+
 
 def feature_groups(feature_names: Sequence[str]) -> dict[str, list[str]]:
     """Operator-level groups of the observation features (every feature in exactly one group)."""
@@ -91,6 +94,18 @@ class BuildingExplanation:
     feature_names: tuple[str, ...]
     observations: np.ndarray
     actions: np.ndarray
+
+    def importance_table(self) -> pd.DataFrame:
+        """Integrated-gradients and permutation importance per feature group, one row per group.
+
+        Returns:
+            ``IMPORTANCE_COLUMNS``: ``importance`` and ``std`` of the integrated gradients,
+            ``permutation`` and ``permutation_std`` of the permutation importance.
+        """
+        permutation = self.permutation.rename(
+            columns={"feature": "group", "importance": "permutation", "std": "permutation_std"}
+        )[["group", "permutation", "permutation_std"]]
+        return self.importance.rename(columns={"feature": "group"}).merge(permutation, on="group")
 
     def why(self, action_fn: ActionFn, hour_index: int, *, top: int = 5) -> tuple[list[str], LocalAttribution]:
         """Why the controller did what it did at one visited hour.

@@ -4,36 +4,38 @@
 ``[agents]``, ``[evaluation]``) into a ``BuildingJob``; ``run_job(job)`` trains every agent on
 the training months (several seeds at once), scores agents and baselines on the held-out
 months with the same simulator, explains the best continuous-action agent and returns a
-``BuildingReport``; ``execute(job)`` does that inside a recorded run of the store.
+``BuildingReport``; ``execute(job)`` does that inside a recorded run of the store, saving every
+trained seed's policy (``replay.save_policies``); ``recorded_job(config)`` rebuilds the job of a
+recorded run.
+
+Controllers are identified by the pair ``(controller, seed)``: the ``kpis`` and ``hourly``
+tables carry a ``controller`` column (a baseline's or an agent's name) and a ``seed`` column
+(the agent seed; empty for a baseline).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from decisions.core.progress import Progress, silent
 from decisions.energy.building.agents import AgentName, AgentSettings, score_seeds, seed_params, train_agent
-from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.evaluation import run_baselines
-from decisions.energy.building.explain import BuildingExplanation, explain_controller
+from decisions.energy.building.explain import IMPORTANCE_COLUMNS
 from decisions.energy.building.kpis import kpi_table
+from decisions.energy.building.replay import controller_name, explain_policy, is_continuous
 from decisions.energy.building.report import BuildingReport
 from decisions.energy.building.scenario import Scenario
 from decisions.energy.building.simulate import Trajectory
-from decisions.errors import InputError
-from decisions.jobs.record import execute_recorded
-from decisions.jobs.validate import spec_data, validate_job
-
-KIND = "building"
-SECTIONS = ("scenario", "agents", "evaluation")
+from decisions.errors import InputError, from_validation_error
+from decisions.jobs.base import JobBase
 
 
 class EvaluationSettings(BaseModel):
@@ -46,37 +48,40 @@ class EvaluationSettings(BaseModel):
     tree_depth: int = Field(5, ge=1, le=12, description="Depth of the surrogate decision tree.")
 
 
-class BuildingJob(BaseModel):
+class BuildingJob(JobBase):
     """A validated building job."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    SECTIONS = ("scenario", "agents", "evaluation")
 
     name: str = Field("building", min_length=1, max_length=200)
-    seed: int = Field(0, ge=0)
-    output_dir: str | None = Field(None, description="Where tables and charts go (default: next to the store).")
     scenario: Scenario = Field(default_factory=Scenario)
     agents: AgentSettings = Field(default_factory=AgentSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
 
-    def config(self) -> dict[str, Any]:
-        """JSON-ready configuration for the run store."""
-        return self.model_dump(mode="json")
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """A CSV tariff's ``path`` is relative to ``base_dir`` (the spec file's folder)."""
+        scenario = data.setdefault("scenario", {})
+        tariff = scenario.get("tariff")
+        if base_dir is None:
+            return
+        if isinstance(tariff, Mapping) and isinstance(tariff.get("path"), str):
+            scenario["tariff"] = {**tariff, "path": str(Path(base_dir) / tariff["path"])}
+        elif isinstance(tariff, str) and tariff.lower().endswith(".csv"):
+            scenario["tariff"] = str(Path(base_dir) / tariff)
+
+
+JOB_MODEL = BuildingJob
+REPORT_MODEL = BuildingReport
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> BuildingJob:
-    """Validate a job spec into a ``BuildingJob``.
-
-    A CSV tariff's ``path`` is relative to ``base_dir`` (the spec file's folder).
+    """Validate a job spec into a ``BuildingJob`` (see ``BuildingJob.rewrite`` for tariff files).
 
     Raises:
         InputError: naming the first bad field.
     """
-    data = spec_data(spec, SECTIONS)
-    scenario = data.setdefault("scenario", {})
-    tariff = scenario.get("tariff")
-    if isinstance(tariff, Mapping) and isinstance(tariff.get("path"), str) and base_dir is not None:
-        scenario["tariff"] = {**tariff, "path": str(Path(base_dir) / tariff["path"])}
-    job = validate_job(BuildingJob, data, SECTIONS)
+    job = BuildingJob.from_spec(spec, base_dir)
     if AgentName.DQN in job.agents.names and job.scenario.num_buildings > 1:
         raise InputError("agents.names", "dqn acts on discrete levels of one battery; choose one building")
     return job
@@ -94,7 +99,7 @@ def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
     """
     scenario = job.scenario
     progress("baselines", 0, 1)
-    trajectories = run_baselines(scenario, include_mpc=job.evaluation.include_mpc)
+    baselines = run_baselines(scenario, include_mpc=job.evaluation.include_mpc)
     progress("baselines", 1, 1)
     keys = jax.random.split(jax.random.PRNGKey(job.seed), len(job.agents.names))
     results: dict[AgentName, Any] = {}
@@ -108,46 +113,47 @@ def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
         seconds[name] = time.perf_counter() - start
         results[name] = result
         agent_runs[name] = score_seeds(name, result, scenario)
-        for seed, trajectory in enumerate(agent_runs[name]):
-            trajectories[f"{name.value}_seed{seed}"] = trajectory
         curve = result.curve()
         curve.insert(0, "agent", name.value)
         curves.append(curve)
-    kpis = kpi_table(trajectories)
+    runs = controller_runs(baselines, agent_runs)
+    kpis = controller_kpis(runs)
     agents = agent_summary(kpis, job.agents.names, seconds)
     agents["explained_seed"] = -1  # the seed whose explanation the run records, on its agent's row
     metrics = headline_metrics(kpis, agents)
 
-    importance = pd.DataFrame(columns=["group", "importance", "std", "permutation", "permutation_std"])
+    importance = pd.DataFrame(columns=list(IMPORTANCE_COLUMNS))
     sensitivity = pd.DataFrame(columns=["feature", "importance", "std", "mean_gradient"])
-    rules, explained = "", ""
-    continuous = [n for n in job.agents.names if n is not AgentName.DQN]
+    rules, explained = "", None
+    continuous = [n for n in job.agents.names if is_continuous(n)]
     if job.evaluation.explain and continuous:
         progress("explanations", 0, 1)
         best = max(continuous, key=lambda n: agents.loc[n.value, "saving_vs_lp_mean"])
-        seed = int(np.argmax([kpis.loc[f"{best.value}_seed{s}", "saving_fraction_of_lp"]
-                              for s in range(job.agents.seeds)]))
-        explained = f"{best.value}_seed{seed}"
+        seeds = seed_kpis(kpis, best)
+        seed = int(seeds["seed"].iloc[int(np.argmax(seeds["saving_fraction_of_lp"].to_numpy()))])
         agents.loc[best.value, "explained_seed"] = seed
-        explanation = explain_agent(best, results[best], seed, agent_runs[best][seed], scenario, job)
-        importance = explanation.importance.rename(columns={"feature": "group"}).merge(
-            explanation.permutation.rename(
-                columns={"feature": "group", "importance": "permutation", "std": "permutation_std"}
-            )[["group", "permutation", "permutation_std"]],
-            on="group",
+        explained = (best.value, seed)
+        result = results[best]
+        chosen = explain_policy(
+            best,
+            seed,
+            result.policy,
+            seed_params(result, seed),
+            agent_runs[best][seed],
+            random_seed=job.seed,
+            max_depth=job.evaluation.tree_depth,
         )
-        sensitivity = explanation.forecast_sensitivity
-        rules = explanation.surrogate.rules
-        metrics["surrogate_fidelity_agreement"] = float(explanation.surrogate.fidelity.agreement)
-        metrics["surrogate_fidelity_r2"] = float(explanation.surrogate.fidelity.r2)
+        importance = chosen.importance()
+        sensitivity = chosen.explanation.forecast_sensitivity
+        surrogate = chosen.explanation.surrogate
+        rules = surrogate.rules
+        metrics["surrogate_fidelity_agreement"] = float(surrogate.fidelity.agreement)
+        metrics["surrogate_fidelity_r2"] = float(surrogate.fidelity.r2)
         progress("explanations", 1, 1)
-    hourly = pd.concat(
-        [t.to_frame().assign(controller=name) for name, t in trajectories.items()], ignore_index=True
-    )
     return BuildingReport(
         kpis=kpis,
         agents=agents,
-        hourly=hourly,
+        hourly=controller_hourly(runs),
         training=pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(),
         importance=importance,
         forecast_sensitivity=sensitivity,
@@ -155,14 +161,88 @@ def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
         metrics=metrics,
         explained=explained,
         policies={n.value: r for n, r in results.items()},
+        seeds=job.agents.seeds,
     )
 
 
+ControllerKey = tuple[str, int | None]
+"""A controller's identity: ``(baseline name, None)`` or ``(agent name, seed)``."""
+
+
+def controller_runs(
+    baselines: Mapping[str, Trajectory], agent_runs: Mapping[AgentName, Sequence[Trajectory]]
+) -> dict[ControllerKey, Trajectory]:
+    """Every controller's trajectory keyed by its identity: the baselines, then each agent's seeds.
+
+    Args:
+        baselines: baseline name -> trajectory (``run_baselines``).
+        agent_runs: agent -> the trajectory of each seed, in seed order (``score_seeds``).
+
+    Returns:
+        ``{(controller, seed): trajectory}``, seed None for a baseline.
+    """
+    runs: dict[ControllerKey, Trajectory] = {(name, None): t for name, t in baselines.items()}
+    for agent, trajectories in agent_runs.items():
+        for seed, trajectory in enumerate(trajectories):
+            runs[(AgentName(agent).value, seed)] = trajectory
+    return runs
+
+
+def _identity_columns(frame: pd.DataFrame, keys: Sequence[ControllerKey]) -> pd.DataFrame:
+    """``frame`` (one row per key, in order) led by the ``controller`` and nullable ``seed`` columns."""
+    frame = frame.reset_index(drop=True)
+    frame.insert(0, "controller", [controller for controller, _ in keys])
+    frame.insert(1, "seed", pd.array([seed for _, seed in keys], dtype="Int64"))
+    return frame
+
+
+def controller_kpis(runs: Mapping[ControllerKey, Trajectory]) -> pd.DataFrame:
+    """One row per controller: ``controller``, ``seed`` (empty for a baseline), then ``kpi_table``'s KPIs.
+
+    Args:
+        runs: ``controller_runs``, including the ``no_battery`` and ``perfect_foresight`` baselines.
+
+    Returns:
+        The KPI table in the order of ``runs`` (index 0, 1, ...).
+    """
+    names = [controller_name(controller, seed) for controller, seed in runs]
+    table = kpi_table(dict(zip(names, runs.values(), strict=True))).loc[names]
+    return _identity_columns(table, list(runs))
+
+
+def controller_hourly(runs: Mapping[ControllerKey, Trajectory]) -> pd.DataFrame:
+    """Every controller's hourly table (``Trajectory.to_frame``) stacked, with ``controller`` and ``seed`` last."""
+    hourly = pd.concat([t.to_frame().assign(controller=c, seed=s) for (c, s), t in runs.items()], ignore_index=True)
+    hourly["seed"] = hourly["seed"].astype("Int64")
+    return hourly
+
+
+def baseline_kpis(kpis: pd.DataFrame) -> pd.DataFrame:
+    """The baselines' rows of a ``controller_kpis`` table, indexed by name."""
+    return kpis[kpis["seed"].isna()].set_index("controller")
+
+
+def seed_kpis(kpis: pd.DataFrame, agent: AgentName | str) -> pd.DataFrame:
+    """One agent's seed rows of a ``controller_kpis`` table, in seed order."""
+    rows = kpis[(kpis["controller"] == AgentName(agent).value) & kpis["seed"].notna()]
+    return rows.sort_values("seed")
+
+
 def agent_summary(kpis: pd.DataFrame, names: tuple[AgentName, ...], seconds: Mapping[AgentName, float]) -> pd.DataFrame:
-    """One row per agent: mean and std over seeds of the cost ratio and the share of the LP saving."""
+    """One row per agent: mean and std over seeds of the cost ratio and the share of the LP saving.
+
+    Args:
+        kpis: ``controller_kpis`` of the run.
+        names: the trained agents, in order.
+        seconds: training wall time per agent.
+
+    Returns:
+        Indexed by ``agent``: ``family``, ``cost_mean`` / ``_std``, ``saving_vs_lp_mean`` /
+        ``_std`` / ``_best_seed``, ``seeds``, ``train_seconds``.
+    """
     rows = {}
     for name in names:
-        seeds = kpis[kpis.index.str.startswith(f"{name.value}_seed")]
+        seeds = seed_kpis(kpis, name)
         rows[name.value] = {
             "family": "on-policy" if name.on_policy else "off-policy",
             "cost_mean": float(seeds["cost"].mean()),
@@ -179,7 +259,15 @@ def agent_summary(kpis: pd.DataFrame, names: tuple[AgentName, ...], seconds: Map
 
 
 def headline_metrics(kpis: pd.DataFrame, agents: pd.DataFrame) -> dict[str, float]:
-    """Flat figures for the store and the bench: per agent and the best agent's share of the LP saving."""
+    """Flat figures for the store and the bench: per agent and the best agent's share of the LP saving.
+
+    Args:
+        kpis: ``controller_kpis`` of the run.
+        agents: ``agent_summary`` of the run.
+
+    Returns:
+        Metric name -> value.
+    """
     metrics: dict[str, float] = {}
     for name, row in agents.iterrows():
         metrics[f"saving_vs_lp_{name}"] = float(row["saving_vs_lp_mean"])
@@ -191,50 +279,22 @@ def headline_metrics(kpis: pd.DataFrame, agents: pd.DataFrame) -> dict[str, floa
             rows = agents[agents["family"] == family]
             if len(rows):
                 metrics[f"best_{family.replace('-', '_')}_saving_vs_lp"] = float(rows["saving_vs_lp_mean"].max())
+    baselines = baseline_kpis(kpis)
     for name in ("rule_based", "mpc"):
-        if name in kpis.index:
-            metrics[f"saving_vs_lp_{name}"] = float(kpis.loc[name, "saving_fraction_of_lp"])
-    metrics["lp_saving_usd"] = float(kpis.loc["perfect_foresight", "saving_usd"])
-    metrics["no_battery_cost_usd"] = float(kpis.loc["no_battery", "cost_usd"])
+        if name in baselines.index:
+            metrics[f"saving_vs_lp_{name}"] = float(baselines.loc[name, "saving_fraction_of_lp"])
+    metrics["lp_saving_usd"] = float(baselines.loc["perfect_foresight", "saving_usd"])
+    metrics["no_battery_cost_usd"] = float(baselines.loc["no_battery", "cost_usd"])
     return metrics
 
 
-def explain_agent(
-    name: AgentName, result: Any, seed: int, trajectory: Trajectory, scenario: Scenario, job: BuildingJob
-) -> BuildingExplanation:
-    """Explain one seed of a continuous-action agent over the states it visited on the held-out window."""
-    params = seed_params(result, seed)
-    key = jax.random.PRNGKey(0)
+def recorded_job(config: Mapping[str, Any]) -> BuildingJob:
+    """The job of a recorded run, rebuilt from the configuration the store holds (``BuildingJob.config``).
 
-    def action_fn(obs: jax.Array) -> jax.Array:
-        return result.policy(params, obs, key)[0]
-
-    env = BuildingEnv(scenario.num_buildings)
-    assert trajectory.observations is not None
-    return explain_controller(
-        action_fn, trajectory.observations, env.feature_names(), seed=job.seed, max_depth=job.evaluation.tree_depth
-    )
-
-
-def execute(
-    job: BuildingJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None
-) -> int:
-    """Run a job inside a recorded run: config, metrics, tables, charts and every trained seed are stored.
-
-    Returns:
-        The run id. On an exception the run is recorded as failed and the exception re-raised.
+    Raises:
+        InputError: the configuration no longer validates (naming the first bad field).
     """
-
-    def save_policies(report: BuildingReport, folder: Path) -> dict[str, Path]:
-        files = {}
-        for name, result in report.policies.items():
-            for seed in range(job.agents.seeds):
-                path = folder / f"{name}_seed{seed}.msgpack"
-                AgentName(name).module.save_policy(path, result, seed=seed)
-                files[f"policy_{name}_seed{seed}"] = path
-        return files
-
-    return execute_recorded(
-        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
-        url=url, sweep_id=sweep_id, output_dir=job.output_dir, extra_files=save_policies,
-    )
+    try:
+        return BuildingJob.model_validate(config)
+    except ValidationError as exc:
+        raise from_validation_error(exc, data=config) from None

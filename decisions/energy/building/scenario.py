@@ -211,7 +211,23 @@ class Scenario(BaseModel):
     @field_validator("tariff", mode="before")
     @classmethod
     def _tariff_shorthand(cls, value: object) -> object:
-        return {"kind": value} if isinstance(value, str) else value
+        """``"tou"``/``"dynamic"`` name a tariff; a path to a ``.csv`` file, or a table with a
+        ``path`` (or ``prices``) and no ``kind``, is a CSV (or inline) tariff; anything else gets
+        one clear message instead of pydantic's discriminator error."""
+        kinds = ("tou", "dynamic", "csv", "series")
+        if isinstance(value, str):
+            if value in kinds:
+                return {"kind": value}
+            if value.lower().endswith(".csv"):
+                return {"kind": "csv", "path": value}
+            raise ValueError(f"unknown tariff {value!r}: use 'tou', 'dynamic', a .csv path or a table with kind")
+        if isinstance(value, dict) and "kind" not in value:
+            if "path" in value:
+                return {"kind": "csv", **value}
+            if "prices" in value:
+                return {"kind": "series", **value}
+            raise ValueError(f"a tariff table needs kind (one of {', '.join(kinds)}) or a path to a price CSV")
+        return value
 
     @field_validator("train_months", "eval_months")
     @classmethod

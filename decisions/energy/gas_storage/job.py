@@ -2,8 +2,8 @@
 
 ``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``,
 ``[scenario]``, ``[snapo]``, ``[evaluation]``) into a ``GasStorageJob``;
-``run_job(job)`` runs it and returns a ``GasStorageReport``; ``execute(job)``
-does that inside a recorded run of the store (the CLI's path).
+``run_job(job)`` runs it and returns a ``GasStorageReport``. The platform's
+``Domain.execute`` does that inside a recorded run of the store (the CLI's path).
 """
 
 from __future__ import annotations
@@ -28,11 +28,7 @@ from decisions.energy.gas_storage.prices import draw_normals, spot_paths
 from decisions.energy.gas_storage.report import GasStorageReport
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings
-from decisions.jobs.record import execute_recorded
-from decisions.jobs.validate import spec_data, validate_job
-
-KIND = "gas_storage"
-SECTIONS = ("scenario", "snapo", "evaluation")
+from decisions.jobs.base import JobBase
 
 
 class Method(StrEnum):
@@ -55,43 +51,42 @@ class EvaluationSettings(BaseModel):
     lsmc_paths: int = Field(1000, gt=0, le=200_000, description="Training paths of the LSMC regressions.")
 
 
-class GasStorageJob(BaseModel):
+class GasStorageJob(JobBase):
     """A validated gas storage job."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    SECTIONS = ("scenario", "snapo", "evaluation")
 
     name: str = Field("gas-storage", min_length=1, max_length=200)
     method: Method = Method.COMPARE
-    seed: int = Field(0, ge=0)
-    output_dir: str | None = Field(None, description="Where tables and the chart go (default: next to the store).")
     scenario: Scenario = Field(default_factory=Scenario)
     snapo: SnapoSettings = Field(default_factory=SnapoSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
 
-    def config(self) -> dict[str, Any]:
-        """JSON-ready configuration for the run store."""
-        return self.model_dump(mode="json")
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """``scenario.forward_curve_csv`` (relative to ``base_dir``) replaces ``scenario.forward_curve``;
+        its first date, if any, sets ``start_date``."""
+        scenario = data.setdefault("scenario", {})
+        csv = scenario.pop("forward_curve_csv", None)
+        if csv is not None:
+            path = Path(csv) if base_dir is None else Path(base_dir) / csv
+            curve, first = load_forward_curve_csv(path, field="scenario.forward_curve_csv")
+            scenario["forward_curve"] = curve
+            if first is not None:
+                scenario.setdefault("start_date", first)
+
+
+JOB_MODEL = GasStorageJob
+REPORT_MODEL = GasStorageReport
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> GasStorageJob:
-    """Validate a job spec into a ``GasStorageJob``.
-
-    ``scenario.forward_curve_csv`` (relative to ``base_dir``) may replace
-    ``scenario.forward_curve``; its first date, if any, sets ``start_date``.
+    """Validate a job spec into a ``GasStorageJob`` (see ``GasStorageJob.rewrite`` for the curve CSV).
 
     Raises:
         InputError: naming the first bad field.
     """
-    data = spec_data(spec, SECTIONS)
-    scenario = data.setdefault("scenario", {})
-    csv = scenario.pop("forward_curve_csv", None)
-    if csv is not None:
-        path = Path(csv) if base_dir is None else Path(base_dir) / csv
-        curve, first = load_forward_curve_csv(path, field="scenario.forward_curve_csv")
-        scenario["forward_curve"] = curve
-        if first is not None:
-            scenario.setdefault("start_date", first)
-    return validate_job(GasStorageJob, data, SECTIONS)
+    return GasStorageJob.from_spec(spec, base_dir)
 
 
 def run_job(job: GasStorageJob, *, progress: Progress = silent) -> GasStorageReport:
@@ -210,25 +205,3 @@ def scalar_sensitivities(params: Any, grads: Any) -> pd.DataFrame:
 def count_leaves(tree: Any) -> int:
     """Number of scalar sensitivities in a pytree."""
     return int(sum(np.size(leaf) for leaf in jax.tree_util.tree_leaves(tree)))
-
-
-def execute(
-    job: GasStorageJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None
-) -> int:
-    """Run a job inside a recorded run: config, metrics, tables, chart and policy are stored.
-
-    Returns:
-        The run id. On an exception the run is recorded as failed and the exception re-raised.
-    """
-
-    def save_policy(report: GasStorageReport, folder: Path) -> dict[str, Path]:
-        if report.policy is None:
-            return {}
-        path = folder / "snapo_policy.msgpack"
-        snapo_policy.save_policy(path, report.policy)
-        return {"snapo_policy": path}
-
-    return execute_recorded(
-        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
-        url=url, sweep_id=sweep_id, output_dir=job.output_dir, extra_files=save_policy,
-    )

@@ -5,17 +5,17 @@ The CLI prints it, the store records its metrics and files, the app draws it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from decisions.jobs.record import save_tables
+from decisions.jobs.report import TablesReport, trained_file
 
 
-@dataclass
-class GasStorageReport:
+@dataclass(kw_only=True)
+class GasStorageReport(TablesReport):
     """Everything a gas storage run produced.
 
     Attributes:
@@ -31,7 +31,8 @@ class GasStorageReport:
         input_sensitivity: one row per scalar input: ``input``, ``value``, ``dV_dinput``.
         training_curve: SNAPO training log (``step``, ``value``, ``grad_norm``, ``temperature``).
         metrics: headline figures (floats) recorded in the run store.
-        policy: the trained SNAPO policy object, when one was trained.
+        policy: the trained SNAPO policy object, when one was trained (saved as
+            ``snapo_policy.msgpack``, not reloaded by ``load``).
     """
 
     comparison: pd.DataFrame
@@ -39,30 +40,14 @@ class GasStorageReport:
     curve_sensitivity: pd.DataFrame
     input_sensitivity: pd.DataFrame
     training_curve: pd.DataFrame | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
     policy: Any = None
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The report's tables by file stem."""
-        out = {
-            "comparison": self.comparison.reset_index(),
-            "schedule": self.schedule,
-            "curve_sensitivity": self.curve_sensitivity,
-            "input_sensitivity": self.input_sensitivity,
-        }
-        if self.training_curve is not None:
-            out["training_curve"] = self.training_curve
-        return out
+    def save_files(self, directory: Path) -> dict[str, Path]:
+        """Write the chart (PNG) and, when SNAPO ran, the trained policy (msgpack)."""
+        from decisions.energy.gas_storage.snapo_policy import save_policy
 
-    def save(self, directory: str | Path) -> dict[str, Path]:
-        """Write every table as CSV and the chart as PNG into ``directory``.
-
-        Returns:
-            Artifact name -> path of each file written.
-        """
-        written = save_tables(directory, self.tables())
-        written["chart"] = save_chart(self, Path(directory) / "gas_storage.png")
-        return written
+        return {"chart": save_chart(self, directory / "gas_storage.png"),
+                **trained_file(directory, "snapo_policy", self.policy, save_policy)}
 
 
 def save_chart(report: GasStorageReport, path: Path) -> Path:

@@ -42,7 +42,7 @@ import pandas as pd
 from jax import Array
 from pydantic import ConfigDict, Field
 
-from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.snapo import StepLog, train
 from decisions.core.snapo_settings import SnapoSettingsBase
 from decisions.energy.gas_storage.params import GasStorageParams, PriceKind, to_params
@@ -50,7 +50,6 @@ from decisions.energy.gas_storage.policy import BaseStockPolicy
 from decisions.energy.gas_storage.prices import draw_normals
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.simulator import rollout
-from decisions.errors import InputError
 
 PyTree = Any
 FORMAT = "decisions.gas_storage.snapo_policy/1"
@@ -335,14 +334,18 @@ def save_policy(path: str | os.PathLike[str], trained: TrainedPolicy) -> None:
         path: destination file.
         trained: the policy.
     """
-    meta = {
-        "format": FORMAT,
+    description = {
         "settings": trained.settings.model_dump(mode="json"),
         "policy": dataclasses.asdict(trained.policy),
         "train_value": trained.train_value,
         "train_seconds": trained.train_seconds,
     }
-    save_pytree(path, trained.params, metadata=meta)
+    save_trained(path, kind=FORMAT, description=description, params=trained.params)
+
+
+def _policy_of(description: dict[str, Any]) -> BaseStockPolicy:
+    arch = dict(description["policy"])
+    return BaseStockPolicy(**{**arch, "hidden": tuple(arch["hidden"]), "window": tuple(arch["window"])})
 
 
 def load_policy(path: str | os.PathLike[str]) -> TrainedPolicy:
@@ -355,17 +358,14 @@ def load_policy(path: str | os.PathLike[str]) -> TrainedPolicy:
         The ``TrainedPolicy``, giving the same actions as the saved one.
 
     Raises:
-        InputError: the file is not a saved gas storage SNAPO policy.
+        InputError: the file is corrupt or not a saved gas storage SNAPO policy (of this format version).
     """
-    meta = load_metadata(path)
-    if meta.get("format") != FORMAT:
-        raise InputError("policy", f"{path} is not a saved gas storage SNAPO policy")
-    arch = dict(meta["policy"])
-    policy = BaseStockPolicy(**{**arch, "hidden": tuple(arch["hidden"]), "window": tuple(arch["window"])})
-    target = policy.init(jax.random.PRNGKey(0))
+    meta, params = load_trained(
+        path, kind=FORMAT, target=lambda d: _policy_of(d).init(jax.random.PRNGKey(0)), field="policy"
+    )
     return TrainedPolicy(
-        policy=policy,
-        params=load_pytree(path, target),
+        policy=_policy_of(meta),
+        params=params,
         settings=SnapoSettings.model_validate(meta["settings"]),
         train_value=float(meta["train_value"]),
         train_seconds=float(meta["train_seconds"]),

@@ -14,5 +14,43 @@ Modules, one job each:
 - ``baselines``: the fixed-mix search;
 - ``valuation``: PV, key-rate durations, DV01, duration and convexity of any cash flows;
 - ``report`` and ``job``: the tables the app charts and the batch job;
-- ``bench``: the measured figures (``python -m decisions.finance.pension.bench``).
+- ``bench``: the measured figures (``python -m decisions.finance.pension.bench``);
+  ``speedup``: a quick bump-versus-adjoint measurement (the app's timing panel).
+
+The names of ``__all__`` are the package's public face for the app, each imported from its
+module on first use (importing the package does not import JAX).
 """
+
+from __future__ import annotations
+
+from decisions.core.lazy import lazy_exports
+from decisions.jobs.domain import Domain
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("QUICK_KEY_RATES", "SPEEDUP_COLUMNS", "measure_speedups", "speedup_table"), "speedup"),
+    "with_key_rates": "bench",
+    "Scenario": "scenario",
+    "PensionReport": "report",
+}
+"""Public name -> the module (of this package) that defines it, imported on first use."""
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+DOMAIN = Domain(
+    name="pension",
+    title="Pension ALM",
+    package=__name__,
+    summary="Allocate a pension fund's assets and set contributions against its liabilities.",
+    headline=("value_snapo", "value_fixed_mix", "snapo_minus_fixed_mix"),
+    example="pension.toml",
+    page="pages/3_Pension_ALM.py",
+    smoke_spec={
+        "job": {"name": "smoke"},
+        "scenario": {"horizon_years": 2},
+        "snapo": {"steps": 10, "paths_per_step": 32, "width": 8, "log_every": 5},
+        "evaluation": {"paths": 64, "selection_paths": 32},
+    },
+)
+"""The pension domain's entry in ``decisions.jobs.registry``."""

@@ -31,7 +31,6 @@ decisions.finance.pension.bench`` prints them as one JSON object (progress on st
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from decisions.core.evaluate import compare
+from decisions.core.timing import VMAP_CHUNKS, bump_and_revalue
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
 from decisions.finance.pension.params import PensionParams, to_params
@@ -155,23 +155,6 @@ def with_key_rates(scenario: Scenario, k: int) -> Scenario:
     return scenario.model_copy(update={"curve": curve})
 
 
-def _best_seconds_interleaved(calls: dict[str, Callable[[], Any]], repeats: int = 7) -> dict[str, float]:
-    """Fastest time of each call over ``repeats`` round-robin rounds (after one warm-up call each)."""
-    for fn in calls.values():
-        jax.block_until_ready(fn())
-    best = dict.fromkeys(calls, float("inf"))
-    for _ in range(repeats):
-        for name, fn in calls.items():
-            start = time.perf_counter()
-            jax.block_until_ready(fn())
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
-VMAP_CHUNKS: tuple[int, ...] = (2, 4, 8)
-"""Bumped curves per jitted ``vmap`` call tried by the vectorised bump method."""
-
-
 def key_rate_timing(
     trained: sp.TrainedPensionPolicy,
     scenario: Scenario,
@@ -182,14 +165,15 @@ def key_rate_timing(
 ) -> dict[str, Any]:
     """Bump-and-revalue against one adjoint pass with ``k`` key rates, on the same paths.
 
-    Every time is the fastest of repeated calls after compilation, the adjoint pass and
-    the bump methods timed in turn (round robin), so load from other processes on a
-    shared machine falls on both sides alike and cannot favour either. Bump-and-revalue is
-    costed at its fastest honest per-valuation rate times ``k + 1``: either a loop of
-    jitted single valuations (the best single-call time) or a jitted ``vmap`` over a
-    chunk of bumped curves (the best chunk time over the chunk size, for each size in
-    ``chunks``); the cheapest wins and is named in ``bump_method_K{k}``. The chunked
-    values are checked against single valuations.
+    ``core.timing.bump_and_revalue`` on the key rates: every time is the fastest of
+    repeated calls after compilation, the adjoint pass and the bump methods timed in
+    turn (round robin), so load from other processes on a shared machine falls on both
+    sides alike and cannot favour either. Bump-and-revalue is costed at its fastest
+    honest per-valuation rate times ``k + 1``: either a loop of jitted single valuations
+    (the best single-call time) or a jitted ``vmap`` over a chunk of bumped curves (the
+    best chunk time over the chunk size, for each size in ``chunks``); the cheapest wins
+    and is named in ``bump_method_K{k}``. The chunked values are checked against single
+    valuations.
 
     Args:
         trained: the policy (held fixed).
@@ -212,39 +196,25 @@ def key_rate_timing(
         outcome, _ = rollout(trained.policy, policy_params, inputs, normals, tau=tau, smooth=True)
         return jnp.mean(outcome.value)
 
-    value_fn = jax.jit(objective)
     grad_fn = jax.jit(jax.value_and_grad(objective))
-    bumped = jnp.stack([params.key_rates] + [params.key_rates.at[i].add(BUMP) for i in range(k)])  # (K + 1, K)
-    vectorised = jax.jit(jax.vmap(lambda r: objective(params.replace(key_rates=r))))
-    calls: dict[str, Callable[[], Any]] = {
-        "adjoint": lambda: grad_fn(params),
-        "loop_of_jitted_calls": lambda: value_fn(params),
-    }
-    sizes = {"loop_of_jitted_calls": 1}
-    for chunk in chunks:
-        batch = bumped[: min(chunk, k + 1)]
-        single = np.array([float(value_fn(params.replace(key_rates=r))) for r in batch[:4]])
-        batched = np.asarray(vectorised(batch))[:4]
-        if not np.allclose(batched, single, rtol=1e-4, atol=1e-6 * abs(single[0])):
-            raise AssertionError("vectorised bumps disagree with single valuations")
-        calls[f"jitted_vmap_{len(batch)}"] = lambda b=batch: vectorised(b)
-        sizes[f"jitted_vmap_{len(batch)}"] = len(batch)
-    best = _best_seconds_interleaved(calls)
-    grad_s, value_s = best["adjoint"], best["loop_of_jitted_calls"]
-    per_valuation = {name: best[name] / size for name, size in sizes.items()}
-    method = min(per_valuation, key=per_valuation.__getitem__)
-    bump_s = (k + 1) * per_valuation[method]
+    timing = bump_and_revalue(
+        lambda rates: objective(params.replace(key_rates=rates)),
+        params.key_rates,
+        bump=BUMP,
+        gradient=lambda: grad_fn(params),
+        chunks=chunks,
+    )
     _, grads = grad_fn(params)
     out: dict[str, Any] = {
-        f"speedup_K{k}": bump_s / grad_s,
-        f"bump_method_K{k}": method,
-        f"bump_seconds_K{k}": bump_s,
-        f"value_seconds_K{k}": value_s,
-        f"value_and_grad_seconds_K{k}": grad_s,
-        f"grad_cost_ratio_K{k}": grad_s / value_s,
+        f"speedup_K{k}": timing.speedup,
+        f"bump_method_K{k}": timing.method,
+        f"bump_seconds_K{k}": timing.bump_seconds,
+        f"value_seconds_K{k}": timing.value_seconds,
+        f"value_and_grad_seconds_K{k}": timing.gradient_seconds,
+        f"grad_cost_ratio_K{k}": timing.grad_cost_ratio,
         f"n_sensitivities_K{k}": count_sensitivities(grads),
     }
-    for name, seconds in per_valuation.items():
+    for name, seconds in timing.seconds_per_revaluation.items():
         out[f"seconds_per_revaluation_K{k}_{name}"] = seconds
     return out
 
@@ -373,3 +343,13 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+SMOKE_BUDGET: dict[str, Any] = {
+    "scenario": Scenario.model_validate({"horizon_years": 2}),
+    "settings": sp.PensionSnapoSettings(steps=10, paths_per_step=32, width=8, log_every=5),
+    "eval_paths": 64,
+    "timing_paths": 64,
+    "key_rate_counts": (5,),
+}
+"""A benchmark that runs in seconds (the platform's conformance test): two years, one curve size."""

@@ -2,9 +2,8 @@
 
 ``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``,
 ``[scenario]``, ``[snapo]``, ``[evaluation]``) into a ``PensionJob``;
-``run_job(job)`` runs it and returns a ``PensionReport``; ``execute(job)`` does
-that inside a recorded run of the store (the CLI's path). The job kind to
-register in ``decisions.jobs.kinds`` is ``KIND``.
+``run_job(job)`` runs it and returns a ``PensionReport``; the platform's
+``Domain.execute`` does that inside a recorded run of the store (the CLI's path).
 """
 
 from __future__ import annotations
@@ -26,10 +25,7 @@ from decisions.finance.pension.report import PensionReport, allocation, funding_
 from decisions.finance.pension.scenario import Scenario
 from decisions.finance.pension.simulator import draw_normals
 from decisions.finance.pension.valuation import liability_risk
-from decisions.jobs.record import execute_recorded
-from decisions.jobs.validate import spec_data, validate_job
-
-KIND = "pension"
+from decisions.jobs.base import JobBase
 
 
 class EvaluationSettings(BaseModel):
@@ -41,21 +37,19 @@ class EvaluationSettings(BaseModel):
     selection_paths: int = Field(512, gt=0, le=100_000, description="Training paths that pick the fixed mix.")
 
 
-class PensionJob(BaseModel):
+class PensionJob(JobBase):
     """A validated pension ALM job."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    SECTIONS = ("scenario", "snapo", "evaluation")
 
     name: str = Field("pension", min_length=1, max_length=200)
-    seed: int = Field(0, ge=0)
-    output_dir: str | None = Field(None, description="Where tables and the chart go (default: next to the store).")
     scenario: Scenario = Field(default_factory=Scenario)
     snapo: sp.PensionSnapoSettings = Field(default_factory=sp.PensionSnapoSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
 
-    def config(self) -> dict[str, Any]:
-        """JSON-ready configuration for the run store."""
-        return self.model_dump(mode="json")
+
+JOB_MODEL = PensionJob
+REPORT_MODEL = PensionReport
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PensionJob:
@@ -68,9 +62,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PensionJob
     Raises:
         InputError: naming the first bad field.
     """
-    del base_dir
-    sections = ("scenario", "snapo", "evaluation")
-    return validate_job(PensionJob, spec_data(spec, sections), sections)
+    return PensionJob.from_spec(spec, base_dir)
 
 
 def run_job(job: PensionJob, *, progress: Progress = silent) -> PensionReport:
@@ -132,26 +124,4 @@ def run_job(job: PensionJob, *, progress: Progress = silent) -> PensionReport:
         training_curve=trained.curve(),
         metrics=metrics,
         policy=trained,
-    )
-
-
-def execute(
-    job: PensionJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None
-) -> int:
-    """Run a job inside a recorded run: config, metrics, tables, chart and policy are stored.
-
-    Returns:
-        The run id. On an exception the run is recorded as failed and the exception re-raised.
-    """
-
-    def save_policy(report: PensionReport, folder: Path) -> dict[str, Path]:
-        if report.policy is None:
-            return {}
-        path = folder / "snapo_policy.msgpack"
-        sp.save_policy(path, report.policy)
-        return {"snapo_policy": path}
-
-    return execute_recorded(
-        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
-        url=url, sweep_id=sweep_id, output_dir=job.output_dir, extra_files=save_policy,
     )

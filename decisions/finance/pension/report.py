@@ -8,7 +8,7 @@ metrics and files, the Streamlit page draws the fan and the allocation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from decisions.finance.pension.simulator import Trajectory
-from decisions.jobs.record import save_tables
+from decisions.jobs.report import TablesReport, trained_file
 
 FAN_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
 
@@ -60,8 +60,8 @@ def allocation_long(frame: pd.DataFrame, asset_names: Sequence[str]) -> pd.DataF
     return frame.melt(id_vars=["month", "year"], value_vars=list(asset_names), var_name="asset", value_name="weight")
 
 
-@dataclass
-class PensionReport:
+@dataclass(kw_only=True)
+class PensionReport(TablesReport):
     """Everything a pension run produced.
 
     Attributes:
@@ -90,35 +90,14 @@ class PensionReport:
     input_sensitivity: pd.DataFrame
     liability_risk: pd.DataFrame
     training_curve: pd.DataFrame | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
     policy: Any = None
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The report's tables by file stem."""
-        out = {
-            "comparison": self.comparison.reset_index(),
-            "funding_fan": self.funding_fan,
-            "allocation": self.allocation,
-            "fixed_mix_allocation": self.fixed_mix_allocation,
-            "key_rate_sensitivity": self.key_rate_sensitivity,
-            "asset_sensitivity": self.asset_sensitivity,
-            "correlation_sensitivity": self.correlation_sensitivity,
-            "input_sensitivity": self.input_sensitivity,
-            "liability_risk": self.liability_risk,
-        }
-        if self.training_curve is not None:
-            out["training_curve"] = self.training_curve
-        return out
+    def save_files(self, directory: Path) -> dict[str, Path]:
+        """Write the chart (PNG) and, when SNAPO ran, the trained policy (msgpack)."""
+        from decisions.finance.pension.snapo_policy import save_policy
 
-    def save(self, directory: str | Path) -> dict[str, Path]:
-        """Write every table as CSV and the chart as PNG into ``directory``.
-
-        Returns:
-            Artifact name -> path of each file written.
-        """
-        written = save_tables(directory, self.tables())
-        written["chart"] = save_chart(self, Path(directory) / "pension.png")
-        return written
+        return {"chart": save_chart(self, directory / "pension.png"),
+                **trained_file(directory, "snapo_policy", self.policy, save_policy)}
 
 
 def save_chart(report: PensionReport, path: Path) -> Path:

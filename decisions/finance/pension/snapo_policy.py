@@ -28,10 +28,9 @@ import pandas as pd
 from jax import Array
 from pydantic import ConfigDict, Field
 
-from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.snapo import StepLog, train
 from decisions.core.snapo_settings import SnapoSettingsBase
-from decisions.errors import InputError
 from decisions.finance.pension.liabilities import initial_liability
 from decisions.finance.pension.params import PensionParams, to_params
 from decisions.finance.pension.policy import (
@@ -269,15 +268,19 @@ def save_policy(path: str | os.PathLike[str], trained: TrainedPensionPolicy) -> 
         path: destination file.
         trained: the policy.
     """
-    meta = {
-        "format": FORMAT,
+    description = {
         "architecture": _architecture(trained.policy),
         "settings": trained.settings.model_dump(mode="json"),
         "asset_names": list(trained.asset_names),
         "train_value": trained.train_value,
         "train_seconds": trained.train_seconds,
     }
-    save_pytree(path, trained.params, metadata=meta)
+    save_trained(path, kind=FORMAT, description=description, params=trained.params)
+
+
+def _policy_of(description: dict[str, Any]) -> AllocationNet:
+    arch = description["architecture"]
+    return AllocationNet(n_assets=int(arch["n_assets"]), hidden=tuple(int(h) for h in arch["hidden"]))
 
 
 def load_policy(path: str | os.PathLike[str]) -> TrainedPensionPolicy:
@@ -290,17 +293,14 @@ def load_policy(path: str | os.PathLike[str]) -> TrainedPensionPolicy:
         The ``TrainedPensionPolicy``, giving the same decisions as the saved one.
 
     Raises:
-        InputError: the file is not a saved pension policy.
+        InputError: the file is corrupt or not a saved pension policy (of this format version).
     """
-    meta = load_metadata(path)
-    if meta.get("format") != FORMAT:
-        raise InputError("policy", f"{path} is not a saved pension policy")
-    arch = meta["architecture"]
-    policy = AllocationNet(n_assets=int(arch["n_assets"]), hidden=tuple(int(h) for h in arch["hidden"]))
-    target = init_policy(policy, jax.random.PRNGKey(0))
+    meta, params = load_trained(
+        path, kind=FORMAT, target=lambda d: init_policy(_policy_of(d), jax.random.PRNGKey(0)), field="policy"
+    )
     return TrainedPensionPolicy(
-        policy=policy,
-        params=load_pytree(path, target),
+        policy=_policy_of(meta),
+        params=params,
         settings=PensionSnapoSettings.model_validate(meta["settings"]),
         asset_names=tuple(meta["asset_names"]),
         train_value=float(meta["train_value"]),

@@ -7,19 +7,40 @@ Modules, one job each:
 - ``dp``: the log-wealth grid, transition matrices, backward induction and forward pass.
 """
 
-from decisions.finance.wealth.dp import OptionSet, WealthResult, solve, transitions, wealth_grid
-from decisions.finance.wealth.market import Market, efficient_frontier
-from decisions.finance.wealth.problem import Goal, GoalOption, WealthProblem
+from decisions.core.lazy import lazy_exports
+from decisions.jobs.domain import Domain
 
-__all__ = [
-    "Goal",
-    "GoalOption",
-    "Market",
-    "OptionSet",
-    "WealthProblem",
-    "WealthResult",
-    "efficient_frontier",
-    "solve",
-    "transitions",
-    "wealth_grid",
-]
+_EXPORTS = {
+    **dict.fromkeys(("OptionSet", "WealthResult", "solve", "transitions", "wealth_grid"), "dp"),
+    **dict.fromkeys(("Market", "efficient_frontier"), "market"),
+    **dict.fromkeys(("Goal", "GoalOption", "WealthProblem"), "problem"),
+    "WealthReport": "report",
+}
+"""Public name -> the module that defines it (imported on first use: the package stays light)."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)
+
+DOMAIN = Domain(
+    name="wealth",
+    title="Wealth planning",
+    package=__name__,
+    summary="Plan a client's portfolio and goal choices over time (MetaRL planner beside the exact DP).",
+    headline=("planner_vs_dp", "expected_utility_planner", "expected_utility_dp", "rule_vs_dp"),
+    example="wealth.toml",
+    page="pages/5_Wealth_planning.py",
+    smoke_spec={
+        "job": {"name": "smoke"},
+        "problem": {
+            "horizon": 6,
+            "initial_wealth": 100.0,
+            "cash_flows": [5.0, 5.0, 5.0, 0.0, 0.0, 0.0],
+            "goals": [
+                {"year": 2, "options": [{"cost": 20.0, "utility": 10.0}, {"cost": 40.0, "utility": 16.0}]},
+                {"year": 6, "options": [{"cost": 90.0, "utility": 30.0}]},
+            ],
+        },
+        "evaluation": {"paths": 500},
+    },
+)
+"""The wealth domain's entry in ``decisions.jobs.registry``."""

@@ -2,8 +2,8 @@
 
 ``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[problem]`` with
 ``[[problem.goals]]``, ``[planner]``, ``[rule]``, ``[evaluation]``) into a ``WealthJob``;
-``run_job(job)`` plans and scores and returns a ``WealthReport``; ``execute(job)`` does that
-inside a recorded run of the store (the CLI's path).
+``run_job(job)`` plans and scores and returns a ``WealthReport``; the platform's
+``Domain.execute`` does that inside a recorded run of the store (the CLI's path).
 
 The planner is the shipped one (``planner.default_planner``) unless ``planner.path`` names
 another file or ``planner.train_problems > 0`` trains a new one first; ``planner.distill_problems
@@ -39,16 +39,13 @@ from decisions.finance.wealth.planner import (
     planner_training,
     train_planner,
     training_summary,
-    write_planner,
 )
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.report import WealthReport, goal_probabilities, goal_table, wealth_fan
 from decisions.finance.wealth.rule import FundingRule, rule_policy
 from decisions.finance.wealth.simulate import Paths, dp_policy, draw_normals, mean_and_se, simulate
-from decisions.jobs.record import execute_recorded
-from decisions.jobs.validate import spec_data, validate_job
+from decisions.jobs.base import JobBase
 
-KIND = "wealth"
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -93,22 +90,20 @@ class EvaluationSettings(BaseModel):
     dp_max_states: int = Field(4_000, gt=1, le=100_000, description="Largest DP grid to solve.")
 
 
-class WealthJob(BaseModel):
+class WealthJob(JobBase):
     """A validated wealth-planning job."""
 
-    model_config = _STRICT
+    SECTIONS = ("problem", "planner", "rule", "evaluation")
 
     name: str = Field("wealth", min_length=1, max_length=200)
-    seed: int = Field(0, ge=0)
-    output_dir: str | None = Field(None, description="Where tables and the chart go (default: next to the store).")
     problem: WealthProblem
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     rule: RuleSettings = Field(default_factory=RuleSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
 
-    def config(self) -> dict[str, Any]:
-        """JSON-ready configuration for the run store."""
-        return self.model_dump(mode="json")
+
+JOB_MODEL = WealthJob
+REPORT_MODEL = WealthReport
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
@@ -118,8 +113,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
         InputError: naming the first bad field (also a planner file that does not exist, a rule
             with ``r2 <= r1``, or a problem beyond the planner's reach).
     """
-    sections = ("problem", "planner", "rule", "evaluation")
-    job = validate_job(WealthJob, spec_data(spec, sections), sections)
+    job = WealthJob.from_spec(spec, base_dir)
     if job.planner.path is not None:
         path = Path(job.planner.path)
         if not path.is_absolute() and base_dir is not None:
@@ -214,7 +208,7 @@ def run_job(job: WealthJob, *, progress: Progress = silent) -> WealthReport:
     plan_table = _plan_table(answer.wealth, answer.portfolio, answer.goal_option, dp_result)
     progress("planning", 3, 3)
     return WealthReport(
-        comparison=comparison, goals=goals, plan=plan_table, fan=wealth_fan(paths), metrics=metrics, trained=trained
+        comparison=comparison, goals=goals, plan=plan_table, wealth_fan=wealth_fan(paths), metrics=metrics, trained=trained
     )
 
 
@@ -235,24 +229,3 @@ def _plan_table(wealth: np.ndarray, portfolio: np.ndarray, option: np.ndarray, d
         table["dp_option"] = dp_result.goal_option[:, index].ravel()
         table["dp_portfolio"] = dp_port[:, index].ravel()
     return table
-
-
-def execute(job: WealthJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None) -> int:
-    """Run a job inside a recorded run: config, metrics, tables, chart (and a trained planner) are stored.
-
-    Returns:
-        The run id. On an exception the run is recorded as failed and the exception re-raised.
-    """
-
-    def save_trained(report: WealthReport, folder: Path) -> dict[str, Path]:
-        if report.trained is None:
-            return {}
-        path = folder / "planner.msgpack"
-        planner, training = report.trained
-        write_planner(path, planner, training)
-        return {"planner": path}
-
-    return execute_recorded(
-        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
-        url=url, sweep_id=sweep_id, output_dir=job.output_dir, extra_files=save_trained,
-    )

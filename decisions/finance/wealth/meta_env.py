@@ -39,7 +39,8 @@ from decisions.core.env import Environment, Info, PRNGKey
 from decisions.core.spaces import Box, Discrete, MultiDiscrete
 from decisions.errors import InputError
 from decisions.finance.wealth.dp import option_sets
-from decisions.finance.wealth.families import MAX_HORIZON
+from decisions.finance.wealth.families import MAX_HORIZON, sample_problems
+from decisions.finance.wealth.market import Market
 from decisions.finance.wealth.problem import WealthProblem
 
 MAX_OPTIONS = 9
@@ -220,8 +221,12 @@ class WealthMetaEnv(Environment[MetaState, MetaParams]):
 
     @property
     def default_params(self) -> MetaParams:
-        """Not meaningful without a bank: build params with ``make_params``."""
-        raise NotImplementedError("build MetaParams with make_params(problems, market)")
+        """A small default bank: ``DEFAULT_BANK`` mixed-family training problems on the default
+        market's frontier (what the agents use when given no params; real trainings build their
+        bank with ``make_params``)."""
+        market = Market()
+        mu, sigma = market.frontier()
+        return make_params(sample_problems(DEFAULT_BANK, "mixed", market=market), mu, sigma)
 
     def observe(self, state: MetaState, params: MetaParams) -> Array:
         """The observation of ``state``."""
@@ -265,6 +270,10 @@ class WealthMetaEnv(Environment[MetaState, MetaParams]):
         if self.joint:
             return Discrete(MAX_OPTIONS * self.n_portfolios)
         return MultiDiscrete((MAX_OPTIONS, self.n_portfolios))
+
+
+DEFAULT_BANK = 64
+"""Problems in ``WealthMetaEnv.default_params``' bank."""
 
 
 def make_params(problems: list[WealthProblem], mu: np.ndarray, sigma: np.ndarray) -> MetaParams:

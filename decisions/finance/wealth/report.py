@@ -8,7 +8,7 @@ Tables (one CSV each): the policy comparison, each goal's funding probabilities,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pandas as pd
 from decisions.finance.wealth.dp import OptionSet
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.simulate import Paths
-from decisions.jobs.record import save_tables
+from decisions.jobs.report import TablesReport, trained_file
 
 FAN_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
 
@@ -65,8 +65,8 @@ def wealth_fan(paths: Mapping[str, Paths], percentiles: Sequence[int] = FAN_PERC
     return pd.concat(frames, ignore_index=True)
 
 
-@dataclass
-class WealthReport:
+@dataclass(kw_only=True)
+class WealthReport(TablesReport):
     """Everything a wealth-planning run produced.
 
     Attributes:
@@ -74,7 +74,7 @@ class WealthReport:
         goals: funding probability of each goal option under each policy.
         plan: ``year, wealth, planner_portfolio, planner_option`` (and the DP's, when solved)
             on the planner's table nodes.
-        fan: wealth percentiles per year and policy.
+        wealth_fan: wealth percentiles per year and policy.
         metrics: headline figures recorded in the run store.
         trained: ``(planner, training metadata)`` when the run trained or refined its own planner.
     """
@@ -82,19 +82,15 @@ class WealthReport:
     comparison: pd.DataFrame
     goals: pd.DataFrame
     plan: pd.DataFrame
-    fan: pd.DataFrame
-    metrics: dict[str, float] = field(default_factory=dict)
+    wealth_fan: pd.DataFrame
     trained: Any = None
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The report's tables by file stem."""
-        return {"comparison": self.comparison, "goals": self.goals, "plan": self.plan, "wealth_fan": self.fan}
+    def save_files(self, directory: Path) -> dict[str, Path]:
+        """Write the chart (PNG) and a planner the run trained or refined (msgpack)."""
+        from decisions.finance.wealth.planner import write_planner
 
-    def save(self, directory: str | Path) -> dict[str, Path]:
-        """Write every table as CSV and the chart as PNG; return artifact name -> path."""
-        written = save_tables(directory, self.tables())
-        written["chart"] = save_chart(self, Path(directory) / "wealth.png")
-        return written
+        return {"chart": save_chart(self, directory / "wealth.png"),
+                **trained_file(directory, "planner", self.trained, lambda path, t: write_planner(path, *t))}
 
 
 def save_chart(report: WealthReport, path: Path) -> Path:
@@ -105,7 +101,7 @@ def save_chart(report: WealthReport, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig, (ax_fan, ax_map) = plt.subplots(1, 2, figsize=(12, 4.5), constrained_layout=True)
-    fan = report.fan[report.fan["policy"] == "planner"]
+    fan = report.wealth_fan[report.wealth_fan["policy"] == "planner"]
     ax_fan.fill_between(fan["year"], fan["p5"], fan["p95"], color="tab:green", alpha=0.15, label="p5-p95")
     ax_fan.fill_between(fan["year"], fan["p25"], fan["p75"], color="tab:green", alpha=0.3, label="p25-p75")
     ax_fan.plot(fan["year"], fan["p50"], color="tab:green", label="median")

@@ -1,4 +1,55 @@
 """Pharmaceutical 4-unit process chain (reactor, crystalliser, filter/wash, dryer) optimised with SNAPO.
 
-Public API in ``decisions.health.pharma.api``; figures from ``decisions.health.pharma.bench``.
+Typical use (each name is imported from its module on first use)::
+
+    from decisions.health import pharma
+    scenario = pharma.Scenario.parse(toml_table)                   # InputError names the field
+    result = pharma.optimise(scenario, pharma.OptimiseSettings(), progress=...)
+    result.cqa_table(); result.profile_frame(); result.curve()
+    pharma.compare_with_baseline(result).table                     # SNAPO vs best constant
+    pharma.sensitivity_table(scenario, result.cpps, result.profiles)   # rows CQAs, columns CPPs
+    pharma.design_space(scenario, pharma.DesignSpaceSettings(), result.cpps, result.profiles)
+    frames = pharma.simulate_chain(scenario, result.cpps, result.profiles)
+    pharma.save_profiles(path, result); pharma.load_profiles(path)
+
+Figures come from ``decisions.health.pharma.bench`` (``decisions bench pharma --json``).
 """
+
+from decisions.core.lazy import lazy_exports
+from decisions.jobs.domain import Domain
+
+_EXPORTS = {
+    **dict.fromkeys(("CQA_NAMES", "CQA_UNITS", "Profiles"), "chain"),
+    **dict.fromkeys(("Comparison", "compare_with_baseline"), "compare"),
+    **dict.fromkeys(("DesignSpaceSettings", "design_space"), "design_space"),
+    **dict.fromkeys(
+        ("OptimisedProfiles", "OptimiseSettings", "load_profiles", "optimise", "profile_frame", "save_profiles"),
+        "snapo_policy",
+    ),
+    "CPP_NAMES": "params",
+    **dict.fromkeys(("PharmaReport", "design_space_axes", "ordered_methods", "sensitivity_long"), "report"),
+    **dict.fromkeys(("Cpp", "OperatingPoint", "OperatingRanges", "Scenario", "Specs"), "scenario"),
+    **dict.fromkeys(("fd_check", "sensitivity_table"), "sensitivity"),
+    **dict.fromkeys(("ChainFrames", "simulate_chain"), "trajectories"),
+}
+"""Public name -> the module that defines it (imported on first use: the package stays light)."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)
+
+DOMAIN = Domain(
+    name="pharma",
+    title="Pharma process",
+    package=__name__,
+    summary="Set a four-unit process chain's temperature profiles to meet specifications under uncertainty.",
+    headline=("snapo_yield", "snapo_compliance", "yield_gain", "best_constant_yield"),
+    example="pharma.toml",
+    page="pages/4_Pharma_process.py",
+    smoke_spec={
+        "job": {"name": "smoke"},
+        "optimise": {"steps": 5, "samples_per_step": 4, "eval_samples": 16, "log_every": 5},
+        "baseline": {"samples": 8, "points": [2, 2, 2], "refinements": 0},
+        "design_space": {"points": 2, "samples": 4},
+    },
+)
+"""The pharma domain's entry in ``decisions.jobs.registry``."""

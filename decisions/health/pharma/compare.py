@@ -8,10 +8,10 @@ import jax
 import jax.numpy as jnp
 import pandas as pd
 
-from decisions.health.pharma import baseline
+from decisions.health.pharma import baselines
 from decisions.health.pharma.evaluation import Evaluation, evaluate
-from decisions.health.pharma.optimise import OptimisedProfiles, evaluation_key, problem
 from decisions.health.pharma.params import CPP_NAMES, grid
+from decisions.health.pharma.snapo_policy import OptimisedProfiles, evaluation_key, problem
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Comparison:
     """
 
     table: pd.DataFrame
-    search: baseline.GridSearch
+    search: baselines.GridSearch
     baseline: Evaluation
 
 
@@ -58,7 +58,7 @@ def compare_with_baseline(
     settings, scenario = result.settings, result.scenario
     g = grid(scenario)
     p = problem(scenario)
-    search = baseline.best_constant(
+    search = baselines.best_constant(
         p.cpps,
         p.nominal,
         p.cv,

@@ -2,8 +2,8 @@
 
 ``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
 ``[optimise]``, ``[baseline]``, ``[design_space]``) into a ``PharmaJob``; ``run_job(job)`` runs
-the chosen methods and returns a ``PharmaReport``; ``execute(job)`` does that inside a
-recorded run of the store (the CLI's path), saving tables, charts and the SNAPO profiles.
+the chosen methods and returns a ``PharmaReport``; the platform's ``Domain.execute`` does that
+inside a recorded run of the store (the CLI's path), saving tables, charts and the SNAPO profiles.
 
 Methods (``[job] method``):
 
@@ -20,7 +20,7 @@ Methods (``[job] method``):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -32,29 +32,27 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from decisions.core.progress import Progress, silent
+from decisions.core.timing import best_of
 from decisions.errors import InputError
 from decisions.health.pharma import sensitivity
 from decisions.health.pharma.chain import Profiles, constant_profiles
 from decisions.health.pharma.compare import compare_with_baseline
 from decisions.health.pharma.design_space import DesignSpaceSettings, design_space
 from decisions.health.pharma.evaluation import Evaluation, evaluate
-from decisions.health.pharma.optimise import (
+from decisions.health.pharma.params import CPP_NAMES, cpp_vector, grid, spec_limits
+from decisions.health.pharma.report import PharmaReport, sensitivity_long
+from decisions.health.pharma.scenario import Cpp, Scenario
+from decisions.health.pharma.snapo_policy import (
     OptimisedProfiles,
     OptimiseSettings,
     evaluation_key,
     optimise,
     problem,
     profile_frame,
-    save_profiles,
 )
-from decisions.health.pharma.params import CPP_NAMES, cpp_vector, grid, spec_limits
-from decisions.health.pharma.report import PharmaReport, sensitivity_long
-from decisions.health.pharma.scenario import Cpp, Scenario
 from decisions.health.pharma.trajectories import simulate_chain
-from decisions.jobs.record import execute_recorded
-from decisions.jobs.validate import spec_data, validate_job
+from decisions.jobs.base import JobBase
 
-KIND = "pharma"
 _SETTINGS_SECTIONS = ("optimise", "baseline", "design_space")
 SECTIONS = ("scenario", *_SETTINGS_SECTIONS)
 
@@ -107,23 +105,31 @@ class BaselineSettings(BaseModel):
         return points
 
 
-class PharmaJob(BaseModel):
+class PharmaJob(JobBase):
     """A validated pharma job."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    SECTIONS = SECTIONS
 
     name: str = Field("pharma", min_length=1, max_length=200)
     method: Method = Method.ALL
-    seed: int = Field(0, ge=0)
-    output_dir: str | None = Field(None, description="Where tables and charts go (default: next to the store).")
     scenario: Scenario = Field(default_factory=Scenario)
     optimise: OptimiseSettings = Field(default_factory=OptimiseSettings)
     baseline: BaselineSettings = Field(default_factory=BaselineSettings)
     design_space: DesignSpaceSettings = Field(default_factory=DesignSpaceSettings)
 
-    def config(self) -> dict[str, Any]:
-        """JSON-ready configuration for the run store."""
-        return self.model_dump(mode="json")
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """``[job] seed`` becomes the default ``seed`` of ``[optimise]`` and ``[design_space]``."""
+        data.setdefault("scenario", {})
+        seed = data.get("seed", 0)
+        for section in _SETTINGS_SECTIONS:
+            table = data.setdefault(section, {})
+            if section != "baseline" and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+                table.setdefault("seed", seed)
+
+
+JOB_MODEL = PharmaJob
+REPORT_MODEL = PharmaReport
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PharmaJob:
@@ -137,15 +143,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PharmaJob:
     Raises:
         InputError: naming the first bad field.
     """
-    del base_dir
-    data = spec_data(spec, SECTIONS)
-    data.setdefault("scenario", {})
-    seed = data.get("seed", 0)
-    for section in _SETTINGS_SECTIONS:
-        table = data.setdefault(section, {})
-        if section != "baseline" and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
-            table.setdefault("seed", seed)
-    job = validate_job(PharmaJob, data, SECTIONS)
+    job = PharmaJob.from_spec(spec, base_dir)
     _check_axes(job)
     return job
 
@@ -274,7 +272,7 @@ def _sensitivities(
     start = time.perf_counter()
     jacobian = np.asarray(jax.block_until_ready(sensitivity.cqa_jacobian(x, prof, p.nominal, g)))
     metrics["sens_compile_seconds"] = time.perf_counter() - start
-    metrics["sens_ms"] = 1e3 * _best_seconds(lambda: sensitivity.cqa_jacobian(x, prof, p.nominal, g))
+    metrics["sens_ms"] = 1e3 * best_of(lambda: sensitivity.cqa_jacobian(x, prof, p.nominal, g), 10, warmup=0)
     nonzero, cross = sensitivity.count_sensitivities(jacobian)
     metrics["n_sensitivities"] = float(np.size(jacobian))
     metrics["n_nonzero_sensitivities"] = float(nonzero)
@@ -283,16 +281,6 @@ def _sensitivities(
     return sensitivity_long(
         sensitivity.table(jacobian), sensitivity.cross_unit_mask(), sensitivity.structural_zero_mask()
     )
-
-
-def _best_seconds(fn: Callable[[], Any], repeats: int = 10) -> float:
-    """Fastest of ``repeats`` timed calls of an already compiled function."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _design_space(
@@ -372,25 +360,3 @@ def chain_long(frames: Any, cpps: np.ndarray) -> pd.DataFrame:
 def _method_first(frame: pd.DataFrame) -> pd.DataFrame:
     """Move the ``method`` column to the front."""
     return frame[["method", *(c for c in frame.columns if c != "method")]]
-
-
-def execute(
-    job: PharmaJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None
-) -> int:
-    """Run a job inside a recorded run: config, metrics, tables, charts and SNAPO profiles are stored.
-
-    Returns:
-        The run id. On an exception the run is recorded as failed and the exception re-raised.
-    """
-
-    def save_result(report: PharmaReport, folder: Path) -> dict[str, Path]:
-        if report.result is None:
-            return {}
-        path = folder / "snapo_profiles.msgpack"
-        save_profiles(path, report.result)
-        return {"snapo_profiles": path}
-
-    return execute_recorded(
-        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
-        url=url, sweep_id=sweep_id, output_dir=job.output_dir, extra_files=save_result,
-    )

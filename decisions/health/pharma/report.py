@@ -6,14 +6,14 @@ files read back, so a recorded run and a fresh one look the same).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from decisions.jobs.record import save_tables
+from decisions.jobs.report import TablesReport, trained_file
 
 TABLES = ("comparison", "cqa", "profiles", "trajectories", "filtration", "sensitivity", "design_space")
 """Tables every report has (``sensitivity`` and ``design_space`` may be empty), by file stem."""
@@ -22,8 +22,8 @@ METHOD_ORDER = ("snapo", "best_constant", "nominal")
 """Operating points a report may hold, in display order."""
 
 
-@dataclass
-class PharmaReport:
+@dataclass(kw_only=True)
+class PharmaReport(TablesReport):
     """Everything a pharma run produced.
 
     Attributes:
@@ -47,7 +47,7 @@ class PharmaReport:
             empty when not computed.
         training_curve: SNAPO training log (``step, value, grad_norm, temperature``) or None.
         metrics: headline figures (floats) recorded in the run store.
-        result: the ``OptimisedProfiles`` when SNAPO ran (saved as msgpack by the job).
+        result: the ``OptimisedProfiles`` when SNAPO ran (saved as ``snapo_profiles.msgpack``).
         compliance_target: compliance required on fresh draws (drawn on the design-space map).
     """
 
@@ -59,37 +59,15 @@ class PharmaReport:
     sensitivity: pd.DataFrame
     design_space: pd.DataFrame
     training_curve: pd.DataFrame | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
     result: Any = None
     compliance_target: float = 0.95
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The report's tables by file stem (the design space and sensitivities only when computed)."""
-        out = {
-            "comparison": self.comparison.reset_index(),
-            "cqa": self.cqa,
-            "profiles": self.profiles,
-            "trajectories": self.trajectories,
-            "filtration": self.filtration,
-        }
-        if not self.sensitivity.empty:
-            out["sensitivity"] = self.sensitivity
-        if not self.design_space.empty:
-            out["design_space"] = self.design_space
-        if self.training_curve is not None:
-            out["training_curve"] = self.training_curve
-        return out
+    def save_files(self, directory: Path) -> dict[str, Path]:
+        """Write the charts (``chart``, ``sensitivity_chart``, ``design_space_chart``, PNG) and,
+        when SNAPO ran, its profiles (``snapo_profiles``, msgpack)."""
+        from decisions.health.pharma.snapo_policy import save_profiles
 
-    def save(self, directory: str | Path) -> dict[str, Path]:
-        """Write every table as CSV and the charts as PNG into ``directory``.
-
-        Returns:
-            Artifact name -> path of each file written (charts: ``chart``, ``sensitivity_chart``,
-            ``design_space_chart``).
-        """
-        written = save_tables(directory, self.tables())
-        written.update(save_charts(self, Path(directory)))
-        return written
+        return {**save_charts(self, directory), **trained_file(directory, "snapo_profiles", self.result, save_profiles)}
 
 
 def sensitivity_long(jacobian: pd.DataFrame, cross_unit: np.ndarray, structural_zero: np.ndarray) -> pd.DataFrame:

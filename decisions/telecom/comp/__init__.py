@@ -19,29 +19,52 @@ actions (each user's number of strongest cells, see ``env``). Modules:
 - ``datasets``: offline trajectories of behaviour policies, on disk as ``.npz`` (no pickle);
 - ``promptdt``: the Prompt Decision Transformer; ``dt_train``: its batching, training, rollouts;
 - ``study``: experts -> offline data -> PromptDT, DT and multi-task PPO -> evaluation;
+  ``scoring``: that evaluation (every policy on every task) and its headline figures;
   ``job``: the ``comp`` batch job running its stages; ``trace``: episodes replayed for maps;
 - ``bench``: simulator throughput, parity and the shipped study's figures.
 """
 
-from decisions.telecom.comp.env import CompEnv, CompState
-from decisions.telecom.comp.network import (
-    MAX_CELLS,
-    MAX_USERS,
-    NetworkParams,
-    large,
-    make_network,
-    medium,
-    small,
-)
+from decisions.core.lazy import lazy_exports
+from decisions.jobs.domain import Domain
 
-__all__ = [
-    "MAX_CELLS",
-    "MAX_USERS",
-    "CompEnv",
-    "CompState",
-    "NetworkParams",
-    "large",
-    "make_network",
-    "medium",
-    "small",
-]
+_EXPORTS = {
+    **dict.fromkeys(("CompEnv", "CompState"), "env"),
+    **dict.fromkeys(("MAX_CELLS", "MAX_USERS", "NetworkParams", "large", "make_network", "medium", "small"), "network"),
+    "CompReport": "report",
+    "SHIPPED_STUDY": "study",
+    **dict.fromkeys(("TRAINING_TASKS", "UNSEEN_TASKS", "Task", "task_by_name"), "tasks"),
+    **dict.fromkeys(("Trace", "available_policies", "policy_actions", "replay", "trace_frames"), "trace"),
+}
+"""Public name -> the module that defines it (imported on first use: the package stays light)."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)
+
+DOMAIN = Domain(
+    name="comp",
+    title="CoMP cell selection",
+    package=__name__,
+    summary="Choose each user's serving cells in a multi-cell network (PromptDT against baselines).",
+    headline=("promptdt_vs_multitask_ppo", "unseen_vs_expert", "planner_vs_multitask_ppo"),
+    example="comp_evaluate.toml",
+    page="pages/6_CoMP_cell_selection.py",
+    smoke_spec={
+        "job": {"name": "smoke"},
+        "study": {
+            "folder": "comp_smoke",
+            "stages": ["data", "train", "evaluate"],
+            "expert_steps": 3_200,
+            "multitask_steps": 3_200,
+            "episodes_per_behaviour": 2,
+            "expert_episodes": 2,
+            "demo_episodes": 2,
+            "dt_steps": 3,
+            "dt_batch": 4,
+            "sizes": ["small"],
+            "eval_episodes": 2,
+            "select_episodes": 2,
+        },
+        "tasks": {"train": ["c3-u5-resource_fair-me"], "unseen": []},
+    },
+)
+"""The CoMP domain's entry in ``decisions.jobs.registry``."""

@@ -148,3 +148,7 @@ def run_bench(
             done += 1
             report("parity", done, total)
     return figures
+
+
+SMOKE_BUDGET: dict[str, Any] = {"num_envs": 8, "parity_episodes": {}, "sim_episodes": 2, "study_episodes": 0}
+"""A benchmark that runs in seconds (the platform's conformance test): throughput only."""

@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from decisions.core.progress import Progress, silent
 from decisions.errors import InputError
-from decisions.jobs.record import execute_recorded, save_tables
-from decisions.jobs.validate import spec_data, validate_job
+from decisions.jobs.base import JobBase
 from decisions.telecom.comp.promptdt import SIZES
+from decisions.telecom.comp.report import CompReport
 from decisions.telecom.comp.study import StudyBudget, dt_model_paths, run_study
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
 
@@ -104,20 +102,18 @@ class TaskSettings(BaseModel):
         return [task_by_name(n) for n in self.train], [task_by_name(n) for n in self.unseen]
 
 
-class CompJob(BaseModel):
+class CompJob(JobBase):
     """A validated CoMP study job."""
 
-    model_config = _STRICT
+    SECTIONS = ("study", "tasks")
 
     name: str = Field("comp", min_length=1, max_length=200)
-    seed: int = Field(0, ge=0)
-    output_dir: str | None = Field(None, description="Where tables and the chart go (default: next to the store).")
     study: StudySettings = Field(default_factory=StudySettings)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
 
-    def config(self) -> dict[str, Any]:
-        """JSON-ready configuration for the run store."""
-        return self.model_dump(mode="json")
+
+JOB_MODEL = CompJob
+REPORT_MODEL = CompReport
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
@@ -127,8 +123,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
         InputError: naming the first bad field (also an unseen task that is a training task,
             or a later stage whose inputs are missing from the folder).
     """
-    sections = ("study", "tasks")
-    job = validate_job(CompJob, spec_data(spec, sections), sections)
+    job = CompJob.from_spec(spec, base_dir)
     folder = Path(job.study.folder)
     if not folder.is_absolute() and base_dir is not None:
         folder = base_dir / folder
@@ -162,96 +157,9 @@ def _require_demos(folder: Path, tasks: list[Task]) -> None:
             raise InputError("study.stages", f"no demonstrations of {task.name} in {folder}: run the data stage first")
 
 
-@dataclass
-class CompReport:
-    """The result of a CoMP run: the evaluation and conditioning tables (when those stages ran)
-    and the metrics."""
-
-    metrics: dict[str, float]
-    table: pd.DataFrame | None = None
-    folder: Path = field(default_factory=Path)
-    conditioning: pd.DataFrame | None = None
-
-    def conditioning_references(self) -> dict[str, float]:
-        """Mean training-task returns of the expert, multi-task PPO and max-SNR from the folder's
-        ``evaluation.csv`` on the conditioning table's tasks (empty without one)."""
-        path = self.folder / "evaluation.csv"
-        if self.conditioning is None or not path.is_file():
-            return {}
-        table = pd.read_csv(path)
-        rows = table[table.task.isin(set(self.conditioning.task))]
-        means = rows.groupby("policy")["return_mean"].mean()
-        return {name: float(means[name]) for name in ("expert", "multitask_ppo", "max_snr") if name in means.index}
-
-    def save(self, directory: str | Path) -> dict[str, Path]:
-        """Write the evaluation table (CSV) with its chart (PNG) and the conditioning table (CSV)."""
-        tables = {"evaluation": self.table, "conditioning": self.conditioning}
-        written = save_tables(directory, {name: t for name, t in tables.items() if t is not None})
-        if self.table is not None:
-            written["chart"] = save_chart(self.table, Path(directory) / "comp.png")
-        if self.conditioning is not None:
-            written["conditioning_chart"] = save_conditioning_chart(
-                self.conditioning, Path(directory) / "conditioning.png", self.conditioning_references()
-            )
-        return written
-
-
-def save_chart(table: pd.DataFrame, path: Path) -> Path:
-    """Bars of mean normalised QoE per policy, training tasks beside unseen tasks."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    pivot = table.pivot_table(index="policy", columns="split", values="normalised_qoe", aggfunc="mean")
-    pivot = pivot.sort_values(pivot.columns[0])
-    fig, ax = plt.subplots(figsize=(8, 4.5), constrained_layout=True)
-    pivot.plot.barh(ax=ax)
-    ax.axvline(1.0, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("normalised QoE (0 random, 1 best of expert and heuristics)")
-    ax.set_title("CoMP cell selection: PromptDT against baselines")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def save_conditioning_chart(table: pd.DataFrame, path: Path, references: Mapping[str, float] | None = None) -> Path:
-    """Mean return over the training tasks against the target-return offset, a line per (Prompt-)DT,
-    with ``references`` (policy name -> mean return, e.g. the expert's) as dashed lines for scale."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    means = table.pivot_table(index="offset", columns="policy", values="return_mean", aggfunc="mean")
-    fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
-    means.plot(ax=ax, marker="o")
-    for i, (name, value) in enumerate((references or {}).items()):
-        ax.axhline(value, color=f"C{len(means.columns) + i}", ls="--", lw=1.0, label=f"{name} (evaluation)")
-    ax.legend(fontsize=8)
-    ax.set_xlabel("offset added to the best demonstration's return (reward units per episode)")
-    ax.set_ylabel("mean episode return, training tasks")
-    ax.set_title("Does asking for more return change what the (Prompt-)DTs do?")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def run_job(job: CompJob, *, progress: Progress = silent) -> CompReport:
     """Run the job's stages; the report carries the evaluation table and the figures."""
     train, unseen = job.tasks.resolve()
     folder = Path(job.study.folder)
     result = run_study(folder, job.study.budget(), job.study.stages, train, unseen, seed=job.seed, progress=progress)
-    return CompReport(metrics=result.figures, table=result.table, folder=folder, conditioning=result.conditioning)
-
-
-def execute(job: CompJob, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None) -> int:
-    """Run a job inside a recorded run (metrics, evaluation table, chart).
-
-    Returns:
-        The run id. On an exception the run is recorded as failed and the exception re-raised.
-    """
-    return execute_recorded(
-        KIND, job.name, job.config(), lambda: run_job(job, progress=progress),
-        url=url, sweep_id=sweep_id, output_dir=job.output_dir,
-    )
+    return CompReport(metrics=result.figures, evaluation=result.table, folder=folder, conditioning=result.conditioning)

@@ -14,19 +14,10 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
   evaluation (for an unseen task its only data) (``generate_data``);
 - ``models/``: ``promptdt-<size>.msgpack`` for each size and ``dt.msgpack`` (no prompt, the
   smallest size) (``train_dt_models``);
-- ``evaluate``: every policy (and the greedy planner, a reference that reads the state) on
-  every task, on common random numbers (the same episode keys give all policies the same
-  users and movement), to one table; ``headline`` reduces it;
-- ``conditioning`` (optional): every (Prompt-)DT conditioned on more return than the best
-  demonstration's, to ``conditioning.csv`` (``conditioning_check``); ``conditioning_spread``
-  reduces it;
+- ``evaluation.csv`` and (optional) ``conditioning.csv``: the tables of ``scoring``'s
+  ``evaluate`` and ``conditioning_check`` (re-exported here, with ``headline``);
 - ``ship_study``: copy a finished study into the package (``SHIPPED_STUDY``), without the
   training data and with only each task's best demonstration, the one the evaluation prompts with.
-
-Normalised QoE (D4RL-style): per task, ``(qoe - qoe_random) / (qoe_best - qoe_random)``
-where ``qoe_best`` is the best of the per-task expert and the heuristics on that task, so 0 is
-random play and 1 the best known policy. PromptDT and DT are conditioned on the return of
-the task's best demonstration.
 """
 
 from __future__ import annotations
@@ -35,44 +26,45 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from jax import Array
 
 from decisions.core.agents.common import check_int
-from decisions.core.checkpoint import load_metadata
 from decisions.core.progress import Progress, silent
 from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
-from decisions.telecom.comp.dt_train import (
-    demonstrations,
-    load_params,
-    make_dt_policy,
-    make_prompt,
-    save_params,
-    train_promptdt,
-)
+from decisions.telecom.comp.dt_train import demonstrations, save_params, train_promptdt
 from decisions.telecom.comp.experts import (
     EXPERT_CONFIG,
-    TaskPolicy,
-    evaluate_policy,
     expert_policy,
     save_expert,
     train_expert,
     train_multitask,
 )
-from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-from decisions.telecom.comp.planner import GreedyPlanner
 from decisions.telecom.comp.promptdt import SIZES, PromptDTConfig
+from decisions.telecom.comp.scoring import (
+    BASELINES,
+    EVAL_SEED,
+    REFERENCE_POLICIES,
+    REFERENCES,
+    SavedDT,
+    _expert,
+    _load_data,
+    _path,
+    choose_demonstrator,
+    conditioning_check,
+    conditioning_spread,
+    dt_model_paths,
+    evaluate,
+    headline,
+)
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task
 
 __all__ = [
     "BASELINES",
+    "EVAL_SEED",
     "REFERENCES",
     "REFERENCE_POLICIES",
     "SavedDT",
@@ -93,16 +85,6 @@ __all__ = [
     "train_multitask_model",
 ]
 
-BASELINES = ("max_snr", "top2", "random")
-"""Heuristic baselines evaluated beside the learnt policies."""
-REFERENCE_POLICIES: dict[str, GreedyPlanner] = {"planner": GreedyPlanner()}
-"""Policies evaluated as references, not baselines, by name: the greedy planner (``planner``)
-reads the environment state, which no learnt policy sees, so ``headline`` does not ask PromptDT
-to beat it. The planner is also the ``"planner"`` demonstrator."""
-REFERENCES = tuple(REFERENCE_POLICIES)
-"""The reference policies' names."""
-EVAL_SEED = 77_000
-"""Evaluation episode seed (disjoint from the data seeds)."""
 SHIPPED_STUDY = Path(__file__).resolve().parent / "trained"
 """The study folder shipped with the package: experts, demos, models and ``evaluation.csv``
 of the measured study (no training data), read by ``decisions bench comp`` and the app."""
@@ -190,10 +172,6 @@ class StudyBudget:
         )
 
 
-def _path(folder: Path, kind: str, task: Task, suffix: str) -> Path:
-    return folder / kind / f"{task.name}.{suffix}"
-
-
 def _write_once(path: Path, write: Callable[[Path], None]) -> None:
     """Write through a temporary file, so an interrupted stage never leaves a half file behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -218,20 +196,6 @@ def train_experts(
         seconds[task.name] = time.perf_counter() - start
     progress("experts", len(tasks), len(tasks))
     return seconds
-
-
-def _expert(folder: Path, task: Task) -> Any:
-    path = _path(folder, "experts", task, "msgpack")
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no expert for task {task.name} (run the data stage first)")
-    return expert_policy(path)
-
-
-def choose_demonstrator(task: Task, candidates: dict[str, TaskPolicy], episodes: int, seed: int) -> str:
-    """The name of the candidate with the highest mean return on ``task`` over ``episodes``
-    common episodes (the same users and movement for every candidate); ties go to the first."""
-    returns = {name: evaluate_policy(task, policy, episodes, seed=seed)["return_mean"] for name, policy in candidates.items()}
-    return max(returns, key=lambda name: returns[name])
 
 
 def generate_data(
@@ -285,16 +249,6 @@ def generate_data(
         _write_once(_path(folder, "demos", task, "npz"), demos.save)
     progress("data", total, total)
     return chosen
-
-
-def _load_data(folder: Path, kind: str, tasks: Sequence[Task]) -> list[OfflineDataset]:
-    out = []
-    for task in tasks:
-        path = _path(folder, kind, task, "npz")
-        if not path.exists():
-            raise FileNotFoundError(f"{path}: no data for task {task.name} (run the data stage first)")
-        out.append(OfflineDataset.load(path))
-    return out
 
 
 def train_dt_models(
@@ -355,190 +309,6 @@ def train_models(
     return seconds
 
 
-@partial(jax.jit, static_argnames=("config", "use_prompt"))
-def _dt_episodes(
-    params: Any, prompt: Any, target: Array, keys: Array, net: Any, config: PromptDTConfig, use_prompt: bool
-) -> Any:
-    """Greedy (Prompt-)DT episodes, vmapped over keys; one compile per architecture, any task."""
-    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target)
-    return jax.vmap(rollout, in_axes=(0, None))(keys, net)
-
-
-@dataclass(frozen=True)
-class SavedDT:
-    """A (Prompt-)DT read from a study folder: weights, architecture and whether it reads a prompt."""
-
-    params: Any
-    config: PromptDTConfig
-    use_prompt: bool
-
-    @classmethod
-    def load(cls, path: Path) -> SavedDT:
-        """Read a model written by ``train_dt_models``."""
-        params, config = load_params(path)
-        return cls(params, config, bool(load_metadata(path).get("use_prompt", True)))
-
-    def conditioning(self, demos: OfflineDataset) -> tuple[Any, Array]:
-        """``(prompt, target return)``: the task's best demonstration and its return."""
-        best = int(demonstrations(demos, 1)[0])
-        return make_prompt(demos, self.config, index=best), jnp.asarray(demos.returns()[best], jnp.float32)
-
-    def episodes(self, task: Task, demos: OfflineDataset, keys: Array, offset: float = 0.0) -> Any:
-        """Greedy episodes on ``task`` (a ``DTRollout`` with a leading key axis), conditioned on
-        the best demonstration's return plus ``offset``."""
-        prompt, target = self.conditioning(demos)
-        return _dt_episodes(self.params, prompt, target + offset, keys, task.params(), self.config, self.use_prompt)
-
-
-def dt_model_paths(folder: Path) -> list[Path]:
-    """The (Prompt-)DT checkpoints of a study folder: the PromptDT sizes, then the plain DT."""
-    models = folder / "models"
-    return sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
-
-
-def _dt_scores(model: SavedDT, task: Task, demos: OfflineDataset, keys: Array, offset: float = 0.0) -> dict[str, float]:
-    """QoE, fairness and return of a (Prompt-)DT on ``task`` conditioned on ``demos`` (their best
-    return plus ``offset``)."""
-    out = model.episodes(task, demos, keys, offset)
-    rewards = np.asarray(out.rewards, np.float64)
-    return {
-        "return_mean": float(rewards.sum(axis=1).mean()),
-        "qoe": float(((rewards + 1.0) / 2.0).mean()),
-        "jain_qoe": float(np.asarray(out.jain_qoe).mean()),
-    }
-
-
-def evaluate(
-    folder: Path,
-    train_tasks: Sequence[Task],
-    unseen_tasks: Sequence[Task],
-    budget: StudyBudget,
-    progress: Progress = silent,
-) -> pd.DataFrame:
-    """Every policy on every task (common random numbers), with normalised QoE.
-
-    Returns:
-        One row per (task, policy): ``task``, ``split`` (``train`` / ``unseen``), ``policy``,
-        ``qoe``, ``jain_qoe``, ``return_mean`` and ``normalised_qoe``.
-    """
-    dt_models = {path.stem: SavedDT.load(path) for path in dt_model_paths(folder)}
-    multitask = expert_policy(folder / "models" / "multitask_ppo.msgpack")
-    keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
-    rows: list[dict[str, Any]] = []
-    tasks = [(t, "train") for t in train_tasks] + [(t, "unseen") for t in unseen_tasks]
-    for i, (task, split) in enumerate(tasks):
-        progress("evaluate", i, len(tasks))
-        demos = _load_data(folder, "demos", [task])[0]
-        policies: dict[str, Any] = {"expert": _expert(folder, task), "multitask_ppo": multitask}
-        policies.update({name: SERVING_SET_POLICIES[name] for name in BASELINES})
-        policies.update(REFERENCE_POLICIES)
-        for name, policy in policies.items():
-            scores = evaluate_policy(task, policy, budget.eval_episodes, seed=EVAL_SEED)
-            rows.append({"task": task.name, "split": split, "policy": name, **_pick(scores)})
-        for name, model in dt_models.items():
-            rows.append({"task": task.name, "split": split, "policy": name, **_dt_scores(model, task, demos, keys)})
-    progress("evaluate", len(tasks), len(tasks))
-    table = pd.DataFrame(rows)
-    return _normalise(table)
-
-
-def _pick(scores: dict[str, float]) -> dict[str, float]:
-    return {k: scores[k] for k in ("return_mean", "qoe", "jain_qoe")}
-
-
-def conditioning_check(
-    folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, progress: Progress = silent
-) -> pd.DataFrame:
-    """Every (Prompt-)DT of ``folder/models`` conditioned on more return than it saw.
-
-    A Decision Transformer is meant to act better when asked for a higher return-to-go. Each
-    model plays every training task conditioned on the return of the task's best demonstration
-    (the evaluation's target) plus each of ``budget.target_offsets``, on the evaluation's
-    episode keys (common random numbers), so any change in return comes from the conditioning.
-
-    Returns:
-        One row per (task, policy, offset): ``task``, ``policy``, ``offset``, ``target``
-        (the return conditioned on), ``return_mean`` and ``qoe``.
-    """
-    dt_models = {path.stem: SavedDT.load(path) for path in dt_model_paths(folder)}
-    if not dt_models:
-        raise FileNotFoundError(f"{folder / 'models'}: no (Prompt-)DT models (run the train stage first)")
-    keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
-    rows: list[dict[str, Any]] = []
-    for i, task in enumerate(train_tasks):
-        progress("conditioning", i, len(train_tasks))
-        demos = _load_data(folder, "demos", [task])[0]
-        for name, model in dt_models.items():
-            target = float(model.conditioning(demos)[1])
-            for offset in budget.target_offsets:
-                scores = _dt_scores(model, task, demos, keys, offset)
-                rows.append({
-                    "task": task.name, "policy": name, "offset": float(offset), "target": target + offset,
-                    "return_mean": scores["return_mean"], "qoe": scores["qoe"],
-                })
-    progress("conditioning", len(train_tasks), len(train_tasks))
-    return pd.DataFrame(rows)
-
-
-def conditioning_spread(table: pd.DataFrame) -> dict[str, float]:
-    """``conditioning_return_spread_<policy>``: the largest minus the smallest mean return over the
-    training tasks across the offsets of ``conditioning_check``'s table (0: the target is ignored)."""
-    means = table.groupby(["policy", "offset"])["return_mean"].mean()
-    return {
-        f"conditioning_return_spread_{policy}": float(group.max() - group.min())
-        for policy, group in means.groupby(level="policy")
-    }
-
-
-def _normalise(table: pd.DataFrame) -> pd.DataFrame:
-    reference = {"expert", *BASELINES}
-    out = []
-    for _, group in table.groupby("task", sort=False):
-        low = float(group.loc[group.policy == "random", "qoe"].iloc[0])
-        high = float(group.loc[group.policy.isin(reference), "qoe"].max())
-        group = group.copy()
-        group["normalised_qoe"] = (group["qoe"] - low) / max(high - low, 1e-9)
-        out.append(group)
-    return pd.concat(out, ignore_index=True)
-
-
-def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[str, float]:
-    """The issue's figures from ``evaluate``'s table.
-
-    - ``promptdt_vs_multitask_ppo``: mean normalised QoE of the best PromptDT size over the
-      multi-task PPO's, on the training tasks;
-    - ``promptdt_beats_baselines``: 1 when that PromptDT's mean normalised QoE on the training
-      tasks is at or above every baseline's but the per-task expert's (and the ``REFERENCES``,
-      which are not baselines), else 0;
-    - ``<reference>_vs_multitask_ppo``: the same ratio for each of the ``REFERENCES`` evaluated;
-      ``planner_vs_multitask_ppo`` approaches the best any policy can reach (see ``planner``);
-    - ``unseen_vs_expert``: mean QoE of PromptDT on the unseen tasks over the experts';
-    - ``qoe_<size>``: mean QoE of each size on the training tasks, and
-      ``qoe_non_decreasing_with_size`` (1 or 0).
-    """
-    train = table[table.split == "train"]
-    unseen = table[table.split == "unseen"]
-    norm = train.groupby("policy")["normalised_qoe"].mean()
-    qoe = train.groupby("policy")["qoe"].mean()
-    names = [f"promptdt-{s}" for s in sizes if f"promptdt-{s}" in norm.index]
-    best = max(names, key=lambda n: norm[n])
-    out: dict[str, float] = {f"qoe_{n}": float(qoe[n]) for n in names}
-    out.update({f"normalised_qoe_{p}": float(v) for p, v in norm.items()})
-    out["promptdt_vs_multitask_ppo"] = float(norm[best] / norm["multitask_ppo"])
-    others = [p for p in norm.index if p not in ("expert", *REFERENCES) and not p.startswith("promptdt-")]
-    out["promptdt_beats_baselines"] = float(all(norm[best] >= norm[p] for p in others))
-    for name in REFERENCES:
-        if name in norm.index:
-            out[f"{name}_vs_multitask_ppo"] = float(norm[name] / norm["multitask_ppo"])
-    q_unseen = unseen.groupby("policy")["qoe"].mean()
-    if len(unseen):
-        out["unseen_vs_expert"] = float(q_unseen[best] / q_unseen["expert"])
-        out["unseen_vs_multitask_ppo"] = float(q_unseen[best] / q_unseen["multitask_ppo"])
-    sizes_qoe = [float(qoe[n]) for n in names]
-    out["qoe_non_decreasing_with_size"] = float(all(b >= a for a, b in zip(sizes_qoe, sizes_qoe[1:], strict=False)))
-    return out
-
-
 class StudyResult(NamedTuple):
     """What ``run_study`` returns: the evaluation table (None unless ``"evaluate"`` ran), the
     timings and headline figures, and the conditioning table (None unless ``"conditioning"`` ran)."""
@@ -596,7 +366,6 @@ def run_study(
         _write_once(folder / "conditioning.csv", lambda p: conditioning.to_csv(p, index=False))
         figures.update(conditioning_spread(conditioning))
     return StudyResult(table, figures, conditioning)
-
 
 
 def ship_study(source: Path, target: Path = SHIPPED_STUDY) -> None:

@@ -82,14 +82,14 @@ def policy_actions(name: str, task: Task, key: Array, folder: Path | None = None
         policy = SERVING_SET_POLICIES[name]
     elif name in REFERENCE_POLICIES:
         policy = REFERENCE_POLICIES[name]
+    elif folder is None:  # available_policies offers the learnt ones only with a folder
+        raise ValueError(f"policy: {name!r} needs a study folder")
     elif name in ("expert", "multitask_ppo"):
-        assert folder is not None
         path = folder / ("experts" if name == "expert" else "models") / (
             f"{task.name}.msgpack" if name == "expert" else "multitask_ppo.msgpack"
         )
         policy = expert_policy(path)
     else:
-        assert folder is not None
         model = SavedDT.load(folder / "models" / f"{name}.msgpack")
         demos = OfflineDataset.load(folder / "demos" / f"{task.name}.npz")
         return np.asarray(model.episodes(task, demos, key[None]).actions[0])

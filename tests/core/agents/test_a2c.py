@@ -83,9 +83,10 @@ def test_continuous_target_matches_the_observation() -> None:
 
 def test_a2c_takes_one_unclipped_step_per_rollout() -> None:
     config = a2c.A2CConfig()
-    assert config.updates_per_iteration == 1
-    adam = dataclasses.replace(config, optimizer_name="adam")
-    rms_state = config.base_optimizer(optax.constant_schedule(1e-3)).init({"w": jnp.zeros(2)})
+    agent = a2c.make_agent(BANDIT, config, BANDIT_PARAMS)
+    assert agent.updates_per_iteration == 1
+    adam = a2c.make_agent(BANDIT, dataclasses.replace(config, optimizer_name="adam"), BANDIT_PARAMS)
+    rms_state = agent.base_optimizer(optax.constant_schedule(1e-3)).init({"w": jnp.zeros(2)})
     adam_state = adam.base_optimizer(optax.constant_schedule(1e-3)).init({"w": jnp.zeros(2)})
     assert jax.tree_util.tree_structure(rms_state) != jax.tree_util.tree_structure(adam_state)
     assert a2c.A2CConfig() != ppo.PPOConfig()  # a checkpoint of one is refused by the other

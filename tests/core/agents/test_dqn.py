@@ -70,8 +70,8 @@ def test_learns_walk_to_goal(walk_run: TrainResult) -> None:
 
 
 def _prefilled_buffer(config: dqn.DQNConfig) -> offpolicy.OffPolicyState:
-    agent, _ = dqn._agent_and_policy(WALK, config, WALK.default_params)
-    state = offpolicy._init(agent, WALK, WALK.default_params, jax.random.PRNGKey(5), seeds=False)
+    agent = dqn.make_agent(WALK, config)
+    state = offpolicy.loop._init(agent, WALK, WALK.default_params, jax.random.PRNGKey(5), seeds=False)
     size = int(state.buffer.size)
     return jax.tree.map(lambda x: np.asarray(x)[:size], state.buffer.data)
 

@@ -89,7 +89,7 @@ def test_learns_continuous_target(target_run: TrainResult) -> None:
 def test_fixed_temperature_is_not_tuned() -> None:
     """(``test_learns_continuous_target`` checks that the default, tuned temperature moves.)"""
     config = dataclasses.replace(CONFIG, tune_alpha=False)
-    agent, _ = sac._agent_and_policy(TARGET, config, TARGET.default_params)
+    agent = sac.make_agent(TARGET, config)
     keys = jax.random.split(jax.random.PRNGKey(0), 4)
     state = jax.jit(agent.init)(keys[0], jnp.zeros(2))
     obs = jax.random.normal(keys[1], (32, 2))

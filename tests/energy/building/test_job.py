@@ -6,9 +6,11 @@ from pathlib import Path
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 
 from decisions.core.agents import ppo
+from decisions.energy.building import DOMAIN, replay
 from decisions.energy.building import job as building_job
 from decisions.energy.building.agents import AgentName, seed_params
 from decisions.errors import InputError
@@ -31,21 +33,31 @@ def report():
     return building_job.run_job(building_job.prepare(_spec()))
 
 
+def _ids(table) -> list[tuple[str, int | None]]:
+    return [(c, None if s is pd.NA else int(s)) for c, s in zip(table["controller"], table["seed"], strict=True)]
+
+
 def test_kpi_table_has_baselines_and_every_seed(report) -> None:
-    rows = set(report.kpis.index)
-    assert {"no_battery", "rule_based", "perfect_foresight"} <= rows
-    assert {"ppo_seed0", "ppo_seed1", "sac_seed0", "sac_seed1"} <= rows
-    assert report.kpis.loc["no_battery", "cost"] == 1.0
-    assert report.kpis.loc["perfect_foresight", "saving_fraction_of_lp"] == pytest.approx(1.0)
+    assert _ids(report.kpis) == [
+        ("no_battery", None), ("rule_based", None), ("perfect_foresight", None),
+        ("ppo", 0), ("ppo", 1), ("sac", 0), ("sac", 1),
+    ]
+    assert str(report.kpis["seed"].dtype) == "Int64"
+    baselines = building_job.baseline_kpis(report.kpis)
+    assert baselines.loc["no_battery", "cost"] == 1.0
+    assert baselines.loc["perfect_foresight", "saving_fraction_of_lp"] == pytest.approx(1.0)
+    assert list(building_job.seed_kpis(report.kpis, "sac")["seed"]) == [0, 1]
     # no controller beats the perfect-foresight LP
-    assert (report.kpis["cost_usd"] >= report.kpis.loc["perfect_foresight", "cost_usd"] - 1e-6).all()
+    assert (report.kpis["cost_usd"] >= baselines.loc["perfect_foresight", "cost_usd"] - 1e-6).all()
     assert list(report.agents.index) == ["ppo", "sac"]
     assert report.agents.loc["ppo", "family"] == "on-policy"
     assert report.metrics["best_agent_saving_vs_lp"] == pytest.approx(report.agents["saving_vs_lp_mean"].max())
 
 
 def test_explanations_cover_every_feature_group(report) -> None:
-    assert report.explained in {"ppo_seed0", "ppo_seed1", "sac_seed0", "sac_seed1"}
+    assert report.explained in {("ppo", 0), ("ppo", 1), ("sac", 0), ("sac", 1)}
+    agent, seed = report.explained
+    assert report.agents.loc[agent, "explained_seed"] == seed
     assert {"calendar", "price now", "price forecasts", "state of charge", "load and PV"} <= set(report.importance["group"])
     assert (report.importance["importance"] >= 0).all()
     assert 0.0 <= report.metrics["surrogate_fidelity_agreement"] <= 1.0
@@ -55,9 +67,9 @@ def test_explanations_cover_every_feature_group(report) -> None:
 
 def test_hourly_table_holds_every_controller_on_the_held_out_window(report) -> None:
     hourly = report.hourly
-    assert set(hourly["controller"]) == set(report.kpis.index)
+    assert list(dict.fromkeys(_ids(hourly))) == _ids(report.kpis)
     assert set(hourly["month"]) == {9, 10, 11, 12}
-    sizes = hourly.groupby("controller").size()
+    sizes = hourly.groupby(["controller", "seed"], dropna=False).size()
     assert sizes.nunique() == 1
 
 
@@ -67,7 +79,7 @@ def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: P
         job = building_job.prepare(
             _spec(agents={"names": ["ppo"], "seeds": 1}, evaluation={"explain": False})
         )
-        run_id = building_job.execute(job, url=url)
+        run_id = DOMAIN.execute(job, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED
         metrics = record.latest_metrics()
@@ -82,6 +94,36 @@ def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: P
         np.testing.assert_array_equal(np.asarray(jax.vmap(lambda o: policy(params, o, key))(obs)), np.asarray(expected))
     finally:
         dispose_engines()
+
+
+def test_replaying_the_explained_seed_gives_the_recorded_trajectory_and_explanation(report) -> None:
+    agent, seed = report.explained
+    job = building_job.prepare(_spec())
+    result = report.policies[agent]
+    trajectory = replay.simulate_policy(job.scenario, agent, result.policy, seed_params(result, seed))
+    recorded = report.hourly[(report.hourly["controller"] == agent) & (report.hourly["seed"] == seed).fillna(False)]
+    np.testing.assert_array_equal(trajectory.to_frame()["soc"].to_numpy(), recorded["soc"].to_numpy())
+    again = replay.explain_policy(
+        agent, seed, result.policy, seed_params(result, seed), trajectory, random_seed=job.seed,
+        max_depth=job.evaluation.tree_depth,
+    )
+    pd.testing.assert_frame_equal(again.importance(), report.importance)
+    assert again.explanation.surrogate.rules == report.rules
+    lines, local = again.why(10)
+    assert lines[0].startswith("Action:") and len(local.table) == len(again.explanation.feature_names)
+
+
+def test_policy_names_are_made_from_the_pair_and_found_among_artifacts(tmp_path: Path) -> None:
+    assert replay.seed_name("ppo", 2) == "ppo_seed2" and replay.policy_artifact(AgentName.SAC, 0) == "policy_sac_seed0"
+    assert replay.is_continuous("sac") and not replay.is_continuous(AgentName.DQN)
+    with pytest.raises(InputError, match=r"^policy: the policy file of ppo_seed1 is not on disk \(not recorded\)"):
+        replay.policy_path({}, "ppo", 1)
+    (tmp_path / "x.msgpack").write_bytes(b"")
+    assert replay.policy_path({"policy_ppo_seed1": str(tmp_path / "x.msgpack")}, "ppo", 1) == tmp_path / "x.msgpack"
+    with pytest.raises(InputError, match=r"^controller: dqn_seed0 is not a continuous-action"):
+        replay.replay_seed(building_job.prepare(_spec()), "dqn", 0, {})
+    with pytest.raises(InputError, match=r"^scenario\.buildings"):
+        building_job.recorded_job({**building_job.prepare(_spec()).config(), "scenario": {"buildings": [18]}})
 
 
 def test_prepare_names_bad_fields() -> None:

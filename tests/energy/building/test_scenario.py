@@ -34,6 +34,9 @@ from decisions.errors import InputError
         ({"episode_hours": 24 * 130}, "scenario.episode_hours", "eval_months"),
         ({"episode_hours": 0}, "scenario.episode_hours", "greater than or equal to 1"),
         ({"tariff": {"kind": "series", "prices": [0.2] * 10}}, "scenario.tariff.prices", "expected 8760"),
+        ({"tariff": "no/such/prices.csv"}, "scenario.tariff", "file not found: no/such/prices.csv"),
+        ({"tariff": {"path": "no/such/prices.csv"}}, "scenario.tariff.csv.path", "file not found"),
+        ({"tariff": {"price": 0.3}}, "scenario.tariff", "needs kind"),
     ],
 )
 def test_bad_input_names_the_field(data: dict, field: str, words: str) -> None:

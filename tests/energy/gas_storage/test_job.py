@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from decisions.energy.gas_storage import DOMAIN, snapo_policy
 from decisions.energy.gas_storage import job as gas_job
-from decisions.energy.gas_storage import snapo_policy
 from decisions.errors import InputError
 from decisions.store import RunStatus, dispose_engines, get_run
 
@@ -63,7 +63,7 @@ def test_execute_records_run_and_policy_reloads(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
         job = gas_job.prepare(_spec(job={"method": "snapo"}, snapo={"steps": 50}))
-        run_id = gas_job.execute(job, url=url)
+        run_id = DOMAIN.execute(job, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED
         assert record.latest_metrics()["value_snapo"] is not None

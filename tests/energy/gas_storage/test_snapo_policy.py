@@ -127,7 +127,7 @@ def test_save_and_reload_give_identical_decisions(trained: sp.TrainedPolicy, tmp
         sp.schedule(loaded, params, normals)[0], sp.schedule(trained, params, normals)[0]
     )
     (tmp_path / "other.msgpack").write_bytes(b"not a policy")
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="^policy: .*other.msgpack"):
         sp.load_policy(tmp_path / "other.msgpack")
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from decisions.errors import InputError
+from decisions.finance.pension import DOMAIN
 from decisions.finance.pension import job as pension_job
 from decisions.finance.pension import snapo_policy as sp
 from decisions.store import RunStatus, dispose_engines, get_run
@@ -46,13 +47,13 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
         assert np.isfinite(report.metrics[name])
     written = report.save(tmp_path / "tables")
     assert written["chart"].stat().st_size > 0
-    assert {p.suffix for p in written.values()} == {".csv", ".png"}
+    assert {p.suffix for p in written.values()} == {".csv", ".png", ".json", ".msgpack"}
 
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
-        run_id = pension_job.execute(job, url=url)
+        run_id = DOMAIN.execute(job, url=url)
         record = get_run(run_id, url=url)
-        assert record.status == RunStatus.SUCCEEDED and record.kind == pension_job.KIND
+        assert record.status == RunStatus.SUCCEEDED and record.kind == DOMAIN.name
         assert record.latest_metrics()["value_snapo"] == pytest.approx(report.metrics["value_snapo"], rel=1e-6)
         paths = {a.name: Path(a.path) for a in record.artifacts}
         assert {"funding_fan", "allocation", "key_rate_sensitivity", "chart", "snapo_policy"} <= set(paths)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from decisions.core.evaluate import compare
+from decisions.errors import InputError
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
 from decisions.finance.pension.liabilities import initial_liability
@@ -114,5 +115,5 @@ def test_save_and_reload_give_identical_decisions(
         np.testing.assert_array_equal(np.asarray(after.weights), np.asarray(before.weights))
         np.testing.assert_array_equal(np.asarray(after.contribution_rate), np.asarray(before.contribution_rate))
     (tmp_path / "other.msgpack").write_bytes(b"not a policy")
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="^policy: .*other.msgpack"):
         sp.load_policy(tmp_path / "other.msgpack")

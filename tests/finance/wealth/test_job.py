@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from decisions.errors import InputError
+from decisions.finance.wealth import DOMAIN
 from decisions.finance.wealth import job as wealth_job
 from decisions.finance.wealth.planner import load_planner, planner_training
-from decisions.jobs.kinds import JobKind, entry
+from decisions.jobs.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
 
 PROBLEM = {
@@ -31,7 +32,7 @@ def _spec(**sections: object) -> dict[str, object]:
 
 def test_prepare_validates_the_spec(tmp_path: Path) -> None:
     job = wealth_job.prepare(_spec())
-    assert job.name == "client" and job.problem.horizon == 6 and entry(JobKind.WEALTH).prepare is wealth_job.prepare
+    assert job.name == "client" and job.problem.horizon == 6 and get("wealth") is DOMAIN and DOMAIN.prepare(_spec()).name == "client"
     goal = PROBLEM["goals"][0]
     for spec, field in (
         ({"problem": {**PROBLEM, "goals": [{"year": 9, "options": [{"cost": 1.0, "utility": 1.0}]}]}}, "problem.goals"),
@@ -69,7 +70,7 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
     goals = report.goals
     funded = goals.groupby("goal")[["dp", "planner", "funding_rule"]].sum()
     np.testing.assert_allclose(funded.to_numpy(), 1.0, atol=1e-9)  # each goal's options (incl. not funded) sum to 1
-    assert set(report.fan["policy"]) == {"dp", "planner", "funding_rule"} and (report.fan["p95"] >= report.fan["p5"]).all()
+    assert set(report.wealth_fan["policy"]) == {"dp", "planner", "funding_rule"} and (report.wealth_fan["p95"] >= report.wealth_fan["p5"]).all()
     assert {"dp_portfolio", "planner_portfolio"} <= set(report.plan.columns)
     written = report.save(tmp_path / "tables")
     assert written["chart"].stat().st_size > 0
@@ -77,14 +78,14 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
 
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
-        run_id = wealth_job.execute(job, url=url)
+        run_id = DOMAIN.execute(job, url=url)
         record = get_run(run_id, url=url)
-        assert record.status == RunStatus.SUCCEEDED and record.kind == wealth_job.KIND
+        assert record.status == RunStatus.SUCCEEDED and record.kind == DOMAIN.name
         assert {"comparison", "goals", "plan", "wealth_fan", "chart"} <= {a.name for a in record.artifacts}
         trained = wealth_job.prepare(
             _spec(planner={"train_problems": 32, "train_steps": 256 * 32 * 2}, evaluation={"paths": 500, "dp": False})
         )
-        run_id = wealth_job.execute(trained, url=url)
+        run_id = DOMAIN.execute(trained, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and "dp_value" not in record.latest_metrics()
         paths = {a.name: Path(a.path) for a in record.artifacts}
@@ -92,7 +93,7 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
         refined = wealth_job.prepare(
             _spec(planner={"distill_problems": 2, "distill_rounds": 2, "distill_steps": [10, 20]}, evaluation={"paths": 500, "dp": False})
         )
-        run_id = wealth_job.execute(refined, url=url)
+        run_id = DOMAIN.execute(refined, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and record.latest_metrics()["planner_distill_greedy_regret"] >= 0
         planner_file = next(Path(a.path) for a in record.artifacts if a.name == "planner")

@@ -24,6 +24,7 @@ from decisions.finance.wealth.families import (
 )
 from decisions.finance.wealth.market import Market
 from decisions.finance.wealth.meta_env import (
+    DEFAULT_BANK,
     MAX_OPTIONS,
     N_FEATURES,
     MetaParams,
@@ -243,3 +244,11 @@ def test_inflation_and_glide_path() -> None:
     assert worse.mean() < base.mean()
     with pytest.raises(ValueError, match="drag"):
         evaluate(problem, glide_path_greedy(problem), normals=normals, drag=np.zeros((2, 2)))
+
+
+def test_default_params_is_a_small_mixed_bank_the_agents_can_use() -> None:
+    env = WealthMetaEnv(4)
+    params = env.default_params
+    assert params.bank.flows.shape[0] == DEFAULT_BANK and params.mu.shape == params.sigma.shape
+    obs, state = env.reset(jax.random.PRNGKey(0), params)
+    assert obs.shape == env.observation_space(params).shape and bool(jnp.all(jnp.isfinite(obs)))

@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 
 from decisions.errors import InputError
+from decisions.health.pharma import DOMAIN
 from decisions.health.pharma import job as pharma_job
 from decisions.health.pharma.chain import CQA_NAMES
 from decisions.health.pharma.evaluation import evaluate
-from decisions.health.pharma.optimise import evaluation_key, load_profiles, problem
 from decisions.health.pharma.params import CPP_NAMES, grid
+from decisions.health.pharma.snapo_policy import evaluation_key, load_profiles, problem
 from decisions.store import RunStatus, dispose_engines, get_run
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "pharma.toml"
@@ -72,7 +73,7 @@ def test_job_seed_is_the_default_seed_of_the_sections() -> None:
 def test_the_example_spec_is_a_valid_job() -> None:
     spec = tomllib.loads(EXAMPLE.read_text())
     job = pharma_job.prepare(spec, EXAMPLE.parent)
-    assert spec["job"]["kind"] == pharma_job.KIND
+    assert spec["job"]["kind"] == DOMAIN.name
     assert job.method is pharma_job.Method.ALL and job.design_space.points == 25
 
 
@@ -84,7 +85,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[pharma_
     reports: list[tuple[str, int, int]] = []
     job = pharma_job.prepare(_spec(job={"output_dir": str(tmp / "out")}))
     try:
-        run_id = pharma_job.execute(job, url=url, progress=lambda task, done, total: reports.append((task, done, total)))
+        run_id = DOMAIN.execute(job, url=url, progress=lambda task, done, total: reports.append((task, done, total)))
         yield job, run_id, url, reports
     finally:
         dispose_engines()
@@ -162,7 +163,10 @@ def test_sensitivities_alone_run_at_the_scenario_operating_point(recorded) -> No
     assert report.training_curve is None and report.design_space.empty
     np.testing.assert_allclose(report.comparison.loc["nominal", list(CPP_NAMES)].to_numpy(float),
                                [75.0, 4.0, 10.0, 6.0, 2.0, 50.0, 10.0])
-    assert set(report.tables()) == {"comparison", "cqa", "profiles", "trajectories", "filtration", "sensitivity"}
+    # every declared table is saved (an empty one as a header-only CSV), so Report.load restores it
+    assert set(report.tables()) == {"comparison", "cqa", "profiles", "trajectories", "filtration", "sensitivity",
+                                    "design_space"}
+    assert report.tables()["design_space"].empty
     assert report.metrics["n_sensitivities"] == 42 and "snapo_yield" not in report.metrics
 
 
@@ -175,7 +179,7 @@ def test_a_failing_job_is_recorded_as_failed(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(pharma_job, "run_job", boom)
     try:
         with pytest.raises(RuntimeError, match="chain diverged"):
-            pharma_job.execute(pharma_job.prepare(_spec()), url=url)
+            DOMAIN.execute(pharma_job.prepare(_spec()), url=url)
         from decisions.store import list_runs
 
         [run] = list_runs(url=url)

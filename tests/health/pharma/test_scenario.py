@@ -7,7 +7,6 @@ import pytest
 
 from decisions.errors import InputError
 from decisions.health.pharma.design_space import DesignSpaceSettings
-from decisions.health.pharma.optimise import OptimiseSettings
 from decisions.health.pharma.params import (
     CPP_NAMES,
     UNCERTAIN,
@@ -17,6 +16,7 @@ from decisions.health.pharma.params import (
     uncertainty_cv,
 )
 from decisions.health.pharma.scenario import Scenario
+from decisions.health.pharma.snapo_policy import OptimiseSettings
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ SNAPO temperature: the second term is a smooth chance constraint, "every specifi
 with probability at least ``training_compliance``" (a back-off above the reported target, for
 the sampling error of a finite batch). The reported result is re-evaluated with the HARD
 checks at the nominal constants and on fresh draws (``evaluation.evaluate``), next to the best
-constant-temperature baseline (``baseline.best_constant``) on the same draws.
+constant-temperature baseline (``baselines.best_constant``) on the same draws.
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ from flax import struct
 from jax import Array
 from pydantic import ConfigDict, Field
 
-from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.smooth import smooth_relu
 from decisions.core.snapo import StepLog, train
 from decisions.core.snapo_settings import SnapoSettingsBase
-from decisions.errors import InputError
 from decisions.health.pharma import chain
 from decisions.health.pharma.chain import Profiles
 from decisions.health.pharma.evaluation import Evaluation, evaluate
@@ -284,13 +283,18 @@ def save_profiles(path: str | os.PathLike[str], result: OptimisedProfiles) -> No
         path: destination file.
         result: the optimisation result.
     """
-    meta = {
-        "format": FORMAT,
+    description = {
         "settings": result.settings.model_dump(mode="json"),
         "scenario": result.scenario.model_dump(mode="json"),
         "train_seconds": result.train_seconds,
     }
-    save_pytree(path, result.params, metadata=meta)
+    save_trained(path, kind=FORMAT, description=description, params=result.params)
+
+
+def _params_like(description: dict[str, Any]) -> PolicyParams:
+    """Policy parameters shaped for the described scenario (values ignored)."""
+    scenario = Scenario.model_validate(description["scenario"])
+    return init_params(grid(scenario), problem(scenario).bounds, reactor=0.0, cooling_end=0.0, dryer=0.0)
 
 
 def load_profiles(path: str | os.PathLike[str]) -> OptimisedProfiles:
@@ -303,17 +307,12 @@ def load_profiles(path: str | os.PathLike[str]) -> OptimisedProfiles:
         The ``OptimisedProfiles``: exactly the saved operating point and profiles.
 
     Raises:
-        InputError: the file is not saved pharma profiles.
+        InputError: the file is corrupt or not saved pharma profiles (of this format version).
     """
-    meta = load_metadata(path)
-    if meta.get("format") != FORMAT:
-        raise InputError("profiles", f"{path} is not a saved pharma profile file")
+    meta, params = load_trained(path, kind=FORMAT, target=_params_like, field="profiles")
     scenario = Scenario.model_validate(meta["scenario"])
     settings = OptimiseSettings.model_validate(meta["settings"])
-    g = grid(scenario)
     p = problem(scenario)
-    target = init_params(g, p.bounds, reactor=0.0, cooling_end=0.0, dryer=0.0)
-    params = load_pytree(path, target)
     cpps, profiles = operating_point(params, p.cpps, p.bounds)
     return OptimisedProfiles(
         scenario=scenario,

@@ -14,7 +14,10 @@ from decisions.errors import InputError
 from decisions.health.pharma import chain
 from decisions.health.pharma.compare import compare_with_baseline
 from decisions.health.pharma.evaluation import evaluate
-from decisions.health.pharma.optimise import (
+from decisions.health.pharma.params import grid
+from decisions.health.pharma.policy import init_params, operating_point, profiles_of
+from decisions.health.pharma.scenario import Scenario
+from decisions.health.pharma.snapo_policy import (
     OptimisedProfiles,
     OptimiseSettings,
     load_profiles,
@@ -22,9 +25,6 @@ from decisions.health.pharma.optimise import (
     problem,
     save_profiles,
 )
-from decisions.health.pharma.params import grid
-from decisions.health.pharma.policy import init_params, operating_point, profiles_of
-from decisions.health.pharma.scenario import Scenario
 from decisions.health.pharma.trajectories import simulate_chain
 
 
@@ -115,6 +115,12 @@ def test_loading_another_file_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "other.msgpack"
     save_pytree(path, {"w": np.zeros(3)}, metadata={"format": "something/1"})
     with pytest.raises(InputError, match="profiles"):
+        load_profiles(path)
+    save_pytree(path, {"w": np.zeros(3)}, metadata={"format": "decisions.health.pharma.profiles/2"})
+    with pytest.raises(InputError, match="^profiles: .*other.msgpack has format version '2'"):
+        load_profiles(path)
+    path.write_bytes(b"not msgpack")
+    with pytest.raises(InputError, match="^profiles: .*other.msgpack: corrupt"):
         load_profiles(path)
 
 

@@ -1,0 +1,107 @@
+"""The configuration every off-policy agent (DQN, SAC) shares."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import optax
+
+from decisions.core.agents.common import check_int, check_number, check_widths
+
+__all__ = ["OffPolicyConfig"]
+
+
+@dataclass(frozen=True)
+class OffPolicyConfig:
+    """Settings shared by the off-policy agents (frozen and hashable: a jit static argument).
+
+    An agent's config subclasses it to add its own fields (data only: the agent's behaviour is
+    its ``OffPolicyAgent``).
+
+    Step counts are environment transitions summed over the ``num_envs`` copies, per seed.
+    """
+
+    total_env_steps: int = 100_000
+    """Environment transitions to collect in all (prefill included)."""
+    num_envs: int = 8
+    """Environment copies stepped in lockstep."""
+    learning_starts: int = 2_000
+    """Transitions collected with uniformly random actions before learning (rounded up to ``num_envs``)."""
+    buffer_size: int = 100_000
+    """Replay capacity in transitions (the oldest are overwritten)."""
+    batch_size: int = 128
+    """Transitions per gradient update."""
+    gamma: float = 0.99
+    """Discount factor."""
+    n_step: int = 1
+    """Steps summed into each stored transition (n-step returns; 1 is plain TD)."""
+    train_freq: int = 1
+    """Vector environment steps per iteration (``train_freq * num_envs`` transitions)."""
+    gradient_steps: int = 1
+    """Gradient updates per iteration."""
+    learning_rate: float = 3e-4
+    """Adam learning rate (every network, and the SAC temperature)."""
+    max_grad_norm: float = 10.0
+    """Global gradient-norm clip applied before Adam."""
+    tau: float = 0.005
+    """Target network update ``target += tau * (online - target)``; 1.0 is a hard copy."""
+    target_update_interval: int = 1
+    """Gradient updates between target updates (1 with a small ``tau``: Polyak averaging)."""
+    hidden: tuple[int, ...] = (128, 128)
+    """Hidden layer widths of every network (ReLU)."""
+    normalize_obs: bool = True
+    """Normalise observations with running statistics (saved with the policy)."""
+    reward_scale: float = 1.0
+    """Factor applied to rewards before learning (not to the reported returns)."""
+    bootstrap_truncated: bool = True
+    """Bootstrap from the final observation on truncation (the ``Environment`` contract). Set it
+    False for a finite-horizon task whose observation reveals the time left but that reports the
+    horizon as ``truncated``: bootstrapping from a state that is never acted in can diverge."""
+    log_every: int = 500
+    """Iterations per jitted chunk, i.e. how often ``progress`` is called and a checkpoint written."""
+
+    def __post_init__(self) -> None:
+        """Validate every field; raise ``ValueError("field: problem")`` on the first bad one."""
+        for name in ("total_env_steps", "num_envs", "learning_starts", "batch_size", "n_step"):
+            check_int(name, getattr(self, name), 1)
+        for name in ("train_freq", "gradient_steps", "target_update_interval", "log_every"):
+            check_int(name, getattr(self, name), 1)
+        check_int("buffer_size", self.buffer_size, max(self.num_envs, 1))
+        check_number("gamma", self.gamma, 0.0, 1.0)
+        check_number("learning_rate", self.learning_rate, 0.0, math.inf, open_low=True)
+        check_number("max_grad_norm", self.max_grad_norm, 0.0, math.inf, open_low=True)
+        check_number("tau", self.tau, 0.0, 1.0, open_low=True)
+        check_number("reward_scale", self.reward_scale, 0.0, math.inf, open_low=True)
+        check_widths("hidden", self.hidden)
+        for name in ("normalize_obs", "bootstrap_truncated"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}: must be a bool, got {getattr(self, name)!r}")
+        if self.iterations < 1:
+            needed = self.prefill_steps * self.num_envs + self.train_freq * self.num_envs
+            raise ValueError(
+                f"total_env_steps: {self.total_env_steps} leaves no training iteration after the prefill "
+                f"(needs >= {needed} with learning_starts={self.learning_starts}, num_envs={self.num_envs}, "
+                f"train_freq={self.train_freq})"
+            )
+
+    @property
+    def prefill_steps(self) -> int:
+        """Vector steps of random actions whose transitions are stored before learning."""
+        return -(-self.learning_starts // self.num_envs)
+
+    @property
+    def iterations(self) -> int:
+        """Training iterations (each ``train_freq`` vector steps, then ``gradient_steps`` updates)."""
+        per_iteration = self.train_freq * self.num_envs
+        return (self.total_env_steps - self.prefill_steps * self.num_envs) // per_iteration
+
+    @property
+    def env_steps(self) -> int:
+        """Environment transitions actually taken per seed (window fill and prefill included)."""
+        vector_steps = self.n_step - 1 + self.prefill_steps + self.iterations * self.train_freq
+        return vector_steps * self.num_envs
+
+    def optimizer(self) -> optax.GradientTransformation:
+        """Adam with global-norm clipping (every network of the agent)."""
+        return optax.chain(optax.clip_by_global_norm(self.max_grad_norm), optax.adam(self.learning_rate))

@@ -1,0 +1,317 @@
+"""The loop every off-policy agent runs: collection, replay, chunked jitted training.
+
+1. ``num_envs`` copies of the environment run in lockstep
+   (``VmapEnv(EpisodeStatistics(AutoResetEnv(env)))``). Each vector step pushes one
+   transition per copy into an ``NStepWindow`` and stores the n-step transition it emits in
+   the ``ReplayBuffer``; truncated episodes bootstrap from ``info["final_obs"]``, terminated
+   ones do not.
+2. Before learning, ``n_step - 1`` steps fill the window and ``learning_starts`` transitions
+   are collected with uniformly random actions (the prefill).
+3. One *iteration* is ``train_freq`` vector steps with the agent's exploration policy, then
+   ``gradient_steps`` updates on uniform replay batches. Iterations run in a ``lax.scan``
+   inside one jitted chunk of ``log_every`` iterations, driven by ``common.run_chunked``
+   (progress between chunks, checkpoint/resume). ``train_agent_seeds`` vmaps the chunk over seeds.
+
+Observations are stored raw and normalised with the current ``RunningStats`` when acting and
+when sampled for an update; the statistics go into the returned policy params.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+from decisions.core.agents.common import (
+    ProgressFn,
+    RunningStats,
+    TrainResult,
+    identity_stats,
+    make_result,
+    run_chunked,
+)
+from decisions.core.agents.offpolicy.agent import OffPolicyAgent, flatten_obs, normalize
+from decisions.core.agents.offpolicy.config import OffPolicyConfig
+from decisions.core.agents.replay import NStepWindow, ReplayBuffer, Transition
+from decisions.core.env import Environment
+from decisions.core.pytrees import strong_types
+from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
+
+__all__ = ["OffPolicyState", "train_agent", "train_agent_seeds"]
+
+PyTree = Any
+
+
+class OffPolicyState(NamedTuple):
+    """Loop state carried through the training scan (and checkpointed)."""
+
+    agent: PyTree
+    buffer: ReplayBuffer
+    window: NStepWindow
+    env_state: PyTree
+    obs: Array  # (num_envs, *obs_shape) float32, raw
+    obs_stats: RunningStats
+    step: Array  # () int32, vector steps taken since the prefill
+    last_return: Array  # () float32, mean return of the last iteration that finished episodes
+    key: Array
+
+
+def _wrap(env: Environment[Any, Any], num_envs: int) -> VmapEnv:
+    return VmapEnv(EpisodeStatistics(AutoResetEnv(env)), num_envs)
+
+
+def _progress(config: OffPolicyConfig, step: Array) -> Array:
+    """Training progress in [0, 1] after ``step`` exploring vector steps (drives the schedules)."""
+    return step.astype(jnp.float32) / (config.iterations * config.train_freq)
+
+
+def _env_step(
+    agent: OffPolicyAgent, venv: VmapEnv, env_params: PyTree, state: OffPolicyState, *, mode: str
+) -> tuple[OffPolicyState, tuple[Array, Array]]:
+    """One vector step. ``mode``: ``"fill"`` (random, not stored), ``"random"`` or ``"explore"`` (stored).
+
+    Returns the new state and ``(returned_episode, returned_episode_return)`` per copy.
+    """
+    config = agent.config
+    obs_shape = state.obs.shape[1:]
+    key, act_key, env_key = jax.random.split(state.key, 3)
+    if mode == "explore":
+        obs = normalize(state.obs_stats, state.obs, obs_shape)
+        action = agent.explore(state.agent, obs, act_key, _progress(config, state.step))
+    else:
+        action = agent.random_action(act_key, config.num_envs)
+    next_obs, env_state, reward, terminated, truncated, info = venv.step(
+        env_key, state.env_state, agent.env_action(action), env_params
+    )
+    next_obs = next_obs.astype(jnp.float32)
+    final_obs = info["final_obs"].astype(jnp.float32)
+    no_bootstrap = terminated if config.bootstrap_truncated else terminated | truncated
+    window = state.window.push(
+        state.obs, action, reward * config.reward_scale, final_obs, no_bootstrap, truncated
+    )
+    buffer = state.buffer
+    if mode != "fill":
+        buffer = buffer.add(window.transition(config.gamma))
+    stats = state.obs_stats.update(next_obs) if config.normalize_obs else state.obs_stats
+    step = state.step + (1 if mode == "explore" else 0)
+    state = state._replace(
+        buffer=buffer, window=window, env_state=env_state, obs=next_obs, obs_stats=stats, step=step, key=key
+    )
+    return state, (info["returned_episode"], info["returned_episode_return"])
+
+
+def _scan_env_steps(
+    agent: OffPolicyAgent, venv: VmapEnv, env_params: PyTree, state: OffPolicyState, length: int, mode: str
+) -> tuple[OffPolicyState, tuple[Array, Array]]:
+    def body(s: OffPolicyState, _: None) -> tuple[OffPolicyState, tuple[Array, Array]]:
+        return _env_step(agent, venv, env_params, s, mode=mode)
+
+    return jax.lax.scan(body, state, None, length=length)
+
+
+def _init_state(
+    agent: OffPolicyAgent, env: Environment[Any, Any], env_params: PyTree, key: Array
+) -> OffPolicyState:
+    """Reset the environments, build the networks and buffer, fill the window and prefill the buffer."""
+    config = agent.config
+    venv = _wrap(env, config.num_envs)
+    reset_key, agent_key, loop_key = jax.random.split(key, 3)
+    obs, env_state = venv.reset(reset_key, env_params)
+    obs = obs.astype(jnp.float32)
+    obs_shape = obs.shape[1:]
+    if config.normalize_obs:
+        stats = RunningStats.create(obs_shape).update(obs)
+    else:
+        stats = identity_stats(obs_shape)
+    agent_state = agent.init(agent_key, flatten_obs(obs[0], obs_shape))
+    action = agent.example_action()
+    example = Transition(obs[0], action, jnp.float32(0), obs[0], jnp.float32(0))
+    state = OffPolicyState(
+        agent=agent_state,
+        buffer=ReplayBuffer.create(example, config.buffer_size),
+        window=NStepWindow.create(obs[0], action, config.num_envs, config.n_step),
+        env_state=env_state,
+        obs=obs,
+        obs_stats=stats,
+        step=jnp.zeros((), jnp.int32),
+        last_return=jnp.full((), jnp.nan, jnp.float32),
+        key=loop_key,
+    )
+    if config.n_step > 1:
+        state, _ = _scan_env_steps(agent, venv, env_params, state, config.n_step - 1, "fill")
+    state, _ = _scan_env_steps(agent, venv, env_params, state, config.prefill_steps, "random")
+    return state
+
+
+@partial(jax.jit, static_argnames=("agent", "env", "seeds"))
+def _init(agent: OffPolicyAgent, env: Environment[Any, Any], env_params: PyTree, key: Array, *, seeds: bool):
+    if seeds:
+        return jax.vmap(lambda k: _init_state(agent, env, env_params, k))(key)
+    return _init_state(agent, env, env_params, key)
+
+
+def _learn(agent: OffPolicyAgent, state: OffPolicyState, key: Array) -> tuple[PyTree, dict[str, Array]]:
+    """``gradient_steps`` updates on uniform replay batches; metrics averaged over them."""
+    config = agent.config
+    obs_shape = state.obs.shape[1:]
+
+    def one_update(agent_state: PyTree, update_key: Array) -> tuple[PyTree, dict[str, Array]]:
+        sample_key, agent_key = jax.random.split(update_key)
+        batch = state.buffer.sample(sample_key, config.batch_size)
+        batch = batch._replace(
+            obs=normalize(state.obs_stats, batch.obs, obs_shape),
+            next_obs=normalize(state.obs_stats, batch.next_obs, obs_shape),
+        )
+        return agent.update(agent_state, batch, agent_key)
+
+    keys = jax.random.split(key, config.gradient_steps)
+    agent_state, metrics = jax.lax.scan(one_update, state.agent, keys)
+    return agent_state, {name: jnp.mean(value) for name, value in metrics.items()}
+
+
+def _iteration(
+    agent: OffPolicyAgent, venv: VmapEnv, env_params: PyTree, state: OffPolicyState
+) -> tuple[OffPolicyState, dict[str, Array]]:
+    """Collect ``train_freq`` vector steps, then run ``gradient_steps`` updates."""
+    config = agent.config
+    state, (finished, returns) = _scan_env_steps(agent, venv, env_params, state, config.train_freq, "explore")
+    key, learn_key = jax.random.split(state.key)
+    agent_state, metrics = _learn(agent, state, learn_key)
+    count = jnp.sum(finished)
+    mean_return = jnp.sum(jnp.where(finished, returns, 0.0)) / jnp.maximum(count, 1)
+    episode_return = jnp.where(count > 0, mean_return, state.last_return).astype(jnp.float32)
+    metrics = {
+        "episode_return": episode_return,
+        "episodes": count.astype(jnp.int32),
+        **metrics,
+        **agent.schedule_metrics(agent_state, _progress(config, state.step)),
+    }
+    return state._replace(agent=agent_state, key=key, last_return=episode_return), metrics
+
+
+def _run_iterations(
+    agent: OffPolicyAgent, env: Environment[Any, Any], env_params: PyTree, state: OffPolicyState, n: Array
+) -> tuple[OffPolicyState, dict[str, Array]]:
+    """Run ``n`` (traced, ``<= log_every``) iterations; the log has ``log_every`` rows, ``n`` filled."""
+    venv = _wrap(env, agent.config.num_envs)
+    rows = agent.config.log_every
+    shapes = jax.eval_shape(lambda s: _iteration(agent, venv, env_params, s)[1], state)
+    log = jax.tree.map(lambda x: jnp.zeros((rows, *x.shape), x.dtype), shapes)
+
+    def body(
+        i: Array, carry: tuple[OffPolicyState, dict[str, Array]]
+    ) -> tuple[OffPolicyState, dict[str, Array]]:
+        s, log = carry
+        s, metrics = _iteration(agent, venv, env_params, s)
+        return s, jax.tree.map(lambda buf, x: buf.at[i].set(x), log, metrics)
+
+    return jax.lax.fori_loop(0, n, body, (state, log))
+
+
+@partial(jax.jit, static_argnames=("agent", "env", "seeds"))
+def _chunk(
+    state: OffPolicyState,
+    env_params: PyTree,
+    n: Array,
+    *,
+    agent: OffPolicyAgent,
+    env: Environment[Any, Any],
+    seeds: bool,
+) -> tuple[OffPolicyState, dict[str, Array]]:
+    """``n`` iterations in one compiled loop; ``n`` is traced, so all chunk lengths share one compilation."""
+    if seeds:
+        return jax.vmap(lambda s: _run_iterations(agent, env, env_params, s, n))(state)
+    return _run_iterations(agent, env, env_params, state, n)
+
+
+
+def _train(
+    agent: OffPolicyAgent,
+    env: Environment[Any, Any],
+    *,
+    key: Array,
+    params: PyTree | None,
+    progress: ProgressFn | None,
+    checkpoint: str | os.PathLike[str] | None,
+    seeds: bool,
+) -> TrainResult:
+    """``train_agent`` (one key) or ``train_agent_seeds`` (``seeds``: a leading axis of keys)."""
+    start = time.perf_counter()
+    config = agent.config
+    env_params = strong_types(env.default_params if params is None else params)
+    state = _init(agent, env, env_params, key, seeds=seeds)
+
+    def chunk(s: OffPolicyState, n: int) -> tuple[OffPolicyState, dict[str, Array]]:
+        s, log = _chunk(s, env_params, jnp.asarray(n, jnp.int32), agent=agent, env=env, seeds=seeds)
+        return s, jax.tree.map(lambda x: x[:, :n] if seeds else x[:n], log)
+
+    state, log = run_chunked(
+        chunk,
+        state,
+        iterations=config.iterations,
+        log_every=config.log_every,
+        kind=agent.kind,
+        config=config,
+        key=key,
+        progress=progress,
+        task=f"{agent.kind} training",
+        checkpoint=checkpoint,
+        seed_axis=seeds,
+    )
+    params = {**agent.policy_params(state.agent), "obs_stats": state.obs_stats}
+    return make_result(agent.policy, params, log, config.env_steps, start)
+
+
+def train_agent(
+    agent: OffPolicyAgent,
+    env: Environment[Any, Any],
+    *,
+    key: Array,
+    params: PyTree | None = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> TrainResult:
+    """Train an off-policy agent on ``env`` for one seed (what ``dqn.train`` and ``sac.train`` call).
+
+    Args:
+        agent: the agent (hashable; its ``config`` fixes the loop, its ``policy`` is returned).
+        env: an unwrapped environment (hashed by identity: reuse the object to reuse compilations).
+        key: PRNG key of the run.
+        params: environment params (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional path to save after every chunk and resume from.
+
+    Returns:
+        A ``TrainResult`` whose params hold the policy networks and ``obs_stats``.
+    """
+    return _train(agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint, seeds=False)
+
+
+def train_agent_seeds(
+    agent: OffPolicyAgent,
+    env: Environment[Any, Any],
+    *,
+    keys: Array,
+    params: PyTree | None = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> TrainResult:
+    """Train one copy of an off-policy agent per key at once (the chunk vmapped over a leading key axis).
+
+    Args:
+        agent: the agent.
+        env: an unwrapped environment.
+        keys: ``(seeds,)`` typed keys or ``(seeds, 2)`` raw keys, one per seed.
+        params: environment params shared by all seeds (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback.
+        checkpoint: optional path to save after every chunk and resume from (all seeds in one file).
+
+    Returns:
+        A ``TrainResult`` whose params and metrics carry a leading seed axis.
+    """
+    return _train(agent, env, key=keys, params=params, progress=progress, checkpoint=checkpoint, seeds=True)

@@ -1,0 +1,89 @@
+"""What an on-policy agent supplies to the shared loop (``OnPolicyAgent``), and the optimiser it gets.
+
+An agent is a small frozen dataclass holding its config and its ``ActorCriticPolicy``; the
+loop (``onpolicy.loop``) does the rest. The learning-rate schedule and the gradient clipping
+are the same for every agent (``schedule``, ``optimizer``); the agent names the optimiser
+under them (``base_optimizer``) and how many steps of it one iteration takes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+import optax
+from jax import Array
+
+from decisions.core.agents.onpolicy.config import OnPolicyConfig
+from decisions.core.agents.onpolicy.losses import Batch
+from decisions.core.agents.onpolicy.policy import ActorCriticPolicy
+
+__all__ = ["OnPolicyAgent", "optimizer", "schedule"]
+
+PyTree = Any
+
+
+class OnPolicyAgent(Protocol):
+    """What an on-policy agent supplies to the shared loop (a hashable, frozen object).
+
+    Attributes:
+        kind: checkpoint tag and progress task name, e.g. ``"ppo"``.
+        config: the agent's configuration (an ``OnPolicyConfig``).
+        policy: the actor-critic policy being trained.
+    """
+
+    kind: ClassVar[str]
+    config: OnPolicyConfig
+    policy: ActorCriticPolicy
+
+    @property
+    def updates_per_iteration(self) -> int:
+        """Optimiser steps per iteration (sets the length of the learning-rate schedule)."""
+        ...
+
+    def base_optimizer(self, learning_rate: optax.Schedule) -> optax.GradientTransformation:
+        """The agent's optimiser (applied after gradient clipping)."""
+        ...
+
+    def update(
+        self,
+        optimizer: optax.GradientTransformation,
+        net: PyTree,
+        opt_state: PyTree,
+        batch: Batch,
+        key: Array,
+    ) -> tuple[PyTree, PyTree, dict[str, Array]]:
+        """Improve the network on one rollout batch; return it, the optimiser state and scalar metrics."""
+        ...
+
+
+def schedule(agent: OnPolicyAgent) -> optax.Schedule:
+    """Learning rate as a function of the optimiser step count (``config.lr_schedule`` over all updates).
+
+    Args:
+        agent: the agent.
+
+    Returns:
+        The schedule, decaying to ``final_lr_fraction`` of the peak after the last update.
+    """
+    config = agent.config
+    steps = config.iterations * agent.updates_per_iteration
+    end = config.learning_rate * config.final_lr_fraction
+    if config.lr_schedule == "linear":
+        return optax.linear_schedule(config.learning_rate, end, steps)
+    if config.lr_schedule == "cosine":
+        return optax.cosine_decay_schedule(config.learning_rate, steps, alpha=config.final_lr_fraction)
+    return optax.constant_schedule(config.learning_rate)
+
+
+def optimizer(agent: OnPolicyAgent) -> optax.GradientTransformation:
+    """Global-norm clipping followed by the agent's ``base_optimizer`` on ``schedule``.
+
+    Args:
+        agent: the agent.
+
+    Returns:
+        The optimiser the loop initialises and hands to ``agent.update``.
+    """
+    return optax.chain(
+        optax.clip_by_global_norm(agent.config.max_grad_norm), agent.base_optimizer(schedule(agent))
+    )

@@ -1,0 +1,108 @@
+"""The configuration every on-policy actor-critic agent (PPO, A2C) shares."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import flax.linen as nn
+
+from decisions.core.agents.common import check_bool, check_choice, check_int, check_number, check_widths
+
+__all__ = ["ACTIVATIONS", "LR_SCHEDULES", "OnPolicyConfig"]
+
+ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
+"""Hidden-layer activations a config may name."""
+LR_SCHEDULES = ("constant", "linear", "cosine")
+"""Learning-rate schedules a config may name (decay to ``final_lr_fraction`` of the peak)."""
+
+
+@dataclass(frozen=True)
+class OnPolicyConfig:
+    """Configuration shared by the on-policy agents (frozen and hashable: a jit static argument).
+
+    An agent's config subclasses it to add its own fields (data only: the agent's behaviour is
+    its ``OnPolicyAgent``). Every field is checked in ``__post_init__``; a bad value raises
+    ``ValueError("field: problem")``.
+    """
+
+    num_envs: int = 32
+    """Environments stepped in parallel."""
+    rollout_steps: int = 128
+    """Steps collected from each environment per iteration."""
+    total_env_steps: int = 1_000_000
+    """Training budget; ``iterations = total_env_steps // (num_envs * rollout_steps)``."""
+    gamma: float = 0.99
+    """Discount factor."""
+    gae_lambda: float = 0.95
+    """GAE bias/variance trade-off (1: Monte Carlo returns, 0: one-step TD)."""
+    learning_rate: float = 3e-4
+    """Peak learning rate."""
+    lr_schedule: str = "linear"
+    """``"constant"``, ``"linear"`` or ``"cosine"`` decay over all updates."""
+    final_lr_fraction: float = 0.0
+    """Learning rate at the end of the schedule, as a fraction of the peak."""
+    entropy_coef: float = 0.0
+    """Weight of the entropy bonus."""
+    value_coef: float = 0.5
+    """Weight of the value loss."""
+    max_grad_norm: float = 0.5
+    """Global gradient-norm clip."""
+    hidden: tuple[int, ...] = (64, 64)
+    """Hidden widths of the actor and of the critic (separate networks)."""
+    activation: str = "tanh"
+    """Hidden activation, ``"tanh"`` or ``"relu"``."""
+    log_std_init: float = 0.0
+    """Initial log standard deviation of the Gaussian policy (normalised action units)."""
+    normalize_obs: bool = True
+    """Scale observations by running mean and variance (stored in the policy params)."""
+    normalize_advantages: bool = True
+    """Standardise advantages within each (mini)batch."""
+    reward_scale: float = 1.0
+    """Constant factor on rewards before learning (metrics report unscaled returns)."""
+    normalize_rewards: bool = True
+    """Also divide rewards by a running std of the discounted return (gymnasium's
+    ``NormalizeReward``, clipped to +-10): rewards of any scale (euros per day of a gas
+    storage, dollars per hour of a battery) reach the networks at a similar scale."""
+    log_every: int = 10
+    """Iterations per jitted chunk (progress and checkpoint cadence)."""
+    unit_width: int = 0
+    """0: MLP actor and critic on the flat observation. ``w > 0``: *set* networks
+    (``SetActorCritic``) for a ``MultiDiscrete`` action with one component per exchangeable
+    unit (a user, a cell): the observation's first ``units * w`` features are the units' rows
+    (``units`` = the number of action components), the rest global features. Every unit is
+    encoded and decided by the same weights, so what the policy learns from one unit serves
+    all, and the policy applies whatever the order of the units."""
+
+    def __post_init__(self) -> None:
+        """Check every field; raise ``ValueError("field: problem")`` on the first bad one."""
+        for name in ("num_envs", "rollout_steps", "total_env_steps", "log_every"):
+            check_int(name, getattr(self, name), 1)
+        check_int("unit_width", self.unit_width, 0)
+        for name in ("gamma", "gae_lambda", "final_lr_fraction"):
+            check_number(name, getattr(self, name), 0.0, 1.0)
+        for name in ("learning_rate", "max_grad_norm", "reward_scale"):
+            check_number(name, getattr(self, name), 0.0, math.inf, open_low=True)
+        for name in ("entropy_coef", "value_coef"):
+            check_number(name, getattr(self, name), 0.0, math.inf)
+        check_number("log_std_init", self.log_std_init, -5.0, 2.0)
+        for name in ("normalize_obs", "normalize_advantages", "normalize_rewards"):
+            check_bool(name, getattr(self, name))
+        check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
+        check_choice("activation", self.activation, tuple(ACTIVATIONS))
+        check_widths("hidden", self.hidden)
+        if self.total_env_steps < self.batch_size:
+            raise ValueError(
+                f"total_env_steps: must be at least num_envs * rollout_steps = {self.batch_size}, "
+                f"got {self.total_env_steps}"
+            )
+
+    @property
+    def batch_size(self) -> int:
+        """Transitions per iteration, ``num_envs * rollout_steps``."""
+        return self.num_envs * self.rollout_steps
+
+    @property
+    def iterations(self) -> int:
+        """Training iterations (rollout + update), ``total_env_steps // batch_size``."""
+        return self.total_env_steps // self.batch_size

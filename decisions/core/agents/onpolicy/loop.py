@@ -1,0 +1,356 @@
+"""The training loop every on-policy agent runs: rollout, advantages, the agent's update, in jitted chunks.
+
+Each iteration collects ``rollout_steps`` steps from ``num_envs`` environments
+(``VmapEnv(EpisodeStatistics(AutoResetEnv(env)))``), computes advantages (``gae``) and calls
+the agent's ``update``; iterations run in jitted ``lax.scan`` chunks driven by
+``common.run_chunked`` (progress, checkpoint/resume), and ``train_agent_seeds`` vmaps the
+chunk over seeds.
+
+Observations are flattened (``Discrete`` observations one-hot encoded) and, with
+``normalize_obs``, scaled by running statistics updated at every rollout step (as
+gymnasium's ``NormalizeObservation``); the statistics are part of the returned params.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, make_result, run_chunked
+from decisions.core.agents.onpolicy.agent import OnPolicyAgent, optimizer, schedule
+from decisions.core.agents.onpolicy.config import OnPolicyConfig
+from decisions.core.agents.onpolicy.losses import Batch, gae
+from decisions.core.env import Environment
+from decisions.core.pytrees import strong_types
+from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
+
+__all__ = ["OnPolicyState", "train_agent", "train_agent_seeds"]
+
+PyTree = Any
+
+
+class OnPolicyState(NamedTuple):
+    """Loop state carried from iteration to iteration (and saved in checkpoints)."""
+
+    net: PyTree
+    opt_state: PyTree
+    obs_stats: RunningStats
+    reward_stats: RunningStats  # () statistics of the discounted return (normalize_rewards)
+    discounted_return: Array  # (num_envs,) running discounted return (normalize_rewards)
+    env_state: PyTree
+    obs: Array  # (num_envs, *obs_shape) current raw observations
+    iteration: Array  # () int32
+    key: Array
+
+
+class Transition(NamedTuple):
+    """One rollout step of all environments (stacked over time by the scan)."""
+
+    obs: Array
+    action: Array
+    log_prob: Array
+    value: Array
+    next_value: Array
+    reward: Array  # learning reward (scaled / normalised)
+    terminated: Array
+    truncated: Array
+    episode_done: Array
+    episode_return: Array
+    episode_length: Array
+
+
+def _vector_env(env: Environment[Any, Any], config: OnPolicyConfig) -> VmapEnv:
+    """The training stack: ``num_envs`` auto-resetting copies with episode statistics."""
+    return VmapEnv(EpisodeStatistics(AutoResetEnv(env)), config.num_envs)
+
+
+def _init_state(key: Array, env_params: Any, env: Environment[Any, Any], agent: OnPolicyAgent) -> OnPolicyState:
+    """Fresh network, optimiser state, statistics and environments (reset) for one seed."""
+    config = agent.config
+    k_net, k_env, k_loop = jax.random.split(key, 3)
+    params = agent.policy.init(k_net, config.normalize_obs)
+    obs, env_state = _vector_env(env, config).reset(k_env, env_params)
+    return OnPolicyState(
+        net=params["net"],
+        opt_state=optimizer(agent).init(params["net"]),
+        obs_stats=params["obs_stats"],
+        reward_stats=RunningStats.create(()),
+        discounted_return=jnp.zeros((config.num_envs,), jnp.float32),
+        env_state=env_state,
+        obs=obs,
+        iteration=jnp.zeros((), jnp.int32),
+        key=k_loop,
+    )
+
+
+def _learning_reward(
+    reward: Array, done: Array, stats: RunningStats, discounted: Array, config: OnPolicyConfig
+) -> tuple[Array, RunningStats, Array]:
+    """Scale rewards; with ``normalize_rewards`` divide by the running std of the discounted return."""
+    reward = reward * config.reward_scale
+    if not config.normalize_rewards:
+        return reward, stats, discounted
+    discounted = discounted * config.gamma + reward
+    stats = stats.update(discounted)
+    reward = jnp.clip(reward / jnp.sqrt(stats.var + 1e-8), -10.0, 10.0)
+    return reward, stats, jnp.where(done, 0.0, discounted)
+
+
+def _rollout(
+    state: OnPolicyState, env_params: Any, key: Array, env: Environment[Any, Any], agent: OnPolicyAgent
+) -> tuple[OnPolicyState, Transition]:
+    """``rollout_steps`` steps of all environments with the current policy (sampled actions)."""
+    config, policy = agent.config, agent.policy
+    venv, apply = _vector_env(env, config), policy.network.apply
+
+    def step(carry: OnPolicyState, step_key: Array) -> tuple[OnPolicyState, Transition]:
+        k_act, k_env = jax.random.split(step_key)
+        features = policy.encode(carry.obs)
+        obs_stats = carry.obs_stats.update(features) if config.normalize_obs else carry.obs_stats
+        x = obs_stats.normalize(features)
+        dist, value = apply(carry.net, x)
+        raw = policy.sample(dist, k_act)
+        obs, env_state, reward, terminated, truncated, info = venv.step(
+            k_env, carry.env_state, policy.to_env(raw), env_params
+        )
+        final_x = obs_stats.normalize(policy.encode(info["final_obs"]))
+        next_value = apply(carry.net, final_x, method="value")
+        learn_reward, reward_stats, discounted = _learning_reward(
+            reward, terminated | truncated, carry.reward_stats, carry.discounted_return, config
+        )
+        carry = carry._replace(
+            obs_stats=obs_stats,
+            reward_stats=reward_stats,
+            discounted_return=discounted,
+            env_state=env_state,
+            obs=obs,
+        )
+        transition = Transition(
+            x,
+            raw,
+            policy.log_prob(dist, raw),
+            value,
+            next_value,
+            learn_reward,
+            terminated,
+            truncated,
+            info["returned_episode"],
+            info["returned_episode_return"],
+            info["returned_episode_length"],
+        )
+        return carry, transition
+
+    return jax.lax.scan(step, state, jax.random.split(key, config.rollout_steps))
+
+
+def _episode_metrics(traj: Transition) -> dict[str, Array]:
+    """Mean return and length of the episodes that finished in this rollout (NaN if none did)."""
+    count = jnp.sum(traj.episode_done)
+    denom = jnp.maximum(count, 1).astype(jnp.float32)
+
+    def mean_finished(x: Array) -> Array:
+        total = jnp.sum(jnp.where(traj.episode_done, x, 0).astype(jnp.float32))
+        return jnp.where(count > 0, total / denom, jnp.nan)
+
+    return {
+        "episode_return": mean_finished(traj.episode_return),
+        "episode_length": mean_finished(traj.episode_length),
+        "episodes": count.astype(jnp.int32),
+    }
+
+
+def _iteration(
+    state: OnPolicyState, env_params: Any, env: Environment[Any, Any], agent: OnPolicyAgent
+) -> tuple[OnPolicyState, dict[str, Array]]:
+    """One rollout, advantage estimate and agent update."""
+    config = agent.config
+    key, k_roll, k_update = jax.random.split(state.key, 3)
+    state, traj = _rollout(state, env_params, k_roll, env, agent)
+    advantages, targets = gae(
+        traj.reward,
+        traj.value,
+        traj.next_value,
+        traj.terminated,
+        traj.truncated,
+        config.gamma,
+        config.gae_lambda,
+    )
+    flat = partial(jax.tree_util.tree_map, lambda x: x.reshape((config.batch_size, *x.shape[2:])))
+    batch = Batch(*flat((traj.obs, traj.action, traj.log_prob, advantages, targets)))
+    net, opt_state, update_metrics = agent.update(optimizer(agent), state.net, state.opt_state, batch, k_update)
+    learning_rate = schedule(agent)(state.iteration * agent.updates_per_iteration)
+    log = {
+        **_episode_metrics(traj),
+        **update_metrics,
+        "learning_rate": jnp.asarray(learning_rate, jnp.float32),
+    }
+    state = state._replace(net=net, opt_state=opt_state, iteration=state.iteration + 1, key=key)
+    return state, log
+
+
+def _run(
+    state: OnPolicyState, env_params: Any, env: Environment[Any, Any], agent: OnPolicyAgent, n: int
+) -> tuple[OnPolicyState, dict[str, Array]]:
+    """``n`` iterations in one ``lax.scan``; the log leaves gain a leading ``n`` axis."""
+    return jax.lax.scan(lambda s, _: _iteration(s, env_params, env, agent), state, None, length=n)
+
+
+@partial(jax.jit, static_argnames=("env", "agent", "seeds"))
+def _init(
+    key: Array, env_params: Any, *, env: Environment[Any, Any], agent: OnPolicyAgent, seeds: bool
+) -> OnPolicyState:
+    """``_init_state`` for one key, or for every key of a leading seed axis with ``seeds``."""
+    if seeds:
+        return jax.vmap(lambda k: _init_state(k, env_params, env, agent))(key)
+    return _init_state(key, env_params, env, agent)
+
+
+@partial(jax.jit, static_argnames=("env", "agent", "n", "seeds"))
+def _chunk(
+    state: OnPolicyState,
+    env_params: Any,
+    *,
+    env: Environment[Any, Any],
+    agent: OnPolicyAgent,
+    n: int,
+    seeds: bool,
+) -> tuple[OnPolicyState, dict[str, Array]]:
+    """``_run``, vmapped over a leading seed axis of ``state`` with ``seeds`` (the env params are shared)."""
+    if seeds:
+        return jax.vmap(lambda s: _run(s, env_params, env, agent, n))(state)
+    return _run(state, env_params, env, agent, n)
+
+
+def _warm_start(state: OnPolicyState, initial: PyTree, agent: OnPolicyAgent) -> OnPolicyState:
+    """``state`` with the network and observation statistics of ``initial`` and a fresh optimiser."""
+    expected = {"net": state.net, "obs_stats": state.obs_stats}
+    shapes = jax.tree_util.tree_map(lambda x: (jnp.shape(x), jnp.result_type(x)), expected)
+    try:
+        given = jax.tree_util.tree_map(lambda x: (jnp.shape(x), jnp.result_type(x)), dict(initial))
+    except (TypeError, ValueError):
+        given = None
+    if given != shapes:
+        raise ValueError("initial: the params do not fit this policy (another network or observation shape)")
+    net = jax.tree_util.tree_map(jnp.asarray, initial["net"])
+    return state._replace(net=net, opt_state=optimizer(agent).init(net), obs_stats=initial["obs_stats"])
+
+
+def _train(
+    agent: OnPolicyAgent,
+    env: Environment[Any, Any],
+    *,
+    key: Array,
+    params: Any,
+    progress: ProgressFn | None,
+    checkpoint: str | os.PathLike[str] | None,
+    initial: PyTree | None,
+    seeds: bool,
+) -> TrainResult:
+    """``train_agent`` (one key) or ``train_agent_seeds`` (``seeds``: a leading axis of keys)."""
+    start = time.perf_counter()
+    config = agent.config
+    env_params = strong_types(env.default_params if params is None else params)
+    state = _init(key, env_params, env=env, agent=agent, seeds=seeds)
+    if initial is not None:
+        state = _warm_start(state, initial, agent)
+
+    def chunk(s: OnPolicyState, n: int) -> tuple[OnPolicyState, dict[str, Array]]:
+        # Block, so that progress reports (made between chunks) follow the computation.
+        return jax.block_until_ready(_chunk(s, env_params, env=env, agent=agent, n=n, seeds=seeds))
+
+    state, log = run_chunked(
+        chunk,
+        state,
+        iterations=config.iterations,
+        log_every=config.log_every,
+        kind=agent.kind,
+        config=config,
+        key=key,
+        progress=progress,
+        task=agent.kind,
+        checkpoint=checkpoint,
+        seed_axis=seeds,
+    )
+    params = {"net": state.net, "obs_stats": state.obs_stats}
+    return make_result(agent.policy, params, log, config.iterations * config.batch_size, start)
+
+
+def train_agent(
+    agent: OnPolicyAgent,
+    env: Environment[Any, Any],
+    *,
+    key: Array,
+    params: Any = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    initial: PyTree | None = None,
+) -> TrainResult:
+    """Train an on-policy agent for one seed (what ``ppo.train`` and ``a2c.train`` call).
+
+    Args:
+        agent: the agent (hashable; its ``config`` fixes the loop, its ``policy`` the network).
+        env: an unwrapped environment (pass the same object again to reuse the compiled loop).
+        key: PRNG key of the run.
+        params: the environment's params (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional file; written after every chunk and resumed from when it exists
+            (a resumed run ends identical to an uninterrupted one).
+        initial: optional policy params to start from (a previous ``TrainResult.params`` of
+            the same policy shape): fine-tuning, with a fresh optimiser state.
+
+    Returns:
+        A ``TrainResult`` whose ``policy`` is the agent's deterministic ``ActorCriticPolicy``.
+
+    Raises:
+        ValueError: ``initial`` does not fit the policy (the message names ``initial``).
+    """
+    return _train(
+        agent,
+        env,
+        key=key,
+        params=params,
+        progress=progress,
+        checkpoint=checkpoint,
+        initial=initial,
+        seeds=False,
+    )
+
+
+def train_agent_seeds(
+    agent: OnPolicyAgent,
+    env: Environment[Any, Any],
+    *,
+    keys: Array,
+    params: Any = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> TrainResult:
+    """Train one copy of an on-policy agent per key at once (the jitted chunk is vmapped over seeds).
+
+    Args:
+        agent: the agent.
+        env: an unwrapped environment.
+        keys: ``(seeds, ...)`` PRNG keys, one per seed.
+        params: the environment's params, shared by all seeds (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional checkpoint file (as in ``train_agent``).
+
+    Returns:
+        A ``TrainResult`` whose params leaves and metrics carry a leading seed axis.
+    """
+    return _train(
+        agent,
+        env,
+        key=keys,
+        params=params,
+        progress=progress,
+        checkpoint=checkpoint,
+        initial=None,
+        seeds=True,
+    )

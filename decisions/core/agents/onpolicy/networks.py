@@ -1,0 +1,117 @@
+"""The flax networks of the on-policy agents: separate actor and critic, flat or over a set of units."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import flax.linen as nn
+import jax.numpy as jnp
+from jax import Array
+
+from decisions.core import nets
+from decisions.core.agents.onpolicy.config import ACTIVATIONS
+
+__all__ = ["ActorCritic", "SetActorCritic"]
+
+
+class ActorCritic(nn.Module):
+    """Separate actor and critic MLPs on the same (encoded, normalised) observation features.
+
+    Attributes:
+        hidden: hidden widths of each network.
+        activation: key of ``ACTIVATIONS``.
+        num_actions: number of discrete actions (categorical head), or 0 for a Gaussian head.
+        action_dim: dimension of the Gaussian (ignored when ``num_actions > 0``).
+        log_std_init: initial log standard deviation of the Gaussian.
+    """
+
+    hidden: tuple[int, ...]
+    activation: str
+    num_actions: int
+    action_dim: int
+    log_std_init: float
+
+    def setup(self) -> None:
+        """Build the actor torso and head and the critic."""
+        act = ACTIVATIONS[self.activation]
+        *inner, last = self.hidden
+        self.torso = nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=math.sqrt(2.0))
+        if self.num_actions > 0:
+            self.head = nets.CategoricalHead(self.num_actions)
+        else:
+            self.head = nets.GaussianHead(self.action_dim, log_std_init=self.log_std_init)
+        self.critic = nets.MLP(self.hidden, 1, act, out_scale=1.0)
+
+    def __call__(self, x: Array) -> tuple[Any, Array]:
+        """``(distribution parameters, value)`` for features ``x`` of shape ``(..., F)``."""
+        return self.actor(x), self.value(x)
+
+    def actor(self, x: Array) -> Any:
+        """Logits ``(..., n)`` or ``(mean, log_std)``, each ``(..., d)``."""
+        return self.head(self.torso(x))
+
+    def value(self, x: Array) -> Array:
+        """State values ``(...)``."""
+        return self.critic(x)[..., 0]
+
+
+class SetActorCritic(nn.Module):
+    """Actor and critic over a set of exchangeable units (see ``OnPolicyConfig.unit_width``).
+
+    Input ``x = [rows (units x unit_width), global features]``. Actor: a per-unit encoder MLP
+    on ``[row, global]`` gives ``h_i``; the mean and max of the ``h_i`` over units give a
+    context ``c``; a per-unit head MLP on ``[h_i, c]`` gives unit ``i``'s logits, and the
+    logits of all units are concatenated (a ``MultiDiscrete`` head of ``units`` equal
+    components). Critic: its own encoder, the same pooling, an MLP to the value. All
+    weights are shared over units.
+
+    Attributes:
+        hidden: widths; the encoder is ``MLP(hidden[:-1], hidden[-1])``, the heads have one
+            hidden layer of ``hidden[-1]``.
+        activation: key of ``ACTIVATIONS``.
+        units: number of units (action components).
+        unit_width: features per unit row.
+        choices: choices per unit.
+    """
+
+    hidden: tuple[int, ...]
+    activation: str
+    units: int
+    unit_width: int
+    choices: int
+
+    def setup(self) -> None:
+        """Build the encoders and heads."""
+        act = ACTIVATIONS[self.activation]
+        *inner, last = self.hidden
+        gain = math.sqrt(2.0)
+        self.actor_encoder = nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=gain)
+        self.actor_head = nets.MLP((last,), self.choices, act, out_scale=0.01)
+        self.critic_encoder = nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=gain)
+        self.critic_head = nets.MLP((last,), 1, act, out_scale=1.0)
+
+    def _rows(self, x: Array) -> Array:
+        lead = x.shape[:-1]
+        rows = x[..., : self.units * self.unit_width].reshape(*lead, self.units, self.unit_width)
+        glob = jnp.broadcast_to(x[..., None, self.units * self.unit_width :], (*lead, self.units, x.shape[-1] - self.units * self.unit_width))
+        return jnp.concatenate([rows, glob], axis=-1)
+
+    @staticmethod
+    def _pool(h: Array) -> Array:
+        return jnp.concatenate([jnp.mean(h, axis=-2), jnp.max(h, axis=-2)], axis=-1)
+
+    def __call__(self, x: Array) -> tuple[Array, Array]:
+        """``(logits (..., units * choices), value (...))``."""
+        return self.actor(x), self.value(x)
+
+    def actor(self, x: Array) -> Array:
+        """Concatenated per-unit logits ``(..., units * choices)``."""
+        h = self.actor_encoder(self._rows(x))
+        context = jnp.broadcast_to(self._pool(h)[..., None, :], (*h.shape[:-1], 2 * h.shape[-1]))
+        logits = self.actor_head(jnp.concatenate([h, context], axis=-1))
+        return logits.reshape(*logits.shape[:-2], self.units * self.choices)
+
+    def value(self, x: Array) -> Array:
+        """State values ``(...)``."""
+        return self.critic_head(self._pool(self.critic_encoder(self._rows(x))))[..., 0]

@@ -1,0 +1,90 @@
+"""The result of a CoMP run: the evaluation and conditioning tables, their charts and the metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from decisions.jobs.report import TablesReport
+
+
+@dataclass(kw_only=True)
+class CompReport(TablesReport):
+    """The result of a CoMP run: the evaluation and conditioning tables (when those stages ran)
+    and the metrics.
+
+    Attributes:
+        evaluation: one row per task and policy (``study.evaluate``), when that stage ran.
+        folder: the study folder (experts, data, models).
+        conditioning: one row per task, model and target offset, when that stage ran.
+    """
+
+    evaluation: pd.DataFrame | None = None
+    folder: Path = field(default_factory=Path)
+    conditioning: pd.DataFrame | None = None
+
+    def conditioning_references(self) -> dict[str, float]:
+        """Mean training-task returns of the expert, multi-task PPO and max-SNR from the folder's
+        ``evaluation.csv`` on the conditioning table's tasks (empty without one)."""
+        path = self.folder / "evaluation.csv"
+        if self.conditioning is None or not path.is_file():
+            return {}
+        table = pd.read_csv(path)
+        rows = table[table.task.isin(set(self.conditioning.task))]
+        means = rows.groupby("policy")["return_mean"].mean()
+        return {name: float(means[name]) for name in ("expert", "multitask_ppo", "max_snr") if name in means.index}
+
+    def save_files(self, directory: Path) -> dict[str, Path]:
+        """Draw the evaluation chart and the conditioning chart (PNG) of the stages that ran."""
+        written = {}
+        if self.evaluation is not None:
+            written["chart"] = save_chart(self.evaluation, directory / "comp.png")
+        if self.conditioning is not None:
+            written["conditioning_chart"] = save_conditioning_chart(
+                self.conditioning, directory / "conditioning.png", self.conditioning_references()
+            )
+        return written
+
+
+def save_chart(table: pd.DataFrame, path: Path) -> Path:
+    """Bars of mean normalised QoE per policy, training tasks beside unseen tasks."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pivot = table.pivot_table(index="policy", columns="split", values="normalised_qoe", aggfunc="mean")
+    pivot = pivot.sort_values(pivot.columns[0])
+    fig, ax = plt.subplots(figsize=(8, 4.5), constrained_layout=True)
+    pivot.plot.barh(ax=ax)
+    ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("normalised QoE (0 random, 1 best of expert and heuristics)")
+    ax.set_title("CoMP cell selection: PromptDT against baselines")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def save_conditioning_chart(table: pd.DataFrame, path: Path, references: Mapping[str, float] | None = None) -> Path:
+    """Mean return over the training tasks against the target-return offset, a line per (Prompt-)DT,
+    with ``references`` (policy name -> mean return, e.g. the expert's) as dashed lines for scale."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    means = table.pivot_table(index="offset", columns="policy", values="return_mean", aggfunc="mean")
+    fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
+    means.plot(ax=ax, marker="o")
+    for i, (name, value) in enumerate((references or {}).items()):
+        ax.axhline(value, color=f"C{len(means.columns) + i}", ls="--", lw=1.0, label=f"{name} (evaluation)")
+    ax.legend(fontsize=8)
+    ax.set_xlabel("offset added to the best demonstration's return (reward units per episode)")
+    ax.set_ylabel("mean episode return, training tasks")
+    ax.set_title("Does asking for more return change what the (Prompt-)DTs do?")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

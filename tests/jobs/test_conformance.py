@@ -1,0 +1,121 @@
+"""Every domain plugs into the platform the same way: the conformance kit over the registry.
+
+For each ``Domain`` of ``decisions.jobs.registry``: its template modules and entry points
+exist, its package imports without JAX, its example spec parses, its app page exists, a
+tiny-budget job runs and is recorded, its report saves and loads back equal (from the folder
+and from the run record), and its benchmark runs at a tiny budget and returns a flat JSON
+object. A domain package that is not registered, or a registered domain that skips a piece,
+fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from decisions.jobs import registry
+from decisions.jobs.base import JobBase
+from decisions.jobs.domain import Domain
+from decisions.jobs.record import execute_recorded
+from decisions.jobs.report import TablesReport
+from decisions.store import RunStatus, dispose_engines, get_run
+
+ROOT = Path(__file__).resolve().parents[2]
+DOMAINS = {domain.name: domain for domain in registry.DOMAINS}
+NAMES = sorted(DOMAINS)
+
+
+def _smoke(domain: Domain) -> dict:
+    spec = {section: dict(table) for section, table in domain.smoke_spec.items()}
+    spec["job"] = {**spec.get("job", {}), "kind": domain.name}
+    return spec
+
+
+def test_every_domain_package_is_registered() -> None:
+    """A package under decisions/<area>/<domain>/ with a job module is a domain: it must be listed."""
+    packages = {
+        ".".join(path.parent.relative_to(ROOT).parts)
+        for path in (ROOT / "decisions").glob("*/*/job.py")
+    }
+    assert packages == {domain.package for domain in registry.DOMAINS}
+    assert len(set(NAMES)) == len(registry.DOMAINS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_entry_points_exist(name: str) -> None:
+    domain = DOMAINS[name]
+    package = __import__(domain.package, fromlist=["DOMAIN"])
+    assert package.DOMAIN is domain and registry.get(name) is domain
+    assert issubclass(domain.job_model, JobBase) and domain.job_model.SECTIONS
+    assert issubclass(domain.report_model, TablesReport) and domain.report_model.table_fields()
+    job = domain.module("job")
+    assert callable(job.prepare) and callable(job.run_job)
+    assert callable(domain.module("bench").run_bench)
+    assert isinstance(domain.smoke_budget, dict)
+    assert domain.title and domain.summary and domain.headline
+    assert domain.page is not None and (ROOT / "apps" / domain.page).is_file()
+
+
+def test_domain_packages_import_without_jax() -> None:
+    """The registry imports every package: each must stay light (JAX loads with the job)."""
+    code = "import sys; import decisions.jobs.registry; print('jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_example_spec_parses(name: str) -> None:
+    domain = DOMAINS[name]
+    spec = tomllib.loads(domain.example_path.read_text())
+    assert registry.spec_domain(spec) is domain
+    job = domain.prepare({k: v for k, v in spec.items() if k != "sweep"}, domain.example_path.parent)
+    assert isinstance(job, domain.job_model)
+
+
+def _frames_equal(a: pd.DataFrame | None, b: pd.DataFrame | None) -> None:
+    if a is None:
+        assert b is None
+        return
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tiny_job_runs_is_recorded_and_its_report_loads_back_equal(name: str, tmp_path: Path) -> None:
+    domain = DOMAINS[name]
+    job = domain.prepare(_smoke(domain), tmp_path)
+    report = domain.run_job(job)
+    assert report.metrics and any(key in report.metrics for key in domain.headline)
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    try:
+        run_id = execute_recorded(domain.name, job.name, job.config(), lambda: report, url=url,
+                                  output_dir=str(tmp_path / "out"))
+        record = get_run(run_id, url=url)
+    finally:
+        dispose_engines()
+    assert record.status == RunStatus.SUCCEEDED and record.kind == domain.name
+    names = {artifact.name for artifact in record.artifacts}
+    assert {"report", *report.tables()} <= names
+
+    for back in (domain.report_model.load(record), domain.report_model.load(tmp_path / "out" / f"run-{run_id}")):
+        assert back.metrics == report.metrics
+        for field in back.table_fields():
+            _frames_equal(getattr(report, field), getattr(back, field))
+        for field in back.plain_fields():
+            assert getattr(back, field) == getattr(report, field), field
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bench_runs_at_a_tiny_budget_and_returns_a_flat_json_object(name: str) -> None:
+    domain = DOMAINS[name]
+    figures = domain.run_bench(None, **domain.smoke_budget)
+    assert isinstance(figures, dict) and figures
+    assert all(isinstance(key, str) for key in figures)
+    assert all(value is None or isinstance(value, bool | int | float | str) for value in figures.values()), figures
+    json.loads(json.dumps(figures))
