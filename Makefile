@@ -21,10 +21,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check decisions apps tests
 
 test: lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 test-all: lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m ""
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m ""
 
 app: $(STAMP)
 	$(BIN)/decisions app

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -50,6 +50,36 @@ def page_header(domain: Domain, icon: str, intro: str) -> str:
     st.title(domain.title)
     st.markdown(intro)
     return database_url()
+
+
+Figure = tuple[str, str, str | None]
+"""A headline figure for ``st.metric``: ``(label, value, delta)``."""
+
+
+def format_figures(metrics: Mapping[str, float], headline: Iterable[tuple[str, str, str]]) -> list[Figure]:
+    """The headline figures a run has, formatted.
+
+    Args:
+        metrics: the run's metrics.
+        headline: ``(metric name, label, format string)`` in display order.
+
+    Returns:
+        ``(label, fmt.format(value), None)`` for each listed metric present in ``metrics``.
+    """
+    return [(label, fmt.format(metrics[name]), None) for name, label, fmt in headline if name in metrics]
+
+
+def metric_row(figures: Sequence[Figure]) -> None:
+    """One row of ``st.metric`` tiles, one per ``(label, value, delta)`` figure (nothing when there are none)."""
+    if figures:
+        for column, (label, value, delta) in zip(st.columns(len(figures)), figures, strict=True):
+            column.metric(label, value, delta)
+
+
+def results_header(run_id: int, figures: Sequence[Figure]) -> None:
+    """Head a run's report: ``Results of run #<id>`` and the row of its headline figures."""
+    st.header(f"Results of run #{run_id}")
+    metric_row(figures)
 
 
 def training_curve_section(training_curve: pd.DataFrame | None, run_id: int) -> None:
@@ -271,3 +301,68 @@ def execute_with_status(
             return None
         status.update(label=f"Run #{run_id} finished", state="complete", expanded=False)
     return run_id, report
+
+
+def job_table(domain: Domain, form: Mapping[str, Any], output_dir: str | None, **extra: Any) -> dict[str, Any]:
+    """The ``[job]`` table of a page's form: kind, run name, seed, any ``extra`` keys and the output folder.
+
+    Args:
+        domain: the page's domain (its ``name`` is the job kind).
+        form: the form's values; ``name`` and ``seed`` are read.
+        output_dir: where the run's files go (None: next to the store, no ``output_dir`` key).
+        **extra: further keys of the table (e.g. ``method``).
+
+    Returns:
+        The table of the job spec.
+    """
+    table: dict[str, Any] = {"kind": domain.name, "name": str(form["name"]), "seed": int(form["seed"]), **extra}
+    if output_dir is not None:
+        table["output_dir"] = output_dir
+    return table
+
+
+def run_from_form(
+    domain: Domain,
+    spec: Callable[[str], Mapping[str, Any]],
+    load: Callable[[int, str | None], Any],
+    url: str,
+    *,
+    parse_scenario: Callable[[Any], object] | None = None,
+    report_key: str | None = None,
+    run_id_key: str | None = None,
+) -> int | None:
+    """Validate a page's form, run its job in a recorded run with progress bars, and keep the report.
+
+    A bad form shows one error line naming the field (``InputError``) and records nothing.
+
+    Args:
+        domain: the page's domain (``DOMAIN.prepare`` validates the spec, ``DOMAIN.execute`` runs it).
+        spec: ``spec(output_dir) -> job spec`` of the form's values (``output_dir``: ``artifacts_dir(url)``);
+            may raise ``InputError``.
+        load: ``load(run_id, url) -> report`` reading the recorded run back (``execute_with_status``).
+        url: run store URL.
+        parse_scenario: e.g. the domain's ``Scenario.parse``, applied to the spec's ``scenario`` table
+            first: it names a bad field before the job module (and JAX) is imported.
+        report_key: session key receiving the report (None: not kept).
+        run_id_key: session key receiving the run id (None: not kept).
+
+    Returns:
+        The new run's id, or None when the form is invalid or the run failed.
+    """
+    try:
+        job_spec = spec(artifacts_dir(url))
+        if parse_scenario is not None:
+            parse_scenario(job_spec["scenario"])
+        job = domain.prepare(job_spec)
+    except InputError as err:
+        st.error(str(err))
+        return None
+    outcome = execute_with_status(job, domain.execute, load, url)
+    if outcome is None:
+        return None
+    run_id, report = outcome
+    if report_key is not None:
+        st.session_state[report_key] = report
+    if run_id_key is not None:
+        st.session_state[run_id_key] = run_id
+    return run_id

@@ -362,11 +362,8 @@ def parse_buildings(text: str) -> list[int] | str:
 
 def job_spec(form: Mapping[str, Any], output_dir: str | None) -> dict[str, Any]:
     """The job spec (``[job]``, ``[scenario]``, ``[agents]``, ``[evaluation]``) of the form's values."""
-    job_table: dict[str, Any] = {"name": form["name"], "seed": int(form["seed"])}
-    if output_dir is not None:
-        job_table["output_dir"] = output_dir
     return {
-        "job": job_table,
+        "job": app_common.job_table(building.DOMAIN, form, output_dir),
         "scenario": {
             "buildings": parse_buildings(form["buildings"]),
             "tariff": form["tariff"],

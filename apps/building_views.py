@@ -87,13 +87,9 @@ def run_job(form: Mapping[str, Any], url: str) -> int | None:
     Returns:
         The new run's id, or None when the form is invalid (one-line ``st.error``) or the run failed.
     """
-    try:
-        job = building.DOMAIN.prepare(data.job_spec(form, app_common.artifacts_dir(url)))
-    except InputError as err:
-        st.error(str(err))
-        return None
-    outcome = app_common.execute_with_status(job, building.DOMAIN.execute, lambda run_id, url: None, url)
-    return None if outcome is None else outcome[0]
+    return app_common.run_from_form(
+        building.DOMAIN, lambda output_dir: data.job_spec(form, output_dir), lambda run_id, url: None, url
+    )
 
 
 def new_run_form(url: str, *, expanded: bool) -> None:
@@ -187,9 +183,7 @@ def show_summary(run: BuildingRun) -> None:
         ("best_off_policy_saving_vs_lp", "Best off-policy", "{:.3f}"),
         ("saving_vs_lp_rule_based", "Rule-based", "{:.3f}"),
     ]
-    shown = [h for h in headline if h[0] in metrics]
-    for col, (name, label, fmt) in zip(st.columns(max(len(shown), 1)), shown, strict=False):
-        col.metric(label, fmt.format(metrics[name]))
+    app_common.metric_row(app_common.format_figures(metrics, headline))
 
     st.subheader("Controllers on the held-out months")
     st.caption(

@@ -100,9 +100,6 @@ def job_spec(form: dict[str, Any], output_dir: str | None = None) -> dict[str, A
         than ``DEFAULT_KEY_RATES`` the curve is the benchmark's Nelson-Siegel curve on that
         many geometrically spaced tenors (``bench.with_key_rates``; imports JAX).
     """
-    job_table: dict[str, Any] = {"kind": pension.DOMAIN.name, "name": form["name"], "seed": int(form["seed"])}
-    if output_dir is not None:
-        job_table["output_dir"] = output_dir
     scenario: dict[str, Any] = {
         "horizon_years": int(form["horizon_years"]),
         "funding": {
@@ -116,7 +113,7 @@ def job_spec(form: dict[str, Any], output_dir: str | None = None) -> dict[str, A
         scenario["curve"] = pension.with_key_rates(pension.Scenario(), k).curve.model_dump(mode="json")
     steps = int(form["steps"])
     return {
-        "job": job_table,
+        "job": app_common.job_table(pension.DOMAIN, form, output_dir),
         "scenario": scenario,
         "snapo": {
             "steps": steps,

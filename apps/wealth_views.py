@@ -215,12 +215,9 @@ def job_spec(form: Mapping[str, Any], output_dir: str | None = None) -> dict[str
         InputError: a savings year or a goals cell that cannot be read (the rest is checked
             by ``prepare``).
     """
-    job_table: dict[str, Any] = {"kind": DOMAIN.name, "name": str(form["name"]), "seed": int(form["seed"])}
-    if output_dir is not None:
-        job_table["output_dir"] = output_dir
     horizon = int(form["horizon"])
     return {
-        "job": job_table,
+        "job": app_common.job_table(DOMAIN, form, output_dir),
         "problem": {
             "horizon": horizon,
             "initial_wealth": float(form["initial_wealth"]),

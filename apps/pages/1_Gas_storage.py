@@ -174,11 +174,8 @@ def settings_inputs() -> dict:
 
 def job_spec(scenario: dict, settings: dict, output_dir: str | None) -> dict:
     """The job spec (``[job]``, ``[scenario]``, ``[snapo]``, ``[evaluation]``) of the form's values."""
-    job_table = {"name": settings["name"], "method": settings["method"], "seed": int(settings["seed"])}
-    if output_dir is not None:
-        job_table["output_dir"] = output_dir
     return {
-        "job": job_table,
+        "job": app_common.job_table(DOMAIN, settings, output_dir, method=settings["method"]),
         "scenario": scenario,
         "snapo": {"steps": int(settings["snapo_steps"]), "paths_per_step": int(settings["snapo_paths"])},
         "evaluation": {"paths": int(settings["eval_paths"]), "lsmc_paths": int(settings["lsmc_paths"])},
@@ -188,34 +185,15 @@ def job_spec(scenario: dict, settings: dict, output_dir: str | None) -> dict:
 load_report = app_common.report_loader(DOMAIN)  # run id, url -> GasStorageReport (the policy is not reloaded)
 
 
-def run(scenario: dict, settings: dict, url: str) -> None:
-    """Validate the form, run the job in a recorded run with progress bars, and keep its report."""
-    try:
-        Scenario.parse(scenario)  # fast feedback on the form before JAX is imported
-        job = DOMAIN.prepare(job_spec(scenario, settings, app_common.artifacts_dir(url)))
-    except InputError as err:
-        st.error(str(err))
-        return
-    outcome = app_common.execute_with_status(job, DOMAIN.execute, load_report, url)
-    if outcome is None:
-        return
-    run_id, report = outcome
-    st.session_state[REPORT_KEY] = report
-    st.session_state[RUN_ID_KEY] = run_id
-
-
 def show_report(report: GasStorageReport, run_id: int) -> None:
     """Draw a report: values against baselines, schedule, sensitivities, training curve, downloads."""
     comparison = report.comparison.reset_index()  # the ``method`` index as a column
-    st.header(f"Results of run #{run_id}")
     headline = [
         ("value_snapo", "SNAPO value", "{:,.0f}"),
         ("value_rolling_intrinsic", "Rolling intrinsic value", "{:,.0f}"),
         ("snapo_vs_rolling_intrinsic", "SNAPO / rolling intrinsic", "{:.3f}"),
     ]
-    for col, (name, label, fmt) in zip(st.columns(len(headline)), headline, strict=True):
-        if name in report.metrics:
-            col.metric(label, fmt.format(report.metrics[name]))
+    app_common.results_header(run_id, app_common.format_figures(report.metrics, headline))
 
     st.subheader("Value against baselines")
     money = ("mean", "stderr", "ci95_low", "ci95_high", "diff_mean", "diff_stderr")
@@ -270,7 +248,11 @@ settings = settings_inputs()
 
 if st.button("Run", type="primary", key="run", disabled=curve is None):
     forward, start = curve
-    run({"facility": facility, "prices": prices, "forward_curve": forward, "start_date": start}, settings, url)
+    scenario = {"facility": facility, "prices": prices, "forward_curve": forward, "start_date": start}
+    app_common.run_from_form(
+        DOMAIN, lambda output_dir: job_spec(scenario, settings, output_dir), load_report, url,
+        parse_scenario=Scenario.parse, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY,
+    )
 
 if REPORT_KEY in st.session_state:
     show_report(st.session_state[REPORT_KEY], st.session_state[RUN_ID_KEY])

@@ -16,7 +16,6 @@ import pension_views
 import streamlit as st
 
 import decisions.finance.pension as pension
-from decisions.errors import InputError
 from decisions.store import error_line
 
 REPORT_KEY = "pension_report"
@@ -72,22 +71,6 @@ def form_inputs() -> dict:
     return data
 
 
-def run(form: dict, url: str) -> None:
-    """Validate the form, run the job in a recorded run with progress bars, and keep its report."""
-    try:
-        spec = pension_views.job_spec(form, app_common.artifacts_dir(url))
-        pension.Scenario.parse(spec["scenario"])  # names the bad scenario field before the job module is imported
-        job = pension.DOMAIN.prepare(spec)
-    except InputError as err:
-        st.error(str(err))
-        return
-    outcome = app_common.execute_with_status(job, pension.DOMAIN.execute, pension_views.load_run, url)
-    if outcome is None:
-        return
-    _, report = outcome
-    st.session_state[REPORT_KEY] = report
-
-
 def show_comparison(report: pension_views.RecordedPensionRun) -> None:
     """SNAPO against the best fixed mix on the same fresh paths."""
     comparison = report.table("comparison")
@@ -141,11 +124,7 @@ def show_sensitivities(report: pension_views.RecordedPensionRun) -> None:
 
 def show_report(report: pension_views.RecordedPensionRun) -> None:
     """Draw a recorded run: headline figures, comparison, fan, allocation, sensitivities, training."""
-    st.header(f"Results of run #{report.run_id}")
-    figures = pension_views.headline(report)
-    if figures:
-        for column, (label, value, delta) in zip(st.columns(len(figures)), figures, strict=True):
-            column.metric(label, value, delta)
+    app_common.results_header(report.run_id, pension_views.headline(report))
     if not report.table("comparison").empty:
         show_comparison(report)
     show_paths(report)
@@ -201,7 +180,10 @@ app_common.open_requested_run(pension_views.load_run, url=url, query_key=QUERY_K
 
 form = form_inputs()
 if st.button("Run", type="primary", key="run"):
-    run(form, url)
+    app_common.run_from_form(
+        pension.DOMAIN, lambda output_dir: pension_views.job_spec(form, output_dir), pension_views.load_run, url,
+        parse_scenario=pension.Scenario.parse, report_key=REPORT_KEY,
+    )
 
 if REPORT_KEY in st.session_state:
     show_report(st.session_state[REPORT_KEY])

@@ -14,7 +14,6 @@ import app_common
 import pharma_views
 import streamlit as st
 
-from decisions.errors import InputError
 from decisions.health.pharma import (
     DOMAIN,
     Cpp,
@@ -165,14 +164,10 @@ def settings_inputs() -> dict:
 
 def job_spec(scenario: dict, design: dict, settings: dict, output_dir: str | None) -> dict:
     """The job spec (``[job]``, ``[scenario]``, ``[optimise]``, ``[baseline]``, ``[design_space]``) of the form."""
-    job_table = {"kind": DOMAIN.name, "name": settings["name"], "method": settings["method"],
-                 "seed": int(settings["seed"])}
-    if output_dir is not None:
-        job_table["output_dir"] = output_dir
     steps = int(settings["opt_steps"])
     target = float(settings["compliance_target"])
     return {
-        "job": job_table,
+        "job": app_common.job_table(DOMAIN, settings, output_dir, method=settings["method"]),
         "scenario": scenario,
         "optimise": {
             "steps": steps,
@@ -189,22 +184,6 @@ def job_spec(scenario: dict, design: dict, settings: dict, output_dir: str | Non
         },
         "design_space": {**design, "points": int(design["points"]), "samples": int(design["samples"])},
     }
-
-
-def run(scenario: dict, design: dict, settings: dict, url: str) -> None:
-    """Validate the form, run the job in a recorded run with progress bars, and keep its report."""
-    try:
-        Scenario.parse(scenario)  # fast feedback on the form before JAX is imported
-        job = DOMAIN.prepare(job_spec(scenario, design, settings, app_common.artifacts_dir(url)))
-    except InputError as err:
-        st.error(str(err))
-        return
-    outcome = app_common.execute_with_status(job, DOMAIN.execute, load_report, url)
-    if outcome is None:
-        return
-    run_id, report = outcome
-    st.session_state[REPORT_KEY] = report
-    st.session_state[RUN_ID_KEY] = run_id
 
 
 def show_chain(report: PharmaReport, run_id: int) -> None:
@@ -267,10 +246,7 @@ def show_maps(report: PharmaReport, run_id: int) -> None:
 
 def show_report(report: PharmaReport, run_id: int) -> None:
     """Draw a report: headline figures, profiles, CQAs, comparison, maps, training curve."""
-    st.header(f"Results of run #{run_id}")
-    figures = pharma_views.headline(report)
-    for column, (label, value, delta) in zip(st.columns(len(figures)), figures, strict=True):
-        column.metric(label, value, delta)
+    app_common.results_header(run_id, pharma_views.headline(report))
     show_chain(report, run_id)
     show_quality(report, run_id)
     show_maps(report, run_id)
@@ -300,7 +276,11 @@ design = design_space_inputs()
 settings = settings_inputs()
 
 if st.button("Run", type="primary", key="run"):
-    run({"cpps": cpps, "ranges": ranges, "specs": specs}, design, settings, url)
+    scenario = {"cpps": cpps, "ranges": ranges, "specs": specs}
+    app_common.run_from_form(
+        DOMAIN, lambda output_dir: job_spec(scenario, design, settings, output_dir), load_report, url,
+        parse_scenario=Scenario.parse, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY,
+    )
 
 if REPORT_KEY in st.session_state:
     show_report(st.session_state[REPORT_KEY], st.session_state[RUN_ID_KEY])

@@ -15,7 +15,6 @@ import app_common
 import streamlit as st
 import wealth_views
 
-from decisions.errors import InputError
 from decisions.finance.wealth import DOMAIN
 
 REPORT_KEY = "wealth_report"
@@ -76,20 +75,6 @@ def form_inputs() -> dict:
     return data
 
 
-def run(form: dict, url: str) -> None:
-    """Validate the form, plan in a recorded run with progress bars, and keep its report."""
-    try:
-        job = DOMAIN.prepare(wealth_views.job_spec(form, app_common.artifacts_dir(url)))
-    except InputError as err:
-        st.error(str(err))
-        return
-    outcome = app_common.execute_with_status(job, DOMAIN.execute, wealth_views.load_run, url)
-    if outcome is None:
-        return
-    _, report = outcome
-    st.session_state[REPORT_KEY] = report
-
-
 def show_comparison(report: wealth_views.RecordedWealthRun) -> None:
     """Expected utility of each policy on the same paths, with its standard error."""
     comparison = report.table("comparison")
@@ -145,11 +130,7 @@ def show_plan(report: wealth_views.RecordedWealthRun, goal_years: list[int]) -> 
 
 def show_report(report: wealth_views.RecordedWealthRun) -> None:
     """Draw a recorded run: headline figures, comparison, goals, wealth fan, plan."""
-    st.header(f"Results of run #{report.run_id}")
-    figures = wealth_views.headline(report.metrics, report.table("comparison"))
-    if figures:
-        for column, (label, value, delta) in zip(st.columns(len(figures)), figures, strict=True):
-            column.metric(label, value, delta)
+    app_common.results_header(report.run_id, wealth_views.headline(report.metrics, report.table("comparison")))
     goals = report.table("goals")
     goal_years = sorted(set(int(y) for y in goals["year"])) if "year" in goals else []
     show_comparison(report)
@@ -171,7 +152,10 @@ app_common.open_requested_run(wealth_views.load_run, url=url, query_key=QUERY_KE
 
 form = form_inputs()
 if st.button("Plan", type="primary", key="plan"):
-    run(form, url)
+    app_common.run_from_form(
+        DOMAIN, lambda output_dir: wealth_views.job_spec(form, output_dir), wealth_views.load_run, url,
+        report_key=REPORT_KEY,
+    )
 
 if REPORT_KEY in st.session_state:
     show_report(st.session_state[REPORT_KEY])

@@ -2,30 +2,47 @@
 
 A domain package's ``__init__`` must stay light (the platform's registry imports it to read
 its ``DOMAIN`` entry) while still offering its public API (``from decisions.telecom.comp
-import CompEnv``). ``lazy_exports`` gives it the module-level ``__getattr__`` and
-``__dir__`` (PEP 562) that do this.
+import CompEnv``). ``lazy_exports`` gives it the module-level ``__getattr__``, ``__dir__``
+(PEP 562) and ``__all__`` that do this, from one declaration read like its imports::
+
+    __getattr__, __dir__, __all__ = lazy_exports(__name__, {
+        "env": ("CompEnv", "CompState"),
+        "report": ("CompReport",),
+    })
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
 def lazy_exports(
-    package: str, exports: Mapping[str, str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The ``__getattr__`` and ``__dir__`` of a package whose public names load on first use.
+    package: str, modules: Mapping[str, Iterable[str]]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """The ``__getattr__``, ``__dir__`` and ``__all__`` of a package whose public names load on first use.
 
     Args:
         package: the package's ``__name__``.
-        exports: public name -> the submodule (relative to ``package``) that defines it.
+        modules: submodule (relative to ``package``) -> the public names it defines.
 
     Returns:
-        ``(__getattr__, __dir__)`` to assign at the package's module level.
+        ``(__getattr__, __dir__, __all__)`` to assign at the package's module level;
+        ``__all__`` is the sorted public names.
+
+    Raises:
+        TypeError: a module's names are one string, not a collection of names.
+        ValueError: a name is listed under two modules.
     """
+    exports: dict[str, str] = {}
+    for module, names in modules.items():
+        if isinstance(names, str):
+            raise TypeError(f"{package}: the names of {module!r} must be a tuple of names, got {names!r}")
+        for name in names:
+            if exports.setdefault(name, module) != module:
+                raise ValueError(f"{package}: {name!r} is listed under {exports[name]!r} and {module!r}")
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
@@ -38,4 +55,4 @@ def lazy_exports(
     def __dir__() -> list[str]:
         return sorted({*vars(sys.modules[package]), *exports})
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted(exports)

@@ -26,11 +26,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 import jax
 import jax.numpy as jnp
@@ -146,14 +147,102 @@ class SnapoResult:
 
     def curve(self) -> pd.DataFrame:
         """Training curve as a tidy DataFrame with columns step, value, grad_norm, temperature."""
-        return pd.DataFrame(
-            {
-                "step": np.arange(len(self.log.value)),
-                "value": np.asarray(self.log.value),
-                "grad_norm": np.asarray(self.log.grad_norm),
-                "temperature": np.asarray(self.log.temperature),
-            }
+        return training_curve(self.log)
+
+
+CURVE_COLUMNS = ("step", "value", "grad_norm", "temperature")
+"""Columns of ``training_curve``."""
+
+
+def training_curve(log: StepLog | None) -> pd.DataFrame:
+    """A training log as a tidy DataFrame, one row per step.
+
+    Args:
+        log: the per-step log (``SnapoResult.log``), or None when there is none (a loaded policy).
+
+    Returns:
+        Columns ``step, value, grad_norm, temperature``; no rows when ``log`` is None.
+    """
+    if log is None:
+        return pd.DataFrame(columns=list(CURVE_COLUMNS))
+    return pd.DataFrame(
+        {
+            "step": np.arange(len(log.value)),
+            "value": np.asarray(log.value),
+            "grad_norm": np.asarray(log.grad_norm),
+            "temperature": np.asarray(log.temperature),
+        }
+    )
+
+
+@dataclass(kw_only=True)
+class TrainedSnapo:
+    """A policy network trained with SNAPO, and what its training recorded.
+
+    A domain subclasses it, narrowing the types of ``policy`` and ``settings`` (a
+    ``core.snapo_settings.SnapoSettingsBase``) and adding its own fields.
+
+    Attributes:
+        policy: the architecture (static).
+        params: its parameters.
+        settings: the settings it was trained with.
+        log: per-step smooth value (in the value's units), gradient norm and temperature;
+            None for a loaded or a directly built policy.
+        train_value: smooth objective at the end of training (final temperature).
+        train_seconds: wall time of training, compilation included.
+    """
+
+    policy: Any
+    params: PyTree
+    settings: Any
+    log: StepLog | None = None
+    train_value: float = float("nan")
+    train_seconds: float = float("nan")
+
+    @classmethod
+    def from_result(cls, result: SnapoResult, **fields: Any) -> Self:
+        """The policy ``train`` (or ``train_scaled``) returned, with its parameters, log, value and time.
+
+        Args:
+            result: the training result.
+            **fields: the other fields (``policy``, ``settings``, a subclass's own).
+
+        Returns:
+            The trained policy.
+        """
+        return cls(params=result.params, log=result.log, train_value=result.value,
+                   train_seconds=result.train_seconds, **fields)
+
+    def training_record(self) -> dict[str, Any]:
+        """What a saved policy keeps of its training (JSON): ``settings``, ``train_value``, ``train_seconds``."""
+        return {
+            "settings": self.settings.model_dump(mode="json"),
+            "train_value": self.train_value,
+            "train_seconds": self.train_seconds,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], **fields: Any) -> Self:
+        """The policy described by a saved ``training_record`` (without its training log).
+
+        Args:
+            record: the saved description holding a ``training_record``.
+            **fields: the other fields (``policy``, ``params``, a subclass's own).
+
+        Returns:
+            The policy, its ``settings`` validated by the type of this class's ``settings`` field.
+        """
+        settings_model = typing.get_type_hints(cls)["settings"]
+        return cls(
+            settings=settings_model.model_validate(record["settings"]),
+            train_value=float(record["train_value"]),
+            train_seconds=float(record["train_seconds"]),
+            **fields,
         )
+
+    def curve(self) -> pd.DataFrame:
+        """Training curve with columns ``step, value, grad_norm, temperature`` (empty if no log)."""
+        return training_curve(self.log)
 
 
 def value_and_sensitivities(
@@ -314,4 +403,44 @@ def train(
         sensitivities=d_inputs,
         param_grad_norm=float(_global_norm(d_params)),
         train_seconds=time.perf_counter() - start,
+    )
+
+
+def train_scaled(
+    objective: Objective,
+    init_params: PyTree,
+    inputs: PyTree,
+    config: SnapoConfig = SnapoConfig(),
+    *,
+    scale: float,
+    key: Array,
+    progress: ProgressFn | None = None,
+) -> SnapoResult:
+    """``train`` an objective normalised by ``scale``, with every figure reported in the value's units.
+
+    A domain divides its value (currency) by a fixed scale (``stop_gradient``-ed: a liability,
+    capacity x mean price) so the gradients are of order one whatever the problem's size;
+    this multiplies the scale back into what it reports.
+
+    Args:
+        objective: ``objective(params, inputs, key, temperature) -> value / scale`` to maximise.
+        init_params: initial policy parameters.
+        inputs: pytree of simulator inputs.
+        config: training configuration.
+        scale: the (positive) normalisation the objective divides by.
+        key: PRNG key of the training paths.
+        progress: optional ``(done, total, value)`` callback between chunks, ``value`` unscaled.
+
+    Returns:
+        ``train``'s result with ``value``, ``log.value``, ``sensitivities`` and
+        ``param_grad_norm`` multiplied by ``scale``.
+    """
+    report = None if progress is None else (lambda done, total, value: progress(done, total, value * scale))
+    result = train(objective, init_params, inputs, config, key=key, progress=report)
+    return dataclasses.replace(
+        result,
+        log=result.log._replace(value=result.log.value * scale),
+        value=result.value * scale,
+        sensitivities=jax.tree_util.tree_map(lambda g: g * scale, result.sensitivities),
+        param_grad_norm=result.param_grad_norm * scale,
     )

@@ -2,26 +2,22 @@
 
 A domain subclasses ``SnapoSettingsBase``, re-declaring a field to change its default or
 bounds and adding its own (paths, network size); it inherits the cross-field check, the
-one-line-error ``parse`` and the translation into ``core.snapo.SnapoConfig``.
+one-line-error ``parse`` (``core.settings.Settings``) and the translation into
+``core.snapo.SnapoConfig``.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Self
+from pydantic import Field, ValidationInfo, field_validator
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
-
+from decisions.core.settings import Settings
 from decisions.core.snapo import SnapoConfig
-from decisions.errors import validate_input
 
 
-class SnapoSettingsBase(BaseModel):
+class SnapoSettingsBase(Settings):
     """Gradient steps, learning rate, temperature annealing and progress cadence of SNAPO training."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    section: ClassVar[str] = "snapo"
-    """Name of the settings' table in a job spec (the prefix of error fields)."""
+    section = "snapo"
 
     steps: int = Field(1000, gt=0, le=1_000_000, description="Gradient steps.")
     learning_rate: float = Field(1e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
@@ -36,11 +32,6 @@ class SnapoSettingsBase(BaseModel):
         if start is not None and value > start:
             raise ValueError(f"must not exceed temperature_start ({start})")
         return value
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str | None = None) -> Self:
-        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
-        return validate_input(cls, data, prefix=cls.section if prefix is None else prefix)
 
     def config(self) -> SnapoConfig:
         """The ``core.snapo`` training configuration (20 warm-up steps at most, a tenth of short runs)."""

@@ -16,6 +16,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from decisions.jobs.validate import spec_data, validate_job
 
 
+def spec_path(path: str | Path, base_dir: str | Path | None) -> Path:
+    """A path written in a spec: relative to ``base_dir`` (the spec file's folder) unless absolute.
+
+    Args:
+        path: the path as written.
+        base_dir: the folder relative paths refer to; None leaves them relative to the working directory.
+
+    Returns:
+        The path to open.
+    """
+    return Path(path) if base_dir is None else Path(base_dir) / path
+
+
 class JobBase(BaseModel):
     """A validated batch job: name, seed, output folder and its domain's tables.
 

@@ -59,6 +59,35 @@ def trained_file(directory: Path, stem: str, trained: Any, write: Callable[[Path
     return {stem: path}
 
 
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the file-only Agg backend, imported on first use (a report stays light).
+
+    Returns:
+        The ``matplotlib.pyplot`` module.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Write a chart drawn with ``pyplot()`` as a PNG (110 dpi) and close it.
+
+    Args:
+        fig: the ``matplotlib`` figure.
+        path: the PNG file to write.
+
+    Returns:
+        ``path``.
+    """
+    fig.savefig(path, dpi=110)
+    pyplot().close(fig)
+    return path
+
+
 def _is_frame(hint: Any) -> bool:
     """Whether a type hint is ``pd.DataFrame`` or ``pd.DataFrame | None``."""
     if hint is pd.DataFrame:

@@ -130,14 +130,20 @@ class Run(Base):
         return f"Run(id={self.id!r}, kind={self.kind!r}, name={self.name!r}, status={self.status!r})"
 
 
-class Metric(Base):
+class _OfRun:
+    """The leading columns of a row that belongs to a run: its own id, the run's and its name
+    (``sort_order`` puts them first in the table, before the subclass's own columns)."""
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, sort_order=-1)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True, sort_order=-1)
+    name: Mapped[str] = mapped_column(String(255), sort_order=-1)
+
+
+class Metric(_OfRun, Base):
     """A named scalar of a run, optionally at a step (iteration, epoch)."""
 
     __tablename__ = "metrics"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
-    name: Mapped[str] = mapped_column(String(255))
     value: Mapped[float | None] = mapped_column(Float)
     """The value; NULL when the logged value was nan or infinite."""
     step: Mapped[int | None] = mapped_column(Integer, default=None)
@@ -148,14 +154,11 @@ class Metric(Base):
         return f"Metric(run_id={self.run_id!r}, name={self.name!r}, value={self.value!r}, step={self.step!r})"
 
 
-class Artifact(Base):
+class Artifact(_OfRun, Base):
     """A file produced by a run, recorded by path (the store does not hold the bytes)."""
 
     __tablename__ = "artifacts"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
-    name: Mapped[str] = mapped_column(String(255))
     path: Mapped[str] = mapped_column(Text)
     media_type: Mapped[str | None] = mapped_column(String(255), default=None)
 

@@ -12,6 +12,9 @@ from decisions.store import dispose_engines
 APPS = Path(__file__).resolve().parents[2] / "apps"
 HOME = str(APPS / "Home.py")
 GAS_PAGE = "pages/1_Gas_storage.py"
+PENSION_PAGE = "pages/3_Pension_ALM.py"
+PHARMA_PAGE = "pages/4_Pharma_process.py"
+WEALTH_PAGE = "pages/5_Wealth_planning.py"
 
 
 @pytest.fixture

@@ -24,7 +24,8 @@ from decisions.energy.building.agents import AgentName, AgentSettings, agent_con
 from decisions.energy.building.scenario import Scenario
 from decisions.jobs.domain import Domain
 from decisions.store import dispose_engines, get_run, list_runs, recorded_run
-from tests.apps.conftest import APPS, HOME
+from tests.apps.conftest import APPS
+from tests.apps.helpers import open_page, submit
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
@@ -85,13 +86,8 @@ def building_store(recorded: tuple[str, int], monkeypatch: pytest.MonkeyPatch) -
     return recorded
 
 
-def _page(run: int | str | None = None, timeout: float = 90) -> AppTest:
-    at = AppTest.from_file(HOME, default_timeout=timeout)
-    if run is not None:
-        at.query_params["run"] = str(run)
-    at.switch_page(BUILDING_PAGE).run()
-    assert not at.exception, at.exception
-    return at
+def _page(run: int | str | None = None) -> AppTest:
+    return open_page(BUILDING_PAGE, run=run, timeout=90)
 
 
 def _markdown(at: AppTest) -> str:
@@ -162,8 +158,7 @@ def test_bad_buildings_in_the_form_show_one_line_error_and_record_nothing(store_
 
 def test_too_few_training_steps_name_their_field(store_url: str) -> None:
     at = _page()
-    at.number_input(key="b_on_policy_steps").set_value(100)
-    at.button(key="b_run").click().run()
+    submit(at, {"b_on_policy_steps": 100}, button="b_run")
     assert [e.value.split(":")[0] for e in at.error] == ["agents.on_policy_steps"]
 
 

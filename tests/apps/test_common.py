@@ -1,4 +1,5 @@
-"""Shared app helpers: the runs table, the artifacts folder, reopening a run's report, CSV artifacts, progress."""
+"""Shared app helpers: the runs table, the artifacts folder, reopening a run's report, CSV artifacts, progress,
+the job table and headline figures of a form, a bad ``?run=<id>`` on every report page."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from decisions.errors import InputError
 from decisions.health.pharma import DOMAIN as PHARMA
 from decisions.jobs.registry import DOMAINS
 from decisions.store import list_runs, recorded_run
+from tests.apps.conftest import GAS_PAGE, PENSION_PAGE, PHARMA_PAGE, WEALTH_PAGE
+from tests.apps.helpers import open_page
 
 
 def test_runs_frame_keeps_only_metrics_some_run_has(store_url: str) -> None:
@@ -89,3 +92,25 @@ def test_streamlit_progress_draws_one_bar_per_task() -> None:
     assert [value for value, _ in container.bars[0].updates] == pytest.approx([0.0, 0.5, 1.0])
     assert container.bars[0].updates[1][1] == "SNAPO training: 2/4"
     assert container.bars[2].updates == [(1.0, "empty task: 0/0")]
+
+
+@pytest.mark.parametrize("page", [GAS_PAGE, PENSION_PAGE, PHARMA_PAGE, WEALTH_PAGE])
+@pytest.mark.parametrize(("requested", "words"), [("999", "does not exist"), ("abc", "invalid literal")])
+def test_unknown_run_shows_an_error(store_url: str, page: str, requested: str, words: str) -> None:
+    at = open_page(page, run=requested)
+    assert at.error[0].value.startswith(f"run: cannot open run '{requested}'")
+    assert words in at.error[0].value
+
+
+def test_job_table_of_a_form() -> None:
+    form = {"name": 7, "seed": "3", "other": 1.0}
+    assert app_common.job_table(PHARMA, form, "/tmp/out", method="all") == {
+        "kind": "pharma", "name": "7", "seed": 3, "method": "all", "output_dir": "/tmp/out"
+    }
+    assert app_common.job_table(GAS_STORAGE, form, None) == {"kind": "gas_storage", "name": "7", "seed": 3}
+
+
+def test_format_figures_keeps_the_metrics_a_run_has() -> None:
+    headline = [("a", "A", "{:,.0f}"), ("b", "B", "{:.3f}"), ("c", "C", "{:.1%}")]
+    assert app_common.format_figures({"c": 0.25, "a": 12345.6}, headline) == [("A", "12,346", None), ("C", "25.0%", None)]
+    assert app_common.format_figures({}, headline) == []

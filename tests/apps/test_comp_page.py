@@ -9,9 +9,7 @@ import jax
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from decisions.store import recorded_run
 from decisions.telecom.comp import (
     DOMAIN,
     TRAINING_TASKS,
@@ -23,7 +21,8 @@ from decisions.telecom.comp import (
     trace_frames,
 )
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-from tests.apps.conftest import APPS, HOME
+from tests.apps.conftest import APPS
+from tests.apps.helpers import open_page, record_report
 
 COMP_PAGE = "pages/6_CoMP_cell_selection.py"
 
@@ -78,9 +77,7 @@ def test_views_summaries_and_charts() -> None:
 
 
 def test_page_simulates_an_episode(store_url: str, tmp_path: Path) -> None:
-    at = AppTest.from_file(HOME, default_timeout=120)
-    at.switch_page(COMP_PAGE).run()
-    assert not at.exception, at.exception
+    at = open_page(COMP_PAGE, timeout=120)
     at.text_input(key="study_folder").set_value("").run()  # heuristics only
     at.selectbox(key="task").set_value(UNSEEN_TASKS[0].name).run()
     at.multiselect(key="policies").set_value(["max_snr", "top2"]).run()
@@ -96,15 +93,10 @@ def test_page_simulates_an_episode(store_url: str, tmp_path: Path) -> None:
 
 def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> None:
     report = CompReport(evaluation=_evaluation(), folder=tmp_path / "study", metrics={"unseen_vs_expert": 0.9})
-    with recorded_run(DOMAIN.name, "hand-made", {}, url=store_url) as run:
-        for name, path in report.save(tmp_path / "run").items():
-            run.add_artifact(name, path)
-    at = AppTest.from_file(HOME, default_timeout=120)
-    at.query_params["run"] = str(run.run_id)
-    at.switch_page(COMP_PAGE).run()
-    assert not at.exception, at.exception
+    run_id = record_report(store_url, report, tmp_path / "run", kind=DOMAIN.name)
+    at = open_page(COMP_PAGE, run=run_id, timeout=120)
     assert not at.error, [e.value for e in at.error]
-    assert any(c.value.startswith(f"Evaluation of run #{run.run_id}") for c in at.caption)
+    assert any(c.value.startswith(f"Evaluation of run #{run_id}") for c in at.caption)
     summary = at.dataframe[-1].value
     assert summary.iloc[0]["policy"] == "PromptDT large" and summary.iloc[0]["normalised_qoe"] == 1.0
     assert at.download_button(key="download_evaluation").proto.label == "Download evaluation (CSV)"

@@ -12,20 +12,14 @@ from streamlit.testing.v1 import AppTest
 
 from decisions.energy.gas_storage import DOMAIN, GasStorageReport, load_forward_curve_csv
 from decisions.errors import InputError
-from decisions.store import list_runs, recorded_run
+from decisions.store import list_runs
 from tests.apps.conftest import GAS_PAGE, HOME
+from tests.apps.helpers import one_line_error, open_page, open_report, record_report, run_from_form, submit
 
 FACILITY_KEYS = (
     "min_inventory", "max_inventory", "start_inventory", "end_inventory", "max_injection",
     "max_withdrawal", "injection_cost", "withdrawal_cost", "discount_rate",
 )
-
-
-def _gas_page(timeout: float = 30) -> AppTest:
-    at = AppTest.from_file(HOME, default_timeout=timeout)
-    at.switch_page(GAS_PAGE).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _curve_csv(days: int, *, bad_row: int | None = None) -> bytes:
@@ -38,7 +32,7 @@ def _curve_csv(days: int, *, bad_row: int | None = None) -> bytes:
 
 
 def test_gas_page_renders_its_form(store_url: str) -> None:
-    at = _gas_page()
+    at = open_page(GAS_PAGE)
     assert at.title[0].value == "Gas storage"
     keys = {widget.key for widget in at.number_input}
     assert set(FACILITY_KEYS) <= keys
@@ -52,14 +46,14 @@ def test_gas_page_renders_its_form(store_url: str) -> None:
 
 def test_gas_page_is_behind_the_password_gate(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DECISIONS_APP_PASSWORD", "pw")
-    at = _gas_page()
+    at = open_page(GAS_PAGE)
     assert not at.title and not at.number_input and not at.button
     at.text_input(key="app_password").input("pw").run()
     assert at.title[0].value == "Gas storage" and at.button(key="run")
 
 
 def test_switching_the_price_model_shows_its_parameters(store_url: str) -> None:
-    at = _gas_page()
+    at = open_page(GAS_PAGE)
     at.selectbox(key="price_model").select("exponential_ou").run()
     keys = {widget.key for widget in at.number_input}
     assert {"ou_speed", "ou_level", "ou_volatility", "ou_initial"} <= keys
@@ -69,28 +63,20 @@ def test_switching_the_price_model_shows_its_parameters(store_url: str) -> None:
 
 
 def test_bad_facility_shows_one_line_error_naming_the_field_and_records_nothing(store_url: str) -> None:
-    at = _gas_page()
-    at.number_input(key="min_inventory").set_value(500.0)
-    at.number_input(key="max_inventory").set_value(100.0)
-    at.button(key="run").click().run()
-    assert not at.exception
-    assert len(at.error) == 1
-    message = at.error[0].value
-    assert message.startswith("scenario.facility:") and "max_inventory" in message
-    assert "\n" not in message and "Traceback" not in message
+    at = open_page(GAS_PAGE)
+    message = one_line_error(submit(at, {"min_inventory": 500.0, "max_inventory": 100.0}), "scenario.facility:")
+    assert len(at.error) == 1 and "max_inventory" in message, message
     assert list_runs(url=store_url) == []
 
 
 def test_bad_price_parameter_names_its_field(store_url: str) -> None:
-    at = _gas_page()
-    at.number_input(key="volatility").set_value(-0.5)
-    at.button(key="run").click().run()
-    message = at.error[0].value
-    assert message.startswith("scenario.prices.") and "volatility: Input should be greater than or equal to 0" in message
+    at = open_page(GAS_PAGE)
+    message = one_line_error(submit(at, {"volatility": -0.5}), "scenario.prices.")
+    assert "volatility: Input should be greater than or equal to 0" in message, message
 
 
 def test_bad_uploaded_curve_shows_the_row_and_disables_run(store_url: str) -> None:
-    at = _gas_page()
+    at = open_page(GAS_PAGE)
     at.radio(key="curve_source").set_value("Upload a CSV").run()
     assert at.button(key="run").disabled
     at.file_uploader(key="curve_file").set_value(("curve.csv", _curve_csv(10, bad_row=3), "text/csv")).run()
@@ -100,7 +86,7 @@ def test_bad_uploaded_curve_shows_the_row_and_disables_run(store_url: str) -> No
 
 
 def test_good_uploaded_curve_is_summarised(store_url: str) -> None:
-    at = _gas_page()
+    at = open_page(GAS_PAGE)
     at.radio(key="curve_source").set_value("Upload a CSV").run()
     at.file_uploader(key="curve_file").set_value(("curve.csv", _curve_csv(30), "text/csv")).run()
     assert not at.exception and not at.error
@@ -118,32 +104,15 @@ def test_curve_loader_reads_upload_bytes_and_rejects_bad_files() -> None:
         load_forward_curve_csv(io.BytesIO(b"\xff\xfe\x00bad"), field="forward_curve_csv")
 
 
-def test_open_unknown_run_from_query_param_shows_error(store_url: str) -> None:
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.query_params["run"] = "999"
-    at.switch_page(GAS_PAGE).run()
-    assert not at.exception
-    assert at.error[0].value.startswith("run: cannot open run '999'")
-
-
 def test_tiny_run_is_recorded_and_shows_results(store_url: str, tmp_path) -> None:
-    at = _gas_page(timeout=300)  # a ceiling: the tiny job compiles every method (2-core CI under load)
+    at = open_page(GAS_PAGE, timeout=300)  # a ceiling: the tiny job compiles every method (2-core CI under load)
     at.radio(key="curve_source").set_value("Upload a CSV").run()
     at.file_uploader(key="curve_file").set_value(("curve.csv", _curve_csv(30), "text/csv")).run()
-    at.text_input(key="run_name").input("tiny-app-run")
-    for key, value in {"snapo_steps": 20, "snapo_paths": 8, "eval_paths": 16, "lsmc_paths": 50}.items():
-        at.number_input(key=key).set_value(value)
-    at.button(key="run").click().run()
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-
-    runs = list_runs(url=store_url)
-    assert [(r.name, r.status.value) for r in runs] == [("tiny-app-run", "succeeded")]
-    run = runs[0]
+    budgets = {"snapo_steps": 20, "snapo_paths": 8, "eval_paths": 16, "lsmc_paths": 50}
+    run = run_from_form(at, store_url, name="tiny-app-run", kind=DOMAIN.name, numbers=budgets)
     assert run.config["evaluation"] == {"paths": 16, "lsmc_paths": 50}
     assert len(run.config["scenario"]["forward_curve"]) == 30
     assert all(Path(a.path).is_relative_to(tmp_path / "artifacts") for a in run.artifacts)
-    assert at.status[0].label == f"Run #{run.id} finished"
     bars = [bar.proto.text for bar in at.status[0].get("progress")]
     assert "intrinsic LP: 1/1" in bars and "SNAPO training: 20/20" in bars
 
@@ -174,11 +143,7 @@ def _record_gas_run_by_hand(url: str, folder: Path) -> int:
         input_sensitivity=pd.DataFrame({"input": ["max_inventory"], "value": [1000.0], "dV_dinput": [0.0]}),
         metrics={"value_snapo": 105.0, "value_rolling_intrinsic": 103.0, "snapo_vs_rolling_intrinsic": 105.0 / 103.0},
     )
-    with recorded_run(DOMAIN.name, "hand-made", {}, url=url) as run:
-        run.log_metrics(report.metrics)
-        for name, path in report.save(folder).items():
-            run.add_artifact(name, path)
-    return run.run_id
+    return record_report(url, report, folder, kind=DOMAIN.name)
 
 
 def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> None:
@@ -187,11 +152,7 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
     link = home.get("page_link")[0]
     assert (link.proto.page, link.proto.query_string) == ("Gas_storage", f"run={run_id}")
 
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.query_params["run"] = str(run_id)
-    at.switch_page(GAS_PAGE).run()
-    assert not at.exception and not at.error
-    assert at.header[0].value == f"Results of run #{run_id}"
+    at = open_report(GAS_PAGE, run_id)
     assert list(at.dataframe[0].value["method"]) == ["snapo", "intrinsic_lp", "rolling_intrinsic"]
     assert [m.value for m in at.metric] == ["105", "103", "1.019"]  # values rounded, the ratio to 3 decimals
     assert {b.key for b in at.download_button} == {
@@ -208,7 +169,7 @@ def test_failing_job_shows_one_line_error_and_is_recorded_as_failed(
         raise RuntimeError("solver\nexploded")
 
     monkeypatch.setattr(DOMAIN.module("job"), "run_job", boom)  # what DOMAIN.execute runs
-    at = _gas_page()
+    at = open_page(GAS_PAGE)
     at.button(key="run").click().run()
     assert not at.exception
     assert [e.value for e in at.error] == ["RuntimeError: solver exploded"]

@@ -8,13 +8,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import decisions.finance.pension as pension
-from decisions.store import list_runs, recorded_run
-from tests.apps.conftest import APPS, HOME
-
-PENSION_PAGE = "pages/3_Pension_ALM.py"
+from decisions.store import list_runs
+from tests.apps.conftest import APPS, PENSION_PAGE
+from tests.apps.helpers import one_line_error, open_page, open_report, record_report, run_from_form, submit
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
@@ -67,7 +65,6 @@ def _hand_made_tables() -> dict[str, pd.DataFrame]:
 
 def _record_by_hand(url: str, folder: Path, kind: str = "pension") -> int:
     """Record a run whose artifacts are the hand-made tables, saved by ``PensionReport.save`` as a job saves them."""
-    folder.mkdir(parents=True, exist_ok=True)
     config = {"scenario": {"funding": {"floor": 0.9}}}
     metrics = {"value_snapo": 120.0, "value_fixed_mix": 100.0, "snapo_minus_fixed_mix": 20.0,
                "snapo_minus_fixed_mix_stderr": 2.0, "terminal_funding_ratio_median": 1.12,
@@ -75,22 +72,11 @@ def _record_by_hand(url: str, folder: Path, kind: str = "pension") -> int:
     tables = _hand_made_tables()
     tables["comparison"] = tables["comparison"].set_index("method")
     report = pension.PensionReport(**tables, metrics=metrics)
-    with recorded_run(kind, "hand-made", config, url=url) as run:
-        run.log_metrics(metrics)
-        for name, path in report.save(folder).items():
-            run.add_artifact(name, str(path))
-    return run.run_id
-
-
-def _pension_page() -> AppTest:
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.switch_page(PENSION_PAGE).run()
-    assert not at.exception, at.exception
-    return at
+    return record_report(url, report, folder, kind=kind, config=config)
 
 
 def test_pension_page_renders_its_form(store_url: str) -> None:
-    at = _pension_page()
+    at = open_page(PENSION_PAGE)
     assert at.title[0].value == "Pension ALM"
     keys = {widget.key for widget in at.number_input}
     assert {"horizon_years", "key_rates", "contribution_min", "contribution_max", "floor", "steps",
@@ -100,29 +86,15 @@ def test_pension_page_renders_its_form(store_url: str) -> None:
 
 
 def test_bad_inputs_show_one_line_errors_naming_the_field_and_record_nothing(store_url: str) -> None:
-    at = _pension_page()
-    at.number_input(key="contribution_min").set_value(0.5)
-    at.button(key="run").click().run()
-    assert not at.exception
-    message = at.error[0].value
-    assert message.startswith("scenario.funding.contribution_max:"), message
-    assert "\n" not in message and "Traceback" not in message
-
-    at.number_input(key="contribution_min").set_value(0.0)
-    at.number_input(key="steps").set_value(0)
-    at.button(key="run").click().run()
-    assert at.error[0].value.startswith("snapo.steps:"), at.error[0].value
+    at = open_page(PENSION_PAGE)
+    one_line_error(submit(at, {"contribution_min": 0.5}), "scenario.funding.contribution_max:")
+    one_line_error(submit(at, {"contribution_min": 0.0, "steps": 0}), "snapo.steps:")
     assert list_runs(url=store_url) == [] and not at.status
 
 
 def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> None:
     run_id = _record_by_hand(store_url, tmp_path / "run")
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.query_params["run"] = str(run_id)
-    at.switch_page(PENSION_PAGE).run()
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-    assert at.header[0].value == f"Results of run #{run_id}"
+    at = open_report(PENSION_PAGE, run_id)
     assert [m.value for m in at.metric] == ["120.0", "100.0", "112.0%", "50,000", "180"]
     assert list(at.dataframe[0].value["method"]) == ["SNAPO", "best fixed mix"]
     # value bars, fan, two allocations, contribution rate, key-rate bars, training curve
@@ -136,16 +108,6 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
 
     at.run()  # a rerun keeps the report
     assert at.header[0].value == f"Results of run #{run_id}"
-
-
-@pytest.mark.parametrize(("requested", "words"), [("999", "does not exist"), ("abc", "invalid literal")])
-def test_unknown_run_shows_an_error(store_url: str, requested: str, words: str) -> None:
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.query_params["run"] = requested
-    at.switch_page(PENSION_PAGE).run()
-    assert not at.exception
-    assert at.error[0].value.startswith(f"run: cannot open run '{requested}'")
-    assert words in at.error[0].value
 
 
 def test_a_run_of_another_kind_is_refused(store_url: str, tmp_path: Path) -> None:
@@ -198,7 +160,7 @@ def test_timing_panel_charts_the_measured_speedups(store_url: str, monkeypatch: 
         return pension.speedup_table(figures, counts)
 
     monkeypatch.setattr(pension, "measure_speedups", fake)  # the page measures through the package
-    at = _pension_page()
+    at = open_page(PENSION_PAGE)
     at.multiselect(key="timing_counts").set_value([]).run()
     at.button(key="timing_run").click().run()
     assert at.error[0].value.startswith("timing_counts:")
@@ -212,20 +174,10 @@ def test_timing_panel_charts_the_measured_speedups(store_url: str, monkeypatch: 
 
 @pytest.mark.slow
 def test_tiny_run_from_the_form_is_recorded_and_shown(store_url: str, tmp_path: Path) -> None:
-    at = AppTest.from_file(HOME, default_timeout=600)
-    at.switch_page(PENSION_PAGE).run()
-    at.text_input(key="run_name").input("tiny-pension")
+    at = open_page(PENSION_PAGE, timeout=600)
     budgets = {"horizon_years": 2, "key_rates": 5, "steps": 4, "paths_per_step": 8, "eval_paths": 32,
                "selection_paths": 16}
-    for key, value in budgets.items():
-        at.number_input(key=key).set_value(value)
-    at.button(key="run").click().run()
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-    [run] = list_runs(url=store_url)
-    assert (run.name, run.kind, run.status.value) == ("tiny-pension", "pension", "succeeded")
-    assert at.status[0].label == f"Run #{run.id} finished"
-    assert at.header[0].value == f"Results of run #{run.id}"
+    run_from_form(at, store_url, name="tiny-pension", kind="pension", numbers=budgets)
     assert len(at.dataframe[1].value) == 5  # one key-rate row per tenor
 
 

@@ -8,26 +8,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from apps import app_common
 from decisions.errors import InputError
 from decisions.health.pharma import CPP_NAMES, CQA_NAMES, CQA_UNITS, DOMAIN, PharmaReport, sensitivity_long
-from decisions.store import list_runs, recorded_run
-from tests.apps.conftest import APPS, HOME
-
-PHARMA_PAGE = "pages/4_Pharma_process.py"
+from decisions.store import list_runs
+from tests.apps.conftest import APPS, PHARMA_PAGE
+from tests.apps.helpers import one_line_error, open_page, open_report, record_report, run_from_form, submit
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
 import pharma_views  # noqa: E402
-
-
-def _pharma_page(timeout: float = 30) -> AppTest:
-    at = AppTest.from_file(HOME, default_timeout=timeout)
-    at.switch_page(PHARMA_PAGE).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _hand_made_report() -> PharmaReport:
@@ -82,16 +73,12 @@ def _hand_made_report() -> PharmaReport:
 
 
 def _record_by_hand(url: str, folder: Path, kind: str = DOMAIN.name) -> int:
-    report = _hand_made_report()
-    with recorded_run(kind, "hand-made", {"optimise": {"compliance_target": 0.9}}, url=url) as run:
-        run.log_metrics(report.metrics)
-        for name, path in report.save(folder).items():
-            run.add_artifact(name, path)
-    return run.run_id
+    config = {"optimise": {"compliance_target": 0.9}}
+    return record_report(url, _hand_made_report(), folder, kind=kind, config=config)
 
 
 def test_pharma_page_renders_its_form(store_url: str) -> None:
-    at = _pharma_page()
+    at = open_page(PHARMA_PAGE)
     assert at.title[0].value == "Pharma process"
     keys = {widget.key for widget in at.number_input}
     assert {"range_reactor_temperature_low", "range_dryer_temperature_high", "purity_min", "d50_max",
@@ -103,39 +90,28 @@ def test_pharma_page_renders_its_form(store_url: str) -> None:
 
 
 def test_design_space_ranges_follow_the_chosen_cpp(store_url: str) -> None:
-    at = _pharma_page()
+    at = open_page(PHARMA_PAGE)
     at.selectbox(key="ds_cpp_x").select("dryer_time").run()
     assert at.number_input(key="ds_x_low_dryer_time").value == 5.0
     assert "ds_x_low_reactor_temperature" not in {w.key for w in at.number_input}
 
 
 def test_bad_inputs_show_one_line_errors_naming_the_field_and_record_nothing(store_url: str) -> None:
-    at = _pharma_page()
-    at.number_input(key="range_reactor_temperature_low").set_value(100.0)
-    at.button(key="run").click().run()
+    at = open_page(PHARMA_PAGE)
+    submit(at, {"range_reactor_temperature_low": 100.0})
     assert not at.exception
     assert [e.value for e in at.error] == ["scenario.ranges.reactor_temperature: low (100.0) must be below high (100.0)"]
 
-    at.number_input(key="range_reactor_temperature_low").set_value(50.0)
-    at.number_input(key="opt_steps").set_value(0)
-    at.button(key="run").click().run()
-    message = at.error[0].value
-    assert message.startswith("optimise.steps:") and "\n" not in message and "Traceback" not in message
+    one_line_error(submit(at, {"range_reactor_temperature_low": 50.0, "opt_steps": 0}), "optimise.steps:")
 
-    at.number_input(key="opt_steps").set_value(5)
-    at.number_input(key="ds_y_high_cooling_end_temperature").set_value(65.0)
-    at.button(key="run").click().run()
+    submit(at, {"opt_steps": 5, "ds_y_high_cooling_end_temperature": 65.0})
     assert at.error[0].value.startswith("design_space.y_high: 65.0 must be below the crystalliser start")
     assert list_runs(url=store_url) == [] and not at.status
 
 
 def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> None:
     run_id = _record_by_hand(store_url, tmp_path / "run")
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.query_params["run"] = str(run_id)
-    at.switch_page(PHARMA_PAGE).run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.header[0].value == f"Results of run #{run_id}"
+    at = open_report(PHARMA_PAGE, run_id)
     assert [m.value for m in at.metric] == ["80.00 %", "96.0%", "72.00 %", "93.0%", "1.5 ms"]
     cqa = at.dataframe[0].value
     assert list(cqa["cqa"]) == list(CQA_NAMES)
@@ -155,16 +131,6 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
 
     at.run()  # a rerun keeps the report
     assert at.header[0].value == f"Results of run #{run_id}"
-
-
-@pytest.mark.parametrize(("requested", "words"), [("999", "does not exist"), ("abc", "invalid literal")])
-def test_unknown_run_shows_an_error(store_url: str, requested: str, words: str) -> None:
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.query_params["run"] = requested
-    at.switch_page(PHARMA_PAGE).run()
-    assert not at.exception
-    assert at.error[0].value.startswith(f"run: cannot open run '{requested}'")
-    assert words in at.error[0].value
 
 
 def test_a_run_of_another_kind_is_refused(store_url: str, tmp_path: Path) -> None:
@@ -194,21 +160,12 @@ def test_views_shape_the_tables() -> None:
 
 @pytest.mark.slow
 def test_tiny_run_from_the_form_is_recorded_and_shown(store_url: str, tmp_path: Path) -> None:
-    at = _pharma_page(timeout=600)
-    at.text_input(key="run_name").input("tiny-pharma")
+    at = open_page(PHARMA_PAGE, timeout=600)
     budgets = {"opt_steps": 10, "opt_samples": 4, "eval_samples": 32, "base_samples": 8, "base_points": 2,
                "base_refinements": 0, "ds_points": 3, "ds_samples": 4}
-    for key, value in budgets.items():
-        at.number_input(key=key).set_value(value)
-    at.button(key="run").click().run()
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-    [run] = list_runs(url=store_url)
-    assert (run.name, run.kind, run.status.value) == ("tiny-pharma", "pharma", "succeeded")
+    run = run_from_form(at, store_url, name="tiny-pharma", kind="pharma", numbers=budgets)
     assert run.config["baseline"]["points"] == [2, 2, 2]
     assert all(Path(a.path).is_relative_to(tmp_path / "artifacts") for a in run.artifacts)
-    assert at.status[0].label == f"Run #{run.id} finished"
     bars = [bar.proto.text for bar in at.status[0].get("progress")]
     assert "SNAPO training: 10/10" in bars and "design space: 1/1" in bars
-    assert at.header[0].value == f"Results of run #{run.id}"
     assert list(at.dataframe[1].value["method"]) == ["SNAPO", "best constant"]

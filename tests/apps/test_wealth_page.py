@@ -8,14 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from decisions.errors import InputError
 from decisions.finance.wealth import DOMAIN, WealthReport
-from decisions.store import list_runs, recorded_run
-from tests.apps.conftest import APPS, HOME
-
-WEALTH_PAGE = "pages/5_Wealth_planning.py"
+from decisions.store import list_runs
+from tests.apps.conftest import APPS, WEALTH_PAGE
+from tests.apps.helpers import one_line_error, open_page, open_report, record_report, run_from_form, submit
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
@@ -81,18 +79,7 @@ def _record_by_hand(url: str, folder: Path, kind: str = DOMAIN.name) -> int:
     metrics = {"expected_utility_dp": 60.0, "expected_utility_planner": 57.0, "expected_utility_funding_rule": 50.0,
                "planner_vs_dp": 0.95, "rule_vs_dp": 50.0 / 60.0, "plan_ms": 4.2, "dp_ms": 2100.0}
     report = WealthReport(**_hand_made_tables(), metrics=metrics)
-    with recorded_run(kind, "hand-made", {"problem": {"horizon": HORIZON}}, url=url) as run:
-        run.log_metrics(metrics)
-        for name, path in report.save(folder).items():
-            run.add_artifact(name, str(path))
-    return run.run_id
-
-
-def _wealth_page() -> AppTest:
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.switch_page(WEALTH_PAGE).run()
-    assert not at.exception, at.exception
-    return at
+    return record_report(url, report, folder, kind=kind, config={"problem": {"horizon": HORIZON}})
 
 
 # --- views on hand-made tables ------------------------------------------------------------------
@@ -223,7 +210,7 @@ def test_a_run_of_another_kind_is_refused(store_url: str, tmp_path: Path) -> Non
 
 
 def test_wealth_page_renders_its_form(store_url: str) -> None:
-    at = _wealth_page()
+    at = open_page(WEALTH_PAGE)
     assert at.title[0].value == "Wealth planning"
     keys = {widget.key for widget in at.number_input}
     assert {"horizon", "initial_wealth", "savings", "savings_first", "savings_last", "seed", "paths"} <= keys
@@ -235,30 +222,18 @@ def test_wealth_page_renders_its_form(store_url: str) -> None:
 
 
 def test_bad_input_shows_one_line_error_naming_the_field_and_records_nothing(store_url: str) -> None:
-    at = _wealth_page()
-    at.number_input(key="horizon").set_value(5)
-    at.number_input(key="savings_last").set_value(4)
-    at.button(key="plan").click().run()
-    assert not at.exception, at.exception
-    assert len(at.error) == 1
-    message = at.error[0].value
-    assert message.startswith("problem.goals:") and "after the horizon 5" in message, message
-    assert "\n" not in message and "Traceback" not in message
+    at = open_page(WEALTH_PAGE)
+    message = one_line_error(submit(at, {"horizon": 5, "savings_last": 4}, button="plan"), "problem.goals:")
+    assert len(at.error) == 1 and "after the horizon 5" in message, message
 
-    at.number_input(key="savings_last").set_value(7)
-    at.button(key="plan").click().run()
+    submit(at, {"savings_last": 7}, button="plan")
     assert [e.value.split(":")[0] for e in at.error] == ["savings.last_year"]
     assert list_runs(url=store_url) == [] and not at.status and not at.header
 
 
 def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> None:
     run_id = _record_by_hand(store_url, tmp_path / "run")
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.query_params["run"] = str(run_id)
-    at.switch_page(WEALTH_PAGE).run()
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-    assert at.header[0].value == f"Results of run #{run_id}"
+    at = open_report(WEALTH_PAGE, run_id)
     assert [m.value for m in at.metric] == ["57.00", "60.00", "50.00", "95.0%", "4.2 ms", "2.1 s"]
     assert list(at.dataframe[1].value["policy"]) == ["MetaRL planner", "exact DP", "funding-ratio rule"]
     assert at.dataframe[2].value["exact DP"].tolist() == pytest.approx([0.95, 0.90])
@@ -275,16 +250,6 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
     assert at.header[0].value == f"Results of run #{run_id}"
 
 
-@pytest.mark.parametrize(("requested", "words"), [("999", "does not exist"), ("abc", "invalid literal")])
-def test_unknown_run_shows_an_error(store_url: str, requested: str, words: str) -> None:
-    at = AppTest.from_file(HOME, default_timeout=30)
-    at.query_params["run"] = requested
-    at.switch_page(WEALTH_PAGE).run()
-    assert not at.exception
-    assert at.error[0].value.startswith(f"run: cannot open run '{requested}'")
-    assert words in at.error[0].value
-
-
 def test_small_plan_from_the_form_is_recorded_and_shown(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -293,17 +258,8 @@ def test_small_plan_from_the_form_is_recorded_and_shown(
     client = {"horizon": 5, "initial_wealth": 100_000.0, "savings": 10_000.0, "savings_first": 0,
               "savings_last": 4, "goals": goals}
     monkeypatch.setattr(wealth_views, "example_client", lambda *_: client)
-    at = AppTest.from_file(HOME, default_timeout=300)
-    at.switch_page(WEALTH_PAGE).run()
-    at.text_input(key="run_name").input("small-wealth")
-    at.number_input(key="paths").set_value(500)
-    at.button(key="plan").click().run()
-    assert not at.exception, at.exception
-    assert not at.error, [e.value for e in at.error]
-    [run] = list_runs(url=store_url)
-    assert (run.name, run.kind, run.status.value) == ("small-wealth", "wealth", "succeeded")
-    assert at.status[0].label == f"Run #{run.id} finished"
-    assert at.header[0].value == f"Results of run #{run.id}"
+    at = open_page(WEALTH_PAGE, timeout=300)
+    run = run_from_form(at, store_url, name="small-wealth", kind="wealth", numbers={"paths": 500}, button="plan")
     assert list(at.dataframe[1].value["policy"]) == ["MetaRL planner", "exact DP", "funding-ratio rule"]
     assert len(at.dataframe[2].value) == 2  # one row per goal (dataframe 0: the goals editor)
     assert len(at.get("vega_lite_chart")) == 6

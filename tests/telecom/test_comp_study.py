@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 from decisions.core.checkpoint import load_metadata
-from decisions.errors import InputError
 from decisions.jobs.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
 from decisions.telecom.comp import DOMAIN
@@ -28,6 +27,7 @@ from decisions.telecom.comp.study import (
     ship_study,
 )
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
+from tests.helpers import assert_input_error
 
 TINY = StudyBudget(
     expert_steps=3_200,
@@ -144,10 +144,7 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         ({"study": {"target_offsets": [0.0, float("nan")]}}, "study.target_offsets"),
         ({"job": {"seed": -1}}, "job.seed"),
     ):
-        with pytest.raises(InputError) as err:
-            comp_job.prepare({**_spec(), **spec}, tmp_path)
-        assert err.value.field == field, (spec, err.value)
-        assert "\n" not in str(err.value)
+        assert_input_error(comp_job.prepare, {**_spec(), **spec}, tmp_path, field=field)
 
 
 def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> None:

@@ -24,13 +24,16 @@ To add an agent, write a module that defines:
 1. ``XConfig``, a frozen dataclass subclassing ``onpolicy.OnPolicyConfig`` or
    ``offpolicy.OffPolicyConfig`` with the agent's own fields, checked in ``__post_init__``;
 2. ``XAgent``, a frozen dataclass ``(config, policy)`` with a ``kind: ClassVar[str]``
-   (checkpoint tag) implementing the family's protocol;
-3. ``make_agent(env, config, params=None) -> XAgent`` (checks the config type and the spaces);
-4. ``train`` / ``train_seeds``, each handing ``make_agent(env, config, params)`` to the family's
-   ``train_agent`` / ``train_agent_seeds``; and re-export the family's ``save_policy`` and
-   ``load_policy``.
+   (checkpoint tag) implementing the family's protocol (on-policy: subclassing
+   ``onpolicy.ActorCriticAgent``; off-policy: its policy an ``offpolicy.NetworkPolicy``);
+3. ``make_agent(env, config, params=None) -> XAgent`` (checks the config type and the spaces;
+   on-policy: ``XAgent.for_env``);
+4. ``train, train_seeds = <family>.trainers(...)``, which hand ``make_agent(env, config, params)``
+   to the family's ``train_agent``; and re-export the family's ``save_policy`` and a
+   ``load_policy`` (off-policy: ``XPolicy.load``).
 
 Shared by both families: ``common`` (``TrainResult``, ``RunningStats``, field checks, the
 chunked driver ``run_chunked`` with progress and checkpoint/resume, ``evaluate_episodes``),
-``policy_file`` (what saving and loading a policy share) and ``replay`` (off-policy buffers).
+``trainers`` (the ``train`` / ``train_seeds`` pair made from ``make_agent``), ``policy_file``
+(what saving and loading a policy share) and ``replay`` (off-policy buffers).
 """

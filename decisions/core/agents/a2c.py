@@ -13,25 +13,23 @@ default, or Adam with ``optimizer_name="adam"``. This module supplies ``A2CAgent
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import optax
 from jax import Array
 
-from decisions.core.agents.common import ProgressFn, TrainResult, check_choice, check_config, check_number
+from decisions.core.agents.common import check_choice, check_number
 from decisions.core.agents.onpolicy import (
+    ActorCriticAgent,
     ActorCriticPolicy,
     Batch,
     OnPolicyConfig,
     gradient_step,
     load_policy,
     save_policy,
-    train_agent,
-    train_agent_seeds,
+    trainers,
 )
-from decisions.core.env import Environment
 
 __all__ = ["A2CAgent", "A2CConfig", "load_policy", "make_agent", "save_policy", "train", "train_seeds"]
 
@@ -65,7 +63,7 @@ class A2CConfig(OnPolicyConfig):
 
 
 @dataclass(frozen=True)
-class A2CAgent:
+class A2CAgent(ActorCriticAgent):
     """A2C's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``).
 
     Attributes:
@@ -74,6 +72,7 @@ class A2CAgent:
     """
 
     kind: ClassVar[str] = "a2c"
+    config_type: ClassVar[type[A2CConfig]] = A2CConfig
 
     config: A2CConfig
     policy: ActorCriticPolicy
@@ -106,78 +105,7 @@ class A2CAgent:
         return net, opt_state, metrics
 
 
-def make_agent(env: Environment[Any, Any], config: A2CConfig, params: Any = None) -> A2CAgent:
-    """The A2C agent for ``env``'s spaces (read from concrete params).
+make_agent = A2CAgent.for_env
+"""``make_agent(env, config, params=None)``: the ``A2CAgent`` for ``env``'s spaces (``ActorCriticAgent.for_env``)."""
 
-    Args:
-        env: an unwrapped environment.
-        config: the A2C configuration.
-        params: the environment's params (default ``env.default_params``).
-
-    Returns:
-        The agent, with its policy description.
-
-    Raises:
-        TypeError: ``config`` is not an ``A2CConfig``.
-    """
-    check_config(config, A2CConfig)
-    return A2CAgent(config, ActorCriticPolicy.from_env(env, env.default_params if params is None else params, config))
-
-
-def train(
-    env: Environment[Any, Any],
-    config: A2CConfig = A2CConfig(),
-    *,
-    key: Array,
-    params: Any = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-    initial: Any = None,
-) -> TrainResult:
-    """Train A2C on ``env``.
-
-    Args:
-        env: an unwrapped environment (pass the same object again to reuse the compiled loop).
-        config: the A2C configuration.
-        key: PRNG key of the run.
-        params: the environment's params (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional file; written after every chunk and resumed from when it exists.
-        initial: optional policy params to fine-tune (with a fresh optimiser state).
-
-    Returns:
-        A ``TrainResult``: deterministic ``policy``, params ``{"net", "obs_stats"}`` and
-        per-iteration metrics ``episode_return`` (NaN where no episode finished),
-        ``episode_length``, ``episodes``, ``policy_loss``, ``value_loss``, ``entropy``,
-        ``grad_norm``, ``learning_rate``.
-    """
-    agent = make_agent(env, config, params)
-    return train_agent(
-        agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint, initial=initial
-    )
-
-
-def train_seeds(
-    env: Environment[Any, Any],
-    config: A2CConfig = A2CConfig(),
-    *,
-    keys: Array,
-    params: Any = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train A2C for every key in ``keys`` at once.
-
-    Args:
-        env: an unwrapped environment.
-        config: the A2C configuration (shared by all seeds).
-        keys: ``(seeds, ...)`` PRNG keys, one per seed.
-        params: the environment's params, shared by all seeds (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional checkpoint file (as in ``train``).
-
-    Returns:
-        A ``TrainResult`` whose params and metrics gain a leading seed axis.
-    """
-    agent = make_agent(env, config, params)
-    return train_agent_seeds(agent, env, keys=keys, params=params, progress=progress, checkpoint=checkpoint)
+train, train_seeds = trainers(A2CAgent, A2CConfig(), metrics="``policy_loss``, ``value_loss``, ``entropy``")

@@ -133,6 +133,11 @@ def identity_stats(shape: tuple[int, ...]) -> RunningStats:
     return RunningStats(jnp.zeros(shape, jnp.float32), jnp.ones(shape, jnp.float32) - 1e-8, jnp.asarray(1.0))
 
 
+def initial_stats(shape: tuple[int, ...], normalize_obs: bool) -> RunningStats:
+    """A fresh policy's observation statistics: empty running ones, or the identity without normalisation."""
+    return RunningStats.create(shape) if normalize_obs else identity_stats(shape)
+
+
 @dataclass
 class TrainResult:
     """What every agent's ``train`` returns.

@@ -21,8 +21,6 @@ file also holds the policy's description, so loading needs nothing else).
 
 from __future__ import annotations
 
-import math
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -33,24 +31,14 @@ import numpy as np
 import optax
 from jax import Array
 
-from decisions.core.agents.common import (
-    ProgressFn,
-    RunningStats,
-    TrainResult,
-    check_config,
-    check_number,
-    identity_stats,
-)
+from decisions.core.agents.common import check_config, check_number
 from decisions.core.agents.offpolicy import (
+    NetworkPolicy,
     OffPolicyConfig,
-    load_policy_as,
-    normalize,
     polyak_update,
     save_policy,
-    train_agent,
-    train_agent_seeds,
+    trainers,
 )
-from decisions.core.agents.policy_file import PolicyDescription
 from decisions.core.agents.replay import Transition
 from decisions.core.env import Environment
 from decisions.core.nets import MLP
@@ -107,7 +95,7 @@ def q_network(hidden: tuple[int, ...], num_actions: int) -> MLP:
 
 
 @dataclass(frozen=True)
-class DQNPolicy(PolicyDescription):
+class DQNPolicy(NetworkPolicy):
     """The greedy policy ``argmax_a Q(normalised obs, a)``; hashable, so jitted evaluators reuse it.
 
     Call it as ``policy(params, obs, key)`` with ``params = {"q": ..., "obs_stats": ...}`` and one
@@ -121,6 +109,7 @@ class DQNPolicy(PolicyDescription):
     """
 
     kind: ClassVar[str] = KIND
+    params_key: ClassVar[str] = "q"
 
     obs_shape: tuple[int, ...]
     num_actions: int
@@ -132,16 +121,10 @@ class DQNPolicy(PolicyDescription):
         """The Q-network module."""
         return q_network(self.hidden, self.num_actions)
 
-    def init(self, key: Array, normalize_obs: bool = True) -> PyTree:
-        """Fresh params: random Q-network weights and empty (or identity) observation statistics."""
-        q = self.network.init(key, jnp.zeros((math.prod(self.obs_shape),), jnp.float32))
-        stats = RunningStats.create(self.obs_shape) if normalize_obs else identity_stats(self.obs_shape)
-        return {"q": q, "obs_stats": stats}
-
     def __call__(self, params: PyTree, obs: Array, key: Array) -> Array:
         """The greedy action(s)."""
         del key
-        x = normalize(params["obs_stats"], jnp.asarray(obs), self.obs_shape)
+        x = self.features(params, obs)
         return jnp.argmax(self.network.apply(params["q"], x), axis=-1).astype(self.action_dtype)
 
 
@@ -268,76 +251,7 @@ def make_agent(env: Environment[Any, Any], config: DQNConfig, params: PyTree | N
     return DQNAgent(config=config, policy=policy)
 
 
-def train(
-    env: Environment[Any, Any],
-    config: DQNConfig = DQNConfig(),
-    *,
-    key: Array,
-    params: PyTree | None = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train a DQN agent on ``env``.
+train, train_seeds = trainers(make_agent, DQNConfig(), DQNPolicy, metrics="``q_loss``, ``q_mean`` and ``epsilon``")
 
-    Args:
-        env: an unwrapped environment with a ``Discrete`` action space. Pass the same object
-            (and config) again to reuse the compiled loop.
-        config: training configuration.
-        key: PRNG key of the run.
-        params: environment params (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between jitted chunks.
-        checkpoint: optional file; the loop state is saved there after each chunk and a call
-            with the same arguments resumes from it, ending as an uninterrupted run would.
-
-    Returns:
-        A ``TrainResult``: the greedy ``DQNPolicy``, its params (``{"q", "obs_stats"}``) and
-        per-iteration metrics ``episode_return`` (mean over the episodes finished in the
-        iteration, else the previous value; NaN before the first), ``episodes``, ``q_loss``,
-        ``q_mean`` and ``epsilon``.
-
-    Raises:
-        ValueError: the action space is not ``Discrete``, or the checkpoint belongs to another run.
-    """
-    agent = make_agent(env, config, params)
-    return train_agent(agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint)
-
-
-def train_seeds(
-    env: Environment[Any, Any],
-    config: DQNConfig = DQNConfig(),
-    *,
-    keys: Array,
-    params: PyTree | None = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train one DQN agent per key in a single vmapped loop.
-
-    Args:
-        env: an unwrapped environment with a ``Discrete`` action space.
-        config: training configuration (shared by all seeds).
-        keys: ``(seeds,)`` typed keys or ``(seeds, 2)`` raw keys.
-        params: environment params shared by all seeds (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback.
-        checkpoint: optional file to save after each chunk and resume from (as in ``train``).
-
-    Returns:
-        A ``TrainResult`` whose params and metrics have a leading seed axis.
-    """
-    agent = make_agent(env, config, params)
-    return train_agent_seeds(agent, env, keys=keys, params=params, progress=progress, checkpoint=checkpoint)
-
-
-def load_policy(path: str | os.PathLike[str]) -> tuple[DQNPolicy, PyTree]:
-    """Read a DQN policy written by ``save_policy`` (``offpolicy.save_policy``).
-
-    Args:
-        path: the file.
-
-    Returns:
-        ``(policy, params)``: call ``policy(params, obs, key)``.
-
-    Raises:
-        ValueError: the file is not a saved DQN policy.
-    """
-    return load_policy_as(path, DQNPolicy)
+load_policy = DQNPolicy.load
+"""``load_policy(path) -> (policy, params)``: read a DQN policy written by ``save_policy``."""

@@ -16,7 +16,6 @@ optimiser); rollout, GAE, network, loss and save/load live in ``onpolicy``, shar
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -24,18 +23,17 @@ import jax
 import optax
 from jax import Array
 
-from decisions.core.agents.common import ProgressFn, TrainResult, check_config, check_int, check_number
+from decisions.core.agents.common import check_int, check_number
 from decisions.core.agents.onpolicy import (
+    ActorCriticAgent,
     ActorCriticPolicy,
     Batch,
     OnPolicyConfig,
     gradient_step,
     load_policy,
     save_policy,
-    train_agent,
-    train_agent_seeds,
+    trainers,
 )
-from decisions.core.env import Environment
 
 __all__ = ["PPOAgent", "PPOConfig", "load_policy", "make_agent", "save_policy", "train", "train_seeds"]
 
@@ -74,7 +72,7 @@ class PPOConfig(OnPolicyConfig):
 
 
 @dataclass(frozen=True)
-class PPOAgent:
+class PPOAgent(ActorCriticAgent):
     """PPO's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``).
 
     Attributes:
@@ -83,6 +81,7 @@ class PPOAgent:
     """
 
     kind: ClassVar[str] = "ppo"
+    config_type: ClassVar[type[PPOConfig]] = PPOConfig
 
     config: PPOConfig
     policy: ActorCriticPolicy
@@ -127,78 +126,9 @@ class PPOAgent:
         return net, opt_state, jax.tree_util.tree_map(lambda x: x.mean(), metrics)
 
 
-def make_agent(env: Environment[Any, Any], config: PPOConfig, params: Any = None) -> PPOAgent:
-    """The PPO agent for ``env``'s spaces (read from concrete params).
+make_agent = PPOAgent.for_env
+"""``make_agent(env, config, params=None)``: the ``PPOAgent`` for ``env``'s spaces (``ActorCriticAgent.for_env``)."""
 
-    Args:
-        env: an unwrapped environment.
-        config: the PPO configuration.
-        params: the environment's params (default ``env.default_params``).
-
-    Returns:
-        The agent, with its policy description.
-
-    Raises:
-        TypeError: ``config`` is not a ``PPOConfig``.
-    """
-    check_config(config, PPOConfig)
-    return PPOAgent(config, ActorCriticPolicy.from_env(env, env.default_params if params is None else params, config))
-
-
-def train(
-    env: Environment[Any, Any],
-    config: PPOConfig = PPOConfig(),
-    *,
-    key: Array,
-    params: Any = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-    initial: Any = None,
-) -> TrainResult:
-    """Train PPO on ``env``.
-
-    Args:
-        env: an unwrapped environment (pass the same object again to reuse the compiled loop).
-        config: the PPO configuration.
-        key: PRNG key of the run.
-        params: the environment's params (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional file; written after every chunk and resumed from when it exists.
-        initial: optional policy params to fine-tune (with a fresh optimiser state).
-
-    Returns:
-        A ``TrainResult``: deterministic ``policy``, params ``{"net", "obs_stats"}`` and
-        per-iteration metrics ``episode_return`` (NaN where no episode finished),
-        ``episode_length``, ``episodes``, ``policy_loss``, ``value_loss``, ``entropy``,
-        ``approx_kl``, ``clip_fraction``, ``grad_norm``, ``learning_rate``.
-    """
-    agent = make_agent(env, config, params)
-    return train_agent(
-        agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint, initial=initial
-    )
-
-
-def train_seeds(
-    env: Environment[Any, Any],
-    config: PPOConfig = PPOConfig(),
-    *,
-    keys: Array,
-    params: Any = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train PPO for every key in ``keys`` at once.
-
-    Args:
-        env: an unwrapped environment.
-        config: the PPO configuration (shared by all seeds).
-        keys: ``(seeds, ...)`` PRNG keys, one per seed.
-        params: the environment's params, shared by all seeds (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional checkpoint file (as in ``train``).
-
-    Returns:
-        A ``TrainResult`` whose params and metrics gain a leading seed axis.
-    """
-    agent = make_agent(env, config, params)
-    return train_agent_seeds(agent, env, keys=keys, params=params, progress=progress, checkpoint=checkpoint)
+train, train_seeds = trainers(
+    PPOAgent, PPOConfig(), metrics="``policy_loss``, ``value_loss``, ``entropy``, ``approx_kl``, ``clip_fraction``"
+)

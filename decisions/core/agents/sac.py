@@ -21,7 +21,6 @@ weights and the observation statistics, and ``save_policy`` / ``load_policy`` ro
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -31,15 +30,8 @@ import numpy as np
 import optax
 from jax import Array
 
-from decisions.core.agents.common import ProgressFn, TrainResult, check_config, check_number
-from decisions.core.agents.offpolicy import (
-    OffPolicyConfig,
-    load_policy_as,
-    polyak_update,
-    save_policy,
-    train_agent,
-    train_agent_seeds,
-)
+from decisions.core.agents.common import check_config, check_number
+from decisions.core.agents.offpolicy import OffPolicyConfig, polyak_update, save_policy, trainers
 from decisions.core.agents.replay import Transition
 from decisions.core.agents.sac_policy import (
     KIND,
@@ -127,7 +119,7 @@ class SACAgent:
     @property
     def actor(self) -> SquashedGaussianActor:
         """The actor module."""
-        return self.policy.actor
+        return self.policy.network
 
     def _q(self, params: PyTree, obs: Array, u: Array) -> Array:
         """Both critics' values, ``(2, batch)``."""
@@ -275,77 +267,9 @@ def make_agent(env: Environment[Any, Any], config: SACConfig, params: PyTree | N
     return SACAgent(config=config, policy=policy)
 
 
-def train(
-    env: Environment[Any, Any],
-    config: SACConfig = SACConfig(),
-    *,
-    key: Array,
-    params: PyTree | None = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train a SAC agent on ``env``.
+train, train_seeds = trainers(
+    make_agent, SACConfig(), SACPolicy, metrics="``q_loss``, ``q_mean``, ``actor_loss``, ``alpha`` and ``entropy``"
+)
 
-    Args:
-        env: an unwrapped environment with a float ``Box`` action space with finite bounds.
-            Pass the same object (and config) again to reuse the compiled loop.
-        config: training configuration.
-        key: PRNG key of the run.
-        params: environment params (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between jitted chunks.
-        checkpoint: optional file; the loop state is saved there after each chunk and a call
-            with the same arguments resumes from it, ending as an uninterrupted run would.
-
-    Returns:
-        A ``TrainResult``: the deterministic ``SACPolicy``, its params (``{"actor", "obs_stats"}``)
-        and per-iteration metrics ``episode_return`` (mean over the episodes finished in the
-        iteration, else the previous value; NaN before the first), ``episodes``, ``q_loss``,
-        ``q_mean``, ``actor_loss``, ``alpha`` and ``entropy``.
-
-    Raises:
-        ValueError: the action space is not a bounded float ``Box``, or the checkpoint belongs
-            to another run.
-    """
-    agent = make_agent(env, config, params)
-    return train_agent(agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint)
-
-
-def train_seeds(
-    env: Environment[Any, Any],
-    config: SACConfig = SACConfig(),
-    *,
-    keys: Array,
-    params: PyTree | None = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train one SAC agent per key in a single vmapped loop.
-
-    Args:
-        env: an unwrapped environment with a bounded float ``Box`` action space.
-        config: training configuration (shared by all seeds).
-        keys: ``(seeds,)`` typed keys or ``(seeds, 2)`` raw keys.
-        params: environment params shared by all seeds (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback.
-        checkpoint: optional file to save after each chunk and resume from (as in ``train``).
-
-    Returns:
-        A ``TrainResult`` whose params and metrics have a leading seed axis.
-    """
-    agent = make_agent(env, config, params)
-    return train_agent_seeds(agent, env, keys=keys, params=params, progress=progress, checkpoint=checkpoint)
-
-
-def load_policy(path: str | os.PathLike[str]) -> tuple[SACPolicy, PyTree]:
-    """Read a SAC policy written by ``save_policy`` (``offpolicy.save_policy``).
-
-    Args:
-        path: the file.
-
-    Returns:
-        ``(policy, params)``: call ``policy(params, obs, key)``.
-
-    Raises:
-        ValueError: the file is not a saved SAC policy.
-    """
-    return load_policy_as(path, SACPolicy)
+load_policy = SACPolicy.load
+"""``load_policy(path) -> (policy, params)``: read a SAC policy written by ``save_policy``."""

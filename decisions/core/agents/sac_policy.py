@@ -19,9 +19,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-from decisions.core.agents.common import RunningStats, identity_stats
-from decisions.core.agents.offpolicy import normalize
-from decisions.core.agents.policy_file import PolicyDescription
+from decisions.core.agents.offpolicy import NetworkPolicy
 from decisions.core.nets import MLP, GaussianHead, gaussian_log_prob
 
 __all__ = ["KIND", "SACPolicy", "SquashedGaussianActor", "critic_network", "squashed_sample"]
@@ -79,7 +77,7 @@ def squashed_sample(mean: Array, log_std: Array, key: Array) -> tuple[Array, Arr
 
 
 @dataclass(frozen=True)
-class SACPolicy(PolicyDescription):
+class SACPolicy(NetworkPolicy):
     """The deterministic SAC policy ``scale(tanh(mean(normalised obs)))``; hashable.
 
     Call it as ``policy(params, obs, key)`` with ``params = {"actor": ..., "obs_stats": ...}``
@@ -94,6 +92,7 @@ class SACPolicy(PolicyDescription):
     """
 
     kind: ClassVar[str] = KIND
+    params_key: ClassVar[str] = "actor"
 
     obs_shape: tuple[int, ...]
     action_shape: tuple[int, ...]
@@ -107,15 +106,9 @@ class SACPolicy(PolicyDescription):
         return len(self.action_low)
 
     @property
-    def actor(self) -> SquashedGaussianActor:
-        """The actor module."""
+    def network(self) -> SquashedGaussianActor:
+        """The actor module (its weights are the params' ``"actor"``)."""
         return SquashedGaussianActor(self.hidden, self.action_dim)
-
-    def init(self, key: Array, normalize_obs: bool = True) -> PyTree:
-        """Fresh params: random actor weights and empty (or identity) observation statistics."""
-        actor = self.actor.init(key, jnp.zeros((math.prod(self.obs_shape),), jnp.float32))
-        stats = RunningStats.create(self.obs_shape) if normalize_obs else identity_stats(self.obs_shape)
-        return {"actor": actor, "obs_stats": stats}
 
     def to_env(self, u: Array) -> Array:
         """Squashed actions ``(..., action_dim)`` in ``[-1, 1]`` to env actions ``(..., *action_shape)``."""
@@ -127,7 +120,6 @@ class SACPolicy(PolicyDescription):
     def __call__(self, params: PyTree, obs: Array, key: Array) -> Array:
         """The mean action(s), inside the action bounds."""
         del key
-        x = normalize(params["obs_stats"], jnp.asarray(obs), self.obs_shape)
-        mean, _ = self.actor.apply(params["actor"], x)
+        mean, _ = self.network.apply(params["actor"], self.features(params, obs))
         return self.to_env(jnp.tanh(mean))
 

@@ -38,34 +38,19 @@ from __future__ import annotations
 from decisions.core.lazy import lazy_exports
 from decisions.jobs.domain import Domain
 
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("AgentName", "AgentSettings"), "agents"),
-    "BuildingEnv": "env",
-    **dict.fromkeys(("evaluate", "run_baselines"), "evaluation"),
-    **dict.fromkeys(("IMPORTANCE_COLUMNS", "BuildingExplanation"), "explain"),
-    **dict.fromkeys(("BuildingJob", "prepare", "recorded_job", "run_job"), "job"),
-    **dict.fromkeys(
-        (
-            "ExplainedSeed",
-            "explain_policy",
-            "is_continuous",
-            "load_policy",
-            "policy_path",
-            "replay_seed",
-            "seed_name",
-            "simulate_policy",
-        ),
-        "replay",
-    ),
-    "BuildingReport": "report",
-    **dict.fromkeys(("Scenario", "Split"), "scenario"),
-    **dict.fromkeys(("Trajectory", "agent_controller"), "simulate"),
-}
-"""Public name -> the module (of this package) that defines it; no name is also a module's."""
-
-__all__ = sorted(_EXPORTS)
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# The public names by the module (of this package) that defines each; no name is also a module's.
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "agents": ("AgentName", "AgentSettings"),
+    "env": ("BuildingEnv",),
+    "evaluation": ("evaluate", "run_baselines"),
+    "explain": ("IMPORTANCE_COLUMNS", "BuildingExplanation"),
+    "job": ("BuildingJob", "prepare", "recorded_job", "run_job"),
+    "replay": ("ExplainedSeed", "explain_policy", "is_continuous", "load_policy", "policy_path", "replay_seed",
+               "seed_name", "simulate_policy"),
+    "report": ("BuildingReport",),
+    "scenario": ("Scenario", "Split"),
+    "simulate": ("Trajectory", "agent_controller"),
+})
 
 DOMAIN = Domain(
     name="building",

@@ -14,15 +14,15 @@ from typing import Any
 
 import jax
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from decisions.core.agents.common import ProgressFn, TrainResult
+from decisions.core.settings import Settings
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario, Split
 from decisions.energy.building.simulate import Controller, Trajectory, agent_controller, simulate
 from decisions.energy.building.windows import Window
-from decisions.errors import validate_input
 
 PyTree = Any
 
@@ -49,10 +49,10 @@ class AgentName(StrEnum):
         return importlib.import_module(f"decisions.core.agents.{self.value}")
 
 
-class AgentSettings(BaseModel):
+class AgentSettings(Settings):
     """Which agents to train and with what budget (validated; ``parse`` raises ``InputError``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    section = "agents"
 
     names: tuple[AgentName, ...] = Field(tuple(AgentName), min_length=1, description="Agents to train.")
     seeds: int = Field(3, ge=1, le=16, description="Seeds per agent, trained at once (vmapped).")
@@ -68,11 +68,6 @@ class AgentSettings(BaseModel):
         if len(set(self.names)) != len(self.names):
             raise ValueError("names: agents must be distinct")
         return self
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "agents") -> AgentSettings:
-        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
-        return validate_input(cls, data, prefix=prefix)
 
 
 def agent_config(name: AgentName, settings: AgentSettings) -> Any:

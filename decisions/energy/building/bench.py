@@ -14,9 +14,9 @@
   ``saving_vs_lp_<agent>`` / ``_std`` / ``_best_seed``, ``train_seconds_<agent>`` (all seeds,
   compile included), ``best_on_policy_saving_vs_lp`` / ``best_off_policy_saving_vs_lp``,
   ``surrogate_fidelity_agreement`` / ``_r2`` of the explained agent, and
-  ``transfer_b<b>_saving_vs_lp``: the best agent, trained on building 1, on other homes;
-- ``ppo_vs_snapo_gas_storage``: PPO's value over SNAPO's on the default gas storage scenario
-  (same evaluation paths), with ``gas_storage_ppo_vs_snapo_time_ratio`` and the raw figures.
+  ``transfer_b<b>_saving_vs_lp``: the best agent, trained on building 1, on other homes.
+
+(PPO against SNAPO on gas storage is a gas storage figure: ``decisions bench gas_storage``.)
 """
 
 from __future__ import annotations
@@ -90,14 +90,13 @@ def measure_env_steps_per_second(
 
 
 def run_bench(
-    progress: ProgressFn | None = None, *, agents: bool = True, gas_storage: bool = True
+    progress: ProgressFn | None = None, *, agents: bool = True
 ) -> dict[str, Any]:
     """Measure every building figure (see the module docstring).
 
     Args:
         progress: optional ``(task, done, total)`` callback.
         agents: train and score the four agents (about 15 minutes on 2 cores).
-        gas_storage: train PPO on gas storage and compare it with SNAPO (a few minutes).
 
     Returns:
         A flat dict of floats.
@@ -123,11 +122,6 @@ def run_bench(
     report("baselines", len(BENCH_BUILDINGS), len(BENCH_BUILDINGS))
     if agents:
         figures.update(agent_figures(report))
-    if gas_storage:
-        from decisions.energy.gas_storage.rl import ppo_vs_snapo
-
-        figures.update({f"gas_storage_{k}": v for k, v in ppo_vs_snapo(progress=report).items()})
-        figures["ppo_vs_snapo_gas_storage"] = figures["gas_storage_ppo_vs_snapo_value_ratio"]
     return figures
 
 
@@ -160,6 +154,6 @@ def agent_figures(report: ProgressFn) -> dict[str, Any]:
     return figures
 
 
-SMOKE_BUDGET: dict[str, Any] = {"agents": False, "gas_storage": False}
+SMOKE_BUDGET: dict[str, Any] = {"agents": False}
 """A benchmark that runs in seconds (the platform's conformance test): simulator speed and the
 baselines only."""

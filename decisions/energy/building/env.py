@@ -36,7 +36,6 @@ from jax import Array
 from decisions.core.env import Environment, Info, PRNGKey
 from decisions.core.spaces import Box, Discrete, Space
 from decisions.energy.building import observation
-from decisions.energy.building.battery import battery_step
 from decisions.energy.building.params import BuildingParams, to_params
 from decisions.energy.building.scenario import Scenario, Split
 
@@ -229,18 +228,7 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
         del key
         self._check(params)
         t = jnp.minimum(state.t, params.num_hours - 1)
-        move = battery_step(
-            self.action_fraction(action),
-            state.energy,
-            state.capacity,
-            nominal_capacity=params.capacity,
-            power=params.power,
-            charge_efficiency=params.charge_efficiency,
-            discharge_efficiency=params.discharge_efficiency,
-            soc_min=params.soc_min,
-            soc_max=params.soc_max,
-            capacity_fade=params.capacity_fade,
-        )
+        move = params.battery_step(self.action_fraction(action), state.energy, state.capacity)
         base = params.load[t] - params.pv[t]  # (N,)
         battery = move.charge - move.discharge
         net = base + battery

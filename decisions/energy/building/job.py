@@ -23,9 +23,10 @@ from typing import Any
 import jax
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from decisions.core.progress import Progress, silent
+from decisions.core.settings import Settings
 from decisions.energy.building.agents import AgentName, AgentSettings, score_seeds, seed_params, train_agent
 from decisions.energy.building.evaluation import run_baselines
 from decisions.energy.building.explain import IMPORTANCE_COLUMNS
@@ -35,13 +36,11 @@ from decisions.energy.building.report import BuildingReport
 from decisions.energy.building.scenario import Scenario
 from decisions.energy.building.simulate import Trajectory
 from decisions.errors import InputError, from_validation_error
-from decisions.jobs.base import JobBase
+from decisions.jobs.base import JobBase, spec_path
 
 
-class EvaluationSettings(BaseModel):
+class EvaluationSettings(Settings):
     """How controllers are scored and explained."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     include_mpc: bool = Field(False, description="Also run the 24 h MPC baseline (one LP per hour).")
     explain: bool = Field(True, description="Explain the best continuous-action agent.")
@@ -66,9 +65,9 @@ class BuildingJob(JobBase):
         if base_dir is None:
             return
         if isinstance(tariff, Mapping) and isinstance(tariff.get("path"), str):
-            scenario["tariff"] = {**tariff, "path": str(Path(base_dir) / tariff["path"])}
+            scenario["tariff"] = {**tariff, "path": str(spec_path(tariff["path"], base_dir))}
         elif isinstance(tariff, str) and tariff.lower().endswith(".csv"):
-            scenario["tariff"] = str(Path(base_dir) / tariff)
+            scenario["tariff"] = str(spec_path(tariff, base_dir))
 
 
 JOB_MODEL = BuildingJob

@@ -6,8 +6,8 @@ forecasts are exact, so the horizon's price path is taken as known). Load and PV
 are forecast by persistence: the same hour of the previous day (``base[t + k - 24]``). It
 solves ``optimum.schedule_lp`` over ``[t, t + horizon)`` (cut at the end of the data, not of the
 evaluation window, which the controller does not know) and applies the first hour's net
-battery energy. The battery state is advanced with ``battery.battery_step``, the environment's
-own physics, so ``simulate_actions`` of the returned schedule reproduces it.
+battery energy. The battery state is advanced with ``BuildingParams.battery_step``, the
+environment's own physics, so ``simulate_actions`` of the returned schedule reproduces it.
 
 Slow by design (one LP per hour, ~10-30 ms each): about a minute for a 122-day window.
 """
@@ -19,7 +19,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from decisions.core.optimal import solve
-from decisions.energy.building.battery import battery_step
 from decisions.energy.building.optimum import schedule_lp, window_data
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.windows import Window
@@ -29,18 +28,7 @@ DAY = 24
 
 @jax.jit
 def _advance(fraction: jax.Array, energy: jax.Array, capacity: jax.Array, params: BuildingParams) -> tuple:
-    move = battery_step(
-        fraction,
-        energy,
-        capacity,
-        nominal_capacity=params.capacity,
-        power=params.power,
-        charge_efficiency=params.charge_efficiency,
-        discharge_efficiency=params.discharge_efficiency,
-        soc_min=params.soc_min,
-        soc_max=params.soc_max,
-        capacity_fade=params.capacity_fade,
-    )
+    move = params.battery_step(fraction, energy, capacity)
     return move.energy, move.capacity
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from flax import struct
 from jax import Array
 
+from decisions.energy.building.battery import BatteryStep, battery_step
 from decisions.energy.building.dataset import load_district
 from decisions.energy.building.observation import shared_features
 from decisions.energy.building.scenario import Scenario, Split
@@ -52,6 +53,30 @@ class BuildingParams:
     def num_buildings(self) -> int:
         """Homes ``N`` (static)."""
         return self.load.shape[-1]
+
+    def battery_step(self, fraction: Array, energy: Array, capacity: Array) -> BatteryStep:
+        """One hour of ``battery.battery_step`` for every home, with these params' battery constants.
+
+        Args:
+            fraction: ``(N,)`` requested fractions of nominal power, + charge.
+            energy: ``(N,)`` stored energy before the step, kWh.
+            capacity: ``(N,)`` current capacity, kWh.
+
+        Returns:
+            ``BatteryStep(charge, discharge, energy, capacity)``.
+        """
+        return battery_step(
+            fraction,
+            energy,
+            capacity,
+            nominal_capacity=self.capacity,
+            power=self.power,
+            charge_efficiency=self.charge_efficiency,
+            discharge_efficiency=self.discharge_efficiency,
+            soc_min=self.soc_min,
+            soc_max=self.soc_max,
+            capacity_fade=self.capacity_fade,
+        )
 
 
 def to_params(scenario: Scenario, split: Split | str = Split.TRAIN) -> BuildingParams:

@@ -25,14 +25,12 @@ from enum import StrEnum
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
+from decisions.core.settings import Settings
 from decisions.energy.building import tariff as tariffs
 from decisions.energy.building.dataset import BUILDING_IDS, NUM_BUILDINGS, load_district
 from decisions.energy.building.windows import Window, episode_starts, month_blocks
-from decisions.errors import validate_input
-
-_STRICT = ConfigDict(extra="forbid", frozen=True)
 
 DEFAULT_ROUND_TRIP = 0.9
 """CityLearn's battery ``efficiency`` in this data set, read as a round-trip efficiency."""
@@ -45,10 +43,8 @@ class Split(StrEnum):
     EVAL = "eval"
 
 
-class Battery(BaseModel):
+class Battery(Settings):
     """Battery overrides applied to every selected home; ``None`` keeps the data set's value."""
-
-    model_config = _STRICT
 
     capacity_kwh: float | None = Field(None, gt=0, allow_inf_nan=False, description="Capacity, kWh.")
     power_kw: float | None = Field(None, gt=0, allow_inf_nan=False, description="Max (dis)charge power, kW.")
@@ -87,24 +83,21 @@ class Battery(BaseModel):
         return value
 
 
-class TouTariff(BaseModel):
+class TouTariff(Settings):
     """The data set's time-of-use tariff (0.21-0.54 $/kWh, peak in the late afternoon)."""
 
-    model_config = _STRICT
     kind: Literal["tou"] = "tou"
 
 
-class DynamicTariff(BaseModel):
+class DynamicTariff(Settings):
     """A real-time price that follows carbon intensity, scaled to the ToU mean and range (``tariff.py``)."""
 
-    model_config = _STRICT
     kind: Literal["dynamic"] = "dynamic"
 
 
-class CsvTariff(BaseModel):
+class CsvTariff(Settings):
     """Hourly prices read from a CSV file (8760 rows, column ``price``; see ``tariff.read_price_csv``)."""
 
-    model_config = _STRICT
     kind: Literal["csv"] = "csv"
     path: str = Field(description="Path of the CSV file.")
 
@@ -115,10 +108,9 @@ class CsvTariff(BaseModel):
         return value
 
 
-class SeriesTariff(BaseModel):
+class SeriesTariff(Settings):
     """Hourly prices given inline (8760 numbers >= 0), e.g. from an uploaded file."""
 
-    model_config = _STRICT
     kind: Literal["series"] = "series"
     prices: list[float] = Field(description="One price per hour of the data year, $/kWh.")
 
@@ -159,10 +151,10 @@ def _csv_prices(path: str) -> np.ndarray:
         raise ValueError(getattr(exc, "problem", str(exc))) from None
 
 
-class Scenario(BaseModel):
+class Scenario(Settings):
     """A battery problem: which homes, battery overrides, tariff, episode length, split and reward."""
 
-    model_config = _STRICT
+    section = "scenario"
 
     buildings: tuple[int, ...] = Field(
         (1,), description='Building id(s) 1-17, or "district" for all 17 (one shared meter).'
@@ -344,8 +336,3 @@ class Scenario(BaseModel):
     def default_reward_scale(self) -> float:
         """The reward multiplier in use: ``reward_scale`` or ``1 / num_buildings``."""
         return self.reward_scale if self.reward_scale is not None else 1.0 / self.num_buildings
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "scenario") -> Scenario:
-        """Validate a mapping (from TOML, JSON or a form), raising a one-line ``InputError``."""
-        return validate_input(cls, data, prefix=prefix)

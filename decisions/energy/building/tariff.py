@@ -12,14 +12,9 @@ around the year), like the data's ToU forecasts.
 
 from __future__ import annotations
 
-import io
-import math
-from pathlib import Path
-from typing import IO
-
 import numpy as np
-import pandas as pd
 
+from decisions.core.csv_input import CsvSource, price_column, read_text_csv, row_prices
 from decisions.energy.building.dataset import NUM_HOURS, District
 from decisions.errors import InputError
 
@@ -53,22 +48,13 @@ def check_prices(values: list[object]) -> np.ndarray:
     Raises:
         ValueError: naming the first bad row (``row 2`` is the first data row of a CSV with a header).
     """
-    prices = []
-    for row, cell in enumerate(values, start=2):
-        value = _number(cell)
-        if value is None:
-            raise ValueError(f"row {row}: {cell!r} is not a number")
-        if not math.isfinite(value):
-            raise ValueError(f"row {row}: {cell!r} is not a finite number")
-        if value < 0:
-            raise ValueError(f"row {row}: price {value} must be >= 0")
-        prices.append(value)
+    prices = row_prices(values, lambda value: "must be >= 0" if value < 0 else None)
     if len(prices) != NUM_HOURS:
         raise ValueError(f"has {len(prices)} hourly prices, expected {NUM_HOURS} (one year)")
     return np.asarray(prices, dtype=np.float64)
 
 
-def read_price_csv(source: str | Path | IO[str] | IO[bytes], *, field: str = "tariff.path") -> np.ndarray:
+def read_price_csv(source: CsvSource, *, field: str = "tariff.path") -> np.ndarray:
     """Read a user CSV of hourly import prices ($/kWh), one row per hour of the data year.
 
     The file needs a header and a column named ``price`` (or ``price_usd_per_kwh``,
@@ -85,14 +71,8 @@ def read_price_csv(source: str | Path | IO[str] | IO[bytes], *, field: str = "ta
         InputError: unreadable file, no price column, a non-numeric / NaN / negative cell, or
             not 8760 rows.
     """
-    frame = _read(source, field)
-    columns = {str(c).strip().lower(): c for c in frame.columns}
-    column = next((columns[c] for c in PRICE_COLUMNS if c in columns), None)
-    if column is None:
-        if len(frame.columns) != 1:
-            raise InputError(field, f"no price column: expected one of {', '.join(PRICE_COLUMNS)}")
-        column = frame.columns[0]
-    cells = frame[column].tolist()
+    frame = read_text_csv(source, field, skip_blank_lines=False)
+    cells = frame[price_column(frame, PRICE_COLUMNS, field)].tolist()
     while cells and not str(cells[-1]).strip():  # trailing blank lines are not hours
         cells.pop()
     try:
@@ -100,30 +80,3 @@ def read_price_csv(source: str | Path | IO[str] | IO[bytes], *, field: str = "ta
     except ValueError as exc:
         raise InputError(field, str(exc)) from None
 
-
-def _read(source: str | Path | IO[str] | IO[bytes], field: str) -> pd.DataFrame:
-    try:
-        if hasattr(source, "read"):
-            raw = source.read()
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False)
-        return pd.read_csv(Path(source), dtype=str, keep_default_na=False, skip_blank_lines=False)
-    except FileNotFoundError:
-        raise InputError(field, f"file not found: {source}") from None
-    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as exc:
-        raise InputError(field, f"cannot read CSV: {str(exc).splitlines()[0]}") from None
-
-
-def _number(cell: object) -> float | None:
-    """A float from a cell; NaN for an empty cell; None when not a number."""
-    if isinstance(cell, bool):
-        return None
-    if isinstance(cell, int | float):
-        return float(cell)
-    text = str(cell).strip()
-    if not text:
-        return float("nan")
-    try:
-        return float(text)
-    except ValueError:
-        return None

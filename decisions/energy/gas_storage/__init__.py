@@ -18,17 +18,12 @@ from math import cos, pi
 from decisions.core.lazy import lazy_exports
 from decisions.jobs.domain import Domain
 
-_EXPORTS = {
-    "load_forward_curve_csv": "curve_io",
-    "GasStorageReport": "report",
-    **dict.fromkeys(
-        ("ExponentialOU", "Facility", "Scenario", "SeasonalOU", "TerminalRule", "seasonal_forward_curve"), "scenario"
-    ),
-}
-"""Public name -> the module that defines it (imported on first use: the package stays light)."""
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+# The public names by the module that defines each (imported on first use: the package stays light).
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "curve_io": ("load_forward_curve_csv",),
+    "report": ("GasStorageReport",),
+    "scenario": ("ExponentialOU", "Facility", "Scenario", "SeasonalOU", "TerminalRule", "seasonal_forward_curve"),
+})
 
 _SMOKE_DAYS = 30
 
@@ -41,7 +36,7 @@ DOMAIN = Domain(
     example="gas_storage.toml",
     page="pages/1_Gas_storage.py",
     smoke_spec={
-        "job": {"name": "smoke", "method": "compare"},
+        "job": {"name": "smoke", "method": "snapo"},
         "scenario": {
             "forward_curve": [20.0 + 4.0 * cos(2 * pi * d / _SMOKE_DAYS) for d in range(_SMOKE_DAYS)],
             "facility": {"max_inventory": 100.0, "max_injection": 25.0, "max_withdrawal": 50.0},

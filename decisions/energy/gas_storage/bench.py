@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from decisions.core.evaluate import compare
+from decisions.core.pytrees import cast_leaves
 from decisions.core.timing import bump_and_revalue
 from decisions.energy.gas_storage import baselines, intrinsic, snapo_policy
 from decisions.energy.gas_storage.lsmc import LSMCConfig, lsmc
@@ -64,6 +65,7 @@ def run_bench(
     settings: SnapoSettings | None = None,
     eval_paths: int = 512,
     seed: int = 0,
+    ppo: bool = True,
 ) -> dict[str, Any]:
     """Measure every gas storage figure on the default (or a given) scenario.
 
@@ -73,6 +75,8 @@ def run_bench(
         settings: SNAPO settings (default: ``SnapoSettings()``).
         eval_paths: common out-of-sample evaluation paths.
         seed: seed of training and evaluation draws.
+        ppo: also train black-box PPO (3M steps, a few minutes) on the default scenario and
+            score it against SNAPO on the same paths (``ppo_vs_snapo_*`` figures).
 
     Returns:
         A flat dict of figures (floats and ints).
@@ -120,6 +124,10 @@ def run_bench(
     report("SNAPO training (deterministic)", 0, 1)
     figures.update(_deterministic(scenario, settings, key_det))
     report("SNAPO training (deterministic)", 1, 1)
+    if ppo:
+        from decisions.energy.gas_storage.rl import ppo_vs_snapo
+
+        figures.update(ppo_vs_snapo(progress=report))
     return figures
 
 
@@ -228,7 +236,7 @@ def fd_errors(trained: TrainedPolicy, scenario: Scenario, *, paths: int = 64, se
     """
     with jax.enable_x64(True):
         params = to_params(scenario, dtype=jnp.float64)
-        policy_params = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float64), trained.params)
+        policy_params = cast_leaves(trained.params, jnp.float64)
         normals = draw_normals(jax.random.PRNGKey(seed + 7), paths, scenario.horizon, jnp.float64)
         rate_scale = float(jnp.maximum(jnp.max(params.injection_rates), jnp.max(params.withdrawal_rates)))
         tau = trained.settings.temperature_end * rate_scale
@@ -310,5 +318,6 @@ SMOKE_BUDGET: dict[str, Any] = {
     ),
     "settings": SnapoSettings(steps=20, paths_per_step=16, log_every=10),
     "eval_paths": 32,
+    "ppo": False,
 }
 """A benchmark that runs in seconds (the platform's conformance test): a 30-day facility."""

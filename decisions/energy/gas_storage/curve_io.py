@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import io
-import math
 from datetime import date
-from pathlib import Path
-from typing import IO
 
 import pandas as pd
 
+from decisions.core.csv_input import CsvSource, named_column, price_column, read_text_csv, row_prices
 from decisions.errors import InputError
 
 PRICE_COLUMNS = ("forward", "price", "forward_price")
@@ -17,7 +14,7 @@ DATE_COLUMNS = ("date", "delivery_date", "day")
 
 
 def load_forward_curve_csv(
-    source: str | Path | IO[str] | IO[bytes],
+    source: CsvSource,
     *,
     field: str = "forward_curve",
     expected_length: int | None = None,
@@ -40,52 +37,18 @@ def load_forward_curve_csv(
         InputError: unreadable file, missing column, non-numeric/NaN/non-positive cell,
             wrong length or non-consecutive dates.
     """
-    frame = _read(source, field)
-    columns = {c.strip().lower(): c for c in frame.columns}
-    price_col = next((columns[c] for c in PRICE_COLUMNS if c in columns), None)
-    if price_col is None:
-        if len(frame.columns) != 1:
-            raise InputError(field, f"no price column: expected one of {', '.join(PRICE_COLUMNS)}")
-        price_col = frame.columns[0]
-    prices: list[float] = []
-    for row, cell in enumerate(frame[price_col].tolist(), start=2):  # row 1 is the header
-        value = _number(cell)
-        if value is None:
-            raise InputError(field, f"row {row}: {cell!r} is not a number")
-        if not math.isfinite(value):
-            raise InputError(field, f"row {row}: {cell!r} is not a finite number")
-        if value <= 0:
-            raise InputError(field, f"row {row}: price {value} must be positive")
-        prices.append(value)
+    frame = read_text_csv(source, field)
+    cells = frame[price_column(frame, PRICE_COLUMNS, field)].tolist()
+    try:
+        prices = row_prices(cells, lambda value: "must be positive" if value <= 0 else None)
+    except ValueError as exc:
+        raise InputError(field, str(exc)) from None
     if len(prices) < 2:
         raise InputError(field, f"needs at least 2 daily prices, got {len(prices)}")
     if expected_length is not None and len(prices) != expected_length:
         raise InputError(field, f"has {len(prices)} rows, expected {expected_length}")
-    date_col = next((columns[c] for c in DATE_COLUMNS if c in columns), None)
+    date_col = named_column(frame, DATE_COLUMNS)
     return prices, (_first_date(frame[date_col], field) if date_col is not None else None)
-
-
-def _read(source: str | Path | IO[str] | IO[bytes], field: str) -> pd.DataFrame:
-    try:
-        if hasattr(source, "read"):
-            raw = source.read()
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-        return pd.read_csv(Path(source), dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise InputError(field, f"file not found: {source}") from None
-    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as exc:
-        raise InputError(field, f"cannot read CSV: {str(exc).splitlines()[0]}") from None
-
-
-def _number(cell: object) -> float | None:
-    text = str(cell).strip()
-    if not text:
-        return float("nan")
-    try:
-        return float(text)
-    except ValueError:
-        return None
 
 
 def _first_date(column: pd.Series, field: str) -> date:

@@ -17,10 +17,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from decisions.core.evaluate import compare
 from decisions.core.progress import Progress, silent
+from decisions.core.settings import Settings
 from decisions.energy.gas_storage import baselines, intrinsic, snapo_policy
 from decisions.energy.gas_storage.curve_io import load_forward_curve_csv
 from decisions.energy.gas_storage.params import PriceKind, to_params
@@ -28,7 +29,7 @@ from decisions.energy.gas_storage.prices import draw_normals, spot_paths
 from decisions.energy.gas_storage.report import GasStorageReport
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings
-from decisions.jobs.base import JobBase
+from decisions.jobs.base import JobBase, spec_path
 
 
 class Method(StrEnum):
@@ -42,10 +43,8 @@ class Method(StrEnum):
     """LP intrinsic, rolling intrinsic, LSMC and do-nothing only."""
 
 
-class EvaluationSettings(BaseModel):
+class EvaluationSettings(Settings):
     """How methods are scored."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     paths: int = Field(256, gt=0, le=100_000, description="Common out-of-sample evaluation paths.")
     lsmc_paths: int = Field(1000, gt=0, le=200_000, description="Training paths of the LSMC regressions.")
@@ -69,8 +68,7 @@ class GasStorageJob(JobBase):
         scenario = data.setdefault("scenario", {})
         csv = scenario.pop("forward_curve_csv", None)
         if csv is not None:
-            path = Path(csv) if base_dir is None else Path(base_dir) / csv
-            curve, first = load_forward_curve_csv(path, field="scenario.forward_curve_csv")
+            curve, first = load_forward_curve_csv(spec_path(csv, base_dir), field="scenario.forward_curve_csv")
             scenario["forward_curve"] = curve
             if first is not None:
                 scenario.setdefault("start_date", first)

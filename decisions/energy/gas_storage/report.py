@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from decisions.jobs.report import TablesReport, trained_file
+from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
 
 
 @dataclass(kw_only=True)
@@ -52,10 +52,7 @@ class GasStorageReport(TablesReport):
 
 def save_chart(report: GasStorageReport, path: Path) -> Path:
     """Draw the schedule (inventory and moves against price) and dV/dF over the year to a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     sched, sens = report.schedule, report.curve_sensitivity
     fig, (ax_inv, ax_sens) = plt.subplots(2, 1, figsize=(11, 7), sharex=True, constrained_layout=True)
@@ -79,6 +76,4 @@ def save_chart(report: GasStorageReport, path: Path) -> Path:
     ax_sens.set_ylabel("dV / dF_t")
     ax_sens.set_title("Sensitivity of the storage value to each forward-curve day")
     ax_sens.legend(loc="upper left", fontsize=8)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -18,23 +18,20 @@ from enum import StrEnum
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from decisions.errors import InputError, validate_input
+from decisions.core.settings import Settings, finite_numbers
+from decisions.errors import InputError
 
 DAYS_PER_YEAR = 365.0
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
 
-
-class RatchetCurve(BaseModel):
+class RatchetCurve(Settings):
     """A rate that is piecewise linear in inventory (a ratchet).
 
     ``rate[k]`` applies at ``inventory[k]``; between breakpoints the rate is
     interpolated linearly, beyond the ends it is held constant.
     """
-
-    model_config = _STRICT
 
     inventory: list[float] = Field(min_length=2, description="Inventory breakpoints, strictly increasing.")
     rate: list[float] = Field(min_length=2, description="Rate per day at each breakpoint, > 0.")
@@ -64,10 +61,8 @@ class TerminalRule(StrEnum):
     """Any end inventory is allowed; it is worth inventory x spot on the last day."""
 
 
-class Facility(BaseModel):
+class Facility(Settings):
     """A storage facility (a lease): capacity, rates, costs, start and end conditions."""
-
-    model_config = _STRICT
 
     min_inventory: float = Field(0.0, ge=0, allow_inf_nan=False, description="Minimum inventory (cushion gas).")
     max_inventory: float = Field(1000.0, gt=0, allow_inf_nan=False, description="Working capacity.")
@@ -103,29 +98,26 @@ class Facility(BaseModel):
         return np.array([self.min_inventory, self.max_inventory]), np.array([rate, rate], float)
 
 
-class DeterministicPrices(BaseModel):
+class DeterministicPrices(Settings):
     """Spot prices follow the forward curve exactly (the intrinsic problem)."""
 
-    model_config = _STRICT
     model: Literal["deterministic"] = "deterministic"
 
 
-class SeasonalOU(BaseModel):
+class SeasonalOU(Settings):
     """Seasonal one-factor model: ``S_t = F_t exp(X_t - Var(X_t)/2)``, X an OU factor, ``X_0 = 0``.
 
     So ``E[S_t] = F_t``: the forward curve is honoured in expectation.
     """
 
-    model_config = _STRICT
     model: Literal["seasonal_ou"] = "seasonal_ou"
     mean_reversion: float = Field(20.0, gt=0, allow_inf_nan=False, description="Speed a, per year.")
     volatility: float = Field(1.0, ge=0, allow_inf_nan=False, description="Volatility s, per sqrt(year).")
 
 
-class ExponentialOU(BaseModel):
+class ExponentialOU(Settings):
     """Exponential OU spot: ``ln S`` mean-reverts to ``level`` (the forward curve is then model-implied)."""
 
-    model_config = _STRICT
     model: Literal["exponential_ou"] = "exponential_ou"
     speed: float = Field(10.0, gt=0, allow_inf_nan=False, description="Mean-reversion speed, per year.")
     level: float = Field(math.log(25.0), allow_inf_nan=False, description="Long-run mean of ln S.")
@@ -166,10 +158,10 @@ def seasonal_forward_curve(
     return out
 
 
-class Scenario(BaseModel):
+class Scenario(Settings):
     """A complete gas storage problem: facility, daily forward curve and price model."""
 
-    model_config = _STRICT
+    section = "scenario"
 
     facility: Facility = Field(default_factory=Facility)
     forward_curve: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
@@ -181,13 +173,7 @@ class Scenario(BaseModel):
     @field_validator("forward_curve", mode="before")
     @classmethod
     def _curve_numbers(cls, value: object) -> object:
-        if isinstance(value, list | tuple):
-            for i, v in enumerate(value):
-                if isinstance(v, bool) or not isinstance(v, int | float):
-                    raise ValueError(f"day {i}: {v!r} is not a number")
-                if not math.isfinite(v):
-                    raise ValueError(f"day {i}: {v} is not a finite number")
-        return value
+        return finite_numbers(value, "day {i}")
 
     @model_validator(mode="after")
     def _check_reachable(self) -> Scenario:
@@ -214,11 +200,6 @@ class Scenario(BaseModel):
     def with_prices(self, prices: DeterministicPrices | SeasonalOU | ExponentialOU) -> Scenario:
         """The same scenario under another price model."""
         return self.model_copy(update={"prices": prices})
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "scenario") -> Scenario:
-        """Validate a mapping (from TOML, JSON or a form), raising a one-line ``InputError``."""
-        return validate_input(cls, data, prefix=prefix)
 
 
 def reachable_range(facility: Facility, days: int) -> tuple[float, float]:

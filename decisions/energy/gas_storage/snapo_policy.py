@@ -37,13 +37,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-import pandas as pd
 from jax import Array
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from decisions.core.checkpoint import load_trained, save_trained
-from decisions.core.snapo import StepLog, train
+from decisions.core.pytrees import cast_leaves
+from decisions.core.snapo import TrainedSnapo, train_scaled
 from decisions.core.snapo_settings import SnapoSettingsBase
 from decisions.energy.gas_storage.params import GasStorageParams, PriceKind, to_params
 from decisions.energy.gas_storage.policy import BaseStockPolicy
@@ -57,8 +56,6 @@ FORMAT = "decisions.gas_storage.snapo_policy/1"
 
 class SnapoSettings(SnapoSettingsBase):
     """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     paths_per_step: int = Field(
         64, gt=0, le=100_000, description="Price paths per gradient step (antithetic pairs)."
@@ -106,38 +103,17 @@ class SnapoSettings(SnapoSettingsBase):
 
 
 
-@dataclasses.dataclass
-class TrainedPolicy:
-    """A trained SNAPO policy.
+@dataclasses.dataclass(kw_only=True)
+class TrainedPolicy(TrainedSnapo):
+    """A trained SNAPO policy (``core.snapo.TrainedSnapo``; log and values in currency).
 
     Attributes:
         policy: the architecture (static).
-        params: network parameters.
         settings: the settings it was trained with.
-        log: per-step smooth value (currency), gradient norm and temperature.
-        train_value: smooth objective at the end of training (currency, final temperature).
-        train_seconds: wall time of training, compilation included.
     """
 
     policy: BaseStockPolicy
-    params: PyTree
     settings: SnapoSettings
-    log: StepLog | None = None
-    train_value: float = float("nan")
-    train_seconds: float = float("nan")
-
-    def curve(self) -> pd.DataFrame:
-        """Training curve with columns ``step, value, grad_norm, temperature`` (empty if no log)."""
-        if self.log is None:
-            return pd.DataFrame(columns=["step", "value", "grad_norm", "temperature"])
-        return pd.DataFrame(
-            {
-                "step": np.arange(len(self.log.value)),
-                "value": np.asarray(self.log.value),
-                "grad_norm": np.asarray(self.log.grad_norm),
-                "temperature": np.asarray(self.log.temperature),
-            }
-        )
 
 
 def _scales(params: GasStorageParams) -> tuple[Array, Array]:
@@ -201,36 +177,21 @@ def train_policy(
     init_key, train_key = jax.random.split(key)
     params = to_params(scenario)
     policy = settings.policy(stochastic=params.price_kind is not PriceKind.DETERMINISTIC)
-    value_scale = float(_scales(params)[0])
-    report = (
-        None if progress is None else (lambda done, total, value: progress(done, total, value * value_scale))
-    )
-    result = train(
+    result = train_scaled(
         _objective(policy, settings.paths_per_step, settings.target_penalty),
         policy.init(init_key),
         params,
         settings.config(),
+        scale=float(_scales(params)[0]),
         key=train_key,
-        progress=report,
+        progress=progress,
     )
-    log = StepLog(
-        value=result.log.value * value_scale,
-        grad_norm=result.log.grad_norm,
-        temperature=result.log.temperature,
-    )
-    return TrainedPolicy(
-        policy=policy,
-        params=result.params,
-        settings=settings,
-        log=log,
-        train_value=result.value * value_scale,
-        train_seconds=result.train_seconds,
-    )
+    return TrainedPolicy.from_result(result, policy=policy, settings=settings)
 
 
 def _cast(policy_params: PyTree, params: GasStorageParams) -> PyTree:
     """Network parameters in the dtype of the problem parameters (float64 checks)."""
-    return jax.tree_util.tree_map(lambda a: jnp.asarray(a, params.forward.dtype), policy_params)
+    return cast_leaves(policy_params, params.forward.dtype)
 
 
 @partial(jax.jit, static_argnames=("policy",))
@@ -334,12 +295,7 @@ def save_policy(path: str | os.PathLike[str], trained: TrainedPolicy) -> None:
         path: destination file.
         trained: the policy.
     """
-    description = {
-        "settings": trained.settings.model_dump(mode="json"),
-        "policy": dataclasses.asdict(trained.policy),
-        "train_value": trained.train_value,
-        "train_seconds": trained.train_seconds,
-    }
+    description = {"policy": dataclasses.asdict(trained.policy), **trained.training_record()}
     save_trained(path, kind=FORMAT, description=description, params=trained.params)
 
 
@@ -363,10 +319,4 @@ def load_policy(path: str | os.PathLike[str]) -> TrainedPolicy:
     meta, params = load_trained(
         path, kind=FORMAT, target=lambda d: _policy_of(d).init(jax.random.PRNGKey(0)), field="policy"
     )
-    return TrainedPolicy(
-        policy=_policy_of(meta),
-        params=params,
-        settings=SnapoSettings.model_validate(meta["settings"]),
-        train_value=float(meta["train_value"]),
-        train_seconds=float(meta["train_seconds"]),
-    )
+    return TrainedPolicy.from_record(meta, policy=_policy_of(meta), params=params)

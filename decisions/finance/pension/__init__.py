@@ -26,17 +26,13 @@ from __future__ import annotations
 from decisions.core.lazy import lazy_exports
 from decisions.jobs.domain import Domain
 
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("QUICK_KEY_RATES", "SPEEDUP_COLUMNS", "measure_speedups", "speedup_table"), "speedup"),
-    "with_key_rates": "bench",
-    "Scenario": "scenario",
-    "PensionReport": "report",
-}
-"""Public name -> the module (of this package) that defines it, imported on first use."""
-
-__all__ = sorted(_EXPORTS)
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# The public names by the module (of this package) that defines each, imported on first use.
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "bench": ("with_key_rates",),
+    "report": ("PensionReport",),
+    "scenario": ("Scenario",),
+    "speedup": ("QUICK_KEY_RATES", "SPEEDUP_COLUMNS", "measure_speedups", "speedup_table"),
+})
 
 DOMAIN = Domain(
     name="pension",

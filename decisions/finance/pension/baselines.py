@@ -23,8 +23,9 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from decisions.core.settings import Settings
 from decisions.errors import InputError
 from decisions.finance.pension import snapo_policy as sp
 from decisions.finance.pension.params import PensionParams
@@ -32,10 +33,8 @@ from decisions.finance.pension.policy import fixed_mix_params
 from decisions.finance.pension.simulator import draw_normals
 
 
-class FixedMixSpec(BaseModel):
+class FixedMixSpec(Settings):
     """A user-given fixed mix (validated): weights per asset and a contribution rate."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     weights: dict[str, float] = Field(description="Asset name -> weight (>= 0, summing to 1); missing = 0.")
     contribution_rate: float = Field(ge=0, le=1.0, allow_inf_nan=False, description="Rate x payroll.")

@@ -14,10 +14,11 @@ from typing import Any
 
 import jax
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from decisions.core.evaluate import compare
 from decisions.core.progress import Progress, silent
+from decisions.core.settings import Settings
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
 from decisions.finance.pension.params import to_params
@@ -28,10 +29,8 @@ from decisions.finance.pension.valuation import liability_risk
 from decisions.jobs.base import JobBase
 
 
-class EvaluationSettings(BaseModel):
+class EvaluationSettings(Settings):
     """How the policies are scored."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     paths: int = Field(1024, gt=0, le=100_000, description="Fresh common evaluation paths.")
     selection_paths: int = Field(512, gt=0, le=100_000, description="Training paths that pick the fixed mix.")

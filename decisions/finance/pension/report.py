@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from decisions.finance.pension.simulator import Trajectory
-from decisions.jobs.report import TablesReport, trained_file
+from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
 
 FAN_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
 
@@ -102,10 +102,7 @@ class PensionReport(TablesReport):
 
 def save_chart(report: PensionReport, path: Path) -> Path:
     """Draw the funding-ratio fan and the mean allocation over time to a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fan, alloc = report.funding_fan, report.allocation
     assets = [c for c in alloc.columns if c not in {"month", "year", "contribution_rate"}]
@@ -121,6 +118,4 @@ def save_chart(report: PensionReport, path: Path) -> Path:
     ax_mix.set_xlabel("year")
     ax_mix.set_title("Mean allocation over time")
     ax_mix.legend(loc="upper left", fontsize=7, ncol=4)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -23,15 +23,12 @@ Every error names its field: ``Scenario.parse(data)`` raises
 
 from __future__ import annotations
 
-import math
 from typing import Annotated
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from decisions.errors import validate_input
-
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+from decisions.core.settings import Settings, finite_numbers
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 
@@ -48,17 +45,7 @@ N_FACTORS = 3
 """Curve factors: level, slope, curvature."""
 
 
-def _finite_list(name: str, value: object) -> object:
-    if isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise ValueError(f"{name}[{i}]: {v!r} is not a number")
-            if not math.isfinite(v):
-                raise ValueError(f"{name}[{i}]: {v} is not a finite number")
-    return value
-
-
-class YieldCurve(BaseModel):
+class YieldCurve(Settings):
     """The initial zero curve (key rates) and its factor dynamics.
 
     The curve at month ``m`` is the linear interpolation of the shocked key rates
@@ -67,8 +54,6 @@ class YieldCurve(BaseModel):
     at the key tenors and ``f`` three factors (level, slope, curvature), each an
     Ornstein-Uhlenbeck process mean-reverting to 0 (``f_0 = 0``: today's curve).
     """
-
-    model_config = _STRICT
 
     tenors: list[float] = Field(
         default_factory=lambda: list(STANDARD_TENORS), min_length=2, description="Key tenors in years, increasing."
@@ -93,12 +78,12 @@ class YieldCurve(BaseModel):
     @field_validator("tenors", mode="before")
     @classmethod
     def _tenor_numbers(cls, value: object) -> object:
-        return _finite_list("tenor", value)
+        return finite_numbers(value, "tenor[{i}]")
 
     @field_validator("rates", "speeds", "volatilities", mode="before")
     @classmethod
     def _numbers(cls, value: object) -> object:
-        return _finite_list("entry", value)
+        return finite_numbers(value, "entry[{i}]")
 
     @field_validator("tenors")
     @classmethod
@@ -135,10 +120,8 @@ class YieldCurve(BaseModel):
         return value
 
 
-class RiskyAsset(BaseModel):
+class RiskyAsset(Settings):
     """A lognormal asset class (equities, real estate)."""
-
-    model_config = _STRICT
 
     name: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_]+$", description="Label.")
     expected_return: float = Field(ge=-0.5, le=1.0, allow_inf_nan=False, description="mu, annual, continuous.")
@@ -174,7 +157,7 @@ def default_correlation(n_risky: int) -> list[list[float]]:
     return m.tolist()
 
 
-class Assets(BaseModel):
+class Assets(Settings):
     """The investable universe: cash, constant-duration zero-coupon bond buckets, lognormal assets.
 
     Cash earns the one-month zero rate; a bond bucket of duration ``D`` holds a
@@ -182,8 +165,6 @@ class Assets(BaseModel):
     later (maturity ``D - dt``) on the next month's curve. ``correlation`` is the
     correlation of the monthly shocks ``[level, slope, curvature, risky...]``.
     """
-
-    model_config = _STRICT
 
     bond_durations: list[float] = Field(
         default_factory=lambda: [2.0, 5.0, 10.0, 20.0],
@@ -198,7 +179,7 @@ class Assets(BaseModel):
     @field_validator("bond_durations")
     @classmethod
     def _durations(cls, value: list[float]) -> list[float]:
-        _finite_list("duration", value)
+        finite_numbers(value, "duration[{i}]")
         if any(d <= 1.0 / 12.0 for d in value):
             raise ValueError("bond durations must exceed one month (1/12 year)")
         if any(b <= a for a, b in zip(value, value[1:], strict=False)):
@@ -223,7 +204,7 @@ class Assets(BaseModel):
         if len(value) != size or any(len(row) != size for row in value):
             raise ValueError(f"must be {size} x {size} (level, slope, curvature and {size - N_FACTORS} risky assets)")
         for row in value:
-            _finite_list("entry", row)
+            finite_numbers(row, "entry[{i}]")
         m = np.asarray(value, dtype=float)
         if not np.allclose(m, m.T, atol=1e-9):
             raise ValueError("must be symmetric")
@@ -248,7 +229,7 @@ class Assets(BaseModel):
         return ["cash"] + [f"bond_{d:g}y" for d in self.bond_durations] + [a.name for a in self.risky]
 
 
-class GompertzMakeham(BaseModel):
+class GompertzMakeham(Settings):
     """Force of mortality ``mu(x) = scale * (a + b c^x)`` at age ``x``.
 
     Survival from age ``x`` over ``t`` years: ``exp(-scale (a t + b c^x (c^t - 1) / ln c))``.
@@ -258,19 +239,15 @@ class GompertzMakeham(BaseModel):
     i.e. longevity risk); the sensitivity to it is the longevity delta.
     """
 
-    model_config = _STRICT
-
     a: float = Field(0.00022, ge=0, le=0.1, allow_inf_nan=False, description="Makeham constant.")
     b: float = Field(2.7e-6, gt=0, le=0.1, allow_inf_nan=False, description="Gompertz level.")
     c: float = Field(1.124, gt=1.0, le=1.5, allow_inf_nan=False, description="Gompertz growth per year of age.")
     scale: float = Field(1.0, gt=0, le=5.0, allow_inf_nan=False, description="Mortality scaling factor.")
 
 
-class Cohort(BaseModel):
+class Cohort(Settings):
     """A group of identical members. Actives (age below retirement) carry salary and past service;
     pensioners (age at or above retirement) carry their current annual pension."""
-
-    model_config = _STRICT
 
     age: float = Field(ge=16, le=110, allow_inf_nan=False, description="Age today (years).")
     count: float = Field(gt=0, allow_inf_nan=False, description="Number of members.")
@@ -292,7 +269,7 @@ def default_cohorts() -> list[Cohort]:
     return actives + pensioners
 
 
-class Population(BaseModel):
+class Population(Settings):
     """Members and the benefit rules (a final-salary defined-benefit scheme).
 
     An active member retiring at ``retirement_age`` gets an annual pension of
@@ -301,8 +278,6 @@ class Population(BaseModel):
     a year (continuous compounding); pensioners' pensions are indexed the same way.
     Projected benefit cash flows are expected values under the mortality table.
     """
-
-    model_config = _STRICT
 
     retirement_age: float = Field(65.0, ge=40, le=80, allow_inf_nan=False, description="Normal retirement age.")
     cohorts: list[Cohort] = Field(default_factory=default_cohorts, min_length=1, max_length=2000)
@@ -325,7 +300,7 @@ class Population(BaseModel):
         return value
 
 
-class Funding(BaseModel):
+class Funding(Settings):
     """Initial assets, the sponsor's contribution bounds and the objective's weights.
 
     Objective per path (maximised): ``exp(-discount_rate T) (A_T - L_T)
@@ -333,8 +308,6 @@ class Funding(BaseModel):
     - penalty_weight L_0 mean_m max(floor - A_m / L_m, 0)``, the hinge smoothed by a
     tempered softplus in training.
     """
-
-    model_config = _STRICT
 
     initial_assets: float | None = Field(
         None, gt=0, allow_inf_nan=False, description="Assets today; default initial_funding_ratio x L_0."
@@ -362,10 +335,10 @@ class Funding(BaseModel):
         return value
 
 
-class Scenario(BaseModel):
+class Scenario(Settings):
     """A complete pension ALM problem: horizon, curve, assets, members, funding."""
 
-    model_config = _STRICT
+    section = "scenario"
 
     horizon_years: int = Field(20, gt=0, le=60, description="Simulation horizon in years (monthly steps).")
     curve: YieldCurve = Field(default_factory=YieldCurve)
@@ -387,8 +360,3 @@ class Scenario(BaseModel):
     def months(self) -> int:
         """Number of monthly steps."""
         return 12 * self.horizon_years
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "scenario") -> Scenario:
-        """Validate a mapping (from TOML, JSON or a form), raising a one-line ``InputError``."""
-        return validate_input(cls, data, prefix=prefix)

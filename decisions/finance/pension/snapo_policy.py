@@ -24,12 +24,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pandas as pd
 from jax import Array
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from decisions.core.checkpoint import load_trained, save_trained
-from decisions.core.snapo import StepLog, train
+from decisions.core.pytrees import cast_leaves
+from decisions.core.snapo import TrainedSnapo, train_scaled
 from decisions.core.snapo_settings import SnapoSettingsBase
 from decisions.finance.pension.liabilities import initial_liability
 from decisions.finance.pension.params import PensionParams, to_params
@@ -51,8 +51,6 @@ FORMAT = "decisions.finance.pension.policy/1"
 class PensionSnapoSettings(SnapoSettingsBase):
     """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     paths_per_step: int = Field(128, gt=0, le=100_000, description="Paths per gradient step (antithetic).")
     steps: int = Field(600, gt=0, le=1_000_000, description="Gradient steps.")
     learning_rate: float = Field(1e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
@@ -73,45 +71,24 @@ class PensionSnapoSettings(SnapoSettingsBase):
 
 
 
-@dataclasses.dataclass
-class TrainedPensionPolicy:
-    """A trained pension policy (neural or fixed mix).
+@dataclasses.dataclass(kw_only=True)
+class TrainedPensionPolicy(TrainedSnapo):
+    """A trained pension policy, neural or fixed mix (``core.snapo.TrainedSnapo``; log and values in currency).
 
     Attributes:
         policy: the network (static); a fixed mix when its state gate is closed.
-        params: its parameters.
         settings: the settings it was trained with.
         asset_names: labels of the portfolio weights.
-        log: per-step smooth objective (currency), gradient norm and temperature.
-        train_value: smooth objective at the end of training (currency, final temperature).
-        train_seconds: wall time of training, compilation included.
     """
 
     policy: AllocationNet
-    params: PyTree
     settings: PensionSnapoSettings
     asset_names: tuple[str, ...]
-    log: StepLog | None = None
-    train_value: float = float("nan")
-    train_seconds: float = float("nan")
 
     @property
     def is_fixed_mix(self) -> bool:
         """Whether the policy ignores the state (constant weights and contribution rate)."""
         return is_fixed_mix(self.params)
-
-    def curve(self) -> pd.DataFrame:
-        """Training curve with columns ``step, value, grad_norm, temperature`` (empty if no log)."""
-        if self.log is None:
-            return pd.DataFrame(columns=["step", "value", "grad_norm", "temperature"])
-        return pd.DataFrame(
-            {
-                "step": np.arange(len(self.log.value)),
-                "value": np.asarray(self.log.value),
-                "grad_norm": np.asarray(self.log.grad_norm),
-                "temperature": np.asarray(self.log.temperature),
-            }
-        )
 
 
 def _scale(params: PensionParams) -> Array:
@@ -172,31 +149,21 @@ def train_policy(
         start = init_policy(policy, init_key)
         if state_gate is not None:
             start = with_state_gate(start, state_gate)
-    scale = float(_scale(params))
-    report = None if progress is None else (lambda done, total, value: progress(done, total, value * scale))
-    result = train(
+    result = train_scaled(
         snapo_objective(policy, settings.paths_per_step),
         start,
         params,
         settings.config(),
+        scale=float(_scale(params)),
         key=train_key,
-        progress=report,
+        progress=progress,
     )
-    log = StepLog(value=result.log.value * scale, grad_norm=result.log.grad_norm, temperature=result.log.temperature)
-    return TrainedPensionPolicy(
-        policy=policy,
-        params=result.params,
-        settings=settings,
-        asset_names=params.asset_names,
-        log=log,
-        train_value=result.value * scale,
-        train_seconds=result.train_seconds,
-    )
+    return TrainedPensionPolicy.from_result(result, policy=policy, settings=settings, asset_names=params.asset_names)
 
 
 def cast(policy_params: PyTree, params: PensionParams) -> PyTree:
     """Policy parameters in the dtype of the problem parameters (float64 checks)."""
-    return jax.tree_util.tree_map(lambda a: jnp.asarray(a, params.key_rates.dtype), policy_params)
+    return cast_leaves(policy_params, params.key_rates.dtype)
 
 
 @partial(jax.jit, static_argnames=("policy",))
@@ -270,10 +237,8 @@ def save_policy(path: str | os.PathLike[str], trained: TrainedPensionPolicy) -> 
     """
     description = {
         "architecture": _architecture(trained.policy),
-        "settings": trained.settings.model_dump(mode="json"),
         "asset_names": list(trained.asset_names),
-        "train_value": trained.train_value,
-        "train_seconds": trained.train_seconds,
+        **trained.training_record(),
     }
     save_trained(path, kind=FORMAT, description=description, params=trained.params)
 
@@ -298,11 +263,6 @@ def load_policy(path: str | os.PathLike[str]) -> TrainedPensionPolicy:
     meta, params = load_trained(
         path, kind=FORMAT, target=lambda d: init_policy(_policy_of(d), jax.random.PRNGKey(0)), field="policy"
     )
-    return TrainedPensionPolicy(
-        policy=_policy_of(meta),
-        params=params,
-        settings=PensionSnapoSettings.model_validate(meta["settings"]),
-        asset_names=tuple(meta["asset_names"]),
-        train_value=float(meta["train_value"]),
-        train_seconds=float(meta["train_seconds"]),
+    return TrainedPensionPolicy.from_record(
+        meta, policy=_policy_of(meta), params=params, asset_names=tuple(meta["asset_names"])
     )

@@ -10,16 +10,13 @@ Modules, one job each:
 from decisions.core.lazy import lazy_exports
 from decisions.jobs.domain import Domain
 
-_EXPORTS = {
-    **dict.fromkeys(("OptionSet", "WealthResult", "solve", "transitions", "wealth_grid"), "dp"),
-    **dict.fromkeys(("Market", "efficient_frontier"), "market"),
-    **dict.fromkeys(("Goal", "GoalOption", "WealthProblem"), "problem"),
-    "WealthReport": "report",
-}
-"""Public name -> the module that defines it (imported on first use: the package stays light)."""
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+# The public names by the module that defines each (imported on first use: the package stays light).
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "dp": ("OptionSet", "WealthResult", "solve", "transitions", "wealth_grid"),
+    "market": ("Market", "efficient_frontier"),
+    "problem": ("Goal", "GoalOption", "WealthProblem"),
+    "report": ("WealthReport",),
+})
 
 DOMAIN = Domain(
     name="wealth",

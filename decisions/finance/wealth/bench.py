@@ -161,7 +161,9 @@ def planner_figures(
     """The MetaRL planner on held-out families, under a shifted market and beyond the DP."""
     planner = default_planner()
     training = planner_training(DEFAULT_PLANNER_PATH)
-    figures: dict[str, Any] = {f"planner_{k}": v for k, v in training.items()}
+    figures: dict[str, Any] = {  # the scalar facts of its training (not the list of stages)
+        f"planner_{k}": v for k, v in training.items() if isinstance(v, bool | int | float | str)
+    }
     held_out = held_out_problems(per_family, families)
     train_keys = {problem_key(p) for p in sample_problems(int(training.get("problems", 0)), "mixed")}
     figures["held_out_in_training"] = sum(problem_key(p) in train_keys for ps in held_out.values() for p in ps)

@@ -22,9 +22,10 @@ from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from decisions.core.progress import Progress, silent
+from decisions.core.settings import Settings
 from decisions.errors import InputError
 from decisions.finance.wealth.distill import DISTILL_STEPS, TEMPERATURE, refine
 from decisions.finance.wealth.dp import option_sets, solve, wealth_grid
@@ -44,19 +45,14 @@ from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.report import WealthReport, goal_probabilities, goal_table, wealth_fan
 from decisions.finance.wealth.rule import FundingRule, rule_policy
 from decisions.finance.wealth.simulate import Paths, dp_policy, draw_normals, mean_and_se, simulate
-from decisions.jobs.base import JobBase
-
-_STRICT = ConfigDict(extra="forbid", frozen=True)
-
+from decisions.jobs.base import JobBase, spec_path
 
 RoundSteps = Annotated[int, Field(ge=1, le=10**7)]
 """Gradient steps of one refinement round."""
 
 
-class PlannerSettings(BaseModel):
+class PlannerSettings(Settings):
     """Which planner plans: the shipped one, a file, or one trained for this run."""
-
-    model_config = _STRICT
 
     path: str | None = Field(None, description="A planner file written by a training run (default: the shipped planner).")
     train_problems: int = Field(0, ge=0, le=1_000_000, description="> 0: train a new planner on this many sampled problems.")
@@ -70,20 +66,16 @@ class PlannerSettings(BaseModel):
     distill_temperature: float = Field(TEMPERATURE, gt=0, le=10.0, description="Softness of the refinement's targets (units of total utility).")
 
 
-class RuleSettings(BaseModel):
+class RuleSettings(Settings):
     """The funding-ratio rule's parameters (defaults: tuned on training problems by ``decisions bench wealth``)."""
-
-    model_config = _STRICT
 
     margin: float = Field(FundingRule.margin, ge=0.0, le=100.0)
     r1: float = Field(FundingRule.r1, ge=0.0, le=100.0)
     r2: float = Field(FundingRule.r2, ge=0.0, le=100.0)
 
 
-class EvaluationSettings(BaseModel):
+class EvaluationSettings(Settings):
     """How the policies are scored."""
-
-    model_config = _STRICT
 
     paths: int = Field(10_000, gt=1, le=1_000_000, description="Common Monte Carlo paths.")
     dp: bool = Field(True, description="Also solve the exact DP (skipped when its grid is too large).")
@@ -115,9 +107,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
     """
     job = WealthJob.from_spec(spec, base_dir)
     if job.planner.path is not None:
-        path = Path(job.planner.path)
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
+        path = spec_path(job.planner.path, base_dir)
         if not path.is_file():
             raise InputError("planner.path", f"no planner file at {path}")
         job = job.model_copy(update={"planner": job.planner.model_copy(update={"path": str(path)})})

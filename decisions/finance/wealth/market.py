@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+from decisions.core.settings import Settings
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 
@@ -28,10 +28,8 @@ DEFAULT_COVARIANCE: tuple[tuple[float, ...], ...] = (
 """Annual covariance of the three default funds."""
 
 
-class Market(BaseModel):
+class Market(Settings):
     """Fund means, their covariance and the number of frontier portfolios to choose from."""
-
-    model_config = _STRICT
 
     means: list[Finite] = Field(default_factory=lambda: list(DEFAULT_MEANS), min_length=1)
     covariance: list[list[Finite]] = Field(default_factory=lambda: [list(r) for r in DEFAULT_COVARIANCE])

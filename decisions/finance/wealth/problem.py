@@ -18,29 +18,23 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from decisions.errors import validate_input
+from decisions.core.settings import Settings
 from decisions.finance.wealth.market import Market
-
-_STRICT = ConfigDict(extra="forbid", frozen=True)
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
-class GoalOption(BaseModel):
+class GoalOption(Settings):
     """One way of funding a goal: what it costs and what it is worth to the client."""
-
-    model_config = _STRICT
 
     cost: Finite = Field(ge=0.0)
     utility: Finite = Field(ge=0.0)
 
 
-class Goal(BaseModel):
+class Goal(Settings):
     """A goal due in ``year`` with its funding options (full, partial, ...)."""
-
-    model_config = _STRICT
 
     year: int = Field(ge=0)
     options: list[GoalOption] = Field(min_length=1)
@@ -58,14 +52,14 @@ class Goal(BaseModel):
         return value
 
 
-class WealthProblem(BaseModel):
+class WealthProblem(Settings):
     """A client's goals-based wealth problem and the DP grid settings.
 
     ``target`` is the wealth goal of the single-goal problem (maximise ``P[W(T) >= target]``);
     ``goals`` are the goals of the multi-goal problem (maximise expected total utility).
     """
 
-    model_config = _STRICT
+    section = "problem"
 
     horizon: int = Field(ge=1, le=200)
     initial_wealth: Finite = Field(gt=0.0)
@@ -92,11 +86,6 @@ class WealthProblem(BaseModel):
             if horizon is not None and goal.year > horizon:
                 raise ValueError(f"goals[{i}].year: {goal.year} is after the horizon {horizon}")
         return value
-
-    @classmethod
-    def parse(cls, data: object, *, prefix: str = "problem") -> WealthProblem:
-        """Validate user data (a mapping) into a problem; raises ``InputError`` naming the field."""
-        return validate_input(cls, data, prefix=prefix)
 
     def flows(self) -> list[float]:
         """Cash flow per year ``0 .. horizon - 1`` (zeros when none were given)."""

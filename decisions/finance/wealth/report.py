@@ -18,7 +18,7 @@ import pandas as pd
 from decisions.finance.wealth.dp import OptionSet
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.simulate import Paths
-from decisions.jobs.report import TablesReport, trained_file
+from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
 
 FAN_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
 
@@ -95,10 +95,7 @@ class WealthReport(TablesReport):
 
 def save_chart(report: WealthReport, path: Path) -> Path:
     """Draw the planner's wealth fan and its portfolio map (year x wealth) to a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (ax_fan, ax_map) = plt.subplots(1, 2, figsize=(12, 4.5), constrained_layout=True)
     fan = report.wealth_fan[report.wealth_fan["policy"] == "planner"]
@@ -118,6 +115,4 @@ def save_chart(report: WealthReport, path: Path) -> Path:
     ax_map.set_xlabel("year")
     ax_map.set_ylabel("wealth")
     ax_map.set_title("Planner's portfolio by year and wealth")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -18,24 +18,19 @@ Figures come from ``decisions.health.pharma.bench`` (``decisions bench pharma --
 from decisions.core.lazy import lazy_exports
 from decisions.jobs.domain import Domain
 
-_EXPORTS = {
-    **dict.fromkeys(("CQA_NAMES", "CQA_UNITS", "Profiles"), "chain"),
-    **dict.fromkeys(("Comparison", "compare_with_baseline"), "compare"),
-    **dict.fromkeys(("DesignSpaceSettings", "design_space"), "design_space"),
-    **dict.fromkeys(
-        ("OptimisedProfiles", "OptimiseSettings", "load_profiles", "optimise", "profile_frame", "save_profiles"),
-        "snapo_policy",
-    ),
-    "CPP_NAMES": "params",
-    **dict.fromkeys(("PharmaReport", "design_space_axes", "ordered_methods", "sensitivity_long"), "report"),
-    **dict.fromkeys(("Cpp", "OperatingPoint", "OperatingRanges", "Scenario", "Specs"), "scenario"),
-    **dict.fromkeys(("fd_check", "sensitivity_table"), "sensitivity"),
-    **dict.fromkeys(("ChainFrames", "simulate_chain"), "trajectories"),
-}
-"""Public name -> the module that defines it (imported on first use: the package stays light)."""
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+# The public names by the module that defines each (imported on first use: the package stays light).
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "chain": ("CQA_NAMES", "CQA_UNITS", "Profiles"),
+    "compare": ("Comparison", "compare_with_baseline"),
+    "design_space": ("DesignSpaceSettings", "design_space"),
+    "params": ("CPP_NAMES",),
+    "report": ("PharmaReport", "design_space_axes", "ordered_methods", "sensitivity_long"),
+    "scenario": ("Cpp", "OperatingPoint", "OperatingRanges", "Scenario", "Specs"),
+    "sensitivity": ("fd_check", "sensitivity_table"),
+    "snapo_policy": ("OptimisedProfiles", "OptimiseSettings", "load_profiles", "optimise", "profile_frame",
+                     "save_profiles"),
+    "trajectories": ("ChainFrames", "simulate_chain"),
+})
 
 DOMAIN = Domain(
     name="pharma",
@@ -46,7 +41,7 @@ DOMAIN = Domain(
     example="pharma.toml",
     page="pages/4_Pharma_process.py",
     smoke_spec={
-        "job": {"name": "smoke"},
+        "job": {"name": "smoke", "method": "optimise"},
         "optimise": {"steps": 5, "samples_per_step": 4, "eval_samples": 16, "log_every": 5},
         "baseline": {"samples": 8, "points": [2, 2, 2], "refinements": 0},
         "design_space": {"points": 2, "samples": 4},

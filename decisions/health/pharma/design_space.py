@@ -17,33 +17,23 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from decisions.errors import validate_input
+from decisions.core.settings import Settings
 from decisions.health.pharma import chain
 from decisions.health.pharma.chain import Profiles
-from decisions.health.pharma.params import (
-    CPP_NAMES,
-    Constants,
-    Grid,
-    SpecLimits,
-    constants,
-    cpp_vector,
-    draw_constants,
-    grid,
-    spec_limits,
-    uncertainty_cv,
-)
+from decisions.health.pharma.params import CPP_NAMES, Constants, Grid, SpecLimits, draw_constants, grid
 from decisions.health.pharma.scenario import Cpp, Scenario
+from decisions.health.pharma.snapo_policy import problem
 from decisions.health.pharma.specs import meets_specs
 
 _TEMPERATURES = {Cpp.REACTOR_TEMPERATURE, Cpp.COOLING_END_TEMPERATURE, Cpp.DRYER_TEMPERATURE}
 
 
-class DesignSpaceSettings(BaseModel):
+class DesignSpaceSettings(Settings):
     """Axes and sampling of a design-space map (``parse`` raises ``InputError`` naming the field)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    section = "design_space"
 
     cpp_x: Cpp = Field(Cpp.REACTOR_TEMPERATURE, description="CPP on the x axis.")
     x_low: float = Field(60.0, allow_inf_nan=False, description="Lowest x value.")
@@ -72,11 +62,6 @@ class DesignSpaceSettings(BaseModel):
             if cpp is Cpp.WASH_RATIO and low < 0:
                 raise ValueError(f"{axis}_low: the wash ratio cannot be negative, got {low}")
         return self
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "design_space") -> DesignSpaceSettings:
-        """Validate a mapping (TOML table, form), raising a one-line ``InputError`` naming the field."""
-        return validate_input(cls, data, prefix=prefix)
 
 
 @partial(jax.jit, static_argnames=("g", "ix", "iy", "batch"))
@@ -139,16 +124,14 @@ def design_space(
         ``attrs`` holds the two CPP names).
     """
     settings = DesignSpaceSettings() if settings is None else settings
-    g = grid(scenario)
-    x = cpp_vector(scenario) if cpps is None else jnp.asarray(cpps, jnp.float32)
+    g, p = grid(scenario), problem(scenario)
+    x = p.cpps if cpps is None else jnp.asarray(cpps, jnp.float32)
     prof = chain.constant_profiles(g) if profiles is None else profiles
     xs = jnp.linspace(settings.x_low, settings.x_high, settings.points, dtype=jnp.float32)
     ys = jnp.linspace(settings.y_low, settings.y_high, settings.points, dtype=jnp.float32)
-    draws = draw_constants(
-        jax.random.PRNGKey(settings.seed), constants(scenario), uncertainty_cv(scenario), settings.samples
-    )
+    draws = draw_constants(jax.random.PRNGKey(settings.seed), p.nominal, p.cv, settings.samples)
     ix, iy = CPP_NAMES.index(settings.cpp_x.value), CPP_NAMES.index(settings.cpp_y.value)
-    prob = np.asarray(probability_grid(xs, ys, x, prof, draws, spec_limits(scenario), g, ix, iy))
+    prob = np.asarray(probability_grid(xs, ys, x, prof, draws, p.limits, g, ix, iy))
     mx, my = np.meshgrid(np.asarray(xs), np.asarray(ys), indexing="ij")
     frame = pd.DataFrame({"cpp_x": mx.ravel(), "cpp_y": my.ravel(), "probability": prob.ravel()})
     frame.attrs.update({"cpp_x": settings.cpp_x.value, "cpp_y": settings.cpp_y.value})

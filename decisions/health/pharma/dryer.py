@@ -18,7 +18,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jax import Array
 
-from decisions.health.pharma.integrate import piecewise_constant_stages, rk4
+from decisions.health.pharma.integrate import rk4_piecewise_constant
 from decisions.health.pharma.params import DryerConstants, arrhenius
 
 
@@ -70,14 +70,11 @@ def run(
     Returns:
         The ``DryerOutput``.
     """
-    n = profile.shape[0] * steps
-    dt = drying_time / n
     y0 = jnp.stack([loading, product, jnp.zeros_like(product)])
-    k = jnp.stack(rates(piecewise_constant_stages(profile, steps), c), axis=-1)  # (n, 3, 2), outside the loop
-    final, traj = rk4(lambda y, u: rhs(y, u, c), y0, k, dt)
-    return DryerOutput(
-        final=final, trajectory=traj, times=dt * jnp.arange(n + 1), residual_solvent=ppm(final[0])
+    final, traj, times = rk4_piecewise_constant(
+        lambda y, u: rhs(y, u, c), y0, profile, drying_time, steps, lambda t: jnp.stack(rates(t, c), axis=-1)
     )
+    return DryerOutput(final=final, trajectory=traj, times=times, residual_solvent=ppm(final[0]))
 
 
 def isothermal(temperature: Array, t: Array, loading: Array, product: Array, c: DryerConstants) -> Array:

@@ -61,6 +61,35 @@ def piecewise_constant_stages(values: Array, steps: int) -> Array:
     return jnp.stack([per_step, per_step, per_step], axis=-1)
 
 
+def rk4_piecewise_constant(
+    rhs: Rhs,
+    y0: Array,
+    profile: Array,
+    duration: Array,
+    steps: int,
+    controls: Callable[[Array], Array],
+) -> tuple[Array, Array, Array]:
+    """Integrate over a piecewise-constant temperature profile held ``duration / S`` per segment.
+
+    Args:
+        rhs: the right-hand side.
+        y0: initial state ``(d,)``.
+        profile: segment temperatures ``(S,)``.
+        duration: total time (may be traced).
+        steps: RK4 steps per segment.
+        controls: the controls (rate constants) at stage temperatures ``(n, 3) -> (n, 3, ...)``,
+            evaluated once outside the loop.
+
+    Returns:
+        ``(y_final, trajectory, times)``: ``trajectory`` ``(n + 1, d)`` including ``y0`` at
+        ``times`` ``(n + 1,)``, ``n = S * steps``.
+    """
+    n = profile.shape[0] * steps
+    dt = duration / n
+    final, trajectory = rk4(rhs, y0, controls(piecewise_constant_stages(profile, steps)), dt)
+    return final, trajectory, dt * jnp.arange(n + 1)
+
+
 def linear_interpolation_matrix(n_knots: int, fractions: np.ndarray) -> np.ndarray:
     """Static weights ``W`` with ``W @ knots`` the piecewise-linear profile at ``fractions``.
 

@@ -29,9 +29,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from decisions.core.progress import Progress, silent
+from decisions.core.pytrees import cast_leaves
+from decisions.core.settings import Settings
 from decisions.core.timing import best_of
 from decisions.errors import InputError
 from decisions.health.pharma import sensitivity
@@ -85,10 +87,8 @@ class Method(StrEnum):
         return self in (Method.ALL, Method.DESIGN_SPACE)
 
 
-class BaselineSettings(BaseModel):
+class BaselineSettings(Settings):
     """The grid search for the best constant-temperature operation (``compare_with_baseline``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     samples: int = Field(256, gt=0, le=100_000, description="Draws per grid candidate.")
     points: tuple[int, int, int] = Field(
@@ -268,7 +268,7 @@ def _sensitivities(
     progress("sensitivities", 0, 1)
     g, p = grid(scenario), problem(scenario)
     x = jnp.asarray(cpps, jnp.float32)
-    prof = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), profiles)
+    prof = cast_leaves(profiles, jnp.float32)
     start = time.perf_counter()
     jacobian = np.asarray(jax.block_until_ready(sensitivity.cqa_jacobian(x, prof, p.nominal, g)))
     metrics["sens_compile_seconds"] = time.perf_counter() - start

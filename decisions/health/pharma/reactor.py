@@ -13,7 +13,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 from jax import Array
 
-from decisions.health.pharma.integrate import piecewise_constant_stages, rk4
+from decisions.health.pharma.integrate import rk4_piecewise_constant
 from decisions.health.pharma.params import ReactorConstants, arrhenius
 
 
@@ -50,12 +50,11 @@ def run(profile: Array, reaction_time: Array, c: ReactorConstants, steps: int) -
     Returns:
         The ``ReactorOutput``.
     """
-    n = profile.shape[0] * steps
-    dt = reaction_time / n
     y0 = jnp.stack([c.substrate, jnp.zeros_like(c.substrate), jnp.zeros_like(c.substrate)])
-    k = jnp.stack(rates(piecewise_constant_stages(profile, steps), c), axis=-1)  # (n, 3, 2), outside the loop
-    final, traj = rk4(rhs, y0, k, dt)
-    return ReactorOutput(final=final, trajectory=traj, times=dt * jnp.arange(n + 1))
+    final, traj, times = rk4_piecewise_constant(
+        rhs, y0, profile, reaction_time, steps, lambda t: jnp.stack(rates(t, c), axis=-1)  # (n, 3, 2)
+    )
+    return ReactorOutput(final=final, trajectory=traj, times=times)
 
 
 def isothermal(temperature: Array, t: Array, c: ReactorConstants) -> Array:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from decisions.jobs.report import TablesReport, trained_file
+from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
 
 TABLES = ("comparison", "cqa", "profiles", "trajectories", "filtration", "sensitivity", "design_space")
 """Tables every report has (``sensitivity`` and ``design_space`` may be empty), by file stem."""
@@ -99,10 +99,7 @@ def sensitivity_long(jacobian: pd.DataFrame, cross_unit: np.ndarray, structural_
 
 def save_charts(report: PharmaReport, directory: Path) -> dict[str, Path]:
     """Draw the profiles, the sensitivity heat map and the design-space map (those present) to PNGs."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     written = {"chart": _profiles_png(report, directory / "pharma_profiles.png", plt)}
     if not report.sensitivity.empty:
@@ -125,9 +122,7 @@ def _profiles_png(report: PharmaReport, path: Path, plt: Any) -> Path:
         ax.set_xlabel("time in unit, h")
         ax.set_ylabel("temperature, C")
     axes[0].legend(fontsize=8)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def _sensitivity_png(sensitivity: pd.DataFrame, path: Path, plt: Any) -> Path:
@@ -146,9 +141,7 @@ def _sensitivity_png(sensitivity: pd.DataFrame, path: Path, plt: Any) -> Path:
             ax.text(j, i, f"{raw.iat[i, j]:.3g}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, label="d CQA / d CPP, scaled by the row's largest")
     ax.set_title("ICH Q8 sensitivities of the CQAs to the CPPs (one reverse pass)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def _design_space_png(report: PharmaReport, path: Path, plt: Any) -> Path:
@@ -169,9 +162,7 @@ def _design_space_png(report: PharmaReport, path: Path, plt: Any) -> Path:
     ax.set_xlabel(x_name)
     ax.set_ylabel(y_name)
     ax.set_title(f"Design space (white: {report.compliance_target:.0%} contour)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def design_space_axes(frame: pd.DataFrame) -> tuple[str, str]:

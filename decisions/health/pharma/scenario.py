@@ -22,11 +22,9 @@ import math
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from decisions.errors import validate_input
-
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+from decisions.core.settings import Settings
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -48,10 +46,8 @@ class Cpp(StrEnum):
     DRYER_TIME = "dryer_time"
 
 
-class ReactorPhysics(BaseModel):
+class ReactorPhysics(Settings):
     """Batch reactor ``A -> P -> I``; rate constants at ``reference_temperature``."""
-
-    model_config = _STRICT
 
     substrate: Positive = Field(0.40, description="Initial substrate A, mol/L.")
     molar_mass: Positive = Field(300.0, description="Molar mass of A, P and I, g/mol (isomers).")
@@ -62,10 +58,8 @@ class ReactorPhysics(BaseModel):
     reference_temperature: Temperature = Field(80.0, description="Reference temperature of k_main, k_side.")
 
 
-class CrystalliserPhysics(BaseModel):
+class CrystalliserPhysics(Settings):
     """Seeded cooling crystallisation; growth and nucleation laws in relative supersaturation."""
-
-    model_config = _STRICT
 
     start_temperature: Temperature = Field(60.0, description="Temperature at seeding (cooling start), C.")
     solubility: Positive = Field(27.0, description="Solubility of P at the reference temperature, g/L.")
@@ -89,10 +83,8 @@ class CrystalliserPhysics(BaseModel):
     reference_temperature: Temperature = Field(25.0, description="Reference temperature of the constants, C.")
 
 
-class FiltrationPhysics(BaseModel):
+class FiltrationPhysics(Settings):
     """Filter cake retention and displacement washing."""
-
-    model_config = _STRICT
 
     retention: Positive = Field(0.40, description="Liquid retained per kg of cake solids at 100 um, L/kg.")
     retention_exponent: NonNegative = Field(0.5, description="Retention ~ (100 um / d50)^exponent.")
@@ -105,10 +97,8 @@ class FiltrationPhysics(BaseModel):
     )
 
 
-class DryerPhysics(BaseModel):
+class DryerPhysics(Settings):
     """Falling-rate drying and solid-state degradation ``P -> D``."""
-
-    model_config = _STRICT
 
     solvent_density: Positive = Field(0.79, description="Density of the wet-cake solvent, kg/L.")
     drying_rate: Positive = Field(0.6, description="First-order drying constant at the reference, 1/h.")
@@ -124,10 +114,8 @@ class DryerPhysics(BaseModel):
     reference_temperature: Temperature = Field(50.0, description="Reference temperature of the constants, C.")
 
 
-class Physics(BaseModel):
+class Physics(Settings):
     """All model constants, unit by unit (nominal values; ``Uncertainty`` perturbs some)."""
-
-    model_config = _STRICT
 
     reactor: ReactorPhysics = Field(default_factory=ReactorPhysics)
     crystalliser: CrystalliserPhysics = Field(default_factory=CrystalliserPhysics)
@@ -135,10 +123,8 @@ class Physics(BaseModel):
     dryer: DryerPhysics = Field(default_factory=DryerPhysics)
 
 
-class Uncertainty(BaseModel):
+class Uncertainty(Settings):
     """Relative standard deviations of lognormal (mean-one) multipliers on uncertain constants."""
-
-    model_config = _STRICT
 
     k_main: NonNegative = Field(0.10, description="reactor.k_main.")
     k_side: NonNegative = Field(0.15, description="reactor.k_side.")
@@ -150,10 +136,8 @@ class Uncertainty(BaseModel):
     degradation_rate: NonNegative = Field(0.20, description="dryer.degradation_rate.")
 
 
-class OperatingPoint(BaseModel):
+class OperatingPoint(Settings):
     """Values of the critical process parameters (CPPs); profiles are shifted to these means."""
-
-    model_config = _STRICT
 
     reactor_temperature: Temperature = Field(75.0, description="Mean reactor temperature, C.")
     reaction_time: Hours = Field(4.0, description="Reaction time, h.")
@@ -166,10 +150,8 @@ class OperatingPoint(BaseModel):
     dryer_time: Hours = Field(10.0, description="Drying time, h.")
 
 
-class Range(BaseModel):
+class Range(Settings):
     """A closed interval ``[low, high]`` of a temperature."""
-
-    model_config = _STRICT
 
     low: Temperature
     high: Temperature
@@ -181,20 +163,16 @@ class Range(BaseModel):
         return self
 
 
-class OperatingRanges(BaseModel):
+class OperatingRanges(Settings):
     """Bounds of the temperatures the optimiser (SNAPO and the grid baseline) may choose."""
-
-    model_config = _STRICT
 
     reactor_temperature: Range = Field(default_factory=lambda: Range(low=50.0, high=100.0))
     cooling_end_temperature: Range = Field(default_factory=lambda: Range(low=0.0, high=40.0))
     dryer_temperature: Range = Field(default_factory=lambda: Range(low=30.0, high=80.0))
 
 
-class Specs(BaseModel):
+class Specs(Settings):
     """Specification limits on the critical quality attributes (CQAs), percentages w/w dry basis."""
-
-    model_config = _STRICT
 
     purity_min: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)] = Field(
         99.5, description="Assay of P, % (lower limit)."
@@ -212,10 +190,8 @@ class Specs(BaseModel):
         return self
 
 
-class Discretisation(BaseModel):
+class Discretisation(Settings):
     """Static shapes: profile segments and fixed RK4 steps per segment (change the compiled program)."""
-
-    model_config = _STRICT
 
     reactor_segments: int = Field(6, ge=1, le=64, description="Piecewise-constant reactor segments.")
     cooling_segments: int = Field(6, ge=1, le=64, description="Piecewise-linear cooling segments.")
@@ -225,10 +201,10 @@ class Discretisation(BaseModel):
     dryer_steps: int = Field(8, ge=1, le=256, description="RK4 steps per dryer segment.")
 
 
-class Scenario(BaseModel):
+class Scenario(Settings):
     """A complete pharma chain problem: physics, uncertainty, operating point, ranges, specs, grid."""
 
-    model_config = _STRICT
+    section = "scenario"
 
     physics: Physics = Field(default_factory=Physics)
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
@@ -251,8 +227,3 @@ class Scenario(BaseModel):
                 f"below the crystalliser start temperature ({start})"
             )
         return self
-
-    @classmethod
-    def parse(cls, data: dict, *, prefix: str = "scenario") -> Scenario:
-        """Validate a mapping (TOML, JSON, form), raising a one-line ``InputError`` naming the field."""
-        return validate_input(cls, data, prefix=prefix)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from jax import Array
 
+from decisions.core.pytrees import cast_leaves
 from decisions.health.pharma import chain
 from decisions.health.pharma.chain import CQA_NAMES, Profiles
 from decisions.health.pharma.params import CPP_NAMES, Constants, Grid, constants, cpp_vector, grid
@@ -88,7 +89,7 @@ def sensitivity_table(
     """
     g = grid(scenario)
     x = cpp_vector(scenario) if cpps is None else jnp.asarray(cpps, jnp.float32)
-    prof = chain.constant_profiles(g) if profiles is None else _cast(profiles, jnp.float32)
+    prof = chain.constant_profiles(g) if profiles is None else cast_leaves(profiles, jnp.float32)
     return table(cqa_jacobian(x, prof, constants(scenario), g))
 
 
@@ -106,10 +107,6 @@ def count_sensitivities(jacobian: Array | np.ndarray) -> tuple[int, int]:
     """``(non-zero sensitivities, non-zero cross-unit sensitivities)`` of a Jacobian."""
     nonzero = np.asarray(jacobian) != 0.0
     return int(nonzero.sum()), int((nonzero & cross_unit_mask()).sum())
-
-
-def _cast(tree: object, dtype: jnp.dtype) -> object:
-    return jax.tree_util.tree_map(lambda a: jnp.asarray(a, dtype), tree)
 
 
 def fd_check(
@@ -138,7 +135,7 @@ def fd_check(
     g = grid(scenario)
     with jax.enable_x64(True):
         x = jnp.asarray(cpp_vector(scenario) if cpps is None else cpps, jnp.float64)
-        prof = _cast(chain.constant_profiles(g) if profiles is None else profiles, jnp.float64)
+        prof = cast_leaves(chain.constant_profiles(g) if profiles is None else profiles, jnp.float64)
         c = constants(scenario, jnp.float64)
         adjoint = np.asarray(cqa_jacobian(x, prof, c, g))
         f = jax.jit(lambda v: chain.cqas(v, prof, c, g))

@@ -20,7 +20,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -28,11 +28,11 @@ import numpy as np
 import pandas as pd
 from flax import struct
 from jax import Array
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.smooth import smooth_relu
-from decisions.core.snapo import StepLog, train
+from decisions.core.snapo import StepLog, train, training_curve
 from decisions.core.snapo_settings import SnapoSettingsBase
 from decisions.health.pharma import chain
 from decisions.health.pharma.chain import Profiles
@@ -68,8 +68,7 @@ ProgressFn = Callable[[int, int, float], None]
 class OptimiseSettings(SnapoSettingsBase):
     """User settings of the SNAPO profile optimisation (``parse`` raises ``InputError``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    section: ClassVar[str] = "optimise"
+    section = "optimise"
 
     steps: int = Field(800, gt=0, le=100_000, description="Gradient steps.")
     samples_per_step: int = Field(64, gt=0, le=10_000, description="Draws of the constants per step.")
@@ -165,16 +164,7 @@ class OptimisedProfiles:
 
     def curve(self) -> pd.DataFrame:
         """Training curve: ``step, value, grad_norm, temperature`` (empty if no log)."""
-        if self.log is None:
-            return pd.DataFrame(columns=["step", "value", "grad_norm", "temperature"])
-        return pd.DataFrame(
-            {
-                "step": np.arange(len(self.log.value)),
-                "value": np.asarray(self.log.value),
-                "grad_norm": np.asarray(self.log.grad_norm),
-                "temperature": np.asarray(self.log.temperature),
-            }
-        )
+        return training_curve(self.log)
 
     def cpp_series(self) -> pd.Series:
         """The CPPs of the operating point by name."""

@@ -27,18 +27,15 @@ actions (each user's number of strongest cells, see ``env``). Modules:
 from decisions.core.lazy import lazy_exports
 from decisions.jobs.domain import Domain
 
-_EXPORTS = {
-    **dict.fromkeys(("CompEnv", "CompState"), "env"),
-    **dict.fromkeys(("MAX_CELLS", "MAX_USERS", "NetworkParams", "large", "make_network", "medium", "small"), "network"),
-    "CompReport": "report",
-    "SHIPPED_STUDY": "study",
-    **dict.fromkeys(("TRAINING_TASKS", "UNSEEN_TASKS", "Task", "task_by_name"), "tasks"),
-    **dict.fromkeys(("Trace", "available_policies", "policy_actions", "replay", "trace_frames"), "trace"),
-}
-"""Public name -> the module that defines it (imported on first use: the package stays light)."""
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = sorted(_EXPORTS)
+# The public names by the module that defines each (imported on first use: the package stays light).
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "env": ("CompEnv", "CompState"),
+    "network": ("MAX_CELLS", "MAX_USERS", "NetworkParams", "large", "make_network", "medium", "small"),
+    "report": ("CompReport",),
+    "study": ("SHIPPED_STUDY",),
+    "tasks": ("TRAINING_TASKS", "UNSEEN_TASKS", "Task", "task_by_name"),
+    "trace": ("Trace", "available_policies", "policy_actions", "replay", "trace_frames"),
+})
 
 DOMAIN = Domain(
     name="comp",
@@ -52,7 +49,7 @@ DOMAIN = Domain(
         "job": {"name": "smoke"},
         "study": {
             "folder": "comp_smoke",
-            "stages": ["data", "train", "evaluate"],
+            "stages": ["data"],
             "expert_steps": 3_200,
             "multitask_steps": 3_200,
             "episodes_per_behaviour": 2,

@@ -16,26 +16,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import Field, StrictBool, field_validator
 
 from decisions.core.progress import Progress, silent
+from decisions.core.settings import Settings
 from decisions.errors import InputError
-from decisions.jobs.base import JobBase
+from decisions.jobs.base import JobBase, spec_path
 from decisions.telecom.comp.promptdt import SIZES
 from decisions.telecom.comp.report import CompReport
 from decisions.telecom.comp.study import StudyBudget, dt_model_paths, run_study
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
 
 KIND = "comp"
-_STRICT = ConfigDict(extra="forbid", frozen=True)
 Stage = Literal["data", "train", "evaluate", "conditioning"]
 _DEFAULT = StudyBudget()
 
 
-class StudySettings(BaseModel):
+class StudySettings(Settings):
     """Where the study lives, which stages run and with what budget."""
-
-    model_config = _STRICT
 
     folder: str = Field("comp_study", min_length=1, description="Folder of experts, data and models (relative to the spec file).")
     stages: tuple[Stage, ...] = Field(("data", "train", "evaluate"), min_length=1)
@@ -82,10 +80,8 @@ class StudySettings(BaseModel):
         return StudyBudget(**self.model_dump(exclude={"folder", "stages"}))
 
 
-class TaskSettings(BaseModel):
+class TaskSettings(Settings):
     """Which tasks (by name, see ``tasks.TRAINING_TASKS`` / ``UNSEEN_TASKS``)."""
-
-    model_config = _STRICT
 
     train: tuple[str, ...] = Field(tuple(t.name for t in TRAINING_TASKS), min_length=1)
     unseen: tuple[str, ...] = Field(tuple(t.name for t in UNSEEN_TASKS))
@@ -124,9 +120,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
             or a later stage whose inputs are missing from the folder).
     """
     job = CompJob.from_spec(spec, base_dir)
-    folder = Path(job.study.folder)
-    if not folder.is_absolute() and base_dir is not None:
-        folder = base_dir / folder
+    folder = spec_path(job.study.folder, base_dir)
     job = job.model_copy(update={"study": job.study.model_copy(update={"folder": str(folder)})})
     overlap = sorted(set(job.tasks.train) & set(job.tasks.unseen))
     if overlap:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from decisions.jobs.report import TablesReport
+from decisions.jobs.report import TablesReport, pyplot, save_figure
 
 
 @dataclass(kw_only=True)
@@ -51,10 +51,7 @@ class CompReport(TablesReport):
 
 def save_chart(table: pd.DataFrame, path: Path) -> Path:
     """Bars of mean normalised QoE per policy, training tasks beside unseen tasks."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     pivot = table.pivot_table(index="policy", columns="split", values="normalised_qoe", aggfunc="mean")
     pivot = pivot.sort_values(pivot.columns[0])
@@ -63,18 +60,13 @@ def save_chart(table: pd.DataFrame, path: Path) -> Path:
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("normalised QoE (0 random, 1 best of expert and heuristics)")
     ax.set_title("CoMP cell selection: PromptDT against baselines")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def save_conditioning_chart(table: pd.DataFrame, path: Path, references: Mapping[str, float] | None = None) -> Path:
     """Mean return over the training tasks against the target-return offset, a line per (Prompt-)DT,
     with ``references`` (policy name -> mean return, e.g. the expert's) as dashed lines for scale."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     means = table.pivot_table(index="offset", columns="policy", values="return_mean", aggfunc="mean")
     fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
@@ -85,6 +77,4 @@ def save_conditioning_chart(table: pd.DataFrame, path: Path, references: Mapping
     ax.set_xlabel("offset added to the best demonstration's return (reward units per episode)")
     ax.set_ylabel("mean episode return, training tasks")
     ax.set_title("Does asking for more return change what the (Prompt-)DTs do?")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

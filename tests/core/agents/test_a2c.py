@@ -6,6 +6,7 @@ The machinery shared with PPO (seeds, save/load, no re-trace) is tested in ``tes
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -15,10 +16,9 @@ import optax
 import pytest
 
 from decisions.core.agents import a2c, ppo
-from decisions.core.agents.common import TrainResult, evaluate_episodes
-from tests.core.probe_envs import BanditParams, ContinuousTarget, OneStepBandit, TwoStepCredit, WalkToGoal
-
-EVAL_KEY = jax.random.PRNGKey(123)
+from decisions.core.agents.common import TrainResult
+from tests.core.agents.helpers import BANDIT, BANDIT_PARAMS, ON_POLICY_METRICS, evaluate, resume_after_crash
+from tests.core.probe_envs import ContinuousTarget, TwoStepCredit, WalkToGoal
 
 # One gradient step per rollout: more, shorter iterations than PPO's probes.
 BANDIT_CONFIG = a2c.A2CConfig(
@@ -31,16 +31,6 @@ TARGET_CONFIG = dataclasses.replace(
     BANDIT_CONFIG, total_env_steps=16 * 8 * 400, log_every=200, entropy_coef=0.0
 )
 
-BANDIT = OneStepBandit(3)
-BANDIT_PARAMS = BanditParams(rewards=jnp.asarray([0.2, 1.0, 0.5], jnp.float32))
-
-
-def _evaluate(env, result: TrainResult, max_steps: int, params=None) -> np.ndarray:
-    params = env.default_params if params is None else params
-    return evaluate_episodes(
-        env, params, result.policy, result.params, key=EVAL_KEY, num_episodes=64, max_steps=max_steps
-    )
-
 
 @pytest.fixture(scope="module")
 def bandit_result() -> TrainResult:
@@ -48,37 +38,28 @@ def bandit_result() -> TrainResult:
 
 
 def test_bandit_learns_the_best_arm(bandit_result: TrainResult) -> None:
-    np.testing.assert_allclose(_evaluate(BANDIT, bandit_result, 1, BANDIT_PARAMS), 1.0)
+    np.testing.assert_allclose(evaluate(BANDIT, bandit_result, 1, BANDIT_PARAMS), 1.0)
     curve = bandit_result.metrics["episode_return"]
     assert curve[0] < 0.7 and np.mean(curve[-10:]) > 0.97
-    assert set(bandit_result.metrics) == {
-        "episode_return",
-        "episode_length",
-        "episodes",
-        "policy_loss",
-        "value_loss",
-        "entropy",
-        "grad_norm",
-        "learning_rate",
-    }
+    assert set(bandit_result.metrics) == ON_POLICY_METRICS
 
 
 def test_two_step_credit_learns_the_delayed_optimum() -> None:
     env = TwoStepCredit()
     result = a2c.train(env, BANDIT_CONFIG, key=jax.random.PRNGKey(1))
-    np.testing.assert_allclose(_evaluate(env, result, 2), float(env.optimal_return(env.default_params)))
+    np.testing.assert_allclose(evaluate(env, result, 2), float(env.optimal_return(env.default_params)))
 
 
 def test_walk_to_goal_reaches_the_goal_by_the_shortest_path() -> None:
     env = WalkToGoal(length=5, max_steps=10)
     result = a2c.train(env, WALK_CONFIG, key=jax.random.PRNGKey(2))
-    np.testing.assert_allclose(_evaluate(env, result, 10), 0.6, atol=1e-6)
+    np.testing.assert_allclose(evaluate(env, result, 10), 0.6, atol=1e-6)
 
 
 def test_continuous_target_matches_the_observation() -> None:
     env = ContinuousTarget()
     result = a2c.train(env, TARGET_CONFIG, key=jax.random.PRNGKey(0))
-    assert _evaluate(env, result, 1).mean() > -0.02
+    assert evaluate(env, result, 1).mean() > -0.02
 
 
 def test_a2c_takes_one_unclipped_step_per_rollout() -> None:
@@ -94,30 +75,8 @@ def test_a2c_takes_one_unclipped_step_per_rollout() -> None:
 
 def test_resume_after_crash_equals_uninterrupted_run(bandit_result: TrainResult, tmp_path: Path) -> None:
     path = tmp_path / "a2c.msgpack"
-
-    def crash(task: str, done: int, total: int) -> None:
-        raise RuntimeError("simulated crash")
-
-    with pytest.raises(RuntimeError, match="simulated crash"):
-        a2c.train(
-            BANDIT,
-            BANDIT_CONFIG,
-            key=jax.random.PRNGKey(0),
-            params=BANDIT_PARAMS,
-            checkpoint=path,
-            progress=crash,
-        )
-    resumed = a2c.train(
-        BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(0), params=BANDIT_PARAMS, checkpoint=path
-    )
-    for x, y in zip(
-        jax.tree_util.tree_leaves(bandit_result.params),
-        jax.tree_util.tree_leaves(resumed.params),
-        strict=True,
-    ):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-    for name, values in bandit_result.metrics.items():
-        np.testing.assert_array_equal(values, resumed.metrics[name], err_msg=name)
+    train = partial(a2c.train, BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(0), params=BANDIT_PARAMS)
+    resume_after_crash(train, path, bandit_result)
     with pytest.raises(ValueError, match="not a ppo checkpoint"):
         ppo.train(
             BANDIT,

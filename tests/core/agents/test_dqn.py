@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -11,21 +12,20 @@ import numpy as np
 import pytest
 
 from decisions.core.agents import dqn, offpolicy
-from decisions.core.agents.common import TrainResult, chunk_size, evaluate_episodes
+from decisions.core.agents.common import TrainResult, chunk_size
 from decisions.core.checkpoint import load_metadata
+from tests.core.agents.helpers import (
+    CountsTraces,
+    assert_no_retrace,
+    evaluate,
+    resume_after_crash,
+    save_and_load,
+)
 from tests.core.probe_envs import ContinuousTarget, OneStepBandit, WalkToGoal
 
 
-class CountingWalk(WalkToGoal):
-    """``WalkToGoal`` counting how often ``step`` runs: under jit, only while JAX traces."""
-
-    def __init__(self, length: int, max_steps: int) -> None:
-        super().__init__(length, max_steps)
-        self.traces = 0
-
-    def step(self, key, state, action, params):
-        self.traces += 1
-        return super().step(key, state, action, params)
+class CountingWalk(CountsTraces, WalkToGoal):
+    """``WalkToGoal`` counting how often ``step`` runs."""
 
 
 # Optimal return: 3 moves right, 1 - 2 * 0.1 = 0.8; the next best policies waste two moves (0.6).
@@ -48,15 +48,7 @@ def _walk_observations() -> jnp.ndarray:
 
 
 def test_learns_walk_to_goal(walk_run: TrainResult) -> None:
-    returns = evaluate_episodes(
-        WALK,
-        WALK.default_params,
-        walk_run.policy,
-        walk_run.params,
-        key=jax.random.PRNGKey(1),
-        num_episodes=4,
-        max_steps=WALK.max_steps,
-    )
+    returns = evaluate(WALK, walk_run, WALK.max_steps, num_episodes=4, key=jax.random.PRNGKey(1))
     np.testing.assert_allclose(returns, WALK_OPTIMUM, atol=1e-5)
     iterations = WALK_CONFIG.iterations
     assert set(walk_run.metrics) == {"episode_return", "episodes", "q_loss", "q_mean", "epsilon"}
@@ -144,51 +136,23 @@ def test_learns_best_bandit_arm_for_every_seed(tmp_path: Path) -> None:
 
 
 def test_second_train_call_does_not_retrace(walk_run: TrainResult) -> None:
-    before = WALK.traces
-    assert before > 0
-    other = dqn.train(WALK, WALK_CONFIG, key=jax.random.PRNGKey(9))
-    assert WALK.traces == before
-    assert not np.array_equal(other.metrics["q_loss"], walk_run.metrics["q_loss"])
-
-
-class _Crash(Exception):
-    pass
-
-
-def _crash(task: str, done: int, total: int) -> None:
-    raise _Crash(f"simulated crash after {done} of {total}")
+    assert_no_retrace(partial(dqn.train, WALK, WALK_CONFIG), WALK, walk_run, "q_loss", jax.random.PRNGKey(9))
 
 
 def test_resume_after_crash_matches_uninterrupted_run(walk_run: TrainResult, tmp_path: Path) -> None:
     path = tmp_path / "dqn.msgpack"
-    with pytest.raises(_Crash):
-        dqn.train(WALK, WALK_CONFIG, key=jax.random.PRNGKey(0), checkpoint=path, progress=_crash)
+    train = partial(dqn.train, WALK, WALK_CONFIG, key=jax.random.PRNGKey(0))
+    crashed, calls = resume_after_crash(train, path, walk_run)
     iterations = WALK_CONFIG.iterations
     size = chunk_size(iterations, WALK_CONFIG.log_every)
-    assert load_metadata(path)["done"] == size
-    calls: list[tuple[str, int, int]] = []
-    resumed = dqn.train(
-        WALK,
-        WALK_CONFIG,
-        key=jax.random.PRNGKey(0),
-        checkpoint=path,
-        progress=lambda task, done, total: calls.append((task, done, total)),
-    )
+    assert crashed["done"] == size
     expected = [min(done, iterations) for done in range(2 * size, iterations + size, size)]
     assert [c[1] for c in calls] == expected and all(c[2] == iterations for c in calls)
-    for name, values in walk_run.metrics.items():
-        np.testing.assert_array_equal(resumed.metrics[name], values, err_msg=name)
-    for a, b in zip(jax.tree.leaves(resumed.params), jax.tree.leaves(walk_run.params), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    with pytest.raises(ValueError, match="different key"):
-        dqn.train(WALK, WALK_CONFIG, key=jax.random.PRNGKey(1), checkpoint=path)
 
 
 def test_saved_policy_reloads_with_identical_actions(walk_run: TrainResult, tmp_path: Path) -> None:
     path = tmp_path / "policy.msgpack"
-    dqn.save_policy(path, walk_run)
-    policy, params = dqn.load_policy(path)
-    assert policy == walk_run.policy
+    policy, params = save_and_load(dqn, walk_run, path)
     obs = _walk_observations()
     key = jax.random.PRNGKey(0)
     original = jax.vmap(lambda o: walk_run.policy(walk_run.params, o, key))(obs)

@@ -7,6 +7,7 @@ here through PPO; ``test_a2c.py`` checks A2C's learning and its own resume.
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -15,9 +16,19 @@ import numpy as np
 import pytest
 
 from decisions.core.agents import ppo
-from decisions.core.agents.common import TrainResult, evaluate_episodes
+from decisions.core.agents.common import TrainResult
 from decisions.core.agents.onpolicy import ActorCriticPolicy
-from decisions.core.checkpoint import load_metadata
+from tests.core.agents.helpers import (
+    BANDIT,
+    BANDIT_PARAMS,
+    EVAL_KEY,
+    ON_POLICY_METRICS,
+    CountsTraces,
+    assert_no_retrace,
+    evaluate,
+    resume_after_crash,
+    save_and_load,
+)
 from tests.core.probe_envs import (
     BanditParams,
     ContinuousTarget,
@@ -27,8 +38,6 @@ from tests.core.probe_envs import (
     TwoStepCredit,
     WalkToGoal,
 )
-
-EVAL_KEY = jax.random.PRNGKey(123)
 
 # Small batches, a high learning rate: each probe trains in well under a second once compiled.
 BANDIT_CONFIG = ppo.PPOConfig(
@@ -42,17 +51,6 @@ BANDIT_CONFIG = ppo.PPOConfig(
 WALK_CONFIG = dataclasses.replace(BANDIT_CONFIG, rollout_steps=32, total_env_steps=16 * 32 * 60)
 TARGET_CONFIG = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 100, log_every=50)
 
-# Arm 1 is best, so a learner biased towards the last (or first) arm fails.
-BANDIT = OneStepBandit(3)
-BANDIT_PARAMS = BanditParams(rewards=jnp.asarray([0.2, 1.0, 0.5], jnp.float32))
-
-
-def _evaluate(env, result: TrainResult, max_steps: int, params=None) -> np.ndarray:
-    params = env.default_params if params is None else params
-    return evaluate_episodes(
-        env, params, result.policy, result.params, key=EVAL_KEY, num_episodes=64, max_steps=max_steps
-    )
-
 
 @pytest.fixture(scope="module")
 def bandit_result() -> TrainResult:
@@ -65,7 +63,7 @@ def target_result() -> TrainResult:
 
 
 def test_bandit_learns_the_best_arm(bandit_result: TrainResult) -> None:
-    returns = _evaluate(BANDIT, bandit_result, 1, BANDIT_PARAMS)
+    returns = evaluate(BANDIT, bandit_result, 1, BANDIT_PARAMS)
     np.testing.assert_allclose(returns, 1.0)
     episode_return = bandit_result.metrics["episode_return"]
     assert episode_return[0] < 0.7  # starts near the uniform policy's 0.57
@@ -74,19 +72,7 @@ def test_bandit_learns_the_best_arm(bandit_result: TrainResult) -> None:
 
 def test_metrics_and_result_shapes(bandit_result: TrainResult) -> None:
     iterations = BANDIT_CONFIG.iterations
-    expected = {
-        "episode_return",
-        "episode_length",
-        "episodes",
-        "policy_loss",
-        "value_loss",
-        "entropy",
-        "approx_kl",
-        "clip_fraction",
-        "grad_norm",
-        "learning_rate",
-    }
-    assert set(bandit_result.metrics) == expected
+    assert set(bandit_result.metrics) == ON_POLICY_METRICS | {"approx_kl", "clip_fraction"}
     for name, values in bandit_result.metrics.items():
         assert values.shape == (iterations,), name
         assert np.all(np.isfinite(values)), name
@@ -104,7 +90,7 @@ def test_two_step_credit_learns_the_delayed_optimum() -> None:
     env = TwoStepCredit()
     result = ppo.train(env, BANDIT_CONFIG, key=jax.random.PRNGKey(1))
     optimum = float(env.optimal_return(env.default_params))
-    returns = _evaluate(env, result, 2)
+    returns = evaluate(env, result, 2)
     np.testing.assert_allclose(returns, optimum)  # the myopic lure would give 0.5
     obs, _ = env.reset(EVAL_KEY, env.default_params)
     assert int(result.policy(result.params, obs, EVAL_KEY)) == 1
@@ -115,13 +101,11 @@ def test_multi_discrete_heads_each_read_the_observation(tmp_path: Path) -> None:
     config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 80)
     result = ppo.train(env, config, key=jax.random.PRNGKey(4))
     assert result.policy.action_nvec == (3, 4) and result.policy.num_actions == 7
-    np.testing.assert_allclose(_evaluate(env, result, 1), 1.0)  # one matched head would give 0.5
+    np.testing.assert_allclose(evaluate(env, result, 1), 1.0)  # one matched head would give 0.5
     obs, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(EVAL_KEY, 8), env.default_params)
     sampled = result.policy.stochastic()(result.params, obs, EVAL_KEY)
     assert sampled.shape == (8, 2) and bool(jnp.all(sampled < jnp.asarray([3, 4])))
-    ppo.save_policy(tmp_path / "match.msgpack", result)
-    policy, params = ppo.load_policy(tmp_path / "match.msgpack")
-    assert policy == result.policy
+    policy, params = save_and_load(ppo, result, tmp_path / "match.msgpack")
     np.testing.assert_array_equal(policy(params, obs, EVAL_KEY), result.policy(result.params, obs, EVAL_KEY))
 
 
@@ -130,7 +114,7 @@ def test_set_networks_share_weights_over_units_and_learn(tmp_path: Path) -> None
     config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 60, unit_width=3)
     result = ppo.train(env, config, key=jax.random.PRNGKey(4))
     assert result.policy.unit_width == 3 and result.policy.action_nvec == (3,) * 4
-    np.testing.assert_allclose(_evaluate(env, result, 1), 1.0)  # every unit matched
+    np.testing.assert_allclose(evaluate(env, result, 1), 1.0)  # every unit matched
     # equivariance of the network: permuting the units' rows permutes their logits; the value is invariant
     policy, params = result.policy, result.params
     x = jax.random.normal(EVAL_KEY, (13,))
@@ -141,9 +125,7 @@ def test_set_networks_share_weights_over_units_and_learn(tmp_path: Path) -> None
     np.testing.assert_allclose(logits_p.reshape(4, 3), logits.reshape(4, 3)[perm], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(value_p, value, rtol=1e-5, atol=1e-6)
     obs, _ = env.reset(EVAL_KEY, env.default_params)
-    ppo.save_policy(tmp_path / "units.msgpack", result)
-    loaded, loaded_params = ppo.load_policy(tmp_path / "units.msgpack")
-    assert loaded == policy
+    loaded, loaded_params = save_and_load(ppo, result, tmp_path / "units.msgpack")
     np.testing.assert_array_equal(loaded(loaded_params, obs, EVAL_KEY), policy(params, obs, EVAL_KEY))
     with pytest.raises(ValueError, match="unit_width"):
         ppo.train(MatchTwo(), config, key=jax.random.PRNGKey(4))  # unequal components
@@ -159,7 +141,7 @@ def test_fine_tuning_starts_from_given_params(bandit_result: TrainResult) -> Non
         bandit_result.params["net"]["params"]["head"]["Dense_0"]["kernel"],
         atol=1e-6,
     )
-    np.testing.assert_allclose(_evaluate(BANDIT, tuned, 1, BANDIT_PARAMS), 1.0)  # still the best arm
+    np.testing.assert_allclose(evaluate(BANDIT, tuned, 1, BANDIT_PARAMS), 1.0)  # still the best arm
     with pytest.raises(ValueError, match="initial"):
         ppo.train(BANDIT, config, key=jax.random.PRNGKey(9), params=BANDIT_PARAMS, initial={"net": {}})
 
@@ -167,13 +149,13 @@ def test_fine_tuning_starts_from_given_params(bandit_result: TrainResult) -> Non
 def test_walk_to_goal_reaches_the_goal_by_the_shortest_path() -> None:
     env = WalkToGoal(length=5, max_steps=10)  # shortest path: 1 - 4 * 0.1 = 0.6; timing out: -1.0
     result = ppo.train(env, WALK_CONFIG, key=jax.random.PRNGKey(2))
-    np.testing.assert_allclose(_evaluate(env, result, 10), 0.6, atol=1e-6)
+    np.testing.assert_allclose(evaluate(env, result, 10), 0.6, atol=1e-6)
     assert np.nanmean(result.metrics["episode_return"][-10:]) > 0.5
 
 
 def test_continuous_target_matches_the_observation(target_result: TrainResult) -> None:
     env = ContinuousTarget()
-    returns = _evaluate(env, target_result, 1)
+    returns = evaluate(env, target_result, 1)
     assert returns.mean() > -0.02  # optimum 0; a constant action at the centre gets about -0.17
     curve = target_result.metrics["episode_return"]
     assert np.mean(curve[-10:]) > np.mean(curve[:10]) + 0.5
@@ -197,9 +179,7 @@ def test_continuous_actions_stay_in_bounds_and_stochastic_policy_samples(target_
 def test_saved_policy_reloads_with_identical_actions(which: str, tmp_path: Path, request) -> None:
     result: TrainResult = request.getfixturevalue(f"{which}_result")
     path = tmp_path / f"{which}.msgpack"
-    ppo.save_policy(path, result)
-    policy, params = ppo.load_policy(path)
-    assert policy == result.policy
+    policy, params = save_and_load(ppo, result, path)
     obs = jax.random.uniform(EVAL_KEY, (32, *policy.obs_shape), minval=-1.0, maxval=1.0)
     for key in (EVAL_KEY, jax.random.PRNGKey(9)):
         np.testing.assert_array_equal(
@@ -219,35 +199,12 @@ def test_saved_policy_reloads_with_identical_actions(which: str, tmp_path: Path,
         ppo.load_policy(tmp_path / "other.msgpack")
 
 
-class _Crash(Exception):
-    pass
-
-
-def _crash(task: str, done: int, total: int) -> None:
-    raise _Crash(f"simulated crash after {done} iterations")
-
-
-def _assert_same(a: TrainResult, b: TrainResult) -> None:
-    for x, y in zip(jax.tree_util.tree_leaves(a.params), jax.tree_util.tree_leaves(b.params), strict=True):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-    assert set(a.metrics) == set(b.metrics)
-    for name in a.metrics:
-        np.testing.assert_array_equal(a.metrics[name], b.metrics[name], err_msg=name)
-
-
 def test_resume_after_crash_equals_uninterrupted_run(bandit_result: TrainResult, tmp_path: Path) -> None:
     path = tmp_path / "ppo.msgpack"
-    train = dict(key=jax.random.PRNGKey(0), params=BANDIT_PARAMS, checkpoint=path)
-    with pytest.raises(_Crash):
-        ppo.train(BANDIT, BANDIT_CONFIG, progress=_crash, **train)
-    meta = load_metadata(path)
+    train = partial(ppo.train, BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(0), params=BANDIT_PARAMS)
+    meta, calls = resume_after_crash(train, path, bandit_result)
     assert meta["kind"] == "ppo" and meta["done"] == 20
-    calls: list[tuple[str, int, int]] = []
-    resumed = ppo.train(BANDIT, BANDIT_CONFIG, progress=lambda *a: calls.append(a), **train)
     assert calls == [("ppo", 40, 40)]  # only the second chunk ran
-    _assert_same(bandit_result, resumed)
-    with pytest.raises(ValueError, match="different key"):
-        ppo.train(BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(1), params=BANDIT_PARAMS, checkpoint=path)
     other = dataclasses.replace(BANDIT_CONFIG, clip_eps=0.1)
     with pytest.raises(ValueError, match=r"different config \(clip_eps\)"):
         ppo.train(BANDIT, other, key=jax.random.PRNGKey(0), params=BANDIT_PARAMS, checkpoint=path)
@@ -285,26 +242,17 @@ def test_train_seeds_vmaps_over_seeds(bandit_result: TrainResult, tmp_path: Path
     )
 
 
-class _CountingBandit(OneStepBandit):
+class _CountingBandit(CountsTraces, OneStepBandit):
     """A bandit that counts how often JAX traces its ``step`` (Python runs only while tracing)."""
-
-    traces = 0
-
-    def step(self, key, state, action, params):
-        _CountingBandit.traces += 1
-        return super().step(key, state, action, params)
 
 
 def test_second_train_call_does_not_retrace() -> None:
     env = _CountingBandit(3)
     config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 4, log_every=2)
     first = ppo.train(env, config, key=jax.random.PRNGKey(0))
-    traced = _CountingBandit.traces
-    assert traced > 0
     other_params = BanditParams(rewards=jnp.asarray([1.0, 0.0, 0.0]))  # same shapes, new values
-    second = ppo.train(env, config, key=jax.random.PRNGKey(1), params=other_params)
-    assert _CountingBandit.traces == traced
-    assert not np.array_equal(first.metrics["policy_loss"], second.metrics["policy_loss"])
+    train_other = partial(ppo.train, env, config, params=other_params)
+    assert_no_retrace(train_other, env, first, "policy_loss", jax.random.PRNGKey(1))
 
 
 @pytest.mark.parametrize(
@@ -375,5 +323,5 @@ def test_reward_normalisation_makes_learning_scale_free() -> None:
     # Same env, config and shapes as ``bandit_result``: reuses its compiled loop.
     big = BanditParams(rewards=BANDIT_PARAMS.rewards * 1000.0)
     result = ppo.train(BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(3), params=big)
-    np.testing.assert_allclose(_evaluate(BANDIT, result, 1, big), 1000.0)
+    np.testing.assert_allclose(evaluate(BANDIT, result, 1, big), 1000.0)
     assert np.mean(result.metrics["episode_return"][-5:]) > 970.0

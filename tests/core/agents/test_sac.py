@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -12,23 +13,21 @@ import numpy as np
 import pytest
 
 from decisions.core.agents import dqn, sac
-from decisions.core.agents.common import TrainResult, chunk_size, evaluate_episodes
+from decisions.core.agents.common import TrainResult, chunk_size
 from decisions.core.agents.replay import Transition
-from decisions.core.checkpoint import load_metadata
 from decisions.core.spaces import Box
+from tests.core.agents.helpers import (
+    CountsTraces,
+    assert_no_retrace,
+    evaluate,
+    resume_after_crash,
+    save_and_load,
+)
 from tests.core.probe_envs import ContinuousTarget, OneStepBandit
 
 
-class CountingTarget(ContinuousTarget):
-    """``ContinuousTarget`` counting how often ``step`` runs: under jit, only while JAX traces."""
-
-    def __init__(self, dim: int) -> None:
-        super().__init__(dim)
-        self.traces = 0
-
-    def step(self, key, state, action, params):
-        self.traces += 1
-        return super().step(key, state, action, params)
+class CountingTarget(CountsTraces, ContinuousTarget):
+    """``ContinuousTarget`` counting how often ``step`` runs."""
 
 
 # Optimal return 0 (action = observed target). For reference: the zero action returns
@@ -52,15 +51,7 @@ def target_run() -> TrainResult:
 
 
 def _evaluate(result: TrainResult, params=None) -> float:
-    returns = evaluate_episodes(
-        TARGET,
-        TARGET.default_params,
-        result.policy,
-        result.params if params is None else params,
-        key=jax.random.PRNGKey(1),
-        num_episodes=1000,
-        max_steps=1,
-    )
+    returns = evaluate(TARGET, result, 1, policy_params=params, num_episodes=1000, key=jax.random.PRNGKey(1))
     return float(returns.mean())
 
 
@@ -117,54 +108,23 @@ def test_train_seeds_learns_for_every_seed() -> None:
 
 
 def test_second_train_call_does_not_retrace(target_run: TrainResult) -> None:
-    before = TARGET.traces
-    assert before > 0
-    other = sac.train(TARGET, CONFIG, key=jax.random.PRNGKey(9))
-    assert TARGET.traces == before
-    assert not np.array_equal(other.metrics["q_loss"], target_run.metrics["q_loss"])
-
-
-class _Crash(Exception):
-    pass
-
-
-def _crash_at(iteration: int):
-    def progress(task: str, done: int, total: int) -> None:
-        if done >= iteration:
-            raise _Crash(f"simulated crash after {done} of {total}")
-
-    return progress
+    assert_no_retrace(partial(sac.train, TARGET, CONFIG), TARGET, target_run, "q_loss", jax.random.PRNGKey(9))
 
 
 def test_resume_after_crash_matches_uninterrupted_run(target_run: TrainResult, tmp_path: Path) -> None:
     path = tmp_path / "sac.msgpack"
-    with pytest.raises(_Crash):
-        sac.train(TARGET, CONFIG, key=jax.random.PRNGKey(0), checkpoint=path, progress=_crash_at(200))
+    train = partial(sac.train, TARGET, CONFIG, key=jax.random.PRNGKey(0))
+    crashed, calls = resume_after_crash(train, path, target_run, at=200)
     size = chunk_size(CONFIG.iterations, CONFIG.log_every)
     first = -(-200 // size) * size  # the first chunk boundary at or after iteration 200
-    assert load_metadata(path)["done"] == first
-    calls: list[int] = []
-    resumed = sac.train(
-        TARGET,
-        CONFIG,
-        key=jax.random.PRNGKey(0),
-        checkpoint=path,
-        progress=lambda task, done, total: calls.append(done),
-    )
-    assert calls == [min(done, CONFIG.iterations) for done in range(first + size, CONFIG.iterations + size, size)]
-    for name, values in target_run.metrics.items():
-        np.testing.assert_array_equal(resumed.metrics[name], values, err_msg=name)
-    for a, b in zip(jax.tree.leaves(resumed.params), jax.tree.leaves(target_run.params), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    with pytest.raises(ValueError, match="different key"):
-        sac.train(TARGET, CONFIG, key=jax.random.PRNGKey(1), checkpoint=path)
+    assert crashed["done"] == first
+    done = [c[1] for c in calls]
+    assert done == [min(d, CONFIG.iterations) for d in range(first + size, CONFIG.iterations + size, size)]
 
 
 def test_saved_policy_reloads_with_identical_actions(target_run: TrainResult, tmp_path: Path) -> None:
     path = tmp_path / "policy.msgpack"
-    sac.save_policy(path, target_run)
-    policy, params = sac.load_policy(path)
-    assert policy == target_run.policy
+    policy, params = save_and_load(sac, target_run, path)
     obs = jax.random.uniform(jax.random.PRNGKey(2), (64, 2), minval=-0.5, maxval=0.5)
     key = jax.random.PRNGKey(0)
     original = np.asarray(jax.vmap(lambda o: target_run.policy(target_run.params, o, key))(obs))

@@ -15,6 +15,7 @@ from decisions.energy.building import job as building_job
 from decisions.energy.building.agents import AgentName, seed_params
 from decisions.errors import InputError
 from decisions.store import RunStatus, dispose_engines, get_run
+from tests.helpers import with_sections
 
 
 def _spec(**overrides) -> dict:
@@ -23,9 +24,7 @@ def _spec(**overrides) -> dict:
         "scenario": {"buildings": [1], "relative_reward": True},
         "agents": {"names": ["ppo", "sac"], "seeds": 2, "on_policy_steps": 10_752, "off_policy_steps": 5_000},
     }
-    for section, values in overrides.items():
-        spec[section] = {**spec.get(section, {}), **values}
-    return spec
+    return with_sections(spec, **overrides)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from decisions.energy.building.params import to_params
 from decisions.energy.building.scenario import Scenario
 from decisions.energy.building.tariff import read_price_csv
 from decisions.errors import InputError
+from tests.helpers import assert_input_error
 
 
 @pytest.mark.parametrize(
@@ -40,11 +41,7 @@ from decisions.errors import InputError
     ],
 )
 def test_bad_input_names_the_field(data: dict, field: str, words: str) -> None:
-    with pytest.raises(InputError) as err:
-        Scenario.parse(data)
-    assert err.value.field == field
-    assert words in err.value.problem
-    assert "\n" not in str(err.value)
+    assert_input_error(Scenario.parse, data, field=field, words=words)
 
 
 def test_defaults() -> None:

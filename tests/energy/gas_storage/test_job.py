@@ -12,6 +12,7 @@ from decisions.energy.gas_storage import DOMAIN, snapo_policy
 from decisions.energy.gas_storage import job as gas_job
 from decisions.errors import InputError
 from decisions.store import RunStatus, dispose_engines, get_run
+from tests.helpers import with_sections
 
 DAYS = 40
 
@@ -28,9 +29,7 @@ def _spec(**overrides) -> dict:
         "snapo": {"steps": 150, "paths_per_step": 32, "log_every": 50},
         "evaluation": {"paths": 64, "lsmc_paths": 256},
     }
-    for section, values in overrides.items():
-        spec[section] = {**spec.get(section, {}), **values}
-    return spec
+    return with_sections(spec, **overrides)
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from decisions.finance.pension.liabilities import benefit_cash_flows, initial_li
 from decisions.finance.pension.params import DT, to_params
 from decisions.finance.pension.scenario import Scenario, default_correlation
 from decisions.finance.pension.snapo_policy import PensionSnapoSettings
+from tests.helpers import assert_input_error
 
 NOT_PSD = [
     [1.0, 0.9, 0.9, 0.0, 0.0],
@@ -48,10 +49,8 @@ NOT_PSD = [
     ],
 )
 def test_bad_inputs_raise_one_line_errors_naming_the_field(data: dict, field: str) -> None:
-    with pytest.raises(InputError) as err:
-        Scenario.parse(data)
-    assert err.value.field == field
-    assert str(err.value).startswith(f"{field}: ") and "\n" not in str(err.value)
+    error = assert_input_error(Scenario.parse, data, field=field)
+    assert str(error).startswith(f"{field}: ")
 
 
 def test_bad_settings_and_fixed_mixes_name_the_field() -> None:

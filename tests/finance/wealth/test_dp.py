@@ -8,10 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from decisions.errors import InputError
 from decisions.finance.wealth import WealthProblem, solve, transitions, wealth_grid
 from decisions.finance.wealth.market import DEFAULT_COVARIANCE, DEFAULT_MEANS, efficient_frontier
 from decisions.finance.wealth.simulate import dp_policy, draw_normals, evaluate, mean_and_se
+from tests.helpers import assert_input_error
 
 
 def _problem(**kw: object) -> WealthProblem:
@@ -169,10 +169,7 @@ def test_withdrawals_bankrupt_and_probabilities_exact() -> None:
     ],
 )
 def test_bad_input(data: dict[str, object], field: str) -> None:
-    with pytest.raises(InputError) as err:
-        WealthProblem.parse({"horizon": 10, "initial_wealth": 100.0, **data})
-    assert err.value.field == field
-    assert "\n" not in str(err.value)
+    assert_input_error(WealthProblem.parse, {"horizon": 10, "initial_wealth": 100.0, **data}, field=field)
 
 
 def test_infeasible_grid_is_refused_before_allocating() -> None:

@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from decisions.errors import InputError
 from decisions.finance.wealth import DOMAIN
 from decisions.finance.wealth import job as wealth_job
 from decisions.finance.wealth.planner import load_planner, planner_training
 from decisions.jobs.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
+from tests.helpers import assert_input_error
 
 PROBLEM = {
     "horizon": 6,
@@ -55,10 +55,7 @@ def test_prepare_validates_the_spec(tmp_path: Path) -> None:
         ({"job": {"seed": -1}}, "job.seed"),
         ({"extra": {}}, "extra"),
     ):
-        with pytest.raises(InputError) as err:
-            wealth_job.prepare({**_spec(), **spec}, tmp_path)
-        assert err.value.field == field, (spec, err.value)
-        assert "\n" not in str(err.value)
+        assert_input_error(wealth_job.prepare, {**_spec(), **spec}, tmp_path, field=field)
 
 
 def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from decisions.errors import InputError
 from decisions.health.pharma import DOMAIN
 from decisions.health.pharma import job as pharma_job
 from decisions.health.pharma.chain import CQA_NAMES
@@ -19,6 +18,7 @@ from decisions.health.pharma.evaluation import evaluate
 from decisions.health.pharma.params import CPP_NAMES, grid
 from decisions.health.pharma.snapo_policy import evaluation_key, load_profiles, problem
 from decisions.store import RunStatus, dispose_engines, get_run
+from tests.helpers import assert_input_error, with_sections
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "pharma.toml"
 
@@ -30,10 +30,7 @@ TINY = {
 
 
 def _spec(**overrides: dict) -> dict:
-    spec = {"job": {"kind": "pharma", "name": "tiny", "seed": 0}, **{k: dict(v) for k, v in TINY.items()}}
-    for section, values in overrides.items():
-        spec[section] = {**spec.get(section, {}), **values}
-    return spec
+    return with_sections({"job": {"kind": "pharma", "name": "tiny", "seed": 0}, **TINY}, **overrides)
 
 
 @pytest.mark.parametrize(
@@ -56,11 +53,7 @@ def _spec(**overrides: dict) -> dict:
     ],
 )
 def test_prepare_names_the_first_bad_field(spec: dict, field: str, words: str) -> None:
-    with pytest.raises(InputError) as info:
-        pharma_job.prepare(spec)
-    assert info.value.field == field
-    assert words in info.value.problem
-    assert "\n" not in str(info.value)
+    assert_input_error(pharma_job.prepare, spec, field=field, words=words)
 
 
 def test_job_seed_is_the_default_seed_of_the_sections() -> None:

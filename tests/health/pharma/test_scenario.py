@@ -5,7 +5,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 import pytest
 
-from decisions.errors import InputError
 from decisions.health.pharma.design_space import DesignSpaceSettings
 from decisions.health.pharma.params import (
     CPP_NAMES,
@@ -17,6 +16,7 @@ from decisions.health.pharma.params import (
 )
 from decisions.health.pharma.scenario import Scenario
 from decisions.health.pharma.snapo_policy import OptimiseSettings
+from tests.helpers import assert_input_error
 
 
 @pytest.mark.parametrize(
@@ -48,11 +48,7 @@ from decisions.health.pharma.snapo_policy import OptimiseSettings
     ],
 )
 def test_bad_scenarios_name_the_field(data: dict, field: str, words: str) -> None:
-    with pytest.raises(InputError) as info:
-        Scenario.parse(data)
-    assert info.value.field == field
-    assert words in info.value.problem
-    assert "\n" not in str(info.value)
+    assert_input_error(Scenario.parse, data, field=field, words=words)
 
 
 @pytest.mark.parametrize(
@@ -67,10 +63,7 @@ def test_bad_scenarios_name_the_field(data: dict, field: str, words: str) -> Non
     ],
 )
 def test_bad_design_space_settings_name_the_field(data: dict, field: str, words: str) -> None:
-    with pytest.raises(InputError) as info:
-        DesignSpaceSettings.parse(data)
-    assert info.value.field == field
-    assert words in info.value.problem
+    assert_input_error(DesignSpaceSettings.parse, data, field=field, words=words)
 
 
 @pytest.mark.parametrize(
@@ -84,9 +77,7 @@ def test_bad_design_space_settings_name_the_field(data: dict, field: str, words:
     ],
 )
 def test_bad_optimise_settings_name_the_field(data: dict, field: str) -> None:
-    with pytest.raises(InputError) as info:
-        OptimiseSettings.parse(data)
-    assert info.value.field == field
+    assert_input_error(OptimiseSettings.parse, data, field=field)
 
 
 def test_scenario_builds_traced_parameters() -> None:

@@ -1,24 +1,28 @@
-"""What an off-policy agent supplies to the shared loop (``OffPolicyAgent``), and the observation helpers.
+"""The off-policy agent's protocol (``OffPolicyAgent``), its policies' base and the observation helpers.
 
-An agent is a small frozen dataclass holding its config and its deterministic policy; the
-loop (``offpolicy.loop``) does the rest. Observations reach the agent flattened and
-normalised (``normalize``); its policies use the same helper when they act.
+An agent is a small frozen dataclass holding its config and its deterministic policy (a
+``NetworkPolicy``); the loop (``offpolicy.loop``) does the rest. Observations reach the agent
+flattened and normalised (``normalize``); its policies use the same helper when they act.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Protocol
+import os
+from typing import Any, ClassVar, Protocol, Self
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 from jax import Array
 
-from decisions.core.agents.common import Policy, RunningStats
+from decisions.core.agents.common import Policy, RunningStats, initial_stats
 from decisions.core.agents.offpolicy.config import OffPolicyConfig
+from decisions.core.agents.offpolicy.io import load_policy_as
+from decisions.core.agents.policy_file import PolicyDescription
 from decisions.core.agents.replay import Transition
 
-__all__ = ["OffPolicyAgent", "flatten_obs", "normalize", "polyak_update"]
+__all__ = ["NetworkPolicy", "OffPolicyAgent", "flatten_obs", "normalize", "polyak_update"]
 
 PyTree = Any
 
@@ -72,6 +76,51 @@ class OffPolicyAgent(Protocol):
         ...
 
 
+class NetworkPolicy(PolicyDescription):
+    """Base of the off-policy agents' deterministic policies: one network on flattened, normalised observations.
+
+    A subclass is a frozen dataclass with an ``obs_shape`` field and a ``network`` property; its
+    params are ``{params_key: the network's weights, "obs_stats": RunningStats}``.
+
+    Attributes:
+        kind: the agent's tag, stored in its policy files.
+        params_key: the key of the network's weights in the params.
+    """
+
+    kind: ClassVar[str]
+    params_key: ClassVar[str]
+    obs_shape: tuple[int, ...]
+
+    @property
+    def network(self) -> nn.Module:
+        """The network the params' ``params_key`` entry belongs to."""
+        raise NotImplementedError
+
+    def init(self, key: Array, normalize_obs: bool = True) -> PyTree:
+        """Fresh params: random network weights and empty (or identity) observation statistics."""
+        weights = self.network.init(key, jnp.zeros((math.prod(self.obs_shape),), jnp.float32))
+        return {self.params_key: weights, "obs_stats": initial_stats(self.obs_shape, normalize_obs)}
+
+    def features(self, params: PyTree, obs: Array) -> Array:
+        """One observation (or a batch) normalised with the params' statistics and flattened for the network."""
+        return normalize(params["obs_stats"], jnp.asarray(obs), self.obs_shape)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> tuple[Self, PyTree]:
+        """Read a policy of this class written by ``offpolicy.save_policy`` (an agent module's ``load_policy``).
+
+        Args:
+            path: the file.
+
+        Returns:
+            ``(policy, params)``: call ``policy(params, obs, key)``.
+
+        Raises:
+            ValueError: the file is not a saved policy of this ``kind``.
+        """
+        return load_policy_as(path, cls)
+
+
 def flatten_obs(obs: Array, obs_shape: tuple[int, ...]) -> Array:
     """``(..., *obs_shape)`` to float32 ``(..., prod(obs_shape))`` (what the networks take)."""
     lead = obs.shape[: obs.ndim - len(obs_shape)]
@@ -81,7 +130,6 @@ def flatten_obs(obs: Array, obs_shape: tuple[int, ...]) -> Array:
 def normalize(stats: RunningStats, obs: Array, obs_shape: tuple[int, ...]) -> Array:
     """Normalise raw observations with ``stats`` and flatten them for the networks."""
     return flatten_obs(stats.normalize(obs.astype(jnp.float32)), obs_shape)
-
 
 
 def polyak_update(config: OffPolicyConfig, updates: Array, target: PyTree, online: PyTree) -> PyTree:

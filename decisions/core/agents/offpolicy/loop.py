@@ -10,7 +10,8 @@
 3. One *iteration* is ``train_freq`` vector steps with the agent's exploration policy, then
    ``gradient_steps`` updates on uniform replay batches. Iterations run in a ``lax.scan``
    inside one jitted chunk of ``log_every`` iterations, driven by ``common.run_chunked``
-   (progress between chunks, checkpoint/resume). ``train_agent_seeds`` vmaps the chunk over seeds.
+   (progress between chunks, checkpoint/resume). With ``seeds``, ``train_agent`` vmaps the
+   chunk over seeds.
 
 Observations are stored raw and normalised with the current ``RunningStats`` when acting and
 when sampled for an update; the statistics go into the returned policy params.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -35,14 +37,15 @@ from decisions.core.agents.common import (
     make_result,
     run_chunked,
 )
-from decisions.core.agents.offpolicy.agent import OffPolicyAgent, flatten_obs, normalize
+from decisions.core.agents.offpolicy.agent import NetworkPolicy, OffPolicyAgent, flatten_obs, normalize
 from decisions.core.agents.offpolicy.config import OffPolicyConfig
 from decisions.core.agents.replay import NStepWindow, ReplayBuffer, Transition
+from decisions.core.agents.trainers import agent_trainers
 from decisions.core.env import Environment
 from decisions.core.pytrees import strong_types
 from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
 
-__all__ = ["OffPolicyState", "train_agent", "train_agent_seeds"]
+__all__ = ["OffPolicyState", "train_agent", "trainers"]
 
 PyTree = Any
 
@@ -229,18 +232,31 @@ def _chunk(
     return _run_iterations(agent, env, env_params, state, n)
 
 
-
-def _train(
+def train_agent(
     agent: OffPolicyAgent,
     env: Environment[Any, Any],
     *,
     key: Array,
-    params: PyTree | None,
-    progress: ProgressFn | None,
-    checkpoint: str | os.PathLike[str] | None,
-    seeds: bool,
+    params: PyTree | None = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    seeds: bool = False,
 ) -> TrainResult:
-    """``train_agent`` (one key) or ``train_agent_seeds`` (``seeds``: a leading axis of keys)."""
+    """Train an off-policy agent on ``env`` (what ``dqn.train`` / ``sac.train`` and their ``train_seeds`` call).
+
+    Args:
+        agent: the agent (hashable; its ``config`` fixes the loop, its ``policy`` is returned).
+        env: an unwrapped environment (hashed by identity: reuse the object to reuse compilations).
+        key: PRNG key of the run; with ``seeds``, ``(seeds,)`` typed keys or ``(seeds, 2)`` raw keys.
+        params: environment params, shared by all seeds (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional path to save after every chunk and resume from (all seeds in one file).
+        seeds: train one copy of the agent per key at once (the chunk vmapped over a leading key axis).
+
+    Returns:
+        A ``TrainResult`` whose params hold the policy networks and ``obs_stats`` (params and
+        metrics with a leading seed axis with ``seeds``).
+    """
     start = time.perf_counter()
     config = agent.config
     env_params = strong_types(env.default_params if params is None else params)
@@ -267,51 +283,28 @@ def _train(
     return make_result(agent.policy, params, log, config.env_steps, start)
 
 
-def train_agent(
-    agent: OffPolicyAgent,
-    env: Environment[Any, Any],
+def trainers(
+    make_agent: Callable[[Environment[Any, Any], Any, PyTree | None], OffPolicyAgent],
+    default_config: OffPolicyConfig,
+    policy_type: type[NetworkPolicy],
     *,
-    key: Array,
-    params: PyTree | None = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train an off-policy agent on ``env`` for one seed (what ``dqn.train`` and ``sac.train`` call).
+    metrics: str,
+) -> tuple[Callable[..., TrainResult], Callable[..., TrainResult]]:
+    """An off-policy agent module's ``train`` and ``train_seeds``: its ``make_agent``, then ``train_agent``.
 
     Args:
-        agent: the agent (hashable; its ``config`` fixes the loop, its ``policy`` is returned).
-        env: an unwrapped environment (hashed by identity: reuse the object to reuse compilations).
-        key: PRNG key of the run.
-        params: environment params (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional path to save after every chunk and resume from.
+        make_agent: ``make_agent(env, config, params) -> agent`` (checks the config and the spaces).
+        default_config: the configuration used when a call gives none.
+        policy_type: the class of the agent's deterministic policy, for the docstring of ``train``.
+        metrics: the metrics of the agent's ``update`` and schedules, for the docstring of ``train``.
 
     Returns:
-        A ``TrainResult`` whose params hold the policy networks and ``obs_stats``.
+        ``(train, train_seeds)`` (``trainers.agent_trainers``).
     """
-    return _train(agent, env, key=key, params=params, progress=progress, checkpoint=checkpoint, seeds=False)
-
-
-def train_agent_seeds(
-    agent: OffPolicyAgent,
-    env: Environment[Any, Any],
-    *,
-    keys: Array,
-    params: PyTree | None = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train one copy of an off-policy agent per key at once (the chunk vmapped over a leading key axis).
-
-    Args:
-        agent: the agent.
-        env: an unwrapped environment.
-        keys: ``(seeds,)`` typed keys or ``(seeds, 2)`` raw keys, one per seed.
-        params: environment params shared by all seeds (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback.
-        checkpoint: optional path to save after every chunk and resume from (all seeds in one file).
-
-    Returns:
-        A ``TrainResult`` whose params and metrics carry a leading seed axis.
+    returns = f"""
+        A ``TrainResult``: the deterministic ``{policy_type.__name__}``,
+        its params ``{{"{policy_type.params_key}", "obs_stats"}}`` and per-iteration metrics
+        ``episode_return`` (mean over the episodes finished in the iteration, else the
+        previous value; NaN before the first), ``episodes``, {metrics}.
     """
-    return _train(agent, env, key=keys, params=params, progress=progress, checkpoint=checkpoint, seeds=True)
+    return agent_trainers(make_agent, default_config, train_agent, returns=returns)

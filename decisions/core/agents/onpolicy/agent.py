@@ -8,16 +8,18 @@ under them (``base_optimizer``) and how many steps of it one iteration takes.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
 import optax
 from jax import Array
 
+from decisions.core.agents.common import check_config
 from decisions.core.agents.onpolicy.config import OnPolicyConfig
 from decisions.core.agents.onpolicy.losses import Batch
 from decisions.core.agents.onpolicy.policy import ActorCriticPolicy
+from decisions.core.env import Environment
 
-__all__ = ["OnPolicyAgent", "optimizer", "schedule"]
+__all__ = ["ActorCriticAgent", "OnPolicyAgent", "optimizer", "schedule"]
 
 PyTree = Any
 
@@ -54,6 +56,38 @@ class OnPolicyAgent(Protocol):
     ) -> tuple[PyTree, PyTree, dict[str, Array]]:
         """Improve the network on one rollout batch; return it, the optimiser state and scalar metrics."""
         ...
+
+
+class ActorCriticAgent:
+    """Base of the agents built from their config and an ``ActorCriticPolicy`` of the env's spaces.
+
+    A subclass is a frozen dataclass ``(config, policy)`` implementing ``OnPolicyAgent``; its
+    module's ``make_agent`` is its ``for_env``.
+
+    Attributes:
+        config_type: the agent's configuration class (``for_env`` refuses any other).
+    """
+
+    config_type: ClassVar[type[OnPolicyConfig]]
+
+    @classmethod
+    def for_env(cls, env: Environment[Any, Any], config: OnPolicyConfig, params: Any = None) -> Self:
+        """The agent for ``env``'s spaces (read from concrete params).
+
+        Args:
+            env: an unwrapped environment.
+            config: the agent's configuration (a ``config_type``).
+            params: the environment's params (default ``env.default_params``).
+
+        Returns:
+            The agent, with its policy description.
+
+        Raises:
+            TypeError: ``config`` is not a ``config_type``.
+        """
+        check_config(config, cls.config_type)
+        policy = ActorCriticPolicy.from_env(env, env.default_params if params is None else params, config)
+        return cls(config, policy)  # type: ignore[call-arg]  # the subclass's dataclass fields
 
 
 def schedule(agent: OnPolicyAgent) -> optax.Schedule:

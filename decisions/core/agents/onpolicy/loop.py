@@ -3,7 +3,7 @@
 Each iteration collects ``rollout_steps`` steps from ``num_envs`` environments
 (``VmapEnv(EpisodeStatistics(AutoResetEnv(env)))``), computes advantages (``gae``) and calls
 the agent's ``update``; iterations run in jitted ``lax.scan`` chunks driven by
-``common.run_chunked`` (progress, checkpoint/resume), and ``train_agent_seeds`` vmaps the
+``common.run_chunked`` (progress, checkpoint/resume); with ``seeds``, ``train_agent`` vmaps the
 chunk over seeds.
 
 Observations are flattened (``Discrete`` observations one-hot encoded) and, with
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -23,14 +24,15 @@ import jax.numpy as jnp
 from jax import Array
 
 from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, make_result, run_chunked
-from decisions.core.agents.onpolicy.agent import OnPolicyAgent, optimizer, schedule
+from decisions.core.agents.onpolicy.agent import ActorCriticAgent, OnPolicyAgent, optimizer, schedule
 from decisions.core.agents.onpolicy.config import OnPolicyConfig
 from decisions.core.agents.onpolicy.losses import Batch, gae
+from decisions.core.agents.trainers import agent_trainers
 from decisions.core.env import Environment
 from decisions.core.pytrees import strong_types
 from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
 
-__all__ = ["OnPolicyState", "train_agent", "train_agent_seeds"]
+__all__ = ["OnPolicyState", "train_agent", "trainers"]
 
 PyTree = Any
 
@@ -241,18 +243,38 @@ def _warm_start(state: OnPolicyState, initial: PyTree, agent: OnPolicyAgent) -> 
     return state._replace(net=net, opt_state=optimizer(agent).init(net), obs_stats=initial["obs_stats"])
 
 
-def _train(
+def train_agent(
     agent: OnPolicyAgent,
     env: Environment[Any, Any],
     *,
     key: Array,
-    params: Any,
-    progress: ProgressFn | None,
-    checkpoint: str | os.PathLike[str] | None,
-    initial: PyTree | None,
-    seeds: bool,
+    params: Any = None,
+    progress: ProgressFn | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    initial: PyTree | None = None,
+    seeds: bool = False,
 ) -> TrainResult:
-    """``train_agent`` (one key) or ``train_agent_seeds`` (``seeds``: a leading axis of keys)."""
+    """Train an on-policy agent (what ``ppo.train`` / ``a2c.train`` and their ``train_seeds`` call).
+
+    Args:
+        agent: the agent (hashable; its ``config`` fixes the loop, its ``policy`` the network).
+        env: an unwrapped environment (pass the same object again to reuse the compiled loop).
+        key: PRNG key of the run; with ``seeds``, ``(seeds, ...)`` keys, one per seed.
+        params: the environment's params, shared by all seeds (default ``env.default_params``).
+        progress: optional ``(task, done, total)`` callback, called between chunks.
+        checkpoint: optional file; written after every chunk and resumed from when it exists
+            (a resumed run ends identical to an uninterrupted one).
+        initial: optional policy params to start from (a previous ``TrainResult.params`` of
+            the same policy shape, one seed): fine-tuning, with a fresh optimiser state.
+        seeds: train one copy of the agent per key at once (the jitted chunk vmapped over seeds).
+
+    Returns:
+        A ``TrainResult`` whose ``policy`` is the agent's deterministic ``ActorCriticPolicy``
+        (params and metrics with a leading seed axis with ``seeds``).
+
+    Raises:
+        ValueError: ``initial`` does not fit the policy (the message names ``initial``).
+    """
     start = time.perf_counter()
     config = agent.config
     env_params = strong_types(env.default_params if params is None else params)
@@ -281,76 +303,24 @@ def _train(
     return make_result(agent.policy, params, log, config.iterations * config.batch_size, start)
 
 
-def train_agent(
-    agent: OnPolicyAgent,
-    env: Environment[Any, Any],
-    *,
-    key: Array,
-    params: Any = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-    initial: PyTree | None = None,
-) -> TrainResult:
-    """Train an on-policy agent for one seed (what ``ppo.train`` and ``a2c.train`` call).
+def trainers(
+    agent_type: type[ActorCriticAgent], default_config: OnPolicyConfig, *, metrics: str
+) -> tuple[Callable[..., TrainResult], Callable[..., TrainResult]]:
+    """An on-policy agent module's ``train`` and ``train_seeds``: ``agent_type.for_env``, then ``train_agent``.
 
     Args:
-        agent: the agent (hashable; its ``config`` fixes the loop, its ``policy`` the network).
-        env: an unwrapped environment (pass the same object again to reuse the compiled loop).
-        key: PRNG key of the run.
-        params: the environment's params (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional file; written after every chunk and resumed from when it exists
-            (a resumed run ends identical to an uninterrupted one).
-        initial: optional policy params to start from (a previous ``TrainResult.params`` of
-            the same policy shape): fine-tuning, with a fresh optimiser state.
+        agent_type: the agent class (its ``for_env`` is the module's ``make_agent``).
+        default_config: the configuration used when a call gives none.
+        metrics: the metrics of the agent's ``update``, for the docstring of ``train``.
 
     Returns:
-        A ``TrainResult`` whose ``policy`` is the agent's deterministic ``ActorCriticPolicy``.
-
-    Raises:
-        ValueError: ``initial`` does not fit the policy (the message names ``initial``).
+        ``(train, train_seeds)`` (``trainers.agent_trainers``); ``train`` also takes ``initial``.
     """
-    return _train(
-        agent,
-        env,
-        key=key,
-        params=params,
-        progress=progress,
-        checkpoint=checkpoint,
-        initial=initial,
-        seeds=False,
-    )
-
-
-def train_agent_seeds(
-    agent: OnPolicyAgent,
-    env: Environment[Any, Any],
-    *,
-    keys: Array,
-    params: Any = None,
-    progress: ProgressFn | None = None,
-    checkpoint: str | os.PathLike[str] | None = None,
-) -> TrainResult:
-    """Train one copy of an on-policy agent per key at once (the jitted chunk is vmapped over seeds).
-
-    Args:
-        agent: the agent.
-        env: an unwrapped environment.
-        keys: ``(seeds, ...)`` PRNG keys, one per seed.
-        params: the environment's params, shared by all seeds (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional checkpoint file (as in ``train_agent``).
-
-    Returns:
-        A ``TrainResult`` whose params leaves and metrics carry a leading seed axis.
+    returns = f"""
+        A ``TrainResult``: deterministic ``policy``, params ``{{"net", "obs_stats"}}`` and
+        per-iteration metrics ``episode_return`` (NaN where no episode finished),
+        ``episode_length``, ``episodes``, {metrics},
+        ``grad_norm`` and ``learning_rate``.
     """
-    return _train(
-        agent,
-        env,
-        key=keys,
-        params=params,
-        progress=progress,
-        checkpoint=checkpoint,
-        initial=None,
-        seeds=True,
-    )
+    initial = "``initial``: optional policy params to fine-tune (with a fresh optimiser state)."
+    return agent_trainers(agent_type.for_env, default_config, train_agent, returns=returns, options_doc=initial)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import flax.linen as nn
@@ -13,6 +14,12 @@ from decisions.core import nets
 from decisions.core.agents.onpolicy.config import ACTIVATIONS
 
 __all__ = ["ActorCritic", "SetActorCritic"]
+
+
+def _encoder(hidden: tuple[int, ...], act: Callable[[Array], Array]) -> nets.MLP:
+    """``hidden[:-1]`` layers to a width of ``hidden[-1]``, activated at the output too (gain sqrt 2)."""
+    *inner, last = hidden
+    return nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=math.sqrt(2.0))
 
 
 class ActorCritic(nn.Module):
@@ -35,8 +42,7 @@ class ActorCritic(nn.Module):
     def setup(self) -> None:
         """Build the actor torso and head and the critic."""
         act = ACTIVATIONS[self.activation]
-        *inner, last = self.hidden
-        self.torso = nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=math.sqrt(2.0))
+        self.torso = _encoder(self.hidden, act)
         if self.num_actions > 0:
             self.head = nets.CategoricalHead(self.num_actions)
         else:
@@ -84,11 +90,10 @@ class SetActorCritic(nn.Module):
     def setup(self) -> None:
         """Build the encoders and heads."""
         act = ACTIVATIONS[self.activation]
-        *inner, last = self.hidden
-        gain = math.sqrt(2.0)
-        self.actor_encoder = nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=gain)
+        last = self.hidden[-1]
+        self.actor_encoder = _encoder(self.hidden, act)
         self.actor_head = nets.MLP((last,), self.choices, act, out_scale=0.01)
-        self.critic_encoder = nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=gain)
+        self.critic_encoder = _encoder(self.hidden, act)
         self.critic_head = nets.MLP((last,), 1, act, out_scale=1.0)
 
     def _rows(self, x: Array) -> Array:

@@ -22,7 +22,7 @@ import numpy as np
 from jax import Array
 
 from decisions.core import nets
-from decisions.core.agents.common import RunningStats, identity_stats
+from decisions.core.agents.common import initial_stats
 from decisions.core.agents.onpolicy.config import OnPolicyConfig
 from decisions.core.agents.onpolicy.networks import ActorCritic, SetActorCritic
 from decisions.core.agents.policy_file import PolicyDescription
@@ -145,8 +145,7 @@ class ActorCriticPolicy(PolicyDescription):
     def init(self, key: Array, normalize_obs: bool = True) -> PyTree:
         """Fresh params: random network weights and empty (or identity) observation statistics."""
         net = self.network.init(key, jnp.zeros((self.features,), jnp.float32))
-        stats = RunningStats.create((self.features,)) if normalize_obs else identity_stats((self.features,))
-        return {"net": net, "obs_stats": stats}
+        return {"net": net, "obs_stats": initial_stats((self.features,), normalize_obs)}
 
     def encode(self, obs: Array) -> Array:
         """Observations ``(..., *obs_shape)`` as float features ``(..., features)``."""

@@ -1,0 +1,47 @@
+"""Helpers shared by the domain tests: job specs with overridden sections, one-line input errors."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from decisions.errors import InputError
+
+
+def with_sections(spec: Mapping[str, Any], **overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a job spec with keys of some of its sections replaced or added.
+
+    Args:
+        spec: the base spec (not changed: the copy is deep).
+        **overrides: section name -> keys to set in that section (a missing section is created).
+
+    Returns:
+        The new spec.
+    """
+    merged = copy.deepcopy(dict(spec))
+    for section, values in overrides.items():
+        merged[section] = {**merged.get(section, {}), **values}
+    return merged
+
+
+def assert_input_error(call: Callable[..., Any], *args: Any, field: str, words: str = "") -> InputError:
+    """Check that ``call(*args)`` raises a one-line ``InputError`` naming ``field``.
+
+    Args:
+        call: what validates the input, e.g. ``Scenario.parse``.
+        *args: its arguments.
+        field: the dotted field the error must name.
+        words: text the error's problem must contain (default: anything).
+
+    Returns:
+        The error, for further checks.
+    """
+    with pytest.raises(InputError) as info:
+        call(*args)
+    assert info.value.field == field, info.value
+    assert words in info.value.problem, info.value
+    assert "\n" not in str(info.value)
+    return info.value
