@@ -26,7 +26,6 @@ import pandas as pd
 REPORT_FILE = "report.json"
 """The file (and artifact name) that describes a saved report."""
 
-_NA = ["", "NaN", "nan", "NA", "<NA>", "None", "null", "-inf", "inf"]
 _NA_NUMERIC = ["", "NaN", "nan", "NA", "<NA>", "None", "null"]
 
 
@@ -200,7 +199,8 @@ class TablesReport:
         """
         folder = Path(directory)
         tables = self.tables()
-        written = save_tables(folder, {name: frame.reset_index() if _schema(frame)["index"] else frame
+        schemas = {name: _schema(frame) for name, frame in tables.items()}
+        written = save_tables(folder, {name: frame.reset_index() if schemas[name]["index"] else frame
                                        for name, frame in tables.items()})
         plain = {}
         for name in self.plain_fields():
@@ -210,7 +210,7 @@ class TablesReport:
             "report": type(self).__name__,
             "metrics": {k: float(v) for k, v in self.metrics.items()},
             "fields": plain,
-            "tables": {name: _schema(frame) for name, frame in tables.items()},
+            "tables": schemas,
         }
         path = folder / REPORT_FILE
         path.write_text(json.dumps(description, indent=1, allow_nan=True))
