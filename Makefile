@@ -21,10 +21,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check decisions apps tests
 
 test: lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --max-worker-restart=0
 
 test-all: lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m ""
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --max-worker-restart=0 -m ""
 
 app: $(STAMP)
 	$(BIN)/decisions app

@@ -1,5 +1,8 @@
 """Home page of the operator app: what the platform does and the runs recorded in the store.
 
+Every run is listed with its state (a run whose process died reads ``lost``) and, for a failed,
+interrupted or lost run, its error; the run chosen below links to its domain's page.
+
 Start it with ``decisions app`` or ``streamlit run apps/Home.py``.
 """
 
@@ -61,6 +64,7 @@ st.dataframe(
     column_config={
         "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm:ss"),
         "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
+        "error": st.column_config.TextColumn("error", width="large"),
         **{
             name: st.column_config.NumberColumn(name, format="%.3f" if "_vs_" in name else "%.2f")
             for name in app_common.HEADLINE_METRICS
@@ -69,6 +73,14 @@ st.dataframe(
     },
 )
 st.caption(f"Store: `{url}`")
+lost = [run for run in runs if run.status is RunStatus.LOST]
+if lost:
+    ids = ", ".join(f"#{run.id}" for run in lost)
+    st.warning(
+        f"{len(lost)} run{'s' if len(lost) > 1 else ''} lost ({ids}): the process died without recording "
+        "its end (killed, out of memory, machine restarted). `decisions runs reap` marks them lost in the "
+        "store; `decisions runs delete <id>` removes one."
+    )
 
 labels = {run.id: f"#{run.id} {run.kind} / {run.name} ({run.status.value})" for run in runs}
 chosen = st.selectbox("Run details", list(labels), format_func=labels.__getitem__, key="runs_detail")
@@ -77,14 +89,17 @@ with st.expander(f"Run #{record.id}: {record.name}", expanded=True):
     if record.error:
         st.error(record.error)
     domain = find(record.kind)
-    if domain is not None and domain.page and record.status is RunStatus.SUCCEEDED:
-        st.page_link(domain.page, label="Open its report", query_params={"run": str(record.id)})
+    if domain is not None and domain.page:
+        label = "Open its report" if record.status is RunStatus.SUCCEEDED else f"Open it on the {domain.title} page"
+        st.page_link(domain.page, label=label, query_params={"run": str(record.id)})
     meta = {
         "kind": record.kind,
         "status": record.status.value,
         "package version": record.package_version,
         "git commit": record.git_commit or "",
         "host": record.host,
+        "process": "" if record.pid is None else str(record.pid),
+        "last heartbeat": record.heartbeat_at.strftime("%Y-%m-%d %H:%M:%S UTC") if record.heartbeat_at else "",
         "sweep": record.sweep_id or "",
     }
     st.dataframe(pd.Series(meta, name="value").to_frame(), width="stretch")

@@ -20,7 +20,7 @@ from decisions.errors import InputError
 from decisions.jobs.domain import Domain
 from decisions.jobs.registry import DOMAINS
 from decisions.jobs.report import TablesReport
-from decisions.store import Run, RunRecord, artifacts_root, get_run, session_scope
+from decisions.store import Run, RunRecord, RunStatus, artifacts_root, get_run, session_scope
 
 PASSWORD_ENV = "DECISIONS_APP_PASSWORD"
 """Environment variable holding the app password; unset or empty means no gate."""
@@ -132,13 +132,14 @@ def run_kinds(url: str | None = None) -> list[str]:
 
 
 def runs_frame(runs: Iterable[RunRecord]) -> pd.DataFrame:
-    """One row per run: id, kind, name, status, start, duration and the headline metrics present.
+    """One row per run: id, kind, name, status, start, duration, the headline metrics present and the error.
 
     Args:
-        runs: Run records, e.g. from ``decisions.store.list_runs``.
+        runs: Run records, e.g. from ``decisions.store.list_runs`` (a dead run's status reads ``lost``).
 
     Returns:
-        The table, in the order given; metric columns that no run has are left out.
+        The table, in the order given; metric columns that no run has are left out, and the
+        ``error`` column (why a run failed, was interrupted or is lost) when no run has one.
     """
     rows = []
     for run in runs:
@@ -153,11 +154,12 @@ def runs_frame(runs: Iterable[RunRecord]) -> pd.DataFrame:
                 "started": started.astimezone().replace(tzinfo=None) if started else None,
                 "duration_s": run.duration_seconds,
                 **{name: metrics.get(name) for name in HEADLINE_METRICS},
+                "error": run.error,
             }
         )
-    columns = ["id", "kind", "name", "status", "started", "duration_s", *HEADLINE_METRICS]
+    columns = ["id", "kind", "name", "status", "started", "duration_s", *HEADLINE_METRICS, "error"]
     frame = pd.DataFrame(rows, columns=columns)
-    empty = [name for name in HEADLINE_METRICS if frame[name].isna().all()]
+    empty = [name for name in (*HEADLINE_METRICS, "error") if frame[name].isna().all()]
     return frame.drop(columns=empty)
 
 
@@ -174,7 +176,8 @@ def load_report(domain: Domain, run_id: int, url: str | None) -> tuple[TablesRep
 
     Raises:
         RunNotFoundError: no such run.
-        InputError: the run is of another domain, or its saved report is gone from disk.
+        InputError: the run is of another domain, did not succeed (its state and error are
+            named), or its saved report is gone from disk.
     """
     record = get_run(run_id, url=url)
     if record.kind != domain.name:
@@ -182,7 +185,15 @@ def load_report(domain: Domain, run_id: int, url: str | None) -> tuple[TablesRep
     try:
         return domain.report_model.load(record), record
     except (OSError, ValueError) as exc:
+        if record.status is not RunStatus.SUCCEEDED:
+            raise InputError("run", no_report_reason(record)) from None
         raise InputError("run", f"run {run_id}: {exc}") from None
+
+
+def no_report_reason(record: RunRecord) -> str:
+    """Why a run that did not succeed has no report: its state and its error, on one line."""
+    why = f"run {record.id} is {record.status.value}" + (f" ({record.error})" if record.error else "")
+    return why + (": its report is not written yet" if record.status is RunStatus.RUNNING else ", so it has no report")
 
 
 def report_loader(domain: Domain) -> Callable[[int, str | None], TablesReport]:

@@ -196,8 +196,16 @@ def allocation_long(allocation: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+ALLOCATION_LEGEND_COLUMNS = 4
+"""Assets per legend row under the allocation chart (the default scheme has seven)."""
+
+
 def allocation_chart(allocation: pd.DataFrame, title: str) -> alt.Chart:
     """Mean portfolio weights over the years as a stacked area (one band per asset).
+
+    The page draws two of these side by side, each half the page wide: a one-row legend of
+    every asset would run past that width and be cut off, so the legend sits below the chart
+    in rows of ``ALLOCATION_LEGEND_COLUMNS`` assets, with labels never truncated.
 
     Args:
         allocation: ``month, year, <asset>..., contribution_rate``.
@@ -215,7 +223,10 @@ def allocation_chart(allocation: pd.DataFrame, title: str) -> alt.Chart:
         .encode(
             x=alt.X("year:Q", title="year"),
             y=alt.Y("weight:Q", stack="zero", title="mean weight", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("asset:N", sort=assets, title=None, legend=alt.Legend(orient="top")),
+            color=alt.Color(
+                "asset:N", sort=assets, title=None,
+                legend=alt.Legend(orient="bottom", columns=max(1, min(len(assets), ALLOCATION_LEGEND_COLUMNS)), labelLimit=0),
+            ),
             order=alt.Order("order:Q"),
             tooltip=["asset:N", alt.Tooltip("year:Q", format=".2f"), alt.Tooltip("weight:Q", format=".1%")],
         )

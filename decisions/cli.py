@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from decisions.errors import InputError
@@ -35,22 +36,32 @@ def clean_errors(func: F) -> F:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from decisions.jobs.spec import SpecError
-        from decisions.store import RunNotFoundError
-
         try:
             return func(*args, **kwargs)
-        except (InputError, SpecError) as exc:
-            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        except RunNotFoundError as exc:
-            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        except RunFailed as exc:
-            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+        except Exception as exc:
+            code = _exit_code(exc)
+            if code is None:
+                raise
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _exit_code(exc: Exception) -> int | None:
+    """2 for bad input (a spec, a field, an unknown run), 1 for a failed run, None for anything else.
+
+    The run store is not imported here (it costs half a second before a spec is validated):
+    a ``RunNotFoundError`` can only come from its module once that is loaded.
+    """
+    from decisions.jobs.spec import SpecError
+
+    repository = sys.modules.get("decisions.store.repository")
+    if isinstance(exc, InputError | SpecError) or (
+        repository is not None and isinstance(exc, repository.RunNotFoundError)
+    ):
+        return 2
+    return 1 if isinstance(exc, RunFailed) else None
 
 
 class RunFailed(RuntimeError):
@@ -78,7 +89,7 @@ def demo(
 @app.command()
 @clean_errors
 def run(
-    spec_file: Annotated[Path, typer.Argument(help="Job spec (TOML): [job] and the domain tables ([scenario], [snapo], [agents], [optimise], ...), [sweep].")],
+    spec_file: Annotated[Path, typer.Argument(help="Job spec (TOML): \\[job] and the domain tables (\\[scenario], \\[snapo], \\[agents], \\[optimise], ...), \\[sweep].")],
     workers: Annotated[int, typer.Option(help="Processes for a sweep.")] = 2,
 ) -> None:
     """Run a job spec (or a sweep of them); each job is a recorded run."""
@@ -90,13 +101,10 @@ def run(
 
 def _interrupt_on_sigterm() -> None:
     """Turn SIGTERM (a killed batch job, a scheduler's timeout) into KeyboardInterrupt, so the
-    run being recorded is marked failed instead of staying "running" forever."""
-    import signal
+    run being recorded is marked interrupted instead of staying "running" forever."""
+    from decisions.jobs.interrupt import raise_on_sigterm
 
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"terminated by signal {signum}")
-
-    signal.signal(signal.SIGTERM, handler)
+    raise_on_sigterm()  # raises Terminated (a KeyboardInterrupt): the run is recorded as interrupted
 
 
 def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: int) -> None:
@@ -104,10 +112,19 @@ def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: i
 
     _interrupt_on_sigterm()
     from decisions.jobs.execute import execute_specs, prepare_specs
+    from decisions.jobs.interrupt import JobsInterrupted
 
     prepared = prepare_specs(specs, base_dir)  # validates every job before any run starts
-    with rich_progress() as progress:
-        outcomes = execute_specs(prepared, workers=workers, progress=progress)
+    try:
+        with rich_progress() as progress:
+            outcomes = execute_specs(prepared, workers=workers, progress=progress)
+    except JobsInterrupted as stop:  # its runs are recorded as interrupted; say what was stopped
+        err_console.print(stop.summary(), highlight=False, soft_wrap=True)
+        if getattr(sys.modules.get("__main__"), "app", None) is app:
+            from decisions.jobs.interrupt import exit_now
+
+            exit_now(stop.exit_code)
+        raise typer.Exit(stop.exit_code) from None
     failed = [o for o in outcomes if o.error is not None]
     for outcome in outcomes:
         if outcome.run_id is not None:
@@ -121,9 +138,11 @@ def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: i
 def runs_list(
     limit: Annotated[int, typer.Option(help="Most recent N runs.")] = 20,
     kind: Annotated[str | None, typer.Option(help="Only this job kind.")] = None,
-    status: Annotated[str | None, typer.Option(help="running, succeeded or failed.")] = None,
+    status: Annotated[str | None, typer.Option(help="running, succeeded, failed, interrupted or lost.")] = None,
 ) -> None:
     """List recent runs, newest first."""
+    if limit < 1:
+        raise InputError("limit", f"must be at least 1, got {limit}")
     from decisions.store import RunStatus, list_runs
 
     if status is not None and status not in {s.value for s in RunStatus}:
@@ -165,6 +184,8 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
                   + (f" in {rec.duration_seconds:.1f} s" if rec.duration_seconds is not None else ""))
     if rec.error:
         console.print(f"  error: {rec.error}", highlight=False)
+    if not summary_only:
+        _print_liveness(rec)
     if show_config:
         console.print_json(json.dumps(_compact(rec.config)))
     comparison = next((a.path for a in rec.artifacts if a.name == "comparison"), None)
@@ -182,6 +203,63 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
     if not summary_only:
         for art in rec.artifacts:
             console.print(f"  artifact {art.name}: {art.path}")
+
+
+def _print_liveness(rec: Any) -> None:
+    """Where a running or lost run's process is and when it last beat; how to mark a lost run."""
+    from decisions.store import RunStatus
+
+    if rec.status not in (RunStatus.RUNNING, RunStatus.LOST):
+        return
+    beat = rec.heartbeat_at.strftime("%Y-%m-%d %H:%M:%S UTC") if rec.heartbeat_at else "never"
+    console.print(f"  process {rec.pid if rec.pid is not None else '?'} on {rec.host}, last heartbeat {beat}",
+                  highlight=False)
+    if rec.status is RunStatus.LOST:
+        console.print("  `decisions runs reap` marks it lost in the store; `decisions runs delete` removes it",
+                      highlight=False)
+
+
+@runs_app.command("reap")
+@clean_errors
+def runs_reap() -> None:
+    """Mark runs left "running" by a process that died (kill -9, out of memory, reboot) as lost."""
+    from decisions.store import reap_lost_runs
+
+    marked = reap_lost_runs()
+    for rec in marked:
+        console.print(f"marked run {rec.id} ({rec.kind}/{rec.name}) {rec.error}", highlight=False)
+    if not marked:
+        console.print("no lost runs: every run recorded as running is alive", highlight=False)
+
+
+@runs_app.command("delete")
+@clean_errors
+def runs_delete(
+    run_id: Annotated[int, typer.Argument(help="Run id.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+) -> None:
+    """Delete a run that is not alive: its metrics, artifact records and artifact folder in the store."""
+    from decisions.store import (
+        RunAliveError,
+        RunStatus,
+        artifact_folders,
+        artifacts_root,
+        delete_run,
+        get_run,
+    )
+
+    rec = get_run(run_id)
+    if rec.status is RunStatus.RUNNING:
+        raise RunAliveError("run", f"run {run_id} is still running (process {rec.pid} on {rec.host}); stop it first")
+    folders = artifact_folders((a.path for a in rec.artifacts), artifacts_root())
+    counts = ((len(rec.metrics), "metric value"), (len(rec.artifacts), "artifact record"))
+    what = f"run {rec.id} ({rec.kind}/{rec.name}, {rec.status.value}): " + ", ".join(
+        [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in counts] + [f"folder {folder}" for folder in folders]
+    )
+    if not yes:
+        typer.confirm(f"Delete {what}?", abort=True, err=True)
+    delete_run(run_id)  # checks again that the run is not alive
+    console.print(f"deleted {what}", highlight=False)
 
 
 def _compact(value: Any, limit: int = 8) -> Any:
@@ -244,7 +322,8 @@ def app_command(port: Annotated[int, typer.Option(help="Port to serve on.")] = 8
     if not home.exists():
         err_console.print(f"[red]error:[/red] app: {home} not found (run from a source checkout)")
         raise typer.Exit(2)
-    raise typer.Exit(subprocess.call([sys.executable, "-m", "streamlit", "run", str(home), "--server.port", str(port)]))
+    raise typer.Exit(subprocess.call([sys.executable, "-m", "streamlit", "run", str(home), "--server.port", str(port),
+                                      "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer"]))
 
 
 if __name__ == "__main__":  # pragma: no cover

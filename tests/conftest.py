@@ -1,11 +1,21 @@
-"""How pytest-xdist splits the suite between the two workers.
+"""Suite-wide set-up: how pytest-xdist splits the suite, and JAX's caches between modules.
 
 ``make test`` runs ``pytest -n 2 --dist loadgroup``: each test module is one group (kept on
 one worker, so its module-scoped fixtures run once), except the domain conformance kit, whose
 tests are grouped per domain so the two workers share the six domains' tiny jobs and benches.
+
+Every compiled XLA program stays in JAX's caches, and on CPU each one holds about seven
+memory mappings of JIT code. A worker that runs half the suite compiles thousands of programs;
+past the kernel's ``vm.max_map_count`` (65,530 by default) LLVM fails to map code and the
+worker dies with a segmentation fault inside ``backend_compile_and_load``. So the caches are
+cleared after each module, which releases its programs' mappings.
 """
 
 from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,3 +31,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if group in PER_DOMAIN_MODULES and callspec is not None and "name" in callspec.params:
             group = f"{group}[{callspec.params['name']}]"
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs() -> Iterator[None]:
+    """After each module, drop JAX's compiled programs (and their JIT code mappings)."""
+    yield
+    import sys
+
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.clear_caches()
+        gc.collect()
+
+
+@pytest.fixture()
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh SQLite run store under ``tmp_path`` as ``DECISIONS_DB_URL``; yields its URL."""
+    from decisions.store import dispose_engines
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    monkeypatch.setenv("DECISIONS_DB_URL", url)
+    yield url
+    dispose_engines()

@@ -45,3 +45,38 @@ def assert_input_error(call: Callable[..., Any], *args: Any, field: str, words: 
     assert words in info.value.problem, info.value
     assert "\n" not in str(info.value)
     return info.value
+
+
+TINY_GAS_SPEC = """
+[job]
+kind = "gas_storage"
+name = "{name}"
+method = "{method}"
+
+[scenario]
+forward_curve = [{curve}]
+
+[scenario.facility]
+max_inventory = {max_inventory}
+max_injection = 25.0
+max_withdrawal = 50.0
+
+[scenario.prices]
+model = "{prices}"
+
+[snapo]
+steps = 30
+paths_per_step = 16
+
+[evaluation]
+paths = 16
+lsmc_paths = 64
+"""
+
+
+def tiny_gas_spec(
+    method: str = "baselines", curve: str = "20.0, 21.0, 25.0, 25.0, 20.0, 20.0, 22.0, 20.0, 21.0, 25.0",
+    name: str = "tiny", max_inventory: object = "100.0", prices: str = "seasonal_ou",
+) -> str:
+    """A gas storage job spec (TOML text) that runs in seconds: ``curve`` is the forward curve's values."""
+    return TINY_GAS_SPEC.format(method=method, curve=curve, name=name, max_inventory=max_inventory, prices=prices)

@@ -8,43 +8,11 @@ import pytest
 from typer.testing import CliRunner
 
 from decisions.cli import app
-from decisions.store import RunStatus, dispose_engines, list_runs
+from decisions.store import RunStatus, list_runs
+from tests.helpers import tiny_gas_spec
 
 runner = CliRunner()
 
-TINY = """
-[job]
-kind = "gas_storage"
-name = "tiny"
-method = "{method}"
-
-[scenario]
-forward_curve = [{curve}]
-
-[scenario.facility]
-max_inventory = 100.0
-max_injection = 25.0
-max_withdrawal = 50.0
-
-[scenario.prices]
-model = "seasonal_ou"
-
-[snapo]
-steps = 30
-paths_per_step = 16
-
-[evaluation]
-paths = 16
-lsmc_paths = 64
-"""
-
-
-@pytest.fixture()
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
-    monkeypatch.setenv("DECISIONS_DB_URL", url)
-    yield url
-    dispose_engines()
 
 
 def _curve(days: int = 20) -> str:
@@ -77,14 +45,14 @@ def _one_line_error(result, field: str) -> None:
     ],
 )
 def test_bad_field_gives_one_line_and_exit_2(tmp_path: Path, store: str, replace, field: str) -> None:
-    text = TINY.format(method="baselines", curve=_curve()).replace(*replace)
+    text = tiny_gas_spec("baselines", _curve()).replace(*replace)
     result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
     _one_line_error(result, field)
     assert list_runs(url=store) == []  # validation happens before any run starts
 
 
 def test_unreachable_end_inventory(tmp_path: Path, store: str) -> None:
-    text = TINY.format(method="baselines", curve=_curve(3)).replace(
+    text = tiny_gas_spec("baselines", _curve(3)).replace(
         "max_inventory = 100.0", "max_inventory = 100.0\nend_inventory = 100.0"
     )
     result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
@@ -93,11 +61,11 @@ def test_unreachable_end_inventory(tmp_path: Path, store: str) -> None:
 
 
 def test_curve_with_nan_or_text(tmp_path: Path, store: str) -> None:
-    text = TINY.format(method="baselines", curve=_curve()).replace("forward_curve = [", 'forward_curve = ["abc", ')
+    text = tiny_gas_spec("baselines", _curve()).replace("forward_curve = [", 'forward_curve = ["abc", ')
     _one_line_error(runner.invoke(app, ["run", str(_write(tmp_path, text))]), "scenario.forward_curve")
     csv = tmp_path / "curve.csv"
     csv.write_text("date,price\n2026-04-01,20\n2026-04-02,nan\n2026-04-03,21\n")
-    text = TINY.format(method="baselines", curve=_curve()).replace(
+    text = tiny_gas_spec("baselines", _curve()).replace(
         "[scenario]\nforward_curve = [" + _curve() + "]", '[scenario]\nforward_curve_csv = "curve.csv"'
     )
     result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
@@ -111,7 +79,7 @@ def test_unreadable_toml(tmp_path: Path, store: str) -> None:
 
 
 def test_baselines_job_is_recorded(tmp_path: Path, store: str) -> None:
-    text = TINY.format(method="baselines", curve=_curve())
+    text = tiny_gas_spec("baselines", _curve())
     result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
     assert result.exit_code == 0, result.output
     runs = list_runs(url=store)
@@ -135,7 +103,7 @@ def test_failed_run_is_recorded(tmp_path: Path, store: str, monkeypatch: pytest.
         raise RuntimeError("solver exploded")
 
     monkeypatch.setattr(job, "run_job", boom)
-    text = TINY.format(method="baselines", curve=_curve())
+    text = tiny_gas_spec("baselines", _curve())
     result = runner.invoke(app, ["run", str(_write(tmp_path, text))])
     assert result.exit_code == 1
     assert "solver exploded" in result.output and "Traceback" not in result.output

@@ -15,6 +15,7 @@ from typing import IO
 
 import pandas as pd
 
+from decisions.core.numbers import PRICE_MAX, float32_problem
 from decisions.errors import InputError
 
 CsvSource = str | Path | IO[str] | IO[bytes]
@@ -106,18 +107,25 @@ def cell_number(cell: object) -> float | None:
         return None
 
 
-def row_prices(cells: Iterable[object], check: Callable[[float], str | None]) -> list[float]:
+def row_prices(
+    cells: Iterable[object], check: Callable[[float], str | None], *, max_abs: float = PRICE_MAX
+) -> list[float]:
     """The cells of a price column as finite numbers, each passing ``check``.
+
+    Every value must also survive the simulators' cast to float32 within ``max_abs``
+    (``decisions.core.numbers.float32_problem``): ``1e20`` or ``1e308`` is refused like NaN.
 
     Args:
         cells: the column's cells in order (the first is row 2).
         check: the problem with a finite value (e.g. ``"must be positive"``), or None when it is fine.
+        max_abs: largest magnitude allowed (default ``PRICE_MAX``, 1e6).
 
     Returns:
         The values.
 
     Raises:
-        ValueError: naming the first bad row: not a number, not finite, or ``row r: price v <problem>``.
+        ValueError: naming the first bad row: not a number, not finite, out of range, or
+            ``row r: price v <problem>``.
     """
     values = []
     for row, cell in enumerate(cells, start=2):
@@ -126,6 +134,9 @@ def row_prices(cells: Iterable[object], check: Callable[[float], str | None]) ->
             raise ValueError(f"row {row}: {cell!r} is not a number")
         if not math.isfinite(value):
             raise ValueError(f"row {row}: {cell!r} is not a finite number")
+        problem = float32_problem(value, max_abs)
+        if problem is not None:
+            raise ValueError(f"row {row}: price {problem}")
         problem = check(value)
         if problem is not None:
             raise ValueError(f"row {row}: price {value} {problem}")

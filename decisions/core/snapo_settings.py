@@ -3,15 +3,26 @@
 A domain subclasses ``SnapoSettingsBase``, re-declaring a field to change its default or
 bounds and adding its own (paths, network size); it inherits the cross-field check, the
 one-line-error ``parse`` (``core.settings.Settings``) and the translation into
-``core.snapo.SnapoConfig``.
+``core.snapo.SnapoConfig``. Light: JAX loads only when ``config()`` is called, so a job
+spec is validated without it.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Annotated
+
 from pydantic import Field, ValidationInfo, field_validator
 
+from decisions.core.numbers import PENALTY_MAX, TEMPERATURE_MAX, Float32
 from decisions.core.settings import Settings
-from decisions.core.snapo import SnapoConfig
+
+if TYPE_CHECKING:  # ``core.snapo`` imports JAX: the settings validate without it
+    from decisions.core.snapo import SnapoConfig
+
+Temperature = Annotated[float, Float32(TEMPERATURE_MAX)]
+"""An annealing temperature: finite in float32, at most ``TEMPERATURE_MAX`` (1e3)."""
+Penalty = Annotated[float, Float32(PENALTY_MAX)]
+"""A penalty weight: finite in float32, at most ``PENALTY_MAX`` (1e6)."""
 
 
 class SnapoSettingsBase(Settings):
@@ -21,8 +32,8 @@ class SnapoSettingsBase(Settings):
 
     steps: int = Field(1000, gt=0, le=1_000_000, description="Gradient steps.")
     learning_rate: float = Field(1e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
-    temperature_start: float = Field(0.1, gt=0, allow_inf_nan=False, description="Initial surrogate temperature.")
-    temperature_end: float = Field(0.005, gt=0, allow_inf_nan=False, description="Final surrogate temperature.")
+    temperature_start: Temperature = Field(0.1, gt=0, allow_inf_nan=False, description="Initial surrogate temperature.")
+    temperature_end: Temperature = Field(0.005, gt=0, allow_inf_nan=False, description="Final surrogate temperature.")
     log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")
 
     @field_validator("temperature_end")
@@ -35,6 +46,8 @@ class SnapoSettingsBase(Settings):
 
     def config(self) -> SnapoConfig:
         """The ``core.snapo`` training configuration (20 warm-up steps at most, a tenth of short runs)."""
+        from decisions.core.snapo import SnapoConfig
+
         return SnapoConfig(
             steps=self.steps,
             learning_rate=self.learning_rate,

@@ -8,8 +8,10 @@ A ``Domain`` holds the light facts (name, title, headline figures, example spec,
 app page, tiny budgets for the conformance test) and reaches the heavy pieces by
 the template every domain follows, importing them only when they are used:
 
-- ``<package>.job``: ``JOB_MODEL`` (a ``JobBase`` subclass), ``REPORT_MODEL`` (a
-  ``TablesReport`` subclass), ``prepare(spec, base_dir) -> job`` and
+- ``<package>.spec``: ``JOB_MODEL`` (a ``JobBase`` subclass) and
+  ``prepare(spec, base_dir) -> job``. It validates a spec with light modules only
+  (pydantic, numpy: never JAX), so a bad spec is refused in well under a second;
+- ``<package>.job``: ``REPORT_MODEL`` (a ``TablesReport`` subclass) and
   ``run_job(job, *, progress) -> report``;
 - ``<package>.bench``: ``run_bench(progress=None, **budget) -> dict`` of figures and
   ``SMOKE_BUDGET``, the ``run_bench`` keyword arguments of a benchmark that runs in seconds.
@@ -72,8 +74,8 @@ class Domain:
 
     @property
     def job_model(self) -> type[JobBase]:
-        """The validated job model (``<package>.job.JOB_MODEL``)."""
-        return self.module("job").JOB_MODEL
+        """The validated job model (``<package>.spec.JOB_MODEL``)."""
+        return self.module("spec").JOB_MODEL
 
     @property
     def report_model(self) -> type[TablesReport]:
@@ -81,8 +83,11 @@ class Domain:
         return self.module("job").REPORT_MODEL
 
     def prepare(self, spec: Mapping[str, Any], base_dir: Path | None = None) -> JobBase:
-        """Validate a spec into the domain's job (raises ``InputError`` naming the field)."""
-        return self.module("job").prepare(spec, base_dir)
+        """Validate a spec into the domain's job (raises ``InputError`` naming the field).
+
+        Only the domain's light ``spec`` module is imported: no JAX before the input is known good.
+        """
+        return self.module("spec").prepare(spec, base_dir)
 
     def run_job(self, job: JobBase, *, progress: Progress = silent) -> TablesReport:
         """Run a prepared job and return its report (nothing is recorded)."""

@@ -3,20 +3,32 @@
 Every spec of a sweep is validated before any run starts, so bad input never
 leaves half a sweep behind. A job that fails after it started is recorded as
 failed by the domain's ``execute`` (through ``store.recorded_run``).
+
+A job or sweep stopped by Ctrl-C or SIGTERM (see ``decisions.jobs.interrupt``) ends with
+every run it started recorded as ``interrupted`` (a run its killed worker left running is
+marked here) and raises ``JobsInterrupted``, which counts the stopped runs and the queued
+sweep points that were cancelled. Cancelled points are counted, not recorded: a run in the
+store is a job that started.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from decisions.core.progress import Progress, silent
 from decisions.errors import error_line
+from decisions.jobs.interrupt import JobsInterrupted, signal_number
 from decisions.jobs.registry import get, spec_domain
 from decisions.jobs.runner import LocalProcessRunner, Runner, SerialRunner
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,24 +89,69 @@ def execute_specs(
 
     Returns:
         One outcome per job, in order.
+
+    Raises:
+        InputError: on ``DECISIONS_DB_URL`` when the run store cannot be used; raised before
+            any job starts, so a bad store never leaves part of a sweep run or half recorded.
+        JobsInterrupted: when stopped by Ctrl-C or SIGTERM, once its runs are recorded as interrupted.
     """
+    from decisions.store import get_engine
+
+    get_engine(url)  # connects and creates the schema (once per process), or names the problem
     if len(prepared) == 1:
-        only = prepared[0]
-        try:
-            run_id = get(only.kind).execute(only.job, url=url, progress=progress, sweep_id=None)
-        except Exception as exc:  # recorded as failed by the domain; reported here in one line
-            return [ExecutionOutcome(None, error_line(exc))]
-        return [ExecutionOutcome(run_id, None)]
+        return [_execute_one(prepared[0], progress=progress, url=url)]
     sweep_id = uuid.uuid4().hex[:12]
     configs = [
         {"kind": p.kind, "spec": p.spec, "base_dir": p.base_dir, "url": url, "sweep_id": sweep_id}
         for p in prepared
     ]
     chosen = runner or (LocalProcessRunner(max_workers=workers) if workers > 1 else SerialRunner())
-    outcomes = chosen.run(
-        execute_config, configs, progress=lambda done, total: progress(f"sweep {sweep_id}", done, total)
-    )
+    try:
+        outcomes = chosen.run(
+            execute_config, configs, progress=lambda done, total: progress(f"sweep {sweep_id}", done, total)
+        )
+    except KeyboardInterrupt as exc:
+        stopped = _interrupted_runs(url, "its worker was stopped with the sweep", sweep_id=sweep_id)
+        known = getattr(exc, "outcomes", None)
+        unfinished = len(configs) if known is None else sum(o.stopped is not None for o in known)
+        cancelled = max(unfinished - len(stopped), 0)
+        raise JobsInterrupted(stopped, cancelled, sweep_id=sweep_id, signum=signal_number(exc)) from None
     return [ExecutionOutcome(o.result, o.error) for o in outcomes]
+
+
+def _execute_one(only: PreparedJob, *, progress: Progress, url: str | None) -> ExecutionOutcome:
+    """Run one prepared job in this process; an interruption leaves its run recorded as interrupted."""
+    started = datetime.now(UTC)
+    try:
+        run_id = get(only.kind).execute(only.job, url=url, progress=progress, sweep_id=None)
+    except Exception as exc:  # recorded as failed by the domain; reported here in one line
+        return ExecutionOutcome(None, error_line(exc))
+    except KeyboardInterrupt as exc:
+        stopped = _interrupted_runs(url, error_line(exc), pid=os.getpid(), since=started)
+        raise JobsInterrupted(stopped, 0, sweep_id=None, signum=signal_number(exc)) from None
+    return ExecutionOutcome(run_id, None)
+
+
+def _interrupted_runs(url: str | None, why: str, **which: Any) -> list[int]:
+    """Mark the runs a stopped job or sweep left running as interrupted; return all its interrupted runs.
+
+    Args:
+        url: run store URL.
+        why: what stopped them, for the error line of the runs marked here.
+        **which: filters of ``store.interrupt_running`` (``sweep_id``, or ``pid`` and ``since``).
+
+    Returns:
+        Their ids; empty when the store cannot be reached (the runs then read back as lost).
+    """
+    from decisions.store import interrupt_running
+    from decisions.store.liveness import this_host
+
+    try:
+        host = this_host() if "pid" in which else None
+        return interrupt_running(url=url, host=host, error=f"interrupted: {why}", **which)
+    except Exception:  # the stop must still be reported
+        log.warning("could not mark the interrupted runs", exc_info=True)
+        return []
 
 
 def execute_config(config: dict[str, Any]) -> int:

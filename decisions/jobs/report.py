@@ -58,6 +58,23 @@ def trained_file(directory: Path, stem: str, trained: Any, write: Callable[[Path
     return {stem: path}
 
 
+def comparison_metrics(comparison: pd.DataFrame) -> dict[str, float]:
+    """Headline metrics of a ``core.evaluate.compare`` table: ``value_<method>`` (its ``mean``) and
+    ``stderr_<method>`` (its ``stderr``) for every method, in the table's order.
+
+    Args:
+        comparison: one row per method (index) with ``mean`` and ``stderr`` columns.
+
+    Returns:
+        Metric name -> float.
+    """
+    metrics: dict[str, float] = {}
+    for name in comparison.index:
+        metrics[f"value_{name}"] = float(comparison.loc[name, "mean"])
+        metrics[f"stderr_{name}"] = float(comparison.loc[name, "stderr"])
+    return metrics
+
+
 def pyplot() -> Any:
     """``matplotlib.pyplot`` on the file-only Agg backend, imported on first use (a report stays light).
 

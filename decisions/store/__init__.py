@@ -9,11 +9,24 @@ Typical use from a job::
         run.add_artifact("policy", "out/policy.msgpack")
 
 The database is ``$DECISIONS_DB_URL`` or a SQLite file in the user's data
-directory; see ``decisions.store.db``.
+directory; see ``decisions.store.db``. A recorded run keeps a heartbeat; one whose
+process died reads back as ``lost`` (``decisions.store.liveness``), and
+``decisions.store.lifecycle`` reaps, interrupts and deletes runs.
 """
 
 from decisions.errors import error_line
 from decisions.store.db import artifacts_root, database_url, dispose_engines, get_engine, session_scope
+from decisions.store.heartbeat import Heartbeat
+from decisions.store.lifecycle import (
+    DeletedRun,
+    RunAliveError,
+    artifact_folders,
+    beat,
+    delete_run,
+    interrupt_running,
+    reap_lost_runs,
+)
+from decisions.store.liveness import heartbeat_interval, lost_after
 from decisions.store.models import Artifact, Metric, Run, RunStatus
 from decisions.store.recorder import RunRecorder, recorded_run
 from decisions.store.records import ArtifactRecord, MetricRecord, RunRecord
@@ -31,22 +44,32 @@ __all__ = [
     "Artifact",
     "ArtifactRecord",
     "artifacts_root",
+    "DeletedRun",
+    "Heartbeat",
     "Metric",
     "MetricRecord",
     "Run",
     "RunNotFoundError",
     "RunRecord",
+    "RunAliveError",
     "RunRecorder",
     "RunStatus",
     "add_artifact",
+    "artifact_folders",
+    "beat",
     "database_url",
+    "delete_run",
     "dispose_engines",
     "error_line",
     "finish_run",
     "get_engine",
     "get_run",
+    "heartbeat_interval",
+    "interrupt_running",
     "list_runs",
     "log_metrics",
+    "lost_after",
+    "reap_lost_runs",
     "recorded_run",
     "session_scope",
     "start_run",

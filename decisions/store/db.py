@@ -14,11 +14,19 @@ locked" when it upgrades a read to a write; read-only sessions use a plain
 SQLAlchemy SQLite dialect documentation ("Enabling Non-Legacy SQLite
 Transactional Modes"); it also makes the schema creation transactional, so
 processes that start on a fresh file at the same moment do not race.
+
+A store that cannot be used (a malformed URL, an unknown database kind, a
+driver that is not installed, a SQLite path that cannot be created, a server
+that refuses connections) raises ``InputError`` on field ``DECISIONS_DB_URL``
+naming the URL with its password masked and the problem, on one line. A failed
+attempt caches no engine and leaves no half-created schema (the schema is
+created in one transaction), so the next attempt starts afresh.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,9 +35,11 @@ from typing import Any
 
 import platformdirs
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from decisions.errors import InputError
 from decisions.store.models import Base
 
 ENV_VAR = "DECISIONS_DB_URL"
@@ -40,8 +50,79 @@ BUSY_TIMEOUT_S = 30.0
 
 _BEGIN_OPTION = "decisions_sqlite_begin"
 
+POSTGRES_EXTRA = 'pip install -e ".[postgres]"'
+"""How to install the PostgreSQL driver (``psycopg``) this package's URLs expect."""
+
+URL_EXAMPLES = "sqlite:////path/to/runs.db or postgresql+psycopg://user:password@host/dbname"
+"""Example URLs named by the errors of a bad ``DECISIONS_DB_URL``."""
+
+_USERINFO = re.compile(r"(://[^:/@]*:)[^/]*@")
+"""``user:password@`` in a URL (up to the last ``@`` before the path), for masking."""
+
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
+
+
+def masked_url(url: str) -> str:
+    """Render a database URL for messages, with any password replaced by ``***``.
+
+    Args:
+        url: A database URL, parseable or not.
+
+    Returns:
+        ``make_url(url).render_as_string(hide_password=True)``; for a URL that does not
+        parse, ``url`` with the part between ``user:`` and ``@`` masked.
+    """
+    try:
+        rendered = make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError, TypeError):
+        rendered = url
+    return _USERINFO.sub(r"\1***@", rendered)
+
+
+def store_error(url: str, problem: str) -> InputError:
+    """The one-line error of an unusable run store: ``DECISIONS_DB_URL: '<masked url>': <problem>``.
+
+    Args:
+        url: The store's URL (masked in the message).
+        problem: What is wrong; the URL's password, if it appears, is masked too (when it has
+            at least 4 characters: shorter ones would mask parts of words).
+
+    Returns:
+        An ``InputError`` on field ``DECISIONS_DB_URL``.
+    """
+    password = _password(url)
+    if password and len(password) >= 4:
+        problem = problem.replace(password, "***")
+    return InputError(ENV_VAR, f"'{masked_url(url)}': {' '.join(problem.split())}")
+
+
+def _password(url: str) -> str | None:
+    """The password in ``url``, if it has one and parses."""
+    try:
+        password = make_url(url).password
+    except (ArgumentError, ValueError, TypeError):
+        match = _USERINFO.search(url)
+        return match.group(0)[len(match.group(1)):-1] if match else None
+    return str(password) if password else None
+
+
+def _parse(url: str) -> URL:
+    """Parse a store URL, raising the one-line ``InputError`` when it is malformed."""
+    try:
+        return make_url(url)
+    except (ArgumentError, ValueError, TypeError):
+        raise store_error(url, f"not a database URL (expected e.g. {URL_EXAMPLES})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    """First non-empty line of a driver error (the DBAPI exception SQLAlchemy wraps, if any)."""
+    orig = getattr(exc, "orig", None)
+    source = orig if isinstance(orig, BaseException) else exc
+    for line in str(source).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(source).__name__
 
 
 def default_database_path() -> Path:
@@ -51,7 +132,14 @@ def default_database_path() -> Path:
         ``runs.db`` inside ``platformdirs.user_data_dir("decisions")``.
     """
     directory = Path(platformdirs.user_data_dir("decisions"))
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            ENV_VAR,
+            f"unset, and the default store folder {directory} cannot be created "
+            f"({exc.strerror or exc}); set it to another database, e.g. {URL_EXAMPLES}",
+        ) from None
     return directory / "runs.db"
 
 
@@ -67,7 +155,8 @@ def artifacts_root(url: str | None = None) -> Path:
     Returns:
         The folder (not created).
     """
-    parsed = make_url(url or database_url())
+    key = url or database_url()
+    parsed = _parse(key)
     database = parsed.database
     if parsed.get_backend_name() == "sqlite" and database and database != ":memory:" and not database.startswith("file:"):
         return Path(database).expanduser().resolve().parent / "artifacts"
@@ -111,20 +200,81 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 def _build_engine(url: str) -> Engine:
-    """Create an engine for ``url``, configure it and create the schema."""
-    parsed = make_url(url)
+    """Create an engine for ``url``, configure it, connect and create the schema.
+
+    Raises:
+        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be used; no engine
+            is left open and the schema is either complete or untouched.
+    """
+    parsed = _parse(url)
     is_sqlite = parsed.get_backend_name() == "sqlite"
     connect_args: dict[str, Any] = {}
     if is_sqlite:
         connect_args["timeout"] = BUSY_TIMEOUT_S
         database = parsed.database
         if database and database != ":memory:" and not database.startswith("file:"):
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args=connect_args)
-    if is_sqlite:
-        _configure_sqlite(engine)
-    Base.metadata.create_all(engine)
+            _make_sqlite_folder(url, Path(database).expanduser().parent)
+    engine = _create(url, parsed, connect_args)
+    try:
+        if is_sqlite:
+            _configure_sqlite(engine)
+        try:
+            with engine.connect():
+                pass
+        except Exception as exc:  # anything the driver raises for this URL: refused, unreadable, ...
+            hint = " (is its folder writable?)" if is_sqlite and "unable to open" in str(exc) else ""
+            raise store_error(url, f"could not connect: {_first_line(exc)}{hint}") from exc
+        try:
+            Base.metadata.create_all(engine)  # one transaction: all tables or none
+            add_missing_columns(engine)
+        except (SQLAlchemyError, OSError) as exc:
+            raise store_error(url, f"could not create the run tables: {_first_line(exc)}") from exc
+    except BaseException:
+        engine.dispose()
+        raise
     return engine
+
+
+def _make_sqlite_folder(url: str, folder: Path) -> None:
+    """Create the folder of a SQLite file, or raise the one-line error saying why it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise store_error(url, f"cannot create the SQLite folder: {blocker} is a file, not a folder") from None
+        raise store_error(url, f"cannot create the SQLite folder {exc.filename or folder}: {exc.strerror or exc}") from None
+
+
+def _create(url: str, parsed: URL, connect_args: dict[str, Any]) -> Engine:
+    """``create_engine``, with an unknown database kind or a missing driver as one-line errors."""
+    try:
+        return create_engine(url, connect_args=connect_args)
+    except NoSuchModuleError:
+        raise store_error(
+            url, f"unknown database kind '{parsed.drivername}' (expected e.g. {URL_EXAMPLES})"
+        ) from None
+    except ImportError as exc:
+        raise store_error(url, _missing_driver(parsed, exc)) from None
+    except (ArgumentError, TypeError, ValueError) as exc:
+        raise store_error(url, f"bad database URL: {_first_line(exc)}") from None
+
+
+def _missing_driver(parsed: URL, exc: ImportError) -> str:
+    """The problem of a driver that cannot be imported, naming what to install."""
+    module = exc.name or ""
+    if parsed.get_backend_name() == "postgresql":
+        if module.split(".")[0] == "psycopg" or (not module and "psycopg" in str(exc)):
+            if module:
+                return f"the PostgreSQL driver psycopg is not installed: {POSTGRES_EXTRA}"
+            return f"the PostgreSQL driver psycopg cannot be loaded ({_first_line(exc)}): {POSTGRES_EXTRA}"
+        return (
+            f"the driver module {module or _first_line(exc)} is not installed; install it, or use "
+            f"postgresql+psycopg://... after {POSTGRES_EXTRA}"
+        )
+    if module:
+        return f"the driver module {module} of '{parsed.drivername}' is not installed (pip install it)"
+    return f"the driver of '{parsed.drivername}' cannot be loaded: {_first_line(exc)}"
 
 
 def get_engine(url: str | None = None) -> Engine:
@@ -135,6 +285,10 @@ def get_engine(url: str | None = None) -> Engine:
 
     Returns:
         The engine, shared by every later call with the same URL in this process.
+
+    Raises:
+        InputError: on field ``DECISIONS_DB_URL`` (one line, password masked) when the
+            store cannot be used; nothing is cached, so a later call tries again.
     """
     key = url if url is not None else database_url()
     with _engines_lock:
@@ -170,3 +324,36 @@ def session_scope(url: str | None = None, *, read_only: bool = False) -> Iterato
     bind = engine.execution_options(**{_BEGIN_OPTION: "DEFERRED"}) if read_only else engine
     with Session(bind, expire_on_commit=False) as session, session.begin():
         yield session
+
+
+def add_missing_columns(engine: Engine) -> list[str]:
+    """Add the nullable columns the models gained since a store's tables were created (no Alembic).
+
+    ``create_all`` creates missing tables but never alters one, so a store created by an
+    older version lacks e.g. ``runs.pid`` and ``runs.heartbeat_at``; each is added with
+    ``ALTER TABLE ... ADD COLUMN`` (NULL in the old rows). One transaction, so processes
+    starting together on an old SQLite file add each column once.
+
+    Args:
+        engine: The store's engine, its tables already created.
+
+    Returns:
+        The columns added, as ``"table.column"``.
+    """
+    from sqlalchemy import inspect
+
+    added = []
+    with engine.begin() as connection:
+        inspector = inspect(connection)
+        quote = connection.dialect.identifier_preparer
+        for table in Base.metadata.sorted_tables:
+            present = {column["name"] for column in inspector.get_columns(table.name)}
+            for column in table.columns:
+                if column.name in present or not column.nullable:
+                    continue
+                kind = column.type.compile(dialect=connection.dialect)
+                connection.exec_driver_sql(
+                    f"ALTER TABLE {quote.format_table(table)} ADD COLUMN {quote.format_column(column)} {kind}"
+                )
+                added.append(f"{table.name}.{column.name}")
+    return added

@@ -18,11 +18,19 @@ from sqlalchemy.types import TypeDecorator
 
 
 class RunStatus(enum.StrEnum):
-    """Life-cycle state of a run."""
+    """Life-cycle state of a run.
+
+    ``running`` is the only state a run leaves: its process finishes it as ``succeeded``,
+    ``failed`` (an exception) or ``interrupted`` (SIGTERM, Ctrl-C); ``lost`` is a run whose
+    process died without saying so (``kill -9``, out of memory, a reboot), judged from its
+    heartbeat and PID (see ``decisions.store.liveness``).
+    """
 
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    LOST = "lost"
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -112,6 +120,10 @@ class Run(Base):
     error: Mapped[str | None] = mapped_column(Text, default=None)
     sweep_id: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
     """Shared label of the runs that belong to one sweep."""
+    pid: Mapped[int | None] = mapped_column(Integer, default=None)
+    """Process id of the recording process on ``host`` (None for runs recorded before it was kept)."""
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    """Last sign of life of a running run, renewed by its heartbeat thread."""
 
     metrics: Mapped[list[Metric]] = relationship(
         back_populates="run",

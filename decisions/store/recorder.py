@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from decisions.errors import error_line
+from decisions.store.heartbeat import Heartbeat
 from decisions.store.models import RunStatus
 from decisions.store.repository import add_artifact, finish_run, log_metrics, start_run
 
@@ -49,26 +50,24 @@ def recorded_run(
     url: str | None = None,
     sweep_id: str | None = None,
 ) -> Iterator[RunRecorder]:
-    """Record a run around a block of code.
+    """Record a run around a block of code, with a heartbeat while the block runs.
 
-    The run is started on entry, marked ``succeeded`` when the block ends
-    normally, and marked ``failed`` with ``error_line(exc)`` when it raises
-    (KeyboardInterrupt included); the exception is then re-raised.
-
-    Args:
-        kind: What is run, e.g. ``"gas_storage"``.
-        name: Human-readable label of this run.
-        config: The job configuration (JSON-serialisable, no nan/inf).
-        url: Database URL; None means ``database_url()``.
-        sweep_id: Label shared by the runs of one sweep, if any.
+    The run is started on entry (arguments as for ``repository.start_run``) and a
+    ``Heartbeat`` thread renews its ``heartbeat_at`` until the block ends. It is then marked
+    ``succeeded`` when the block ends normally, ``failed`` with ``error_line(exc)`` when it
+    raises an ``Exception``, and ``interrupted`` when it is stopped (``KeyboardInterrupt``
+    from Ctrl-C or a SIGTERM handler, ``SystemExit``, a Streamlit stop); the exception is
+    then re-raised.
 
     Yields:
         A ``RunRecorder`` for the new run.
     """
     run_id = start_run(kind, name, config, url=url, sweep_id=sweep_id)
     try:
-        yield RunRecorder(run_id=run_id, url=url)
+        with Heartbeat(run_id, url=url):
+            yield RunRecorder(run_id=run_id, url=url)
     except BaseException as exc:
-        finish_run(run_id, status=RunStatus.FAILED, error=error_line(exc), url=url)
+        final = RunStatus.FAILED if isinstance(exc, Exception) else RunStatus.INTERRUPTED
+        finish_run(run_id, status=final, error=error_line(exc), url=url)
         raise
     finish_run(run_id, status=RunStatus.SUCCEEDED, url=url)

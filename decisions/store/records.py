@@ -1,11 +1,16 @@
-"""Plain, immutable views of stored runs, detached from any database session."""
+"""Plain, immutable views of stored runs, detached from any database session.
+
+A run the store holds as ``running`` whose process is gone (see ``decisions.store.liveness``)
+reads back as ``lost``, with the reason as its ``error``, before ``runs reap`` writes that down.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from decisions.store.liveness import lost_reason
 from decisions.store.models import Artifact, Metric, Run, RunStatus
 
 
@@ -37,6 +42,7 @@ class RunRecord:
     kind: str
     name: str
     status: RunStatus
+    """Its state; ``lost`` also for a run still recorded as running whose process is gone."""
     config: dict[str, Any]
     package_version: str
     git_commit: str | None
@@ -47,10 +53,14 @@ class RunRecord:
     finished_at: datetime | None
     duration_seconds: float | None
     error: str | None
-    """One line ``"ExceptionType: message"`` for a failed run, else None."""
+    """One line: ``"ExceptionType: message"`` of a failed or interrupted run, why a run is lost; else None."""
     sweep_id: str | None
     metrics: tuple[MetricRecord, ...]
     artifacts: tuple[ArtifactRecord, ...]
+    pid: int | None = None
+    """Process id of the recording process on ``host`` (None for runs recorded before it was kept)."""
+    heartbeat_at: datetime | None = None
+    """Last heartbeat of the recording process."""
 
     def latest_metrics(self) -> dict[str, float | None]:
         """Return the value logged last for each metric name.
@@ -80,20 +90,45 @@ def _artifact_record(artifact: Artifact) -> ArtifactRecord:
     return ArtifactRecord(name=artifact.name, path=artifact.path, media_type=artifact.media_type)
 
 
-def run_record(run: Run) -> RunRecord:
+def last_seen(run: Run) -> datetime | None:
+    """A run's last sign of life: its heartbeat, else its start, else its creation."""
+    return run.heartbeat_at or run.started_at or run.created_at
+
+
+def judged_status(run: Run, now: datetime | None = None) -> tuple[RunStatus, str | None]:
+    """A run's status and error, with a stored ``running`` run whose process is gone judged ``lost``.
+
+    Args:
+        run: The ORM run.
+        now: The current time (aware UTC); None means now.
+
+    Returns:
+        ``(status, error)``: the stored ones, or ``(LOST, reason)``.
+    """
+    status = RunStatus(run.status)
+    if status is RunStatus.RUNNING:
+        reason = lost_reason(host=run.host, pid=run.pid, last_seen=last_seen(run), now=now or datetime.now(UTC))
+        if reason is not None:
+            return RunStatus.LOST, reason
+    return status, run.error
+
+
+def run_record(run: Run, now: datetime | None = None) -> RunRecord:
     """Copy a loaded ``Run`` (with its metrics and artifacts) into a ``RunRecord``.
 
     Args:
         run: An ORM run whose relationships can still be loaded.
+        now: The time its liveness is judged at (aware UTC); None means now.
 
     Returns:
-        The detached record.
+        The detached record (``lost`` when it is recorded as running but its process is gone).
     """
+    status, error = judged_status(run, now)
     return RunRecord(
         id=run.id,
         kind=run.kind,
         name=run.name,
-        status=RunStatus(run.status),
+        status=status,
         config=dict(run.config or {}),
         package_version=run.package_version,
         git_commit=run.git_commit,
@@ -102,8 +137,10 @@ def run_record(run: Run) -> RunRecord:
         started_at=run.started_at,
         finished_at=run.finished_at,
         duration_seconds=run.duration_seconds,
-        error=run.error,
+        error=error,
         sweep_id=run.sweep_id,
         metrics=tuple(_metric_record(m) for m in run.metrics),
         artifacts=tuple(_artifact_record(a) for a in run.artifacts),
+        pid=run.pid,
+        heartbeat_at=run.heartbeat_at,
     )

@@ -18,7 +18,6 @@ import math
 import mimetypes
 import operator
 import os
-import socket
 import subprocess
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -31,6 +30,7 @@ from sqlalchemy.orm import Session, selectinload
 
 import decisions
 from decisions.store.db import session_scope
+from decisions.store.liveness import this_host
 from decisions.store.models import Artifact, Metric, Run, RunStatus
 from decisions.store.records import RunRecord, run_record
 
@@ -90,7 +90,8 @@ def _metric_value(name: str, value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _get_run(session: Session, run_id: int) -> Run:
+def run_row(session: Session, run_id: int) -> Run:
+    """The ORM run ``run_id`` in ``session``; raises ``RunNotFoundError`` when there is none."""
     run = session.get(Run, run_id)
     if run is None:
         raise RunNotFoundError(f"run {run_id} does not exist")
@@ -105,7 +106,7 @@ def start_run(
     url: str | None = None,
     sweep_id: str | None = None,
 ) -> int:
-    """Record a new run in the ``running`` state.
+    """Record a new run in the ``running`` state, with this host, this process id and a first heartbeat.
 
     Args:
         kind: What is run, e.g. ``"gas_storage"``.
@@ -131,9 +132,11 @@ def start_run(
         config=plain,
         package_version=decisions.__version__,
         git_commit=git_commit(),
-        host=socket.gethostname(),
+        host=this_host(),
+        pid=os.getpid(),
         created_at=now,
         started_at=now,
+        heartbeat_at=now,
         sweep_id=sweep_id,
     )
     with session_scope(url) as session:
@@ -167,7 +170,7 @@ def log_metrics(
     if not values:
         return
     with session_scope(url) as session:
-        run = _get_run(session, run_id)
+        run = run_row(session, run_id)
         session.add_all(
             Metric(run_id=run.id, name=name, value=value, step=step_value) for name, value in values.items()
         )
@@ -198,7 +201,7 @@ def add_artifact(
     if media_type is None:
         media_type = mimetypes.guess_type(path_text)[0]
     with session_scope(url) as session:
-        run = _get_run(session, run_id)
+        run = run_row(session, run_id)
         session.add(Artifact(run_id=run.id, name=name, path=path_text, media_type=media_type))
 
 
@@ -209,12 +212,14 @@ def finish_run(
     error: str | None = None,
     url: str | None = None,
 ) -> None:
-    """Mark a running run as succeeded or failed and record its timings.
+    """Mark a running run as succeeded, failed or interrupted and record its timings.
+
+    A run marked ``lost`` (``runs reap``) whose process turns out alive is finished too.
 
     Args:
         run_id: The run.
-        status: ``succeeded`` or ``failed``.
-        error: Error text of a failed run.
+        status: ``succeeded``, ``failed`` or ``interrupted``.
+        error: Error text of a failed or interrupted run.
         url: Database URL; None means ``database_url()``.
 
     Raises:
@@ -222,12 +227,12 @@ def finish_run(
         RunNotFoundError: if the run does not exist.
     """
     final = RunStatus(status)
-    if final is RunStatus.RUNNING:
-        raise ValueError("finish_run needs a final status (succeeded or failed), got 'running'")
+    if final in (RunStatus.RUNNING, RunStatus.LOST):
+        raise ValueError(f"finish_run needs a final status (succeeded, failed or interrupted), got {final.value!r}")
     now = _utc_now()
     with session_scope(url) as session:
-        run = _get_run(session, run_id)
-        if run.status is not RunStatus.RUNNING:
+        run = run_row(session, run_id)
+        if run.status not in (RunStatus.RUNNING, RunStatus.LOST):
             raise ValueError(f"run {run_id} has already finished ({run.status.value})")
         run.status = final
         run.error = error
@@ -250,7 +255,7 @@ def get_run(run_id: int, *, url: str | None = None) -> RunRecord:
         RunNotFoundError: if the run does not exist.
     """
     with session_scope(url, read_only=True) as session:
-        return run_record(_get_run(session, run_id))
+        return run_record(run_row(session, run_id))
 
 
 def list_runs(
@@ -266,7 +271,8 @@ def list_runs(
     Args:
         limit: At most this many runs; None for all.
         kind: Only runs of this kind.
-        status: Only runs in this status.
+        status: Only runs in this status; ``running`` and ``lost`` go by the judged status
+            (a run recorded as running whose process is gone is lost, see ``RunRecord.status``).
         sweep_id: Only runs of this sweep.
         url: Database URL; None means ``database_url()``.
 
@@ -278,15 +284,23 @@ def list_runs(
     """
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1 (or None for all), got {limit}")
+    wanted = None if status is None else RunStatus(status)
+    judged = wanted in (RunStatus.RUNNING, RunStatus.LOST)
     query = select(Run).options(selectinload(Run.metrics), selectinload(Run.artifacts))
     if kind is not None:
         query = query.where(Run.kind == kind)
-    if status is not None:
-        query = query.where(Run.status == RunStatus(status))
+    if wanted is RunStatus.LOST:
+        query = query.where(Run.status.in_([RunStatus.RUNNING, RunStatus.LOST]))
+    elif wanted is not None:
+        query = query.where(Run.status == wanted)
     if sweep_id is not None:
         query = query.where(Run.sweep_id == sweep_id)
     query = query.order_by(Run.created_at.desc(), Run.id.desc())
-    if limit is not None:
+    if limit is not None and not judged:
         query = query.limit(limit)
+    now = _utc_now()
     with session_scope(url, read_only=True) as session:
-        return [run_record(run) for run in session.scalars(query)]
+        records = [run_record(run, now) for run in session.scalars(query)]
+    if judged:
+        records = [record for record in records if record.status is wanted][:limit]
+    return records

@@ -55,8 +55,7 @@ def test_entry_points_exist(name: str) -> None:
     assert package.DOMAIN is domain and registry.get(name) is domain
     assert issubclass(domain.job_model, JobBase) and domain.job_model.SECTIONS
     assert issubclass(domain.report_model, TablesReport) and domain.report_model.table_fields()
-    job = domain.module("job")
-    assert callable(job.prepare) and callable(job.run_job)
+    assert callable(domain.module("spec").prepare) and callable(domain.module("job").run_job)
     assert callable(domain.module("bench").run_bench)
     assert isinstance(domain.smoke_budget, dict)
     assert domain.title and domain.summary and domain.headline and all(isinstance(h, str) for h in domain.headline)
@@ -68,6 +67,18 @@ def test_domain_packages_import_without_jax() -> None:
     code = "import sys; import decisions.jobs.registry; print('jax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_specs_are_validated_without_jax(name: str) -> None:
+    """``prepare`` imports only the domain's light modules: a bad spec is refused before JAX loads."""
+    code = (
+        "import sys, tomllib; from decisions.jobs.registry import get; d = get(sys.argv[1]); "
+        "spec = tomllib.loads(d.example_path.read_text()); spec.pop('sweep', None); "
+        "d.prepare(spec, d.example_path.parent); print(sorted(m for m in ('jax', 'flax', 'optax') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 @pytest.mark.parametrize("name", NAMES)

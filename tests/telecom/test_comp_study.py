@@ -141,7 +141,7 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         ({"study": {"stages": ["evaluate"], "folder": "x"}}, "study.stages"),
         ({"study": {"stages": ["conditioning"], "folder": "x"}}, "study.stages"),  # no models there
         ({"study": {"target_offsets": []}}, "study.target_offsets"),
-        ({"study": {"target_offsets": [0.0, float("nan")]}}, "study.target_offsets"),
+        ({"study": {"target_offsets": [0.0, float("nan")]}}, "study.target_offsets.1"),
         ({"job": {"seed": -1}}, "job.seed"),
     ):
         assert_input_error(comp_job.prepare, {**_spec(), **spec}, tmp_path, field=field)

@@ -12,9 +12,10 @@ Modules, one job each:
 - ``baselines``: no battery and rule-based controllers; ``optimum``: the perfect-foresight LP;
   ``mpc``: 24 h rolling LP; ``evaluation``: ``run_baselines`` / ``evaluate``;
 - ``kpis``: CityLearn KPIs relative to no battery; ``bench``: measured figures;
-- ``agents``: the RL agents' settings, training and scoring; ``explain``: explanations of a
+- ``agents``: the RL agents' training and scoring; ``explain``: explanations of a
   controller; ``replay``: a run's saved policies reloaded, re-simulated and explained;
-- ``job``: the batch job (``prepare`` / ``run_job`` / ``execute``) and its ``report``.
+- ``spec``: the job's validated model (``BuildingJob``, ``AgentName``, ``AgentSettings``) and
+  ``prepare``, on light modules (no JAX); ``job``: the batch job (``run_job``) and its ``report``.
 
 The names of ``__all__`` are the package's public face: apps import them from
 ``decisions.energy.building``, never from its modules. Each is imported from its module on first
@@ -40,16 +41,16 @@ from decisions.jobs.domain import Domain
 
 # The public names by the module (of this package) that defines each; no name is also a module's.
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "agents": ("AgentName", "AgentSettings"),
     "env": ("BuildingEnv",),
     "evaluation": ("evaluate", "run_baselines"),
     "explain": ("IMPORTANCE_COLUMNS", "BuildingExplanation"),
-    "job": ("BuildingJob", "prepare", "recorded_job", "run_job"),
+    "job": ("recorded_job", "run_job"),
     "replay": ("ExplainedSeed", "explain_policy", "is_continuous", "load_policy", "policy_path", "replay_seed",
                "seed_name", "simulate_policy"),
     "report": ("BuildingReport",),
     "scenario": ("Scenario", "Split"),
     "simulate": ("Trajectory", "agent_controller"),
+    "spec": ("AgentName", "AgentSettings", "BuildingJob", "prepare"),
 })
 
 DOMAIN = Domain(

@@ -1,73 +1,32 @@
-"""The core RL agents on the building battery: one settings model, one training call, one scorer.
+"""The core RL agents on the building battery: one training call, one scorer.
 
 Every agent trains on the training months (random week-long episodes) and is scored on the
 held-out window by ``simulate`` (the same code as the baselines). Several seeds train at once
 (``train_seeds`` vmaps the jitted loop). DQN acts on ``DISCRETE_LEVELS`` evenly spaced levels;
-the others on the continuous action.
+the others on the continuous action. The agents' names and settings (``AgentName``,
+``AgentSettings``) are validated with the job's spec, in ``spec`` (no JAX); they are
+re-exported here.
 """
 
 from __future__ import annotations
 
-import importlib
-from enum import StrEnum
 from typing import Any
 
 import jax
 import numpy as np
-from pydantic import Field, model_validator
 
 from decisions.core.agents.common import ProgressFn, TrainResult
-from decisions.core.settings import Settings
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario, Split
 from decisions.energy.building.simulate import Controller, Trajectory, agent_controller, simulate
+from decisions.energy.building.spec import AgentName, AgentSettings
 from decisions.energy.building.windows import Window
 
 PyTree = Any
 
 DISCRETE_LEVELS = 11
 """Action levels of DQN: -1, -0.8, ..., 1 (fraction of the battery's power)."""
-
-
-class AgentName(StrEnum):
-    """The core agents a building job can train."""
-
-    PPO = "ppo"
-    A2C = "a2c"
-    SAC = "sac"
-    DQN = "dqn"
-
-    @property
-    def on_policy(self) -> bool:
-        """PPO and A2C learn from their own fresh rollouts; SAC and DQN from a replay buffer."""
-        return self in (AgentName.PPO, AgentName.A2C)
-
-    @property
-    def module(self) -> Any:
-        """The ``decisions.core.agents`` module of the agent (imported lazily)."""
-        return importlib.import_module(f"decisions.core.agents.{self.value}")
-
-
-class AgentSettings(Settings):
-    """Which agents to train and with what budget (validated; ``parse`` raises ``InputError``)."""
-
-    section = "agents"
-
-    names: tuple[AgentName, ...] = Field(tuple(AgentName), min_length=1, description="Agents to train.")
-    seeds: int = Field(3, ge=1, le=16, description="Seeds per agent, trained at once (vmapped).")
-    on_policy_steps: int = Field(
-        5_000_000, ge=10_000, le=200_000_000, description="Environment steps per seed for PPO and A2C."
-    )
-    off_policy_steps: int = Field(
-        200_000, ge=5_000, le=20_000_000, description="Environment steps per seed for SAC and DQN."
-    )
-
-    @model_validator(mode="after")
-    def _distinct(self) -> AgentSettings:
-        if len(set(self.names)) != len(self.names):
-            raise ValueError("names: agents must be distinct")
-        return self
 
 
 def agent_config(name: AgentName, settings: AgentSettings) -> Any:

@@ -1,9 +1,9 @@
-"""The building batch job: validate a spec, train the agents, score them with the baselines, explain, record.
+"""The building batch job: train the agents, score them with the baselines, explain, record.
 
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
-``[agents]``, ``[evaluation]``) into a ``BuildingJob``; ``run_job(job)`` trains every agent on
-the training months (several seeds at once), scores agents and baselines on the held-out
-months with the same simulator, explains the best continuous-action agent and returns a
+``spec.prepare(spec, base_dir)`` (re-exported here) validates a job spec (TOML tables
+``[job]``, ``[scenario]``, ``[agents]``, ``[evaluation]``) into a ``BuildingJob`` without JAX;
+``run_job(job)`` trains every agent on the training months (several seeds at once), scores
+agents and baselines on the held-out months with the same simulator, explains the best continuous-action agent and returns a
 ``BuildingReport``; ``execute(job)`` does that inside a recorded run of the store, saving every
 trained seed's policy (``replay.save_policies``); ``recorded_job(config)`` rebuilds the job of a
 recorded run.
@@ -17,73 +17,37 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
 import pandas as pd
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from decisions.core.progress import Progress, silent
-from decisions.core.settings import Settings
-from decisions.energy.building.agents import AgentName, AgentSettings, score_seeds, seed_params, train_agent
+from decisions.energy.building.agents import score_seeds, seed_params, train_agent
 from decisions.energy.building.evaluation import run_baselines
 from decisions.energy.building.explain import IMPORTANCE_COLUMNS
 from decisions.energy.building.kpis import kpi_table
 from decisions.energy.building.replay import controller_name, explain_policy, is_continuous
 from decisions.energy.building.report import BuildingReport
-from decisions.energy.building.scenario import Scenario
 from decisions.energy.building.simulate import Trajectory
-from decisions.errors import InputError, from_validation_error
-from decisions.jobs.base import JobBase, spec_path
+from decisions.energy.building.spec import (  # the light spec module, re-exported for existing callers
+    JOB_MODEL,
+    AgentName,
+    BuildingJob,
+    EvaluationSettings,
+    prepare,
+)
+from decisions.errors import from_validation_error
 
+__all__ = [
+    "JOB_MODEL", "REPORT_MODEL", "AgentName", "BuildingJob", "ControllerKey", "EvaluationSettings",
+    "agent_summary", "baseline_kpis", "controller_hourly", "controller_kpis", "controller_runs",
+    "headline_metrics", "prepare", "recorded_job", "run_job", "seed_kpis",
+]
 
-class EvaluationSettings(Settings):
-    """How controllers are scored and explained."""
-
-    include_mpc: bool = Field(False, description="Also run the 24 h MPC baseline (one LP per hour).")
-    explain: bool = Field(True, description="Explain the best continuous-action agent.")
-    tree_depth: int = Field(5, ge=1, le=12, description="Depth of the surrogate decision tree.")
-
-
-class BuildingJob(JobBase):
-    """A validated building job."""
-
-    SECTIONS = ("scenario", "agents", "evaluation")
-
-    name: str = Field("building", min_length=1, max_length=200)
-    scenario: Scenario = Field(default_factory=Scenario)
-    agents: AgentSettings = Field(default_factory=AgentSettings)
-    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
-
-    @classmethod
-    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
-        """A CSV tariff's ``path`` is relative to ``base_dir`` (the spec file's folder)."""
-        scenario = data.setdefault("scenario", {})
-        tariff = scenario.get("tariff")
-        if base_dir is None:
-            return
-        if isinstance(tariff, Mapping) and isinstance(tariff.get("path"), str):
-            scenario["tariff"] = {**tariff, "path": str(spec_path(tariff["path"], base_dir))}
-        elif isinstance(tariff, str) and tariff.lower().endswith(".csv"):
-            scenario["tariff"] = str(spec_path(tariff, base_dir))
-
-
-JOB_MODEL = BuildingJob
 REPORT_MODEL = BuildingReport
-
-
-def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> BuildingJob:
-    """Validate a job spec into a ``BuildingJob`` (see ``BuildingJob.rewrite`` for tariff files).
-
-    Raises:
-        InputError: naming the first bad field.
-    """
-    job = BuildingJob.from_spec(spec, base_dir)
-    if AgentName.DQN in job.agents.names and job.scenario.num_buildings > 1:
-        raise InputError("agents.names", "dqn acts on discrete levels of one battery; choose one building")
-    return job
 
 
 def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:

@@ -54,7 +54,7 @@ class OptimumResult:
     imports: np.ndarray  # (T,) kWh
     exports: np.ndarray  # (T,) kWh
     status: SolveStatus
-    """OPTIMAL, or FEASIBLE if a time limit stopped HiGHS."""
+    """OPTIMAL (an LP that a time limit stops raises ``SolveError`` instead)."""
     solve_seconds: float
     """Model build + solver wall time."""
 
@@ -161,7 +161,8 @@ def perfect_foresight(
     Args:
         params: environment params (their battery constants and series are used).
         window: the hours to optimise; the battery starts at ``initial_soc``.
-        time_limit: optional HiGHS time limit, seconds.
+        time_limit: HiGHS time limit, seconds (None: ``core.optimal.DEFAULT_TIME_LIMIT``); an LP
+            stopped by it raises ``SolveError``.
 
     Returns:
         The ``OptimumResult``; ``actions(params)`` replays it in the environment.

@@ -35,7 +35,7 @@ from decisions.energy.building.windows import Window
 from decisions.errors import InputError
 
 if TYPE_CHECKING:
-    from decisions.energy.building.job import BuildingJob
+    from decisions.energy.building.spec import BuildingJob
 
 PyTree = Any
 ActionFn = Callable[[Array], Array]

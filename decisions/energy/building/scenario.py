@@ -27,13 +27,28 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
+from decisions.core.numbers import PRICE_MAX, Float32
 from decisions.core.settings import Settings
 from decisions.energy.building import tariff as tariffs
-from decisions.energy.building.dataset import BUILDING_IDS, NUM_BUILDINGS, load_district
+from decisions.energy.building.dataset import BUILDING_IDS, NUM_BUILDINGS, NUM_HOURS, load_district
 from decisions.energy.building.windows import Window, episode_starts, month_blocks
 
 DEFAULT_ROUND_TRIP = 0.9
 """CityLearn's battery ``efficiency`` in this data set, read as a round-trip efficiency."""
+
+BATTERY_MAX = 1e6
+"""Largest battery capacity (kWh) and power (kW) override: a 1 GWh grid-scale battery."""
+CAPACITY_FADE_MAX = 1.0
+"""Largest capacity loss coefficient (per kWh cycled; the data's is 1e-5)."""
+REWARD_SCALE_MAX = 1e6
+"""Largest reward multiplier."""
+
+Energy = Annotated[float, Float32(BATTERY_MAX)]
+"""A capacity (kWh) or a power (kW): finite in float32, at most ``BATTERY_MAX``."""
+Price = Annotated[float, Float32(PRICE_MAX)]
+"""A price ($/kWh, $/kg CO2): finite in float32, at most ``PRICE_MAX`` (1e6)."""
+Fraction = Annotated[float, Float32()]
+"""A bounded fraction (its field's ``ge``/``le``): finite in float32 and not rounding to 0."""
 
 
 class Split(StrEnum):
@@ -46,20 +61,20 @@ class Split(StrEnum):
 class Battery(Settings):
     """Battery overrides applied to every selected home; ``None`` keeps the data set's value."""
 
-    capacity_kwh: float | None = Field(None, gt=0, allow_inf_nan=False, description="Capacity, kWh.")
-    power_kw: float | None = Field(None, gt=0, allow_inf_nan=False, description="Max (dis)charge power, kW.")
-    charge_efficiency: float | None = Field(
+    capacity_kwh: Energy | None = Field(None, gt=0, allow_inf_nan=False, description="Capacity, kWh.")
+    power_kw: Energy | None = Field(None, gt=0, allow_inf_nan=False, description="Max (dis)charge power, kW.")
+    charge_efficiency: Fraction | None = Field(
         None, gt=0, le=1, allow_inf_nan=False, description="Stored / drawn energy when charging."
     )
-    discharge_efficiency: float | None = Field(
+    discharge_efficiency: Fraction | None = Field(
         None, gt=0, le=1, allow_inf_nan=False, description="Delivered / withdrawn energy when discharging."
     )
-    soc_min: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False, description="Lowest SoC, fraction.")
-    soc_max: float = Field(1.0, gt=0, le=1, allow_inf_nan=False, description="Highest SoC, fraction.")
-    initial_soc: float | None = Field(
+    soc_min: Fraction = Field(0.0, ge=0, lt=1, allow_inf_nan=False, description="Lowest SoC, fraction.")
+    soc_max: Fraction = Field(1.0, gt=0, le=1, allow_inf_nan=False, description="Highest SoC, fraction.")
+    initial_soc: Fraction | None = Field(
         None, ge=0, le=1, allow_inf_nan=False, description="SoC at an episode's start (None: soc_min)."
     )
-    capacity_fade: float | None = Field(
+    capacity_fade: Annotated[float, Float32(CAPACITY_FADE_MAX)] | None = Field(
         None,
         ge=0,
         allow_inf_nan=False,
@@ -112,7 +127,7 @@ class SeriesTariff(Settings):
     """Hourly prices given inline (8760 numbers >= 0), e.g. from an uploaded file."""
 
     kind: Literal["series"] = "series"
-    prices: list[float] = Field(description="One price per hour of the data year, $/kWh.")
+    prices: list[Price] = Field(description="One price per hour of the data year, $/kWh.")
 
     @field_validator("prices", mode="before")
     @classmethod
@@ -161,22 +176,22 @@ class Scenario(Settings):
     )
     battery: Battery = Field(default_factory=Battery)
     tariff: Tariff = Field(default_factory=TouTariff)
-    feed_in_price: float = Field(
+    feed_in_price: Price = Field(
         0.0,
         ge=0,
         allow_inf_nan=False,
         description="Price paid for exported energy, $/kWh (<= every import price).",
     )
-    carbon_price: float = Field(
+    carbon_price: Price = Field(
         0.0, ge=0, allow_inf_nan=False, description="Carbon price in the reward, $/kg CO2."
     )
     train_months: tuple[int, ...] = Field(tuple(range(1, 9)), min_length=1, description="Training months.")
     eval_months: tuple[int, ...] = Field(tuple(range(9, 13)), min_length=1, description="Held-out months.")
-    episode_hours: int = Field(168, ge=1, description="Episode length in hours (truncation).")
+    episode_hours: int = Field(168, ge=1, le=NUM_HOURS, description="Episode length in hours (truncation).")
     relative_reward: bool = Field(
         False, description="Reward the saving against no battery instead of minus the cost (same optimum)."
     )
-    reward_scale: float | None = Field(
+    reward_scale: Annotated[float, Float32(REWARD_SCALE_MAX)] | None = Field(
         None, gt=0, allow_inf_nan=False, description="Reward multiplier (None: 1 / number of homes)."
     )
 

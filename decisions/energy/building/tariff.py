@@ -12,11 +12,18 @@ around the year), like the data's ToU forecasts.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from decisions.core.csv_input import CsvSource, price_column, read_text_csv, row_prices
 from decisions.energy.building.dataset import NUM_HOURS, District
 from decisions.errors import InputError
+
+if TYPE_CHECKING:
+    from decisions.core.csv_input import CsvSource
+
+# ``decisions.core.csv_input`` (pandas) is imported where prices are read, so a job spec
+# with a named tariff validates without pandas.
 
 PRICE_COLUMNS = ("price", "price_usd_per_kwh", "import_price")
 """Accepted names of the price column of a price CSV (case-insensitive)."""
@@ -48,6 +55,8 @@ def check_prices(values: list[object]) -> np.ndarray:
     Raises:
         ValueError: naming the first bad row (``row 2`` is the first data row of a CSV with a header).
     """
+    from decisions.core.csv_input import row_prices
+
     prices = row_prices(values, lambda value: "must be >= 0" if value < 0 else None)
     if len(prices) != NUM_HOURS:
         raise ValueError(f"has {len(prices)} hourly prices, expected {NUM_HOURS} (one year)")
@@ -71,6 +80,8 @@ def read_price_csv(source: CsvSource, *, field: str = "tariff.path") -> np.ndarr
         InputError: unreadable file, no price column, a non-numeric / NaN / negative cell, or
             not 8760 rows.
     """
+    from decisions.core.csv_input import price_column, read_text_csv
+
     frame = read_text_csv(source, field, skip_blank_lines=False)
     cells = frame[price_column(frame, PRICE_COLUMNS, field)].tolist()
     while cells and not str(cells[-1]).strip():  # trailing blank lines are not hours

@@ -34,7 +34,7 @@ import pyomo.environ as pyo
 from jax import Array
 from numpy.typing import ArrayLike
 
-from decisions.core.optimal import SolveStatus, duals, solve
+from decisions.core.optimal import SolveError, SolveStatus, duals, solve
 from decisions.energy.gas_storage.params import GasStorageParams
 from decisions.energy.gas_storage.prices import discount_factors, implied_forward
 from decisions.energy.gas_storage.scenario import Scenario, TerminalRule
@@ -251,18 +251,26 @@ def solve_intrinsic(
         params: problem parameters.
         forward: ``(D,)`` forward curve; default the day-0 curve ``prices.implied_forward(params)``.
         formulation: LP or MILP; default ``choose_formulation(params)``.
-        time_limit: solver wall-clock limit in seconds (None: none).
+        time_limit: solver wall-clock limit in seconds (None: ``core.optimal.DEFAULT_TIME_LIMIT``,
+            ``math.inf``: none).
 
     Returns:
         The ``IntrinsicResult`` (value, schedule, inventory, sensitivities, duals).
 
     Raises:
-        decisions.core.optimal.SolveError: the solver found no feasible schedule.
+        decisions.core.optimal.SolveError: (or a subclass) the solver found no schedule (infeasible,
+            stopped at the time limit, or a NaN / huge number in the model), naming the scenario.
     """
     curve = np.asarray(implied_forward(params) if forward is None else forward, dtype=float)
     chosen = choose_formulation(params) if formulation is None else formulation
     model = build_model(params, curve, chosen)
-    result = solve(model, time_limit=time_limit)
+    try:
+        result = solve(model, time_limit=time_limit)
+    except SolveError as exc:
+        raise type(exc)(
+            f"intrinsic {chosen.value.upper()} of the gas storage scenario ({curve.shape[0]} days, "
+            f"inventory {float(params.min_inventory):g}-{float(params.max_inventory):g}): {exc}"
+        ) from None
     horizon = curve.shape[0]
     inj = np.array([pyo.value(model.inj[t]) for t in range(horizon)], float)
     wd = np.array([pyo.value(model.wd[t]) for t in range(horizon)], float)

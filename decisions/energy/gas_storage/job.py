@@ -1,102 +1,47 @@
-"""The gas storage batch job: validate a spec, run the methods, compare, record.
+"""The gas storage batch job: run the methods, compare, record.
 
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``,
-``[scenario]``, ``[snapo]``, ``[evaluation]``) into a ``GasStorageJob``;
-``run_job(job)`` runs it and returns a ``GasStorageReport``. The platform's
-``Domain.execute`` does that inside a recorded run of the store (the CLI's path).
+``prepare(spec, base_dir)`` (defined in the light ``spec`` module, re-exported here)
+validates a job spec into a ``GasStorageJob``; ``run_job(job)`` runs it and returns a
+``GasStorageReport``. The platform's ``Domain.execute`` does that inside a recorded run
+of the store (the CLI's path).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from decisions.core.evaluate import compare
 from decisions.core.progress import Progress, silent
-from decisions.core.settings import Settings
 from decisions.energy.gas_storage import baselines, intrinsic, snapo_policy
-from decisions.energy.gas_storage.curve_io import load_forward_curve_csv
 from decisions.energy.gas_storage.params import PriceKind, to_params
 from decisions.energy.gas_storage.prices import draw_normals, spot_paths
 from decisions.energy.gas_storage.report import GasStorageReport
-from decisions.energy.gas_storage.scenario import Scenario
-from decisions.energy.gas_storage.snapo_policy import SnapoSettings
-from decisions.jobs.base import JobBase, spec_path
+from decisions.energy.gas_storage.spec import (  # the light spec module, re-exported for existing callers
+    JOB_MODEL,
+    EvaluationSettings,
+    GasStorageJob,
+    Method,
+    SnapoSettings,
+    prepare,
+)
+from decisions.jobs.report import comparison_metrics
 
+__all__ = [
+    "JOB_MODEL", "REPORT_MODEL", "EvaluationSettings", "GasStorageJob", "Method", "SnapoSettings",
+    "count_leaves", "prepare", "run_job", "scalar_sensitivities",
+]
 
-class Method(StrEnum):
-    """What a job computes."""
-
-    COMPARE = "compare"
-    """SNAPO and every baseline on common paths (the demo)."""
-    SNAPO = "snapo"
-    """SNAPO only (plus the LP intrinsic value as a reference)."""
-    BASELINES = "baselines"
-    """LP intrinsic, rolling intrinsic, LSMC and do-nothing only."""
-
-
-class EvaluationSettings(Settings):
-    """How methods are scored."""
-
-    paths: int = Field(256, gt=0, le=100_000, description="Common out-of-sample evaluation paths.")
-    lsmc_paths: int = Field(1000, gt=0, le=200_000, description="Training paths of the LSMC regressions.")
-
-
-class GasStorageJob(JobBase):
-    """A validated gas storage job."""
-
-    SECTIONS = ("scenario", "snapo", "evaluation")
-
-    name: str = Field("gas-storage", min_length=1, max_length=200)
-    method: Method = Method.COMPARE
-    scenario: Scenario = Field(default_factory=Scenario)
-    snapo: SnapoSettings = Field(default_factory=SnapoSettings)
-    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
-
-    @classmethod
-    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
-        """``scenario.forward_curve_csv`` (relative to ``base_dir``) replaces ``scenario.forward_curve``;
-        its first date, if any, sets ``start_date``."""
-        scenario = data.setdefault("scenario", {})
-        csv = scenario.pop("forward_curve_csv", None)
-        if csv is not None:
-            curve, first = load_forward_curve_csv(spec_path(csv, base_dir), field="scenario.forward_curve_csv")
-            scenario["forward_curve"] = curve
-            if first is not None:
-                scenario.setdefault("start_date", first)
-
-
-JOB_MODEL = GasStorageJob
 REPORT_MODEL = GasStorageReport
 
 
-def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> GasStorageJob:
-    """Validate a job spec into a ``GasStorageJob`` (see ``GasStorageJob.rewrite`` for the curve CSV).
-
-    Raises:
-        InputError: naming the first bad field.
-    """
-    return GasStorageJob.from_spec(spec, base_dir)
-
-
 def run_job(job: GasStorageJob, *, progress: Progress = silent) -> GasStorageReport:
-    """Run a job: LP intrinsic always; SNAPO and/or the baselines on common evaluation paths.
-
-    Args:
-        job: the validated job.
-        progress: progress callback ``(task, done, total)``.
-
-    Returns:
-        The report (tables, metrics, trained policy).
-    """
+    """Run a job (``Domain.run_job``): LP intrinsic always; SNAPO and/or the baselines on common
+    evaluation paths. The report carries the tables, the metrics and the trained policy."""
     scenario = job.scenario
     params = to_params(scenario)
     key_train, key_eval, key_lsmc = jax.random.split(jax.random.PRNGKey(job.seed), 3)
@@ -168,9 +113,7 @@ def run_job(job: GasStorageJob, *, progress: Progress = silent) -> GasStorageRep
 
     comparison = compare(values, reference="intrinsic_lp")
     comparison = comparison.rename(columns={"ratio_to_reference": "ratio_to_intrinsic"})
-    for name in comparison.index:
-        metrics[f"value_{name}"] = float(comparison.loc[name, "mean"])
-        metrics[f"stderr_{name}"] = float(comparison.loc[name, "stderr"])
+    metrics.update(comparison_metrics(comparison))
     if "snapo" in values:
         for base in ("intrinsic_lp", "rolling_intrinsic", "lsmc"):
             if base in values and float(np.mean(values[base])) != 0:

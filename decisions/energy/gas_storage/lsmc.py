@@ -106,19 +106,29 @@ def _fit(phi: Array, targets: Array, ridge: float) -> Array:
     return jnp.linalg.solve(gram, phi.T @ targets / n_paths).T
 
 
+class _Moves(NamedTuple):
+    """The inventory grid as (traced) jit arguments; its ``min_move`` stays a static argument."""
+
+    allowed: Array  # (D, N, M) moves allowed per day and node
+    levels: Array  # (N,) inventory of each node
+    volumes: Array  # (M,) net injection of each move
+
+
+def _moves(grid: Grid, dtype: jnp.dtype) -> _Moves:
+    """The arrays of ``grid`` that training and evaluation share, in the paths' ``dtype``."""
+    levels = jnp.asarray(grid.levels, dtype)
+    allowed = jnp.asarray(grid.allowed)
+    volumes = (jnp.arange(allowed.shape[-1]) + grid.min_move).astype(levels.dtype) * (levels[1] - levels[0])
+    return _Moves(allowed, levels, volumes)
+
+
 @partial(jax.jit, static_argnames=("min_move", "config"))
 def _train(
-    x: Array,
-    spots: Array,
-    params: GasStorageParams,
-    allowed: Array,
-    levels: Array,
-    min_move: int,
-    config: LSMCConfig,
-):
+    paths: tuple[Array, Array], params: GasStorageParams, moves: _Moves, min_move: int, config: LSMCConfig
+) -> tuple[Array, Array, Array]:
+    """Backward fit on training ``paths = (x, spots)``: per-day coefficients, day-0 mean and its stderr."""
+    (x, spots), (allowed, levels, volumes) = paths, moves
     n_paths = x.shape[0]
-    n_moves = allowed.shape[-1]
-    volumes = (jnp.arange(n_moves) + min_move).astype(levels.dtype) * (levels[1] - levels[0])
     rows = jnp.arange(n_paths)[:, None]
 
     def back(realised: Array, t: Array) -> tuple[Array, Array]:
@@ -139,17 +149,11 @@ def _train(
 
 @partial(jax.jit, static_argnames=("min_move", "config"))
 def _apply(
-    x: Array,
-    spots: Array,
-    params: GasStorageParams,
-    allowed: Array,
-    levels: Array,
-    min_move: int,
-    config: LSMCConfig,
-    betas: Array,
-):
+    paths: tuple[Array, Array], params: GasStorageParams, moves: _Moves, min_move: int, config: LSMCConfig, betas: Array
+) -> Array:
+    """The fitted policy's net injections ``(P, D)`` on evaluation ``paths = (x, spots)``."""
+    (x, spots), (allowed, levels, volumes) = paths, moves
     n_moves = allowed.shape[-1]
-    volumes = (jnp.arange(n_moves) + min_move).astype(levels.dtype) * (levels[1] - levels[0])
     band = inventory_band(params)
 
     def day(inventory: Array, t: Array) -> tuple[Array, Array]:
@@ -186,8 +190,7 @@ def lsmc(
     Returns:
         ``LSMCResult`` with out-of-sample actions and values and the in-sample day-0 estimate.
     """
-    levels = jnp.asarray(grid.levels, train[1].dtype)
-    allowed = jnp.asarray(grid.allowed)
-    betas, in_sample, stderr = _train(*train, params, allowed, levels, grid.min_move, config)
-    actions = _apply(*evaluate, params, allowed, levels, grid.min_move, config, betas)
+    moves = _moves(grid, train[1].dtype)
+    betas, in_sample, stderr = _train(train, params, moves, grid.min_move, config)
+    actions = _apply(evaluate, params, moves, grid.min_move, config, betas)
     return LSMCResult(actions, path_values(actions, evaluate[1], params), in_sample, stderr, betas)

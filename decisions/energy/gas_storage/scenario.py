@@ -20,10 +20,22 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from decisions.core.numbers import PRICE_MAX, VOLUME_MAX, Float32
 from decisions.core.settings import Settings, finite_numbers
 from decisions.errors import InputError
 
 DAYS_PER_YEAR = 365.0
+
+Volume = Annotated[float, Float32(VOLUME_MAX)]
+"""An inventory or a rate per day: finite in float32, magnitude at most ``VOLUME_MAX`` (1e9)."""
+Price = Annotated[float, Float32(PRICE_MAX)]
+"""A price or a cost per unit: finite in float32, magnitude at most ``PRICE_MAX`` (1e6)."""
+SPEED_MAX = 1e4
+"""Largest mean-reversion speed, per year (a half-life of under an hour with daily steps)."""
+VOLATILITY_MAX = 10.0
+"""Largest volatility, per sqrt(year) (1000% a year; gas trades at 50-150%)."""
+Speed = Annotated[float, Float32(SPEED_MAX)]
+Volatility = Annotated[float, Float32(VOLATILITY_MAX)]
 
 
 class RatchetCurve(Settings):
@@ -33,8 +45,8 @@ class RatchetCurve(Settings):
     interpolated linearly, beyond the ends it is held constant.
     """
 
-    inventory: list[float] = Field(min_length=2, description="Inventory breakpoints, strictly increasing.")
-    rate: list[float] = Field(min_length=2, description="Rate per day at each breakpoint, > 0.")
+    inventory: list[Volume] = Field(min_length=2, description="Inventory breakpoints, strictly increasing.")
+    rate: list[Volume] = Field(min_length=2, description="Rate per day at each breakpoint, > 0.")
 
     @model_validator(mode="after")
     def _check(self) -> RatchetCurve:
@@ -49,7 +61,7 @@ class RatchetCurve(Settings):
         return self
 
 
-Rate = Annotated[float, Field(gt=0, allow_inf_nan=False)] | RatchetCurve
+Rate = Annotated[float, Field(gt=0, allow_inf_nan=False), Float32(VOLUME_MAX)] | RatchetCurve
 
 
 class TerminalRule(StrEnum):
@@ -64,15 +76,15 @@ class TerminalRule(StrEnum):
 class Facility(Settings):
     """A storage facility (a lease): capacity, rates, costs, start and end conditions."""
 
-    min_inventory: float = Field(0.0, ge=0, allow_inf_nan=False, description="Minimum inventory (cushion gas).")
-    max_inventory: float = Field(1000.0, gt=0, allow_inf_nan=False, description="Working capacity.")
-    start_inventory: float = Field(0.0, ge=0, allow_inf_nan=False, description="Inventory on day 0.")
+    min_inventory: Volume = Field(0.0, ge=0, allow_inf_nan=False, description="Minimum inventory (cushion gas).")
+    max_inventory: Volume = Field(1000.0, gt=0, allow_inf_nan=False, description="Working capacity.")
+    start_inventory: Volume = Field(0.0, ge=0, allow_inf_nan=False, description="Inventory on day 0.")
     max_injection: Rate = Field(25.0, description="Max injection per day: a number or a ratchet curve.")
     max_withdrawal: Rate = Field(50.0, description="Max withdrawal per day: a number or a ratchet curve.")
-    injection_cost: float = Field(0.10, ge=0, allow_inf_nan=False, description="Cost per unit injected.")
-    withdrawal_cost: float = Field(0.10, ge=0, allow_inf_nan=False, description="Cost per unit withdrawn.")
+    injection_cost: Price = Field(0.10, ge=0, allow_inf_nan=False, description="Cost per unit injected.")
+    withdrawal_cost: Price = Field(0.10, ge=0, allow_inf_nan=False, description="Cost per unit withdrawn.")
     terminal: TerminalRule = Field(TerminalRule.REQUIRED, description="Terminal condition at expiry.")
-    end_inventory: float = Field(0.0, ge=0, allow_inf_nan=False, description="Required end inventory.")
+    end_inventory: Volume = Field(0.0, ge=0, allow_inf_nan=False, description="Required end inventory.")
     discount_rate: float = Field(0.03, ge=-0.5, le=1.0, allow_inf_nan=False, description="Annual rate.")
 
     @model_validator(mode="after")
@@ -111,18 +123,20 @@ class SeasonalOU(Settings):
     """
 
     model: Literal["seasonal_ou"] = "seasonal_ou"
-    mean_reversion: float = Field(20.0, gt=0, allow_inf_nan=False, description="Speed a, per year.")
-    volatility: float = Field(1.0, ge=0, allow_inf_nan=False, description="Volatility s, per sqrt(year).")
+    mean_reversion: Speed = Field(20.0, gt=0, allow_inf_nan=False, description="Speed a, per year.")
+    volatility: Volatility = Field(1.0, ge=0, allow_inf_nan=False, description="Volatility s, per sqrt(year).")
 
 
 class ExponentialOU(Settings):
     """Exponential OU spot: ``ln S`` mean-reverts to ``level`` (the forward curve is then model-implied)."""
 
     model: Literal["exponential_ou"] = "exponential_ou"
-    speed: float = Field(10.0, gt=0, allow_inf_nan=False, description="Mean-reversion speed, per year.")
-    level: float = Field(math.log(25.0), allow_inf_nan=False, description="Long-run mean of ln S.")
-    volatility: float = Field(0.8, ge=0, allow_inf_nan=False, description="Volatility of ln S, per sqrt(year).")
-    initial: float = Field(22.0, gt=0, allow_inf_nan=False, description="Spot price on day 0.")
+    speed: Speed = Field(10.0, gt=0, allow_inf_nan=False, description="Mean-reversion speed, per year.")
+    level: Annotated[float, Float32(math.log(PRICE_MAX))] = Field(
+        math.log(25.0), allow_inf_nan=False, description="Long-run mean of ln S (|level| <= ln PRICE_MAX)."
+    )
+    volatility: Volatility = Field(0.8, ge=0, allow_inf_nan=False, description="Volatility of ln S, per sqrt(year).")
+    initial: Price = Field(22.0, gt=0, allow_inf_nan=False, description="Spot price on day 0.")
 
 
 PriceModel = Annotated[DeterministicPrices | SeasonalOU | ExponentialOU, Field(discriminator="model")]
@@ -164,7 +178,7 @@ class Scenario(Settings):
     section = "scenario"
 
     facility: Facility = Field(default_factory=Facility)
-    forward_curve: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
+    forward_curve: list[Annotated[float, Field(gt=0, allow_inf_nan=False), Float32(PRICE_MAX)]] = Field(
         default_factory=seasonal_forward_curve, min_length=2, description="Daily forward prices, > 0."
     )
     start_date: date = Field(date(2026, 4, 1), description="Delivery date of the first forward price.")

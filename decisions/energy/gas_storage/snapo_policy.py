@@ -38,69 +38,19 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import Array
-from pydantic import Field
 
 from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.pytrees import cast_leaves
 from decisions.core.snapo import TrainedSnapo, train_scaled
-from decisions.core.snapo_settings import SnapoSettingsBase
 from decisions.energy.gas_storage.params import GasStorageParams, PriceKind, to_params
 from decisions.energy.gas_storage.policy import BaseStockPolicy
 from decisions.energy.gas_storage.prices import draw_normals
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.simulator import rollout
+from decisions.energy.gas_storage.spec import SnapoSettings  # defined in the light spec module
 
 PyTree = Any
 FORMAT = "decisions.gas_storage.snapo_policy/1"
-
-
-class SnapoSettings(SnapoSettingsBase):
-    """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
-
-    paths_per_step: int = Field(
-        64, gt=0, le=100_000, description="Price paths per gradient step (antithetic pairs)."
-    )
-    steps: int = Field(8000, gt=0, le=1_000_000, description="Gradient steps.")
-    learning_rate: float = Field(
-        2e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate."
-    )
-    temperature_start: float = Field(
-        0.2, gt=0, allow_inf_nan=False, description="Initial temperature (x max rate)."
-    )
-    temperature_end: float = Field(
-        0.01, gt=0, allow_inf_nan=False, description="Final temperature (x max rate)."
-    )
-    width: int = Field(32, gt=0, le=4096, description="Hidden units per layer of the target network.")
-    depth: int = Field(2, ge=1, le=8, description="Hidden layers of the target network.")
-    seed: int = Field(0, ge=0, description="Seed of the network initialisation and training paths.")
-    log_every: int = Field(500, gt=0, description="Steps per jitted chunk (progress granularity).")
-    target_penalty: float = Field(
-        5e-3,
-        ge=0,
-        allow_inf_nan=False,
-        description="Weight of the annealed penalty on target logits (x temperature).",
-    )
-
-    overshoot: float | None = Field(
-        None,
-        ge=0,
-        le=0.5,
-        allow_inf_nan=False,
-        description="Target overshoot e (x capacity); None: 0.05 with stochastic prices, 0 with deterministic.",
-    )
-
-    def policy(self, *, stochastic: bool = True) -> BaseStockPolicy:
-        """The policy architecture these settings describe.
-
-        Args:
-            stochastic: whether prices are stochastic (chooses the default overshoot: on stochastic
-                prices an overshoot lets a target say "fill up" or "empty" without saturating its
-                sigmoid, +0.1% over LSMC on 4096 common paths; on a deterministic curve it creates
-                flat regions that trap training, so it is off there).
-        """
-        overshoot = self.overshoot if self.overshoot is not None else (0.05 if stochastic else 0.0)
-        return BaseStockPolicy(hidden=(self.width,) * self.depth, overshoot=overshoot)
-
 
 
 @dataclasses.dataclass(kw_only=True)

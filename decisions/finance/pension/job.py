@@ -1,79 +1,35 @@
-"""The pension ALM batch job: validate a spec, train SNAPO and the fixed mix, compare, record.
+"""The pension ALM batch job: train SNAPO and the fixed mix, compare, record.
 
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``,
-``[scenario]``, ``[snapo]``, ``[evaluation]``) into a ``PensionJob``;
-``run_job(job)`` runs it and returns a ``PensionReport``; the platform's
-``Domain.execute`` does that inside a recorded run of the store (the CLI's path).
+``prepare(spec, base_dir)`` (defined in the light ``spec`` module, re-exported here)
+validates a job spec into a ``PensionJob``; ``run_job(job)`` runs it and returns a
+``PensionReport``; the platform's ``Domain.execute`` does that inside a recorded run of
+the store (the CLI's path).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
 import jax
 import numpy as np
-from pydantic import Field
 
 from decisions.core.evaluate import compare
 from decisions.core.progress import Progress, silent
-from decisions.core.settings import Settings
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
 from decisions.finance.pension.params import to_params
 from decisions.finance.pension.report import PensionReport, allocation, funding_fan
-from decisions.finance.pension.scenario import Scenario
 from decisions.finance.pension.simulator import draw_normals
+from decisions.finance.pension.spec import JOB_MODEL, EvaluationSettings, PensionJob, prepare  # light
 from decisions.finance.pension.valuation import liability_risk
-from decisions.jobs.base import JobBase
+from decisions.jobs.report import comparison_metrics
 
+__all__ = ["JOB_MODEL", "REPORT_MODEL", "EvaluationSettings", "PensionJob", "prepare", "run_job"]
 
-class EvaluationSettings(Settings):
-    """How the policies are scored."""
-
-    paths: int = Field(1024, gt=0, le=100_000, description="Fresh common evaluation paths.")
-    selection_paths: int = Field(512, gt=0, le=100_000, description="Training paths that pick the fixed mix.")
-
-
-class PensionJob(JobBase):
-    """A validated pension ALM job."""
-
-    SECTIONS = ("scenario", "snapo", "evaluation")
-
-    name: str = Field("pension", min_length=1, max_length=200)
-    scenario: Scenario = Field(default_factory=Scenario)
-    snapo: sp.PensionSnapoSettings = Field(default_factory=sp.PensionSnapoSettings)
-    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
-
-
-JOB_MODEL = PensionJob
 REPORT_MODEL = PensionReport
 
 
-def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PensionJob:
-    """Validate a job spec into a ``PensionJob``.
-
-    Args:
-        spec: the parsed TOML tables.
-        base_dir: folder of the spec file (unused: the pension spec has no file references).
-
-    Raises:
-        InputError: naming the first bad field.
-    """
-    return PensionJob.from_spec(spec, base_dir)
-
-
 def run_job(job: PensionJob, *, progress: Progress = silent) -> PensionReport:
-    """Train SNAPO and the best fixed mix, compare them on fresh paths, compute sensitivities.
-
-    Args:
-        job: the validated job.
-        progress: progress callback ``(task, done, total)``.
-
-    Returns:
-        The report (tables, metrics, trained policy).
-    """
+    """Train SNAPO and the best fixed mix, compare them on fresh paths, compute sensitivities
+    (``Domain.run_job``). The report carries the tables, the metrics and the trained policy."""
     params = to_params(job.scenario)
     key_train, key_fixed, key_eval = jax.random.split(jax.random.PRNGKey(job.seed), 3)
     metrics: dict[str, float] = {}
@@ -96,9 +52,7 @@ def run_job(job: PensionJob, *, progress: Progress = silent) -> PensionReport:
     fixed_outcome, fixed_trajectory = sp.simulate(fixed.policy, params, normals)
     values = {"snapo": np.asarray(outcome.value), "fixed_mix": np.asarray(fixed_outcome.value)}
     comparison = compare(values, reference="fixed_mix")
-    for name in comparison.index:
-        metrics[f"value_{name}"] = float(comparison.loc[name, "mean"])
-        metrics[f"stderr_{name}"] = float(comparison.loc[name, "stderr"])
+    metrics.update(comparison_metrics(comparison))
     metrics["snapo_minus_fixed_mix"] = float(comparison.loc["snapo", "diff_mean"])
     metrics["snapo_minus_fixed_mix_stderr"] = float(comparison.loc["snapo", "diff_stderr"])
     progress("evaluation", 1, 2)

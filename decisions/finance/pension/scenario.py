@@ -28,9 +28,22 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
+from decisions.core.numbers import COUNT_MAX, MONEY_MAX, Float32
 from decisions.core.settings import Settings, finite_numbers
 
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False), Float32()]
+"""A finite number that stays finite in float32 (its field sets the range)."""
+
+YEARS_MAX = 200.0
+"""Longest tenor, bond duration or Nelson-Siegel decay, in years."""
+SPEED_MAX = 100.0
+"""Largest mean-reversion speed of a curve factor, per year."""
+FACTOR_VOLATILITY_MAX = 1.0
+"""Largest volatility of a curve factor, per sqrt(year) (100 percentage points of rate)."""
+
+Years = Annotated[float, Float32(YEARS_MAX)]
+Money = Annotated[float, Float32(MONEY_MAX)]
+"""An amount of money: finite in float32, at most ``MONEY_MAX`` (1e12)."""
 
 STANDARD_TENORS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
 """The usual 11 key tenors (years): 3m, 6m, 1y, 2y, 3y, 5y, 7y, 10y, 15y, 20y, 30y."""
@@ -55,20 +68,20 @@ class YieldCurve(Settings):
     Ornstein-Uhlenbeck process mean-reverting to 0 (``f_0 = 0``: today's curve).
     """
 
-    tenors: list[float] = Field(
+    tenors: list[Years] = Field(
         default_factory=lambda: list(STANDARD_TENORS), min_length=2, description="Key tenors in years, increasing."
     )
-    rates: list[float] = Field(
+    rates: list[Finite] = Field(
         default_factory=lambda: list(STANDARD_RATES), min_length=2, description="Zero rates at the key tenors."
     )
-    ns_decay: float = Field(2.0, gt=0, allow_inf_nan=False, description="Nelson-Siegel decay (years).")
-    speeds: list[float] = Field(
+    ns_decay: Years = Field(2.0, gt=0, allow_inf_nan=False, description="Nelson-Siegel decay (years).")
+    speeds: list[Annotated[float, Float32(SPEED_MAX)]] = Field(
         default_factory=lambda: [0.10, 0.30, 0.60],
         min_length=N_FACTORS,
         max_length=N_FACTORS,
         description="Mean-reversion speeds of level, slope, curvature (per year, > 0).",
     )
-    volatilities: list[float] = Field(
+    volatilities: list[Annotated[float, Float32(FACTOR_VOLATILITY_MAX)]] = Field(
         default_factory=lambda: [0.010, 0.012, 0.015],
         min_length=N_FACTORS,
         max_length=N_FACTORS,
@@ -166,13 +179,13 @@ class Assets(Settings):
     correlation of the monthly shocks ``[level, slope, curvature, risky...]``.
     """
 
-    bond_durations: list[float] = Field(
+    bond_durations: list[Years] = Field(
         default_factory=lambda: [2.0, 5.0, 10.0, 20.0],
         max_length=20,
         description="Durations (years) of the bond buckets, increasing, each > 1/12.",
     )
     risky: list[RiskyAsset] = Field(default_factory=_default_risky, max_length=20)
-    correlation: list[list[float]] | None = Field(
+    correlation: list[list[Finite]] | None = Field(
         None, description="Correlation matrix of [level, slope, curvature, risky...]; default: default_correlation."
     )
 
@@ -250,10 +263,10 @@ class Cohort(Settings):
     pensioners (age at or above retirement) carry their current annual pension."""
 
     age: float = Field(ge=16, le=110, allow_inf_nan=False, description="Age today (years).")
-    count: float = Field(gt=0, allow_inf_nan=False, description="Number of members.")
-    salary: float = Field(0.0, ge=0, allow_inf_nan=False, description="Annual salary today (actives).")
+    count: Annotated[float, Float32(COUNT_MAX)] = Field(gt=0, allow_inf_nan=False, description="Number of members.")
+    salary: Money = Field(0.0, ge=0, allow_inf_nan=False, description="Annual salary today (actives).")
     service: float = Field(0.0, ge=0, le=70, allow_inf_nan=False, description="Past service years (actives).")
-    pension: float = Field(0.0, ge=0, allow_inf_nan=False, description="Annual pension today (pensioners).")
+    pension: Money = Field(0.0, ge=0, allow_inf_nan=False, description="Annual pension today (pensioners).")
 
 
 def default_cohorts() -> list[Cohort]:
@@ -309,7 +322,7 @@ class Funding(Settings):
     tempered softplus in training.
     """
 
-    initial_assets: float | None = Field(
+    initial_assets: Money | None = Field(
         None, gt=0, allow_inf_nan=False, description="Assets today; default initial_funding_ratio x L_0."
     )
     initial_funding_ratio: float = Field(

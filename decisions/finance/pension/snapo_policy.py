@@ -25,12 +25,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
-from pydantic import Field
 
 from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.pytrees import cast_leaves
 from decisions.core.snapo import TrainedSnapo, train_scaled
-from decisions.core.snapo_settings import SnapoSettingsBase
 from decisions.finance.pension.liabilities import initial_liability
 from decisions.finance.pension.params import PensionParams, to_params
 from decisions.finance.pension.policy import (
@@ -43,32 +41,10 @@ from decisions.finance.pension.policy import (
 from decisions.finance.pension.scenario import Scenario
 from decisions.finance.pension.sensitivity import Sensitivities
 from decisions.finance.pension.simulator import Outcome, Trajectory, draw_normals, rollout
+from decisions.finance.pension.spec import PensionSnapoSettings  # defined in the light spec module
 
 PyTree = Any
 FORMAT = "decisions.finance.pension.policy/1"
-
-
-class PensionSnapoSettings(SnapoSettingsBase):
-    """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
-
-    paths_per_step: int = Field(128, gt=0, le=100_000, description="Paths per gradient step (antithetic).")
-    steps: int = Field(600, gt=0, le=1_000_000, description="Gradient steps.")
-    learning_rate: float = Field(1e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
-    temperature_start: float = Field(
-        0.05, gt=0, allow_inf_nan=False, description="Initial hinge temperature (funding-ratio units)."
-    )
-    temperature_end: float = Field(
-        0.005, gt=0, allow_inf_nan=False, description="Final hinge temperature (funding-ratio units)."
-    )
-    width: int = Field(32, gt=0, le=1024, description="Hidden units per layer.")
-    depth: int = Field(2, ge=1, le=6, description="Hidden layers.")
-    seed: int = Field(0, ge=0, description="Seed of the initialisation and the training paths.")
-    log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")
-
-    def network(self, n_assets: int) -> AllocationNet:
-        """The neural policy these settings describe."""
-        return AllocationNet(n_assets=n_assets, hidden=(self.width,) * self.depth)
-
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -4,7 +4,9 @@ Modules, one job each:
 
 - ``market``: fund means and covariance, the closed-form efficient frontier;
 - ``problem``: validated client input (pydantic; errors name the field);
-- ``dp``: the log-wealth grid, transition matrices, backward induction and forward pass.
+- ``dp``: the log-wealth grid, transition matrices, backward induction and forward pass;
+- ``spec``: the job's validated model and ``prepare`` (no JAX); ``planner_limits``: what the
+  MetaRL planner handles and its default budgets; ``job``: ``run_job`` and its ``report``.
 """
 
 from decisions.core.lazy import lazy_exports

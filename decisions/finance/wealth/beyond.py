@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from decisions.finance.wealth.dp import option_sets
-from decisions.finance.wealth.planner import Planner, plan
+from decisions.finance.wealth.planner import Planner, plan, target_options
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule, rule_policy
 from decisions.finance.wealth.simulate import Policy, draw_normals, evaluate
@@ -48,15 +48,24 @@ class Inflation:
 
 
 def glide_path_greedy(problem: WealthProblem) -> Policy:
-    """Riskiest portfolio at year 0 down linearly to the safest at the horizon; fund the dearest affordable option."""
+    """Riskiest portfolio at year 0 down linearly to the safest at the horizon; fund the dearest affordable option.
+
+    A wealth ``target`` counts as one more goal of the horizon (``WealthProblem.target_as_goal``):
+    there the policy takes the dearest option of that combined menu that ``cash`` affords.
+    """
     n_port = problem.market.n_portfolios
     horizon = problem.horizon
     dearest = [len(opts.costs) - 1 for opts in option_sets(problem)]
+    with_target = option_sets(problem.target_as_goal())[-1]
+    at_horizon = target_options(problem)
 
     def policy(t: int, cash: np.ndarray, wealth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         port = int(round((1.0 - t / horizon) * (n_port - 1)))
+        option = np.full(len(cash), dearest[t], dtype=np.int64)
+        if t == horizon and problem.target is not None:
+            option = at_horizon[np.maximum(np.searchsorted(with_target.costs, cash, side="right") - 1, 0)]
         # simulate replaces an unaffordable option by the dearest affordable one
-        return np.full(len(cash), dearest[t], dtype=np.int64), np.full(len(cash), port, dtype=np.int64)
+        return option, np.full(len(cash), port, dtype=np.int64)
 
     return policy
 

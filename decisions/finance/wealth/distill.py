@@ -40,16 +40,13 @@ from jax import Array
 from decisions.finance.wealth.dp import ActionValues, action_values
 from decisions.finance.wealth.meta_env import MAX_OPTIONS, ProblemArrays, encode, features, stack
 from decisions.finance.wealth.planner import Planner, joint_planner, plan
+from decisions.finance.wealth.planner_limits import DISTILL_STEPS, TEMPERATURE
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.simulate import affordable_choice, draw_normals, nearest_state, simulate
 
 ProgressFn = Callable[[str, int, int], None]
 PyTree = Any
 
-DISTILL_STEPS = 20_000
-"""Default gradient steps of ``distill`` (batches of 1,024 states)."""
-TEMPERATURE = 1e-3
-"""Default softness of the targets, in units of the total attainable utility."""
 MIN_VISIT = 1e-5
 """States visited with a lower probability are not labelled."""
 VISIT_SEED = 1_000
@@ -140,6 +137,7 @@ def regret_labels(
     if any(p.market != problems[0].market for p in problems):
         raise ValueError("problems: all must share one market (the planner is trained for one)")
     report = progress or (lambda task, done, total: None)
+    problems = [p.target_as_goal() for p in problems]  # the planner's form: slots index these option sets
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("problem", "year", "cash", "regret", "weight")}
     arrays = []
     for i, problem in enumerate(problems):

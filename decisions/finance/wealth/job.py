@@ -1,9 +1,9 @@
 """The goals-based wealth batch job: plan for one client with the MetaRL planner, beside the DP and the rule.
 
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[problem]`` with
-``[[problem.goals]]``, ``[planner]``, ``[rule]``, ``[evaluation]``) into a ``WealthJob``;
-``run_job(job)`` plans and scores and returns a ``WealthReport``; the platform's
-``Domain.execute`` does that inside a recorded run of the store (the CLI's path).
+``spec.prepare(spec, base_dir)`` (re-exported here) validates a job spec (TOML tables ``[job]``,
+``[problem]`` with ``[[problem.goals]]``, ``[planner]``, ``[rule]``, ``[evaluation]``) into a
+``WealthJob`` without JAX; ``run_job(job)`` plans and scores and returns a ``WealthReport``;
+the platform's ``Domain.execute`` does that inside a recorded run of the store (the CLI's path).
 
 The planner is the shipped one (``planner.default_planner``) unless ``planner.path`` names
 another file or ``planner.train_problems > 0`` trains a new one first; ``planner.distill_problems
@@ -16,21 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from decisions.core.progress import Progress, silent
-from decisions.core.settings import Settings
-from decisions.errors import InputError
-from decisions.finance.wealth.distill import DISTILL_STEPS, TEMPERATURE, refine
+from decisions.finance.wealth.distill import refine
 from decisions.finance.wealth.dp import option_sets, solve, wealth_grid
 from decisions.finance.wealth.families import sample_problems
-from decisions.finance.wealth.meta_env import encode
 from decisions.finance.wealth.planner import (
     DEFAULT_CONFIG,
     Planner,
@@ -41,89 +35,24 @@ from decisions.finance.wealth.planner import (
     train_planner,
     training_summary,
 )
-from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.report import WealthReport, goal_probabilities, goal_table, wealth_fan
 from decisions.finance.wealth.rule import FundingRule, rule_policy
 from decisions.finance.wealth.simulate import Paths, dp_policy, draw_normals, mean_and_se, simulate
-from decisions.jobs.base import JobBase, spec_path
+from decisions.finance.wealth.spec import (  # the light spec module, re-exported for existing callers
+    JOB_MODEL,
+    EvaluationSettings,
+    PlannerSettings,
+    RuleSettings,
+    WealthJob,
+    prepare,
+)
 
-RoundSteps = Annotated[int, Field(ge=1, le=10**7)]
-"""Gradient steps of one refinement round."""
+__all__ = [
+    "JOB_MODEL", "REPORT_MODEL", "EvaluationSettings", "PlannerSettings", "RuleSettings", "WealthJob",
+    "prepare", "run_job",
+]
 
-
-class PlannerSettings(Settings):
-    """Which planner plans: the shipped one, a file, or one trained for this run."""
-
-    path: str | None = Field(None, description="A planner file written by a training run (default: the shipped planner).")
-    train_problems: int = Field(0, ge=0, le=1_000_000, description="> 0: train a new planner on this many sampled problems.")
-    train_steps: int = Field(DEFAULT_CONFIG.total_env_steps, ge=DEFAULT_CONFIG.batch_size, le=10**9, description="PPO environment steps when training.")
-    distill_problems: int = Field(0, ge=0, le=100_000, description="> 0: refine the planner on the exact DP action values of this many training problems (distill.py).")
-    distill_rounds: int = Field(1, ge=1, le=100, description="DAgger rounds of the refinement (the problems are split between them).")
-    distill_steps: RoundSteps | list[RoundSteps] = Field(
-        DISTILL_STEPS, description="Gradient steps of the refinement: one number for every round, or a list with one per round."
-    )
-    distill_learning_rate: float = Field(1e-4, gt=0, le=1.0, description="Peak learning rate of the refinement (cosine decay).")
-    distill_temperature: float = Field(TEMPERATURE, gt=0, le=10.0, description="Softness of the refinement's targets (units of total utility).")
-
-
-class RuleSettings(Settings):
-    """The funding-ratio rule's parameters (defaults: tuned on training problems by ``decisions bench wealth``)."""
-
-    margin: float = Field(FundingRule.margin, ge=0.0, le=100.0)
-    r1: float = Field(FundingRule.r1, ge=0.0, le=100.0)
-    r2: float = Field(FundingRule.r2, ge=0.0, le=100.0)
-
-
-class EvaluationSettings(Settings):
-    """How the policies are scored."""
-
-    paths: int = Field(10_000, gt=1, le=1_000_000, description="Common Monte Carlo paths.")
-    dp: bool = Field(True, description="Also solve the exact DP (skipped when its grid is too large).")
-    dp_max_states: int = Field(4_000, gt=1, le=100_000, description="Largest DP grid to solve.")
-
-
-class WealthJob(JobBase):
-    """A validated wealth-planning job."""
-
-    SECTIONS = ("problem", "planner", "rule", "evaluation")
-
-    name: str = Field("wealth", min_length=1, max_length=200)
-    problem: WealthProblem
-    planner: PlannerSettings = Field(default_factory=PlannerSettings)
-    rule: RuleSettings = Field(default_factory=RuleSettings)
-    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
-
-
-JOB_MODEL = WealthJob
 REPORT_MODEL = WealthReport
-
-
-def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
-    """Validate a job spec into a ``WealthJob``; a relative ``planner.path`` is read from ``base_dir``.
-
-    Raises:
-        InputError: naming the first bad field (also a planner file that does not exist, a rule
-            with ``r2 <= r1``, or a problem beyond the planner's reach).
-    """
-    job = WealthJob.from_spec(spec, base_dir)
-    if job.planner.path is not None:
-        path = spec_path(job.planner.path, base_dir)
-        if not path.is_file():
-            raise InputError("planner.path", f"no planner file at {path}")
-        job = job.model_copy(update={"planner": job.planner.model_copy(update={"path": str(path)})})
-    settings = job.planner
-    if settings.distill_problems and settings.distill_rounds > settings.distill_problems:
-        raise InputError(
-            "planner.distill_rounds", f"at most planner.distill_problems ({settings.distill_problems}), got {settings.distill_rounds}"
-        )
-    if isinstance(settings.distill_steps, list) and len(settings.distill_steps) != settings.distill_rounds:
-        raise InputError(
-            "planner.distill_steps", f"one number per round ({settings.distill_rounds}), got {len(settings.distill_steps)}"
-        )
-    if job.rule.r2 <= job.rule.r1:
-        raise InputError("rule.r2", f"must exceed rule.r1 ({job.rule.r1:g}), got {job.rule.r2:g}")
-    encode(job.problem)  # raises InputError for a problem beyond the planner's padding
-    return job
 
 
 def _planner(job: WealthJob, progress: Progress, metrics: dict[str, float]) -> tuple[Planner, dict[str, Any] | None]:

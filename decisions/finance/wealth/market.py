@@ -13,9 +13,14 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
+from decisions.core.numbers import Float32
 from decisions.core.settings import Settings
 
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+MOMENT_MAX = 10.0
+"""Largest magnitude of an annual mean return or of a covariance entry (a volatility of 316%)."""
+
+Moment = Annotated[float, Field(allow_inf_nan=False), Float32(MOMENT_MAX)]
+"""A fund's annual mean return or a covariance entry: finite in float32, at most ``MOMENT_MAX``."""
 
 DEFAULT_MEANS: tuple[float, ...] = (0.0493, 0.0770, 0.0886)
 """Annual mean returns of the three default funds (Das-Ostrov-Radhakrishnan-Srivastav 2020)."""
@@ -31,8 +36,8 @@ DEFAULT_COVARIANCE: tuple[tuple[float, ...], ...] = (
 class Market(Settings):
     """Fund means, their covariance and the number of frontier portfolios to choose from."""
 
-    means: list[Finite] = Field(default_factory=lambda: list(DEFAULT_MEANS), min_length=1)
-    covariance: list[list[Finite]] = Field(default_factory=lambda: [list(r) for r in DEFAULT_COVARIANCE])
+    means: list[Moment] = Field(default_factory=lambda: list(DEFAULT_MEANS), min_length=1)
+    covariance: list[list[Moment]] = Field(default_factory=lambda: [list(r) for r in DEFAULT_COVARIANCE])
     n_portfolios: int = Field(default=15, ge=1, le=1000)
 
     @field_validator("covariance")

@@ -37,14 +37,11 @@ from jax import Array
 
 from decisions.core.env import Environment, Info, PRNGKey
 from decisions.core.spaces import Box, Discrete, MultiDiscrete
-from decisions.errors import InputError
-from decisions.finance.wealth.dp import option_sets
 from decisions.finance.wealth.families import MAX_HORIZON, sample_problems
 from decisions.finance.wealth.market import Market
+from decisions.finance.wealth.planner_limits import MAX_OPTIONS, planner_option_sets
 from decisions.finance.wealth.problem import WealthProblem
 
-MAX_OPTIONS = 9
-"""Goal options a year the planner handles (two goals of full and partial options: 3 x 3)."""
 N_FEATURES = 4 + 4 * MAX_OPTIONS + 5 * MAX_HORIZON
 """Width of the observation."""
 
@@ -66,6 +63,9 @@ class ProblemArrays:
 def encode(problem: WealthProblem) -> tuple[ProblemArrays, float, float]:
     """Pad ``problem`` to the planner's arrays.
 
+    A wealth ``target`` is encoded as one more goal at the horizon (``WealthProblem.target_as_goal``):
+    the option slots of year ``T`` then index that problem's option set, not ``problem``'s.
+
     Returns:
         The arrays (numpy; ``on_device`` converts them), the money scale (``W0``) and the utility scale (total attainable utility,
         1 when the problem has no utility).
@@ -74,9 +74,8 @@ def encode(problem: WealthProblem) -> tuple[ProblemArrays, float, float]:
         InputError: (a ``ValueError``) the horizon exceeds ``MAX_HORIZON`` or a year has more
             than ``MAX_OPTIONS`` undominated options; it names the field.
     """
-    if problem.horizon > MAX_HORIZON:
-        raise InputError("problem.horizon", f"the planner handles at most {MAX_HORIZON} years, got {problem.horizon}")
-    sets = option_sets(problem)
+    sets = planner_option_sets(problem)
+    problem = problem.target_as_goal()
     scale = problem.initial_wealth
     total = sum(float(s.utilities[-1]) for s in sets) or 1.0
     costs = np.zeros((MAX_HORIZON + 1, MAX_OPTIONS))
@@ -84,10 +83,6 @@ def encode(problem: WealthProblem) -> tuple[ProblemArrays, float, float]:
     n_options = np.ones(MAX_HORIZON + 1, dtype=np.int32)
     for t, opts in enumerate(sets):
         n = len(opts.costs)
-        if n > MAX_OPTIONS:
-            raise InputError(
-                "problem.goals", f"year {t} has {n} undominated goal options; the planner handles at most {MAX_OPTIONS}"
-            )
         costs[t, :n], utils[t, :n] = opts.costs / scale, opts.utilities / total
         costs[t, n:], utils[t, n:] = costs[t, n - 1], utils[t, n - 1]
         n_options[t] = n

@@ -35,6 +35,7 @@ from decisions.core.agents import ppo
 from decisions.core.agents.common import ProgressFn, TrainResult
 from decisions.core.agents.onpolicy import ActorCriticPolicy, write_policy
 from decisions.core.checkpoint import load_metadata
+from decisions.errors import InputError
 from decisions.finance.wealth.dp import OptionSet, option_sets, wealth_grid
 from decisions.finance.wealth.families import sample_problems
 from decisions.finance.wealth.market import Market
@@ -50,15 +51,20 @@ from decisions.finance.wealth.meta_env import (
     resolve_option,
     split_action,
 )
+from decisions.finance.wealth.planner_limits import (
+    PLANNER_NUM_ENVS,
+    PLANNER_ROLLOUT_STEPS,
+    PLANNER_TRAIN_STEPS,
+)
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.simulate import Policy
 
 PyTree = Any
 
 DEFAULT_CONFIG = ppo.PPOConfig(
-    num_envs=512,
-    rollout_steps=32,
-    total_env_steps=160_000_000,
+    num_envs=PLANNER_NUM_ENVS,
+    rollout_steps=PLANNER_ROLLOUT_STEPS,
+    total_env_steps=PLANNER_TRAIN_STEPS,
     gamma=1.0,
     gae_lambda=0.95,
     learning_rate=3e-4,
@@ -271,32 +277,67 @@ class Plan:
     seconds: float = 0.0
 
 
+def target_options(problem: WealthProblem) -> np.ndarray:
+    """Map the year-``T`` options of ``problem.target_as_goal()`` to those of ``problem``.
+
+    ``encode`` turns a wealth target into one more goal at the horizon, so the planner's option
+    of year ``T`` indexes that problem's option set. Entry ``i`` is the option of ``problem``
+    that funds the same goals (or, if that combination is dominated, the dearest option costing
+    no more, which gives at least its utility); ``simulate`` then scores the target on the
+    wealth left. Without a target the map is the identity.
+    """
+    sets = option_sets(problem)
+    if problem.target is None:
+        return np.arange(len(sets[-1].costs))
+    folded = option_sets(problem.target_as_goal())[-1]
+    n_goals = len(problem.goals)
+    costs = [
+        sum(problem.goals[g].options[k - 1].cost if k else 0.0 for g, k in zip(folded.goals, choice, strict=True) if g < n_goals)
+        for choice in folded.choices
+    ]
+    return np.maximum(np.searchsorted(sets[-1].costs, np.asarray(costs, dtype=float), side="right") - 1, 0)
+
+
 def plan(planner: Planner, problem: WealthProblem, *, table_nodes: int = 128) -> Plan:
     """The planner's policy for a new client, as tables on the wealth grid and as a ``Policy``.
 
     The tables cover every k-th node of the DP's wealth grid (``dp.wealth_grid``), at most
     about ``table_nodes`` of them, so they line up with the DP's tables node for node.
+    A wealth ``target`` is planned for as a goal at the horizon (``WealthProblem.target_as_goal``,
+    the same problem); the plan's options are still ``problem``'s (``target_options``).
 
     Raises:
-        ValueError: the problem is beyond the planner's padding (see ``meta_env.encode``).
+        InputError: (a ``ValueError``) the problem is beyond the planner's padding (see
+            ``meta_env.encode``), or its market has another number of frontier portfolios than
+            the planner chooses among (its index ``k`` would name another portfolio).
     """
     start = time.perf_counter()
+    if problem.market.n_portfolios != planner.n_portfolios:
+        raise InputError(
+            "problem.market.n_portfolios",
+            f"the planner chooses among {planner.n_portfolios} frontier portfolios, got {problem.market.n_portfolios}: "
+            f"use {planner.n_portfolios} or train a planner for this market (planner.train_problems)",
+        )
     encoded, scale, _ = encode(problem)
     arrays = on_device(encoded)
     mu, _ = problem.market.frontier()
     mu_safe = float(mu[0])
     n_port = problem.market.n_portfolios
+    horizon = problem.horizon
+    at_horizon = target_options(problem)
 
     def policy(t: int, cash: np.ndarray, wealth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         option, port = decide(planner, arrays, np.full(len(cash), t), cash / scale, mu_safe)
+        if t == horizon:
+            option = at_horizon[option]
         return option, np.minimum(port, n_port - 1)
 
     grid = wealth_grid(problem)
     wealth = np.concatenate([[0.0], grid[:: max(1, -(-len(grid) // table_nodes))]])
-    horizon = problem.horizon
     years = np.repeat(np.arange(horizon + 1), len(wealth))
     cash = np.tile(wealth, horizon + 1) + np.repeat(np.asarray(problem.flows() + [0.0]), len(wealth))
     option, port = decide(planner, arrays, years, cash / scale, mu_safe)
+    option = np.where(years == horizon, at_horizon[np.minimum(option, len(at_horizon) - 1)], option)
     alive = (np.tile(wealth, horizon + 1) > 0) & (cash >= 0)
     goal_option = np.where(alive, option, -1).reshape(horizon + 1, len(wealth))
     portfolio = np.where(alive, np.minimum(port, n_port - 1), -1).reshape(horizon + 1, len(wealth))[:horizon]

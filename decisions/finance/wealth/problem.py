@@ -20,23 +20,29 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from decisions.core.numbers import MONEY_MAX, UTILITY_MAX, Float32
 from decisions.core.settings import Settings
 from decisions.finance.wealth.market import Market
 
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False), Float32()]
+"""A finite number that stays finite in float32 (the planner's precision); its field sets the range."""
+Money = Annotated[float, Field(allow_inf_nan=False), Float32(MONEY_MAX)]
+"""An amount of money (wealth, a cash flow, a goal's cost): magnitude at most ``MONEY_MAX`` (1e12)."""
+Utility = Annotated[float, Field(allow_inf_nan=False), Float32(UTILITY_MAX)]
+"""A goal option's utility, in the client's units: at most ``UTILITY_MAX`` (1e9)."""
 
 
 class GoalOption(Settings):
     """One way of funding a goal: what it costs and what it is worth to the client."""
 
-    cost: Finite = Field(ge=0.0)
-    utility: Finite = Field(ge=0.0)
+    cost: Money = Field(ge=0.0)
+    utility: Utility = Field(ge=0.0)
 
 
 class Goal(Settings):
     """A goal due in ``year`` with its funding options (full, partial, ...)."""
 
-    year: int = Field(ge=0)
+    year: int = Field(ge=0, le=200)  # checked against the horizon (at most 200) by WealthProblem
     options: list[GoalOption] = Field(min_length=1)
 
     @field_validator("options")
@@ -62,9 +68,9 @@ class WealthProblem(Settings):
     section = "problem"
 
     horizon: int = Field(ge=1, le=200)
-    initial_wealth: Finite = Field(gt=0.0)
-    cash_flows: list[Finite] | None = None
-    target: Finite | None = Field(default=None, gt=0.0)
+    initial_wealth: Money = Field(gt=0.0)
+    cash_flows: list[Money] | None = None
+    target: Money | None = Field(default=None, gt=0.0)
     goals: list[Goal] = Field(default_factory=list)
     market: Market = Field(default_factory=Market)
     rho: Finite = Field(default=3.0, gt=0.0, le=100.0)
@@ -86,6 +92,20 @@ class WealthProblem(Settings):
             if horizon is not None and goal.year > horizon:
                 raise ValueError(f"goals[{i}].year: {goal.year} is after the horizon {horizon}")
         return value
+
+    def target_as_goal(self) -> WealthProblem:
+        """The same problem with ``target`` as one more goal at the horizon: cost ``target``, utility 1.
+
+        The two are the same problem: funding the extra goal after the year-``T`` goals scores
+        exactly ``1[W(T) - cost >= target]``, so every policy scores the same and the optimal value
+        is unchanged; only the year-``T`` options combine the target with the other goals of that
+        year. The planner encodes this form (it only knows goals); the problem itself is returned
+        when it has no target.
+        """
+        if self.target is None:
+            return self
+        wealth_goal = Goal(year=self.horizon, options=[GoalOption(cost=self.target, utility=1.0)])
+        return self.model_copy(update={"target": None, "goals": [*self.goals, wealth_goal]})
 
     def flows(self) -> list[float]:
         """Cash flow per year ``0 .. horizon - 1`` (zeros when none were given)."""

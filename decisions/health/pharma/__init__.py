@@ -22,13 +22,13 @@ from decisions.jobs.domain import Domain
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "chain": ("CQA_NAMES", "CQA_UNITS", "Profiles"),
     "compare": ("Comparison", "compare_with_baseline"),
-    "design_space": ("DesignSpaceSettings", "design_space"),
+    "design_space": ("design_space",),
     "params": ("CPP_NAMES",),
     "report": ("PharmaReport", "design_space_axes", "ordered_methods", "sensitivity_long"),
     "scenario": ("Cpp", "OperatingPoint", "OperatingRanges", "Scenario", "Specs"),
     "sensitivity": ("fd_check", "sensitivity_table"),
-    "snapo_policy": ("OptimisedProfiles", "OptimiseSettings", "load_profiles", "optimise", "profile_frame",
-                     "save_profiles"),
+    "snapo_policy": ("OptimisedProfiles", "load_profiles", "optimise", "profile_frame", "save_profiles"),
+    "spec": ("DesignSpaceSettings", "OptimiseSettings"),
     "trajectories": ("ChainFrames", "simulate_chain"),
 })
 

@@ -17,51 +17,14 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
-from pydantic import Field, model_validator
 
-from decisions.core.settings import Settings
 from decisions.health.pharma import chain
 from decisions.health.pharma.chain import Profiles
 from decisions.health.pharma.params import CPP_NAMES, Constants, Grid, SpecLimits, draw_constants, grid
-from decisions.health.pharma.scenario import Cpp, Scenario
+from decisions.health.pharma.scenario import Scenario
 from decisions.health.pharma.snapo_policy import problem
+from decisions.health.pharma.spec import DesignSpaceSettings  # defined in the light spec module
 from decisions.health.pharma.specs import meets_specs
-
-_TEMPERATURES = {Cpp.REACTOR_TEMPERATURE, Cpp.COOLING_END_TEMPERATURE, Cpp.DRYER_TEMPERATURE}
-
-
-class DesignSpaceSettings(Settings):
-    """Axes and sampling of a design-space map (``parse`` raises ``InputError`` naming the field)."""
-
-    section = "design_space"
-
-    cpp_x: Cpp = Field(Cpp.REACTOR_TEMPERATURE, description="CPP on the x axis.")
-    x_low: float = Field(60.0, allow_inf_nan=False, description="Lowest x value.")
-    x_high: float = Field(90.0, allow_inf_nan=False, description="Highest x value.")
-    cpp_y: Cpp = Field(Cpp.COOLING_END_TEMPERATURE, description="CPP on the y axis.")
-    y_low: float = Field(0.0, allow_inf_nan=False, description="Lowest y value.")
-    y_high: float = Field(30.0, allow_inf_nan=False, description="Highest y value.")
-    points: int = Field(25, ge=1, le=1000, description="Grid points per axis.")
-    samples: int = Field(256, ge=1, le=100_000, description="Draws of the uncertain constants.")
-    seed: int = Field(0, ge=0, description="Seed of the draws.")
-
-    @model_validator(mode="after")
-    def _check(self) -> DesignSpaceSettings:
-        if self.cpp_x == self.cpp_y:
-            raise ValueError(f"cpp_y: must differ from cpp_x ({self.cpp_x.value})")
-        for axis, cpp, low, high in (
-            ("x", self.cpp_x, self.x_low, self.x_high),
-            ("y", self.cpp_y, self.y_low, self.y_high),
-        ):
-            if low > high:
-                raise ValueError(f"{axis}_low: {low} exceeds {axis}_high ({high})")
-            if cpp in _TEMPERATURES and not (-40.0 <= low and high <= 200.0):
-                raise ValueError(f"{axis}_low/{axis}_high: temperatures must lie in [-40, 200] C")
-            if cpp in (Cpp.REACTION_TIME, Cpp.COOLING_TIME, Cpp.DRYER_TIME) and low <= 0:
-                raise ValueError(f"{axis}_low: a time must be positive, got {low}")
-            if cpp is Cpp.WASH_RATIO and low < 0:
-                raise ValueError(f"{axis}_low: the wash ratio cannot be negative, got {low}")
-        return self
 
 
 @partial(jax.jit, static_argnames=("g", "ix", "iy", "batch"))

@@ -1,7 +1,8 @@
-"""The pharma process-chain batch job: validate a spec, optimise, compare, explain, record.
+"""The pharma process-chain batch job: optimise, compare, explain, record.
 
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
-``[optimise]``, ``[baseline]``, ``[design_space]``) into a ``PharmaJob``; ``run_job(job)`` runs
+``prepare(spec, base_dir)`` (defined in the light ``spec`` module, re-exported here) validates
+a job spec (TOML tables ``[job]``, ``[scenario]``, ``[optimise]``, ``[baseline]``,
+``[design_space]``) into a ``PharmaJob``; ``run_job(job)`` runs
 the chosen methods and returns a ``PharmaReport``; the platform's ``Domain.execute`` does that
 inside a recorded run of the store (the CLI's path), saving tables, charts and the SNAPO profiles.
 
@@ -21,155 +22,54 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
 
 from decisions.core.progress import Progress, silent
 from decisions.core.pytrees import cast_leaves
-from decisions.core.settings import Settings
 from decisions.core.timing import best_of
-from decisions.errors import InputError
 from decisions.health.pharma import sensitivity
 from decisions.health.pharma.chain import Profiles, constant_profiles
 from decisions.health.pharma.compare import compare_with_baseline
-from decisions.health.pharma.design_space import DesignSpaceSettings, design_space
+from decisions.health.pharma.design_space import design_space
 from decisions.health.pharma.evaluation import Evaluation, evaluate
 from decisions.health.pharma.params import CPP_NAMES, cpp_vector, grid, spec_limits
 from decisions.health.pharma.report import PharmaReport, sensitivity_long
-from decisions.health.pharma.scenario import Cpp, Scenario
+from decisions.health.pharma.scenario import Scenario
 from decisions.health.pharma.snapo_policy import (
     OptimisedProfiles,
-    OptimiseSettings,
     evaluation_key,
     optimise,
     problem,
     profile_frame,
 )
+from decisions.health.pharma.spec import (  # the light spec module, re-exported for existing callers
+    JOB_MODEL,
+    SECTIONS,
+    BaselineSettings,
+    DesignSpaceSettings,
+    Method,
+    OptimiseSettings,
+    PharmaJob,
+    prepare,
+)
 from decisions.health.pharma.trajectories import simulate_chain
-from decisions.jobs.base import JobBase
 
-_SETTINGS_SECTIONS = ("optimise", "baseline", "design_space")
-SECTIONS = ("scenario", *_SETTINGS_SECTIONS)
+__all__ = [
+    "JOB_MODEL", "REPORT_MODEL", "SECTIONS", "BaselineSettings", "DesignSpaceSettings", "Method",
+    "OptimiseSettings", "PharmaJob", "chain_long", "prepare", "run_job",
+]
 
-
-class Method(StrEnum):
-    """What a job computes."""
-
-    ALL = "all"
-    """SNAPO against the best constant operation, then sensitivities and design space at SNAPO's point."""
-    OPTIMISE = "optimise"
-    """SNAPO against the best constant operation only."""
-    SENSITIVITIES = "sensitivities"
-    """The CQA x CPP Jacobian at the scenario's operating point."""
-    DESIGN_SPACE = "design_space"
-    """The design-space map at the scenario's operating point."""
-
-    @property
-    def optimises(self) -> bool:
-        """Whether SNAPO (and the baseline) run."""
-        return self in (Method.ALL, Method.OPTIMISE)
-
-    @property
-    def sensitivities(self) -> bool:
-        """Whether the Jacobian is computed."""
-        return self in (Method.ALL, Method.SENSITIVITIES)
-
-    @property
-    def design_space(self) -> bool:
-        """Whether the design-space map is computed."""
-        return self in (Method.ALL, Method.DESIGN_SPACE)
-
-
-class BaselineSettings(Settings):
-    """The grid search for the best constant-temperature operation (``compare_with_baseline``)."""
-
-    samples: int = Field(256, gt=0, le=100_000, description="Draws per grid candidate.")
-    points: tuple[int, int, int] = Field(
-        (11, 11, 6), description="Grid points of the reactor, cooling end and dryer temperatures."
-    )
-    refinements: int = Field(2, ge=0, le=10, description="Zoomed grid passes after the first.")
-
-    @field_validator("points")
-    @classmethod
-    def _grid_sizes(cls, points: tuple[int, int, int]) -> tuple[int, int, int]:
-        for n in points:
-            if not 2 <= n <= 101:
-                raise ValueError(f"each grid size must lie in [2, 101], got {n}")
-        return points
-
-
-class PharmaJob(JobBase):
-    """A validated pharma job."""
-
-    SECTIONS = SECTIONS
-
-    name: str = Field("pharma", min_length=1, max_length=200)
-    method: Method = Method.ALL
-    scenario: Scenario = Field(default_factory=Scenario)
-    optimise: OptimiseSettings = Field(default_factory=OptimiseSettings)
-    baseline: BaselineSettings = Field(default_factory=BaselineSettings)
-    design_space: DesignSpaceSettings = Field(default_factory=DesignSpaceSettings)
-
-    @classmethod
-    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
-        """``[job] seed`` becomes the default ``seed`` of ``[optimise]`` and ``[design_space]``."""
-        data.setdefault("scenario", {})
-        seed = data.get("seed", 0)
-        for section in _SETTINGS_SECTIONS:
-            table = data.setdefault(section, {})
-            if section != "baseline" and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
-                table.setdefault("seed", seed)
-
-
-JOB_MODEL = PharmaJob
 REPORT_MODEL = PharmaReport
 
 
-def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PharmaJob:
-    """Validate a job spec into a ``PharmaJob``.
-
-    Args:
-        spec: the TOML tables (``[job]``, ``[scenario]``, ``[optimise]``, ``[baseline]``,
-            ``[design_space]``; ``[sweep]`` is handled by the runner before this).
-        base_dir: the spec file's folder (unused: a pharma spec refers to no files).
-
-    Raises:
-        InputError: naming the first bad field.
-    """
-    job = PharmaJob.from_spec(spec, base_dir)
-    _check_axes(job)
-    return job
-
-
-def _check_axes(job: PharmaJob) -> None:
-    """A design-space axis over the cooling end temperature must stay below the seeding temperature."""
-    start = job.scenario.physics.crystalliser.start_temperature
-    ds = job.design_space
-    for axis, cpp, high in (("x", ds.cpp_x, ds.x_high), ("y", ds.cpp_y, ds.y_high)):
-        if cpp is Cpp.COOLING_END_TEMPERATURE and high >= start:
-            raise InputError(
-                f"design_space.{axis}_high",
-                f"{high} must be below the crystalliser start temperature ({start}) for {cpp.value}",
-            )
-
-
 def run_job(job: PharmaJob, *, progress: Progress = silent) -> PharmaReport:
-    """Run a job: the chosen methods, then the chain trajectories of every operating point.
-
-    Args:
-        job: the validated job.
-        progress: progress callback ``(task, done, total)``.
-
-    Returns:
-        The report (tables, metrics, SNAPO result).
-    """
+    """Run a job (``Domain.run_job``): the chosen methods, then the chain trajectories of every
+    operating point. The report carries the tables, the metrics and the SNAPO result."""
     scenario = job.scenario
     metrics: dict[str, float] = {}
     result: OptimisedProfiles | None = None

@@ -24,14 +24,36 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from decisions.core.numbers import Float32
 from decisions.core.settings import Settings
 
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Temperature = Annotated[float, Field(ge=-40.0, le=200.0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False), Float32()]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False), Float32()]
+Temperature = Annotated[float, Field(ge=-40.0, le=200.0, allow_inf_nan=False), Float32()]
 """A process temperature in degrees C; [-40, 200] is what a jacketed vessel can physically hold."""
-Hours = Annotated[float, Field(gt=0, le=1000.0, allow_inf_nan=False)]
-Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+Hours = Annotated[float, Field(gt=0, le=1000.0, allow_inf_nan=False), Float32()]
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), Float32()]
+
+# Magnitude limits of the physical constants (generous; the simulator computes in float32).
+# A constant is ``Annotated[Positive, Float32(LIMIT)]``: positive (or >= 0) and at most LIMIT.
+RATE_MAX = 1e6
+"""First-order rate constants, 1/h; growth rates, um/h; acceleration factors."""
+ENERGY_MAX = 1e3
+"""Activation energies and enthalpies, kJ/mol."""
+CONCENTRATION_MAX = 1e4
+"""Concentrations and loadings, g/L (mol/L for the substrate); molar masses up to 1e6 g/mol."""
+NUCLEATION_MAX = 1e20
+"""Secondary nucleation constant, nuclei per g of crystals per h (the default is 3e13)."""
+ORDER_MAX = 20.0
+"""Kinetic orders and exponents."""
+SIZE_MAX = 1e5
+"""Particle sizes, um (10 cm)."""
+DENSITY_MAX = 100.0
+"""Densities, g/cm3 or kg/L."""
+FACTOR_MAX = 1e3
+"""Dimensionless factors: shape factor, segregation, retention (L/kg), wash efficiency."""
+CV_MAX = 10.0
+"""Relative standard deviations of the uncertain constants."""
 
 
 class Cpp(StrEnum):
@@ -49,12 +71,12 @@ class Cpp(StrEnum):
 class ReactorPhysics(Settings):
     """Batch reactor ``A -> P -> I``; rate constants at ``reference_temperature``."""
 
-    substrate: Positive = Field(0.40, description="Initial substrate A, mol/L.")
-    molar_mass: Positive = Field(300.0, description="Molar mass of A, P and I, g/mol (isomers).")
-    k_main: Positive = Field(1.0, description="A -> P rate constant at the reference temperature, 1/h.")
-    activation_main: Positive = Field(75.0, description="A -> P activation energy, kJ/mol.")
-    k_side: Positive = Field(0.012, description="P -> I rate constant at the reference temperature, 1/h.")
-    activation_side: Positive = Field(115.0, description="P -> I activation energy, kJ/mol.")
+    substrate: Annotated[Positive, Float32(CONCENTRATION_MAX)] = Field(0.40, description="Initial substrate A, mol/L.")
+    molar_mass: Annotated[Positive, Float32(1e6)] = Field(300.0, description="Molar mass of A, P and I, g/mol (isomers).")
+    k_main: Annotated[Positive, Float32(RATE_MAX)] = Field(1.0, description="A -> P rate constant at the reference temperature, 1/h.")
+    activation_main: Annotated[Positive, Float32(ENERGY_MAX)] = Field(75.0, description="A -> P activation energy, kJ/mol.")
+    k_side: Annotated[Positive, Float32(RATE_MAX)] = Field(0.012, description="P -> I rate constant at the reference temperature, 1/h.")
+    activation_side: Annotated[Positive, Float32(ENERGY_MAX)] = Field(115.0, description="P -> I activation energy, kJ/mol.")
     reference_temperature: Temperature = Field(80.0, description="Reference temperature of k_main, k_side.")
 
 
@@ -62,33 +84,33 @@ class CrystalliserPhysics(Settings):
     """Seeded cooling crystallisation; growth and nucleation laws in relative supersaturation."""
 
     start_temperature: Temperature = Field(60.0, description="Temperature at seeding (cooling start), C.")
-    solubility: Positive = Field(27.0, description="Solubility of P at the reference temperature, g/L.")
-    dissolution_enthalpy: Positive = Field(35.0, description="van 't Hoff enthalpy of dissolution, kJ/mol.")
-    growth_rate: Positive = Field(1500.0, description="Growth constant k_g at the reference, um/h.")
-    growth_order: Positive = Field(1.5, description="Growth order g in G = k_g s^g.")
-    growth_activation: NonNegative = Field(40.0, description="Growth activation energy, kJ/mol.")
-    nucleation_rate: Positive = Field(
+    solubility: Annotated[Positive, Float32(CONCENTRATION_MAX)] = Field(27.0, description="Solubility of P at the reference temperature, g/L.")
+    dissolution_enthalpy: Annotated[Positive, Float32(ENERGY_MAX)] = Field(35.0, description="van 't Hoff enthalpy of dissolution, kJ/mol.")
+    growth_rate: Annotated[Positive, Float32(RATE_MAX)] = Field(1500.0, description="Growth constant k_g at the reference, um/h.")
+    growth_order: Annotated[Positive, Float32(ORDER_MAX)] = Field(1.5, description="Growth order g in G = k_g s^g.")
+    growth_activation: Annotated[NonNegative, Float32(ENERGY_MAX)] = Field(40.0, description="Growth activation energy, kJ/mol.")
+    nucleation_rate: Annotated[Positive, Float32(NUCLEATION_MAX)] = Field(
         3.0e13, description="Secondary nucleation constant k_b, nuclei per g of crystals per h."
     )
-    nucleation_order: Positive = Field(4.5, description="Nucleation order b in B = k_b s^b M.")
-    nucleus_size: Positive = Field(1.0, description="Size of new nuclei, um.")
-    seed_loading: Positive = Field(2.0, description="Seed mass (pure P), g/L.")
-    seed_size: Positive = Field(40.0, description="Seed size (monodisperse), um.")
-    crystal_density: Positive = Field(1.3, description="Crystal density, g/cm3.")
-    shape_factor: Positive = Field(math.pi / 6, description="Volume shape factor k_v (spheres: pi/6).")
-    segregation_impurity: NonNegative = Field(
+    nucleation_order: Annotated[Positive, Float32(ORDER_MAX)] = Field(4.5, description="Nucleation order b in B = k_b s^b M.")
+    nucleus_size: Annotated[Positive, Float32(SIZE_MAX)] = Field(1.0, description="Size of new nuclei, um.")
+    seed_loading: Annotated[Positive, Float32(CONCENTRATION_MAX)] = Field(2.0, description="Seed mass (pure P), g/L.")
+    seed_size: Annotated[Positive, Float32(SIZE_MAX)] = Field(40.0, description="Seed size (monodisperse), um.")
+    crystal_density: Annotated[Positive, Float32(DENSITY_MAX)] = Field(1.3, description="Crystal density, g/cm3.")
+    shape_factor: Annotated[Positive, Float32(FACTOR_MAX)] = Field(math.pi / 6, description="Volume shape factor k_v (spheres: pi/6).")
+    segregation_impurity: Annotated[NonNegative, Float32(FACTOR_MAX)] = Field(
         0.02, description="I incorporated per P crystallised, relative to the I/P ratio in solution."
     )
-    segregation_substrate: NonNegative = Field(0.01, description="The same for unreacted substrate A.")
+    segregation_substrate: Annotated[NonNegative, Float32(FACTOR_MAX)] = Field(0.01, description="The same for unreacted substrate A.")
     reference_temperature: Temperature = Field(25.0, description="Reference temperature of the constants, C.")
 
 
 class FiltrationPhysics(Settings):
     """Filter cake retention and displacement washing."""
 
-    retention: Positive = Field(0.40, description="Liquid retained per kg of cake solids at 100 um, L/kg.")
-    retention_exponent: NonNegative = Field(0.5, description="Retention ~ (100 um / d50)^exponent.")
-    wash_efficiency: Positive = Field(
+    retention: Annotated[Positive, Float32(FACTOR_MAX)] = Field(0.40, description="Liquid retained per kg of cake solids at 100 um, L/kg.")
+    retention_exponent: Annotated[NonNegative, Float32(ORDER_MAX)] = Field(0.5, description="Retention ~ (100 um / d50)^exponent.")
+    wash_efficiency: Annotated[Positive, Float32(FACTOR_MAX)] = Field(
         1.5, description="Displacement constant: liquor left = exp(-eff x ratio)."
     )
     wash_temperature: Temperature = Field(5.0, description="Wash solvent temperature, C.")
@@ -100,14 +122,14 @@ class FiltrationPhysics(Settings):
 class DryerPhysics(Settings):
     """Falling-rate drying and solid-state degradation ``P -> D``."""
 
-    solvent_density: Positive = Field(0.79, description="Density of the wet-cake solvent, kg/L.")
-    drying_rate: Positive = Field(0.6, description="First-order drying constant at the reference, 1/h.")
-    drying_activation: NonNegative = Field(45.0, description="Drying activation energy, kJ/mol.")
-    degradation_rate: Positive = Field(
+    solvent_density: Annotated[Positive, Float32(DENSITY_MAX)] = Field(0.79, description="Density of the wet-cake solvent, kg/L.")
+    drying_rate: Annotated[Positive, Float32(RATE_MAX)] = Field(0.6, description="First-order drying constant at the reference, 1/h.")
+    drying_activation: Annotated[NonNegative, Float32(ENERGY_MAX)] = Field(45.0, description="Drying activation energy, kJ/mol.")
+    degradation_rate: Annotated[Positive, Float32(RATE_MAX)] = Field(
         4.0e-5, description="P -> D rate of the dry solid at the reference, 1/h."
     )
-    degradation_activation: NonNegative = Field(110.0, description="Degradation activation energy, kJ/mol.")
-    moisture_acceleration: NonNegative = Field(
+    degradation_activation: Annotated[NonNegative, Float32(ENERGY_MAX)] = Field(110.0, description="Degradation activation energy, kJ/mol.")
+    moisture_acceleration: Annotated[NonNegative, Float32(RATE_MAX)] = Field(
         10.0,
         description="Degradation rate x (1 + this x solvent loading in kg/kg): wet solid degrades faster.",
     )
@@ -126,14 +148,14 @@ class Physics(Settings):
 class Uncertainty(Settings):
     """Relative standard deviations of lognormal (mean-one) multipliers on uncertain constants."""
 
-    k_main: NonNegative = Field(0.10, description="reactor.k_main.")
-    k_side: NonNegative = Field(0.15, description="reactor.k_side.")
-    solubility: NonNegative = Field(0.03, description="crystalliser.solubility.")
-    growth_rate: NonNegative = Field(0.10, description="crystalliser.growth_rate.")
-    nucleation_rate: NonNegative = Field(0.20, description="crystalliser.nucleation_rate.")
-    retention: NonNegative = Field(0.10, description="filtration.retention.")
-    drying_rate: NonNegative = Field(0.15, description="dryer.drying_rate.")
-    degradation_rate: NonNegative = Field(0.20, description="dryer.degradation_rate.")
+    k_main: Annotated[NonNegative, Float32(CV_MAX)] = Field(0.10, description="reactor.k_main.")
+    k_side: Annotated[NonNegative, Float32(CV_MAX)] = Field(0.15, description="reactor.k_side.")
+    solubility: Annotated[NonNegative, Float32(CV_MAX)] = Field(0.03, description="crystalliser.solubility.")
+    growth_rate: Annotated[NonNegative, Float32(CV_MAX)] = Field(0.10, description="crystalliser.growth_rate.")
+    nucleation_rate: Annotated[NonNegative, Float32(CV_MAX)] = Field(0.20, description="crystalliser.nucleation_rate.")
+    retention: Annotated[NonNegative, Float32(CV_MAX)] = Field(0.10, description="filtration.retention.")
+    drying_rate: Annotated[NonNegative, Float32(CV_MAX)] = Field(0.15, description="dryer.drying_rate.")
+    degradation_rate: Annotated[NonNegative, Float32(CV_MAX)] = Field(0.20, description="dryer.degradation_rate.")
 
 
 class OperatingPoint(Settings):
@@ -143,7 +165,7 @@ class OperatingPoint(Settings):
     reaction_time: Hours = Field(4.0, description="Reaction time, h.")
     cooling_end_temperature: Temperature = Field(10.0, description="Crystalliser end temperature, C.")
     cooling_time: Hours = Field(6.0, description="Cooling time, h.")
-    wash_ratio: Annotated[float, Field(ge=0, le=20.0, allow_inf_nan=False)] = Field(
+    wash_ratio: Annotated[float, Field(ge=0, le=20.0, allow_inf_nan=False), Float32()] = Field(
         2.0, description="Wash volume over retained liquor volume."
     )
     dryer_temperature: Temperature = Field(50.0, description="Mean dryer temperature, C.")
@@ -174,14 +196,14 @@ class OperatingRanges(Settings):
 class Specs(Settings):
     """Specification limits on the critical quality attributes (CQAs), percentages w/w dry basis."""
 
-    purity_min: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)] = Field(
+    purity_min: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False), Float32()] = Field(
         99.5, description="Assay of P, % (lower limit)."
     )
-    impurity_max: Positive = Field(0.15, description="Impurity I, % (ICH Q3A qualification threshold).")
-    degradant_max: Positive = Field(0.10, description="Degradant D, % (unspecified-impurity limit).")
-    d50_min: Positive = Field(80.0, description="Mass median particle size, lower limit, um.")
-    d50_max: Positive = Field(250.0, description="Mass median particle size, upper limit, um.")
-    residual_solvent_max: Positive = Field(5000.0, description="Residual solvent, ppm (ICH Q3C class 3).")
+    impurity_max: Annotated[Positive, Float32(100.0)] = Field(0.15, description="Impurity I, % (ICH Q3A qualification threshold).")
+    degradant_max: Annotated[Positive, Float32(100.0)] = Field(0.10, description="Degradant D, % (unspecified-impurity limit).")
+    d50_min: Annotated[Positive, Float32(SIZE_MAX)] = Field(80.0, description="Mass median particle size, lower limit, um.")
+    d50_max: Annotated[Positive, Float32(SIZE_MAX)] = Field(250.0, description="Mass median particle size, upper limit, um.")
+    residual_solvent_max: Annotated[Positive, Float32(1e6)] = Field(5000.0, description="Residual solvent, ppm (ICH Q3C class 3).")
 
     @model_validator(mode="after")
     def _ordered(self) -> Specs:

@@ -28,12 +28,10 @@ import numpy as np
 import pandas as pd
 from flax import struct
 from jax import Array
-from pydantic import Field
 
 from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.smooth import smooth_relu
 from decisions.core.snapo import StepLog, train, training_curve
-from decisions.core.snapo_settings import SnapoSettingsBase
 from decisions.health.pharma import chain
 from decisions.health.pharma.chain import Profiles
 from decisions.health.pharma.evaluation import Evaluation, evaluate
@@ -58,32 +56,12 @@ from decisions.health.pharma.policy import (
     profiles_of,
 )
 from decisions.health.pharma.scenario import Scenario
+from decisions.health.pharma.spec import OptimiseSettings  # defined in the light spec module
 from decisions.health.pharma.specs import smooth_compliance
 
 FORMAT = "decisions.health.pharma.profiles/1"
 
 ProgressFn = Callable[[int, int, float], None]
-
-
-class OptimiseSettings(SnapoSettingsBase):
-    """User settings of the SNAPO profile optimisation (``parse`` raises ``InputError``)."""
-
-    section = "optimise"
-
-    steps: int = Field(800, gt=0, le=100_000, description="Gradient steps.")
-    samples_per_step: int = Field(64, gt=0, le=10_000, description="Draws of the constants per step.")
-    learning_rate: float = Field(0.1, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam rate.")
-    temperature_start: float = Field(0.1, gt=0, allow_inf_nan=False, description="Initial spec temperature.")
-    temperature_end: float = Field(0.01, gt=0, allow_inf_nan=False, description="Final spec temperature.")
-    penalty: float = Field(5.0, ge=0, allow_inf_nan=False, description="Weight of the chance constraint.")
-    training_compliance: float = Field(
-        0.96, gt=0, lt=1, description="Smooth compliance aimed at during training (a back-off)."
-    )
-    compliance_target: float = Field(0.95, gt=0, le=1, description="Compliance required on fresh draws.")
-    eval_samples: int = Field(2000, gt=0, le=1_000_000, description="Fresh draws of the hard re-evaluation.")
-    seed: int = Field(0, ge=0, description="Seed of training and evaluation draws.")
-    log_every: int = Field(200, gt=0, description="Steps per jitted chunk (progress granularity).")
-
 
 
 @struct.dataclass

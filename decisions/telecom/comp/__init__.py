@@ -14,13 +14,16 @@ actions (each user's number of strongest cells, see ``env``). Modules:
 - ``env``: ``CompEnv``, the functional environment;
 - ``heuristics``: jit-able baseline policies (max-SNR, top-k, random, keep);
 - ``parity``: statistical and step-level comparison against ``mobile-env``;
-- ``tasks``: network configurations (cells, users, scheduler, layout), training and unseen;
+- ``catalog``: the tasks, network configurations (cells, users, scheduler, layout), training and
+  unseen, with the constants they are made of (no JAX); ``tasks``: their traced features;
 - ``experts``: per-task and multi-task PPO with the core agent, and policy evaluation;
 - ``datasets``: offline trajectories of behaviour policies, on disk as ``.npz`` (no pickle);
 - ``promptdt``: the Prompt Decision Transformer; ``dt_train``: its batching, training, rollouts;
 - ``study``: experts -> offline data -> PromptDT, DT and multi-task PPO -> evaluation;
   ``scoring``: that evaluation (every policy on every task) and its headline figures;
-  ``job``: the ``comp`` batch job running its stages; ``trace``: episodes replayed for maps;
+  ``budget``: ``StudyBudget``, how much of each stage runs; ``folder``: a study folder's files;
+  ``spec``: the job's validated model and ``prepare`` (no JAX); ``job``: the ``comp`` batch job
+  running its stages; ``trace``: episodes replayed for maps;
 - ``bench``: simulator throughput, parity and the shipped study's figures.
 """
 
@@ -29,11 +32,11 @@ from decisions.jobs.domain import Domain
 
 # The public names by the module that defines each (imported on first use: the package stays light).
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "catalog": ("MAX_CELLS", "MAX_USERS", "TRAINING_TASKS", "UNSEEN_TASKS", "Task", "task_by_name"),
     "env": ("CompEnv", "CompState"),
-    "network": ("MAX_CELLS", "MAX_USERS", "NetworkParams", "large", "make_network", "medium", "small"),
+    "network": ("NetworkParams", "large", "make_network", "medium", "small"),
     "report": ("CompReport",),
     "study": ("SHIPPED_STUDY",),
-    "tasks": ("TRAINING_TASKS", "UNSEEN_TASKS", "Task", "task_by_name"),
     "trace": ("Trace", "available_policies", "policy_actions", "replay", "trace_frames"),
 })
 

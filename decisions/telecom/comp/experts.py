@@ -34,6 +34,7 @@ from decisions.core.agents.onpolicy import ActorCriticPolicy
 from decisions.core.checkpoint import load_metadata
 from decisions.core.env import Environment, Info, PRNGKey
 from decisions.core.spaces import Box, MultiDiscrete
+from decisions.telecom.comp.budget import EXPERT_STEPS
 from decisions.telecom.comp.env import CompEnv, CompState, hide_links
 from decisions.telecom.comp.heuristics import random_set_size
 from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS, NetworkParams
@@ -87,7 +88,7 @@ EXPERT_FORMAT = "decisions.telecom.comp.expert/1"
 EXPERT_CONFIG = ppo.PPOConfig(
     num_envs=32,
     rollout_steps=100,
-    total_env_steps=600_000,
+    total_env_steps=EXPERT_STEPS,
     gamma=0.5,
     gae_lambda=0.9,
     learning_rate=1e-3,

@@ -1,8 +1,8 @@
 """The CoMP batch job: generate data, train PromptDT and the baselines, evaluate (``study``).
 
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[study]``,
-``[tasks]``) into a ``CompJob``; ``execute(job)`` runs the chosen stages inside a recorded
-run. The stages share one folder (``study.folder``, relative to the spec file), so
+``spec.prepare(spec, base_dir)`` (re-exported here) validates a job spec (TOML tables
+``[job]``, ``[study]``, ``[tasks]``) into a ``CompJob`` without JAX; ``execute(job)`` runs the
+chosen stages inside a recorded run. The stages share one folder (``study.folder``, relative to the spec file), so
 ``stage = ["data"]``, ``["train"]`` and ``["evaluate"]`` can be three runs, or one run does
 all three. The evaluate stage records the headline figures as run metrics and writes the
 evaluation table and a chart; the optional ``"conditioning"`` stage checks how the (Prompt-)DTs
@@ -11,144 +11,27 @@ respond to a higher target return (``study.conditioning_check``) and writes its 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field, StrictBool, field_validator
 
 from decisions.core.progress import Progress, silent
-from decisions.core.settings import Settings
-from decisions.errors import InputError
-from decisions.jobs.base import JobBase, spec_path
-from decisions.telecom.comp.promptdt import SIZES
 from decisions.telecom.comp.report import CompReport
-from decisions.telecom.comp.study import StudyBudget, dt_model_paths, run_study
-from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
+from decisions.telecom.comp.spec import (  # the light spec module, re-exported for existing callers
+    JOB_MODEL,
+    KIND,
+    CompJob,
+    Stage,
+    StudySettings,
+    TaskSettings,
+    prepare,
+)
+from decisions.telecom.comp.study import run_study
 
-KIND = "comp"
-Stage = Literal["data", "train", "evaluate", "conditioning"]
-_DEFAULT = StudyBudget()
+__all__ = [
+    "JOB_MODEL", "KIND", "REPORT_MODEL", "CompJob", "CompReport", "Stage", "StudySettings", "TaskSettings",
+    "prepare", "run_job",
+]
 
-
-class StudySettings(Settings):
-    """Where the study lives, which stages run and with what budget."""
-
-    folder: str = Field("comp_study", min_length=1, description="Folder of experts, data and models (relative to the spec file).")
-    stages: tuple[Stage, ...] = Field(("data", "train", "evaluate"), min_length=1)
-    expert_steps: int = Field(_DEFAULT.expert_steps, ge=3_200, le=10**9)
-    multitask_steps: int = Field(_DEFAULT.multitask_steps, ge=3_200, le=10**10)
-    episodes_per_behaviour: int = Field(_DEFAULT.episodes_per_behaviour, ge=0, le=10_000)
-    expert_episodes: int = Field(_DEFAULT.expert_episodes, ge=1, le=100_000)
-    demo_episodes: int = Field(_DEFAULT.demo_episodes, ge=1, le=1_000)
-    demonstrator: Literal["best", "expert", "planner"] = Field(
-        _DEFAULT.demonstrator,
-        description="Per task: the better of expert and multi-task PPO, always the expert, or the greedy planner.",
-    )
-    select_episodes: int = Field(_DEFAULT.select_episodes, ge=2, le=10_000)
-    dt_steps: int = Field(_DEFAULT.dt_steps, ge=1, le=10**7)
-    dt_batch: int = Field(_DEFAULT.dt_batch, ge=1, le=4_096)
-    sizes: tuple[str, ...] = Field(_DEFAULT.sizes, min_length=1)
-    eval_episodes: int = Field(_DEFAULT.eval_episodes, ge=2, le=10_000)
-    context_len: int = Field(_DEFAULT.context_len, ge=1, le=100)
-    dt_learning_rate: float = Field(_DEFAULT.dt_learning_rate, gt=0.0, le=1.0)
-    user_layers: int = Field(_DEFAULT.user_layers, ge=0, le=16)
-    user_ids: StrictBool = _DEFAULT.user_ids
-    target_offsets: tuple[float, ...] = Field(
-        _DEFAULT.target_offsets, min_length=1, max_length=32,
-        description="Conditioning stage: offsets added to the target return (reward units per episode).",
-    )
-
-    @field_validator("target_offsets")
-    @classmethod
-    def _finite_offsets(cls, offsets: tuple[float, ...]) -> tuple[float, ...]:
-        if not all(math.isfinite(o) for o in offsets):
-            raise ValueError("every offset must be a finite number")
-        return offsets
-
-    @field_validator("sizes")
-    @classmethod
-    def _known_sizes(cls, sizes: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [s for s in sizes if s not in SIZES]
-        if unknown:
-            raise ValueError(f"unknown size {unknown[0]!r} (known: {', '.join(SIZES)})")
-        return sizes
-
-    def budget(self) -> StudyBudget:
-        """The ``StudyBudget`` of these settings."""
-        return StudyBudget(**self.model_dump(exclude={"folder", "stages"}))
-
-
-class TaskSettings(Settings):
-    """Which tasks (by name, see ``tasks.TRAINING_TASKS`` / ``UNSEEN_TASKS``)."""
-
-    train: tuple[str, ...] = Field(tuple(t.name for t in TRAINING_TASKS), min_length=1)
-    unseen: tuple[str, ...] = Field(tuple(t.name for t in UNSEEN_TASKS))
-
-    @field_validator("train", "unseen")
-    @classmethod
-    def _known_tasks(cls, names: tuple[str, ...]) -> tuple[str, ...]:
-        for name in names:
-            task_by_name(name)  # ValueError "name: no task called ..."
-        return names
-
-    def resolve(self) -> tuple[list[Task], list[Task]]:
-        """The training and unseen ``Task`` objects."""
-        return [task_by_name(n) for n in self.train], [task_by_name(n) for n in self.unseen]
-
-
-class CompJob(JobBase):
-    """A validated CoMP study job."""
-
-    SECTIONS = ("study", "tasks")
-
-    name: str = Field("comp", min_length=1, max_length=200)
-    study: StudySettings = Field(default_factory=StudySettings)
-    tasks: TaskSettings = Field(default_factory=TaskSettings)
-
-
-JOB_MODEL = CompJob
 REPORT_MODEL = CompReport
-
-
-def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
-    """Validate a job spec into a ``CompJob``; a relative ``study.folder`` is taken from ``base_dir``.
-
-    Raises:
-        InputError: naming the first bad field (also an unseen task that is a training task,
-            or a later stage whose inputs are missing from the folder).
-    """
-    job = CompJob.from_spec(spec, base_dir)
-    folder = spec_path(job.study.folder, base_dir)
-    job = job.model_copy(update={"study": job.study.model_copy(update={"folder": str(folder)})})
-    overlap = sorted(set(job.tasks.train) & set(job.tasks.unseen))
-    if overlap:
-        raise InputError("tasks.unseen", f"{overlap[0]} is also a training task")
-    train, unseen = job.tasks.resolve()
-    stages = job.study.stages
-    if "train" in stages and "data" not in stages:
-        for task in train:
-            if not (folder / "data" / f"{task.name}.npz").exists():
-                raise InputError("study.stages", f"no data for {task.name} in {folder}: run the data stage first")
-    if "evaluate" in stages and "train" not in stages:
-        if not (folder / "models" / "multitask_ppo.msgpack").exists():
-            raise InputError("study.stages", f"no trained models in {folder}: run the train stage first")
-        if "data" not in stages:
-            _require_demos(folder, [*train, *unseen])
-    if "conditioning" in stages and "train" not in stages:
-        if not dt_model_paths(folder):
-            raise InputError("study.stages", f"no (Prompt-)DT models in {folder}: run the train stage first")
-        if "data" not in stages:
-            _require_demos(folder, train)
-    return job
-
-
-def _require_demos(folder: Path, tasks: list[Task]) -> None:
-    """Raise an ``InputError`` on ``study.stages`` naming the first task without demonstrations."""
-    for task in tasks:
-        if not (folder / "demos" / f"{task.name}.npz").exists():
-            raise InputError("study.stages", f"no demonstrations of {task.name} in {folder}: run the data stage first")
 
 
 def run_job(job: CompJob, *, progress: Progress = silent) -> CompReport:

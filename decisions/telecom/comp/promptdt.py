@@ -77,6 +77,7 @@ from flax import struct
 from jax import Array
 
 from decisions.core.agents.common import check_bool, check_int, check_number
+from decisions.telecom.comp.budget import SIZES  # the size presets, light; re-exported here
 from decisions.telecom.comp.network import EPISODE_LENGTH, MAX_CELLS, MAX_USERS
 
 __all__ = [
@@ -99,14 +100,6 @@ N_ACTIONS = MAX_CELLS + 1
 toggle cell ``k - 1`` for ``k = 1..MAX_CELLS``)."""
 
 _NEG = -1e9  # finite "minus infinity" for pooling
-
-
-SIZES: dict[str, dict[str, int]] = {
-    "small": {"embed_dim": 64, "n_layers": 2, "n_heads": 2},
-    "medium": {"embed_dim": 128, "n_layers": 3, "n_heads": 4},
-    "large": {"embed_dim": 256, "n_layers": 4, "n_heads": 8},
-}
-"""Model-size presets for the scaling study (``size(name)``)."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
+from decisions.telecom.comp.catalog import SCHEDULERS  # names -> ids, light; re-exported here
+
 __all__ = [
     "SCHEDULERS",
     "max_capacity",
@@ -31,9 +33,6 @@ __all__ = [
     "shares",
     "user_rates",
 ]
-
-SCHEDULERS: dict[str, int] = {"resource_fair": 0, "rate_fair": 1, "proportional_fair": 2, "max_capacity": 3}
-"""Scheduler names and their ids (``NetworkParams.scheduler``)."""
 
 
 def _normalise(weights: Array) -> Array:

@@ -35,12 +35,14 @@ from jax import Array
 
 from decisions.core.checkpoint import load_metadata
 from decisions.core.progress import Progress, silent
+from decisions.telecom.comp.budget import SIZES
 from decisions.telecom.comp.datasets import OfflineDataset
 from decisions.telecom.comp.dt_train import demonstrations, load_params, make_dt_policy, make_prompt
 from decisions.telecom.comp.experts import TaskPolicy, evaluate_policy, expert_policy
+from decisions.telecom.comp.folder import dt_model_paths, task_file
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.planner import GreedyPlanner
-from decisions.telecom.comp.promptdt import SIZES, PromptDTConfig
+from decisions.telecom.comp.promptdt import PromptDTConfig
 from decisions.telecom.comp.tasks import Task
 
 __all__ = [
@@ -84,14 +86,9 @@ class EvalBudget(Protocol):
         ...
 
 
-def _path(folder: Path, kind: str, task: Task, suffix: str) -> Path:
-    """The file of ``task`` in the ``kind`` subfolder (``experts``, ``data``, ``demos``) of a study folder."""
-    return folder / kind / f"{task.name}.{suffix}"
-
-
 def _expert(folder: Path, task: Task) -> Any:
     """The saved PPO expert of ``task`` (raises ``FileNotFoundError`` when the data stage has not run)."""
-    path = _path(folder, "experts", task, "msgpack")
+    path = task_file(folder, "experts", task, "msgpack")
     if not path.exists():
         raise FileNotFoundError(f"{path}: no expert for task {task.name} (run the data stage first)")
     return expert_policy(path)
@@ -101,7 +98,7 @@ def _load_data(folder: Path, kind: str, tasks: Sequence[Task]) -> list[OfflineDa
     """Each task's ``kind`` (``data`` or ``demos``) dataset, in order (raises ``FileNotFoundError`` on a missing one)."""
     out = []
     for task in tasks:
-        path = _path(folder, kind, task, "npz")
+        path = task_file(folder, kind, task, "npz")
         if not path.exists():
             raise FileNotFoundError(f"{path}: no data for task {task.name} (run the data stage first)")
         out.append(OfflineDataset.load(path))
@@ -148,12 +145,6 @@ class SavedDT:
         the best demonstration's return plus ``offset``."""
         prompt, target = self.conditioning(demos)
         return _dt_episodes(self.params, prompt, target + offset, keys, task.params(), self.config, self.use_prompt)
-
-
-def dt_model_paths(folder: Path) -> list[Path]:
-    """The (Prompt-)DT checkpoints of a study folder: the PromptDT sizes, then the plain DT."""
-    models = folder / "models"
-    return sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
 
 
 def _dt_scores(model: SavedDT, task: Task, demos: OfflineDataset, keys: Array, offset: float = 0.0) -> dict[str, float]:

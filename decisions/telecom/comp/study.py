@@ -16,6 +16,7 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
   smallest size) (``train_dt_models``);
 - ``evaluation.csv`` and (optional) ``conditioning.csv``: the tables of ``scoring``'s
   ``evaluate`` and ``conditioning_check`` (re-exported here, with ``headline``);
+- ``StudyBudget`` (defined in ``budget``, light) says how much of each stage runs;
 - ``ship_study``: copy a finished study into the package (``SHIPPED_STUDY``), without the
   training data and with only each task's best demonstration, the one the evaluation prompts with.
 """
@@ -25,25 +26,23 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from decisions.core.agents.common import check_int
 from decisions.core.progress import Progress, silent
+from decisions.telecom.comp.budget import StudyBudget
 from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
 from decisions.telecom.comp.dt_train import demonstrations, save_params, train_promptdt
 from decisions.telecom.comp.experts import (
-    EXPERT_CONFIG,
     expert_policy,
     save_expert,
     train_expert,
     train_multitask,
 )
-from decisions.telecom.comp.promptdt import SIZES, PromptDTConfig
+from decisions.telecom.comp.folder import dt_model_paths, task_file
 from decisions.telecom.comp.scoring import (
     BASELINES,
     EVAL_SEED,
@@ -52,11 +51,9 @@ from decisions.telecom.comp.scoring import (
     SavedDT,
     _expert,
     _load_data,
-    _path,
     choose_demonstrator,
     conditioning_check,
     conditioning_spread,
-    dt_model_paths,
     evaluate,
     headline,
 )
@@ -92,84 +89,6 @@ DEMO_SEED_OFFSET = 50_000
 """Added to the study seed for the demonstration (prompt) episodes."""
 SELECT_SEED_OFFSET = 60_000
 """Added to the study seed for the episodes on which each task's demonstrator is chosen."""
-DEMONSTRATORS = ("best", "expert", "planner")
-"""``StudyBudget.demonstrator`` choices."""
-
-
-@dataclass(frozen=True)
-class StudyBudget:
-    """How much of each stage to run (the defaults are the measured study's)."""
-
-    expert_steps: int = EXPERT_CONFIG.total_env_steps
-    """PPO steps per task expert."""
-    multitask_steps: int = 7_800_000
-    """PPO steps of the multi-task baseline: as many as the 13 training tasks' experts took
-    together (13 x 600k), so it is not handicapped by a smaller budget."""
-    episodes_per_behaviour: int = 0
-    """Offline episodes of each non-expert behaviour policy per training task (0: expert data
-    only). Measured: with 20 episodes of each weaker behaviour (noisy expert, max-SNR, top-2,
-    random, noisy max-SNR) beside 100 expert ones, the small PromptDT played max-SNR's
-    all-ones whatever the target return (c10-u20-max_capacity-s8: return -39.4 for targets
-    -45 to -10; expert -31.0): the history of its own first actions reads as a max-SNR
-    episode and it keeps copying it. Prompt-DT's own benchmarks use expert data too."""
-    expert_episodes: int = 100
-    """Offline episodes of the demonstrator per training task."""
-    demo_episodes: int = 5
-    """Demonstrator episodes of every task (its prompts; an unseen task's only data)."""
-    demonstrator: str = "expert"
-    """Whose episodes the (Prompt-)DTs learn from and are prompted with: ``"expert"`` (the
-    per-task PPO), ``"best"`` (per task, the better of the per-task expert and the multi-task
-    PPO on ``select_episodes`` common episodes) or ``"planner"`` (the greedy planner of
-    ``planner``, which reads the state; the DTs learn to act like it from the observation).
-
-    Measured with the small PromptDT and the same budget (mean normalised QoE on the training
-    tasks, training accuracy in brackets): 0.858 (0.888) on the experts' episodes; 0.800
-    (0.871) with ``"best"``, although the multi-task PPO does better on 12 of the 13 training
-    tasks (100 common episodes each), as its choices are harder to imitate greedily; 0.617
-    (0.846) with ``"planner"``, although the planner scores 1.31, as its choices depend on
-    absolute SNRs and scheduler state that the observation does not hold. The large PromptDT
-    with ``"planner"`` reached 0.770 (0.883), against 0.961 (0.939) on the experts'. So the
-    experts stay the default."""
-    select_episodes: int = 64
-    """Episodes (common random numbers) on which ``"best"`` compares the two candidates."""
-    dt_steps: int = 4_000
-    """Gradient steps of each (Prompt-)DT (the shipped study's)."""
-    dt_batch: int = 32
-    """Windows per gradient step."""
-    sizes: tuple[str, ...] = tuple(SIZES)
-    """PromptDT sizes trained (the plain DT uses the first)."""
-    eval_episodes: int = 32
-    """Evaluation episodes per policy and task."""
-    context_len: int = 10
-    """Steps of history the (Prompt-)DTs read (a step's connections are set by its action, so
-    a short history suffices; it halves the training cost of the default 20)."""
-    dt_learning_rate: float = 3e-4
-    """Peak learning rate of the (Prompt-)DTs."""
-    user_layers: int = 1
-    """Transformer blocks over each step's users in the (Prompt-)DTs (``PromptDTConfig.user_layers``)."""
-    user_ids: bool = True
-    """Whether the (Prompt-)DTs read each user's slot (``PromptDTConfig.user_ids``)."""
-    target_offsets: tuple[float, ...] = (0.0, 10.0, 25.0, 50.0)
-    """The ``"conditioning"`` stage's offsets (reward units, per episode) added to the return
-    each (Prompt-)DT is conditioned on (the task's best demonstration's): how much asking for
-    more return changes what the model does (``conditioning_check``). Measured on the shipped
-    study (``decisions run examples/comp_conditioning.toml``): from offset 0 to 50 the mean return
-    of PromptDT large over the training tasks goes from -3.51 to -3.58, while the experts and
-    max-SNR are 2.0 apart; a return here is set mostly by the users' movement, not the policy."""
-
-    def __post_init__(self) -> None:
-        if self.demonstrator not in DEMONSTRATORS:
-            raise ValueError(f"demonstrator: must be one of {', '.join(DEMONSTRATORS)}, got {self.demonstrator!r}")
-        check_int("select_episodes", self.select_episodes, 2)
-        if not self.target_offsets or not all(np.isfinite(o) for o in self.target_offsets):
-            raise ValueError(f"target_offsets: need at least one finite offset, got {self.target_offsets!r}")
-
-    def dt_config(self, size: str) -> PromptDTConfig:
-        """The architecture and training constants of the (Prompt-)DT of ``size``."""
-        return PromptDTConfig.size(
-            size, context_len=self.context_len, learning_rate=self.dt_learning_rate,
-            user_layers=self.user_layers, user_ids=self.user_ids,
-        )
 
 
 def _write_once(path: Path, write: Callable[[Path], None]) -> None:
@@ -187,7 +106,7 @@ def train_experts(
     seconds: dict[str, float] = {}
     for i, task in enumerate(tasks):
         progress("experts", i, len(tasks))
-        path = _path(folder, "experts", task, "msgpack")
+        path = task_file(folder, "experts", task, "msgpack")
         if path.exists():
             continue
         start = time.perf_counter()
@@ -244,9 +163,9 @@ def generate_data(
             counts = dict.fromkeys(behaviours, budget.episodes_per_behaviour)
             behaviours[name], counts[name] = candidates[name], budget.expert_episodes
             data = generate_dataset(task, behaviours, counts, seed)
-            _write_once(_path(folder, "data", task, "npz"), data.save)
+            _write_once(task_file(folder, "data", task, "npz"), data.save)
         demos = generate_dataset(task, {name: candidates[name]}, budget.demo_episodes, seed + DEMO_SEED_OFFSET)
-        _write_once(_path(folder, "demos", task, "npz"), demos.save)
+        _write_once(task_file(folder, "demos", task, "npz"), demos.save)
     progress("data", total, total)
     return chosen
 

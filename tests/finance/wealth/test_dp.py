@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -66,15 +65,10 @@ def test_forward_mean_matches_lognormal_one_portfolio() -> None:
     assert np.allclose(r.distribution.sum(axis=1), 1.0)
 
 
-def test_default_single_goal_value_and_speed() -> None:
-    p = _problem()
-    solve(p)
-    start = time.perf_counter()
-    r = solve(p)
-    elapsed = time.perf_counter() - start
-    print(f"default single-goal value {r.value:.4f} in {elapsed * 1e3:.0f} ms, {len(r.wealth)} states")
+def test_default_single_goal_value() -> None:
+    """The DP's value on the default single-goal problem (its speed is a bench figure, not a test)."""
+    r = solve(_problem())
     assert abs(r.value - 0.66) < 0.02
-    assert elapsed < 1.0
     # the forward pass reproduces the value: P[W(T) >= G] under the optimal policy
     assert r.distribution[-1][r.wealth >= 200.0].sum() == pytest.approx(r.value, abs=1e-9)
 

@@ -9,7 +9,7 @@
    are collected with uniformly random actions (the prefill).
 3. One *iteration* is ``train_freq`` vector steps with the agent's exploration policy, then
    ``gradient_steps`` updates on uniform replay batches. Iterations run in a ``lax.scan``
-   inside one jitted chunk of ``log_every`` iterations, driven by ``common.run_chunked``
+   inside one jitted chunk of ``log_every`` iterations, driven by ``loop_common.run_agent_chunks``
    (progress between chunks, checkpoint/resume). With ``seeds``, ``train_agent`` vmaps the
    chunk over seeds.
 
@@ -29,25 +29,17 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-from decisions.core.agents.common import (
-    ProgressFn,
-    RunningStats,
-    TrainResult,
-    identity_stats,
-    make_result,
-    run_chunked,
-)
+from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, identity_stats, make_result
+from decisions.core.agents.loop_common import loop_env_params, run_agent_chunks, training_envs
 from decisions.core.agents.offpolicy.agent import NetworkPolicy, OffPolicyAgent, flatten_obs, normalize
 from decisions.core.agents.offpolicy.config import OffPolicyConfig
 from decisions.core.agents.replay import NStepWindow, ReplayBuffer, Transition
 from decisions.core.agents.trainers import agent_trainers
 from decisions.core.env import Environment
-from decisions.core.pytrees import strong_types
-from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
+from decisions.core.pytrees import PyTree
+from decisions.core.wrappers import VmapEnv
 
 __all__ = ["OffPolicyState", "train_agent", "trainers"]
-
-PyTree = Any
 
 
 class OffPolicyState(NamedTuple):
@@ -62,10 +54,6 @@ class OffPolicyState(NamedTuple):
     step: Array  # () int32, vector steps taken since the prefill
     last_return: Array  # () float32, mean return of the last iteration that finished episodes
     key: Array
-
-
-def _wrap(env: Environment[Any, Any], num_envs: int) -> VmapEnv:
-    return VmapEnv(EpisodeStatistics(AutoResetEnv(env)), num_envs)
 
 
 def _progress(config: OffPolicyConfig, step: Array) -> Array:
@@ -122,7 +110,7 @@ def _init_state(
 ) -> OffPolicyState:
     """Reset the environments, build the networks and buffer, fill the window and prefill the buffer."""
     config = agent.config
-    venv = _wrap(env, config.num_envs)
+    venv = training_envs(env, config.num_envs)
     reset_key, agent_key, loop_key = jax.random.split(key, 3)
     obs, env_state = venv.reset(reset_key, env_params)
     obs = obs.astype(jnp.float32)
@@ -201,7 +189,7 @@ def _run_iterations(
     agent: OffPolicyAgent, env: Environment[Any, Any], env_params: PyTree, state: OffPolicyState, n: Array
 ) -> tuple[OffPolicyState, dict[str, Array]]:
     """Run ``n`` (traced, ``<= log_every``) iterations; the log has ``log_every`` rows, ``n`` filled."""
-    venv = _wrap(env, agent.config.num_envs)
+    venv = training_envs(env, agent.config.num_envs)
     rows = agent.config.log_every
     shapes = jax.eval_shape(lambda s: _iteration(agent, venv, env_params, s)[1], state)
     log = jax.tree.map(lambda x: jnp.zeros((rows, *x.shape), x.dtype), shapes)
@@ -259,25 +247,16 @@ def train_agent(
     """
     start = time.perf_counter()
     config = agent.config
-    env_params = strong_types(env.default_params if params is None else params)
+    env_params = loop_env_params(env, params)
     state = _init(agent, env, env_params, key, seeds=seeds)
 
     def chunk(s: OffPolicyState, n: int) -> tuple[OffPolicyState, dict[str, Array]]:
         s, log = _chunk(s, env_params, jnp.asarray(n, jnp.int32), agent=agent, env=env, seeds=seeds)
         return s, jax.tree.map(lambda x: x[:, :n] if seeds else x[:n], log)
 
-    state, log = run_chunked(
-        chunk,
-        state,
-        iterations=config.iterations,
-        log_every=config.log_every,
-        kind=agent.kind,
-        config=config,
-        key=key,
-        progress=progress,
+    state, log = run_agent_chunks(
+        agent, chunk, state, key=key, progress=progress, checkpoint=checkpoint, seeds=seeds,
         task=f"{agent.kind} training",
-        checkpoint=checkpoint,
-        seed_axis=seeds,
     )
     params = {**agent.policy_params(state.agent), "obs_stats": state.obs_stats}
     return make_result(agent.policy, params, log, config.env_steps, start)

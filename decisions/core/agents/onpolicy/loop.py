@@ -3,7 +3,7 @@
 Each iteration collects ``rollout_steps`` steps from ``num_envs`` environments
 (``VmapEnv(EpisodeStatistics(AutoResetEnv(env)))``), computes advantages (``gae``) and calls
 the agent's ``update``; iterations run in jitted ``lax.scan`` chunks driven by
-``common.run_chunked`` (progress, checkpoint/resume); with ``seeds``, ``train_agent`` vmaps the
+``loop_common.run_agent_chunks`` (progress, checkpoint/resume); with ``seeds``, ``train_agent`` vmaps the
 chunk over seeds.
 
 Observations are flattened (``Discrete`` observations one-hot encoded) and, with
@@ -23,18 +23,16 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, make_result, run_chunked
+from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, make_result
+from decisions.core.agents.loop_common import loop_env_params, run_agent_chunks, training_envs
 from decisions.core.agents.onpolicy.agent import ActorCriticAgent, OnPolicyAgent, optimizer, schedule
 from decisions.core.agents.onpolicy.config import OnPolicyConfig
 from decisions.core.agents.onpolicy.losses import Batch, gae
 from decisions.core.agents.trainers import agent_trainers
 from decisions.core.env import Environment
-from decisions.core.pytrees import strong_types
-from decisions.core.wrappers import AutoResetEnv, EpisodeStatistics, VmapEnv
+from decisions.core.pytrees import PyTree
 
 __all__ = ["OnPolicyState", "train_agent", "trainers"]
-
-PyTree = Any
 
 
 class OnPolicyState(NamedTuple):
@@ -67,17 +65,12 @@ class Transition(NamedTuple):
     episode_length: Array
 
 
-def _vector_env(env: Environment[Any, Any], config: OnPolicyConfig) -> VmapEnv:
-    """The training stack: ``num_envs`` auto-resetting copies with episode statistics."""
-    return VmapEnv(EpisodeStatistics(AutoResetEnv(env)), config.num_envs)
-
-
 def _init_state(key: Array, env_params: Any, env: Environment[Any, Any], agent: OnPolicyAgent) -> OnPolicyState:
     """Fresh network, optimiser state, statistics and environments (reset) for one seed."""
     config = agent.config
     k_net, k_env, k_loop = jax.random.split(key, 3)
     params = agent.policy.init(k_net, config.normalize_obs)
-    obs, env_state = _vector_env(env, config).reset(k_env, env_params)
+    obs, env_state = training_envs(env, config.num_envs).reset(k_env, env_params)
     return OnPolicyState(
         net=params["net"],
         opt_state=optimizer(agent).init(params["net"]),
@@ -109,7 +102,7 @@ def _rollout(
 ) -> tuple[OnPolicyState, Transition]:
     """``rollout_steps`` steps of all environments with the current policy (sampled actions)."""
     config, policy = agent.config, agent.policy
-    venv, apply = _vector_env(env, config), policy.network.apply
+    venv, apply = training_envs(env, config.num_envs), policy.network.apply
 
     def step(carry: OnPolicyState, step_key: Array) -> tuple[OnPolicyState, Transition]:
         k_act, k_env = jax.random.split(step_key)
@@ -277,7 +270,7 @@ def train_agent(
     """
     start = time.perf_counter()
     config = agent.config
-    env_params = strong_types(env.default_params if params is None else params)
+    env_params = loop_env_params(env, params)
     state = _init(key, env_params, env=env, agent=agent, seeds=seeds)
     if initial is not None:
         state = _warm_start(state, initial, agent)
@@ -286,18 +279,8 @@ def train_agent(
         # Block, so that progress reports (made between chunks) follow the computation.
         return jax.block_until_ready(_chunk(s, env_params, env=env, agent=agent, n=n, seeds=seeds))
 
-    state, log = run_chunked(
-        chunk,
-        state,
-        iterations=config.iterations,
-        log_every=config.log_every,
-        kind=agent.kind,
-        config=config,
-        key=key,
-        progress=progress,
-        task=agent.kind,
-        checkpoint=checkpoint,
-        seed_axis=seeds,
+    state, log = run_agent_chunks(
+        agent, chunk, state, key=key, progress=progress, checkpoint=checkpoint, seeds=seeds, task=agent.kind
     )
     params = {"net": state.net, "obs_stats": state.obs_stats}
     return make_result(agent.policy, params, log, config.iterations * config.batch_size, start)

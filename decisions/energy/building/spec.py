@@ -1,0 +1,109 @@
+"""The building job's spec: its validated model and ``prepare``, on light modules only (no JAX).
+
+``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
+``[agents]``, ``[evaluation]``) into a ``BuildingJob``, so a bad spec is refused before the
+agents' modules (JAX) load; ``job.run_job`` runs it. ``AgentName`` and ``AgentSettings`` live
+here (``agents`` re-exports them beside the training code).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from decisions.core.settings import Settings
+from decisions.energy.building.scenario import Scenario
+from decisions.errors import InputError
+from decisions.jobs.base import JobBase, spec_path
+
+
+class AgentName(StrEnum):
+    """The core agents a building job can train."""
+
+    PPO = "ppo"
+    A2C = "a2c"
+    SAC = "sac"
+    DQN = "dqn"
+
+    @property
+    def on_policy(self) -> bool:
+        """PPO and A2C learn from their own fresh rollouts; SAC and DQN from a replay buffer."""
+        return self in (AgentName.PPO, AgentName.A2C)
+
+    @property
+    def module(self) -> ModuleType:
+        """The ``decisions.core.agents`` module of the agent (imported lazily)."""
+        return importlib.import_module(f"decisions.core.agents.{self.value}")
+
+
+class AgentSettings(Settings):
+    """Which agents to train and with what budget (validated; ``parse`` raises ``InputError``)."""
+
+    section = "agents"
+
+    names: tuple[AgentName, ...] = Field(tuple(AgentName), min_length=1, description="Agents to train.")
+    seeds: int = Field(3, ge=1, le=16, description="Seeds per agent, trained at once (vmapped).")
+    on_policy_steps: int = Field(
+        5_000_000, ge=10_000, le=200_000_000, description="Environment steps per seed for PPO and A2C."
+    )
+    off_policy_steps: int = Field(
+        200_000, ge=5_000, le=20_000_000, description="Environment steps per seed for SAC and DQN."
+    )
+
+    @model_validator(mode="after")
+    def _distinct(self) -> AgentSettings:
+        if len(set(self.names)) != len(self.names):
+            raise ValueError("names: agents must be distinct")
+        return self
+
+
+class EvaluationSettings(Settings):
+    """How controllers are scored and explained."""
+
+    include_mpc: bool = Field(False, description="Also run the 24 h MPC baseline (one LP per hour).")
+    explain: bool = Field(True, description="Explain the best continuous-action agent.")
+    tree_depth: int = Field(5, ge=1, le=12, description="Depth of the surrogate decision tree.")
+
+
+class BuildingJob(JobBase):
+    """A validated building job."""
+
+    SECTIONS = ("scenario", "agents", "evaluation")
+
+    name: str = Field("building", min_length=1, max_length=200)
+    scenario: Scenario = Field(default_factory=Scenario)
+    agents: AgentSettings = Field(default_factory=AgentSettings)
+    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """A CSV tariff's ``path`` is relative to ``base_dir`` (the spec file's folder)."""
+        scenario = data.setdefault("scenario", {})
+        tariff = scenario.get("tariff")
+        if base_dir is None:
+            return
+        if isinstance(tariff, Mapping) and isinstance(tariff.get("path"), str):
+            scenario["tariff"] = {**tariff, "path": str(spec_path(tariff["path"], base_dir))}
+        elif isinstance(tariff, str) and tariff.lower().endswith(".csv"):
+            scenario["tariff"] = str(spec_path(tariff, base_dir))
+
+
+JOB_MODEL = BuildingJob
+
+
+def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> BuildingJob:
+    """Validate a job spec into a ``BuildingJob`` (see ``BuildingJob.rewrite`` for tariff files).
+
+    Raises:
+        InputError: naming the first bad field.
+    """
+    job = BuildingJob.from_spec(spec, base_dir)
+    if AgentName.DQN in job.agents.names and job.scenario.num_buildings > 1:
+        raise InputError("agents.names", "dqn acts on discrete levels of one battery; choose one building")
+    return job

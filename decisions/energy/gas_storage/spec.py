@@ -1,0 +1,129 @@
+"""The gas storage job spec: its validated model and ``prepare``, with no JAX.
+
+``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
+``[snapo]``, ``[evaluation]``) into a ``GasStorageJob``; a bad spec is refused naming the
+field before any JAX module loads (``decisions.jobs.domain``). The SNAPO training settings
+live here too (``snapo_policy`` re-exports them), so the job model needs no heavy module.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from decisions.core.settings import Settings
+from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperature
+from decisions.energy.gas_storage.scenario import Scenario
+from decisions.jobs.base import JobBase, spec_path
+
+if TYPE_CHECKING:
+    from decisions.energy.gas_storage.policy import BaseStockPolicy
+
+
+class Method(StrEnum):
+    """What a job computes."""
+
+    COMPARE = "compare"
+    """SNAPO and every baseline on common paths (the demo)."""
+    SNAPO = "snapo"
+    """SNAPO only (plus the LP intrinsic value as a reference)."""
+    BASELINES = "baselines"
+    """LP intrinsic, rolling intrinsic, LSMC and do-nothing only."""
+
+
+class SnapoSettings(SnapoSettingsBase):
+    """User settings of SNAPO training (validated; ``parse`` raises ``InputError``).
+
+    Temperatures are dimensionless: the simulator's temperature is ``temperature x`` the
+    largest daily rate (inventory units).
+    """
+
+    paths_per_step: int = Field(
+        64, gt=0, le=100_000, description="Price paths per gradient step (antithetic pairs)."
+    )
+    steps: int = Field(8000, gt=0, le=1_000_000, description="Gradient steps.")
+    learning_rate: float = Field(
+        2e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate."
+    )
+    temperature_start: Temperature = Field(
+        0.2, gt=0, allow_inf_nan=False, description="Initial temperature (x max rate)."
+    )
+    temperature_end: Temperature = Field(
+        0.01, gt=0, allow_inf_nan=False, description="Final temperature (x max rate)."
+    )
+    width: int = Field(32, gt=0, le=4096, description="Hidden units per layer of the target network.")
+    depth: int = Field(2, ge=1, le=8, description="Hidden layers of the target network.")
+    seed: int = Field(0, ge=0, description="Seed of the network initialisation and training paths.")
+    log_every: int = Field(500, gt=0, description="Steps per jitted chunk (progress granularity).")
+    target_penalty: Penalty = Field(
+        5e-3,
+        ge=0,
+        allow_inf_nan=False,
+        description="Weight of the annealed penalty on target logits (x temperature).",
+    )
+
+    overshoot: float | None = Field(
+        None,
+        ge=0,
+        le=0.5,
+        allow_inf_nan=False,
+        description="Target overshoot e (x capacity); None: 0.05 with stochastic prices, 0 with deterministic.",
+    )
+
+    def policy(self, *, stochastic: bool = True) -> BaseStockPolicy:
+        """The policy architecture these settings describe (imports the network, hence JAX).
+
+        Args:
+            stochastic: whether prices are stochastic (chooses the default overshoot: on stochastic
+                prices an overshoot lets a target say "fill up" or "empty" without saturating its
+                sigmoid, +0.1% over LSMC on 4096 common paths; on a deterministic curve it creates
+                flat regions that trap training, so it is off there).
+        """
+        from decisions.energy.gas_storage.policy import BaseStockPolicy
+
+        overshoot = self.overshoot if self.overshoot is not None else (0.05 if stochastic else 0.0)
+        return BaseStockPolicy(hidden=(self.width,) * self.depth, overshoot=overshoot)
+
+
+class EvaluationSettings(Settings):
+    """How methods are scored."""
+
+    paths: int = Field(256, gt=0, le=100_000, description="Common out-of-sample evaluation paths.")
+    lsmc_paths: int = Field(1000, gt=0, le=200_000, description="Training paths of the LSMC regressions.")
+
+
+class GasStorageJob(JobBase):
+    """A validated gas storage job."""
+
+    SECTIONS = ("scenario", "snapo", "evaluation")
+
+    name: str = Field("gas-storage", min_length=1, max_length=200)
+    method: Method = Method.COMPARE
+    scenario: Scenario = Field(default_factory=Scenario)
+    snapo: SnapoSettings = Field(default_factory=SnapoSettings)
+    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """``scenario.forward_curve_csv`` (relative to ``base_dir``) replaces ``scenario.forward_curve``;
+        its first date, if any, sets ``start_date``."""
+        scenario = data.setdefault("scenario", {})
+        csv = scenario.pop("forward_curve_csv", None)
+        if csv is not None:
+            from decisions.energy.gas_storage.curve_io import load_forward_curve_csv  # pandas: only for a CSV
+
+            curve, first = load_forward_curve_csv(spec_path(csv, base_dir), field="scenario.forward_curve_csv")
+            scenario["forward_curve"] = curve
+            if first is not None:
+                scenario.setdefault("start_date", first)
+
+
+JOB_MODEL = GasStorageJob
+
+
+prepare = GasStorageJob.from_spec
+"""``prepare(spec, base_dir=None)``: validate a job spec into a ``GasStorageJob`` (``JobBase.from_spec``;
+see ``GasStorageJob.rewrite`` for the curve CSV); raises ``InputError`` naming the first bad field."""

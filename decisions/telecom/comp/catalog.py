@@ -1,0 +1,235 @@
+"""CoMP tasks by name, and the network constants they are made of, on light modules only (no JAX).
+
+A ``Task`` names one network: its numbers of cells and users, the cell scheduler and the
+station layout (random stations drawn from ``layout_seed``, or mobile-env's stations for 3, 7
+or 13 cells). ``task.params()`` builds the ``NetworkParams`` (importing the simulator then);
+``task.name`` is a stable id such as ``"c7-u15-resource_fair-s0"`` (``"-me"`` instead of
+``"-s<seed>"`` for mobile-env layouts); ``task.features()`` a small vector describing the task
+for multi-task baselines (normalised cell and user counts and a one-hot scheduler).
+
+``TRAINING_TASKS`` span 3-13 cells, 5-30 users and all four schedulers and include
+mobile-env's small / medium / large scenarios with resource-fair scheduling;
+``UNSEEN_TASKS`` are held-out configurations whose (cells, users, scheduler) triples never
+occur in training: cell/user counts absent from training, and mobile-env's medium layout
+with a scheduler never paired with it.
+
+The job's spec (``spec``) checks task names here before JAX loads; ``network``,
+``schedulers`` and ``tasks`` import these names back (``tasks.features_from_params`` is the
+traced counterpart of ``Task.features``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from decisions.telecom.comp.network import NetworkParams
+
+MAX_CELLS = 13
+"""Cell slots of every network (the largest mobile-env scenario has 13 stations)."""
+MAX_USERS = 30
+"""User slots of every network (the largest mobile-env scenario has 30 users)."""
+
+# Station positions (metres), copied from mobile-env 2.1 mobile_env/scenarios/{small,medium,large}.py.
+SMALL_STATIONS: tuple[tuple[int, int], ...] = ((110, 130), (65, 80), (120, 30))
+"""Station positions of mobile-env's ``MComSmall`` (200 x 200 m, 5 users)."""
+MEDIUM_STATIONS: tuple[tuple[int, int], ...] = (
+    (95, 240),
+    (100, 140),
+    (105, 60),
+    (35, 200),
+    (40, 95),
+    (165, 220),
+    (160, 110),
+)
+"""Station positions of mobile-env's ``MComMedium`` (200 x 300 m, 15 users)."""
+LARGE_STATIONS: tuple[tuple[int, int], ...] = (
+    (50, 100),
+    (60, 210),
+    (90, 60),
+    (120, 130),
+    (130, 215),
+    (140, 190),
+    (160, 70),
+    (200, 250),
+    (210, 135),
+    (230, 70),
+    (250, 240),
+    (255, 170),
+    (265, 50),
+)
+"""Station positions of mobile-env's ``MComLarge`` (300 x 300 m, 30 users)."""
+
+SCHEDULERS: dict[str, int] = {"resource_fair": 0, "rate_fair": 1, "proportional_fair": 2, "max_capacity": 3}
+"""Scheduler names and their ids (``NetworkParams.scheduler``)."""
+
+MIN_TASK_CELLS, MAX_TASK_CELLS = 3, MAX_CELLS
+"""Range of a task's number of cells."""
+MIN_TASK_USERS, MAX_TASK_USERS = 5, MAX_USERS
+"""Range of a task's number of users."""
+SCHEDULER_NAMES: tuple[str, ...] = tuple(sorted(SCHEDULERS, key=SCHEDULERS.__getitem__))
+"""Scheduler names in id order (the order of the one-hot in ``Task.features``)."""
+LAYOUTS = ("random", "mobile_env")
+"""Station layouts: uniform random stations from ``layout_seed``, or mobile-env's stations."""
+FEATURE_DIM = 2 + len(SCHEDULER_NAMES)
+"""Length of ``Task.features()``: n_cells / MAX_CELLS, n_users / MAX_USERS, one-hot scheduler."""
+
+# mobile-env scenario by its number of stations: (stations, map size, area users roam).
+_MOBILE_ENV_LAYOUTS: dict[
+    int, tuple[tuple[tuple[int, int], ...], tuple[float, float], tuple[float, float]]
+] = {
+    3: (SMALL_STATIONS, (200.0, 200.0), (200.0, 200.0)),
+    7: (MEDIUM_STATIONS, (200.0, 300.0), (200.0, 200.0)),
+    13: (LARGE_STATIONS, (300.0, 300.0), (200.0, 200.0)),
+}
+RANDOM_LAYOUT_SIZE = (200.0, 200.0)
+"""Map (and roaming area) of random layouts, mobile-env's default area."""
+
+
+def _check_int(field: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{field}: must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f"in {low}..{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{field}: must be {bound}, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One CoMP network configuration (frozen, hashable, validated).
+
+    Attributes:
+        n_cells: cells, 3..13.
+        n_users: users, 5..30.
+        scheduler: a name of ``SCHEDULERS``.
+        layout_seed: seed of the random station positions (>= 0; ignored by mobile-env layouts).
+        layout: ``"random"`` (stations uniform over a 200 x 200 m map with a 10 % margin, drawn
+            from ``layout_seed``) or ``"mobile_env"`` (mobile-env's stations, map and roaming
+            area for 3, 7 or 13 cells).
+
+    Raises:
+        ValueError: naming the offending field (``"n_cells: ..."``).
+    """
+
+    n_cells: int
+    n_users: int
+    scheduler: str = "resource_fair"
+    layout_seed: int = 0
+    layout: str = "random"
+
+    def __post_init__(self) -> None:
+        """Validate every field."""
+        object.__setattr__(
+            self, "n_cells", _check_int("n_cells", self.n_cells, MIN_TASK_CELLS, MAX_TASK_CELLS)
+        )
+        object.__setattr__(
+            self, "n_users", _check_int("n_users", self.n_users, MIN_TASK_USERS, MAX_TASK_USERS)
+        )
+        if not isinstance(self.scheduler, str) or self.scheduler not in SCHEDULERS:
+            raise ValueError(f"scheduler: must be one of {list(SCHEDULER_NAMES)}, got {self.scheduler!r}")
+        object.__setattr__(self, "layout_seed", _check_int("layout_seed", self.layout_seed, 0))
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout: must be one of {list(LAYOUTS)}, got {self.layout!r}")
+        if self.layout == "mobile_env" and self.n_cells not in _MOBILE_ENV_LAYOUTS:
+            raise ValueError(
+                f"layout: 'mobile_env' needs n_cells in {sorted(_MOBILE_ENV_LAYOUTS)}, got {self.n_cells}"
+            )
+
+    @property
+    def name(self) -> str:
+        """Stable id, e.g. ``"c7-u15-resource_fair-s0"`` (``"...-me"`` for a mobile-env layout)."""
+        suffix = "me" if self.layout == "mobile_env" else f"s{self.layout_seed}"
+        return f"c{self.n_cells}-u{self.n_users}-{self.scheduler}-{suffix}"
+
+    @property
+    def config_key(self) -> tuple[int, int, str]:
+        """``(n_cells, n_users, scheduler)``: what unseen tasks must not share with training tasks."""
+        return (self.n_cells, self.n_users, self.scheduler)
+
+    def params(self) -> NetworkParams:
+        """The task's ``NetworkParams`` (mobile-env defaults for everything but the fields above)."""
+        import jax  # the simulator (JAX) loads only when a network is built
+
+        from decisions.telecom.comp.network import make_network
+
+        if self.layout == "mobile_env":
+            stations, size, roam = _MOBILE_ENV_LAYOUTS[self.n_cells]
+            return make_network(
+                self.n_cells,
+                self.n_users,
+                scheduler=self.scheduler,
+                positions=stations,
+                size=size,
+                roam_size=roam,
+            )
+        return make_network(
+            self.n_cells,
+            self.n_users,
+            scheduler=self.scheduler,
+            key=jax.random.PRNGKey(self.layout_seed),
+            size=RANDOM_LAYOUT_SIZE,
+        )
+
+    def features(self) -> np.ndarray:
+        """``(FEATURE_DIM,)`` float32: n_cells / 13, n_users / 30, one-hot scheduler."""
+        out = np.zeros((FEATURE_DIM,), np.float32)
+        out[0] = self.n_cells / MAX_CELLS
+        out[1] = self.n_users / MAX_USERS
+        out[2 + SCHEDULERS[self.scheduler]] = 1.0
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able fields (``Task.from_dict`` inverts it)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Task:
+        """Rebuild (and validate) a task from ``to_dict``'s output."""
+        return cls(**data)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+TRAINING_TASKS: tuple[Task, ...] = (
+    # mobile-env's scenarios with its resource-fair scheduler
+    Task(3, 5, "resource_fair", layout="mobile_env"),
+    Task(7, 15, "resource_fair", layout="mobile_env"),
+    Task(13, 30, "resource_fair", layout="mobile_env"),
+    # random layouts spanning sizes and schedulers
+    Task(3, 5, "rate_fair", 1),
+    Task(4, 8, "proportional_fair", 2),
+    Task(5, 10, "resource_fair", 3),
+    Task(5, 12, "max_capacity", 4),
+    Task(6, 20, "rate_fair", 5),
+    Task(8, 16, "proportional_fair", 6),
+    Task(9, 25, "resource_fair", 7),
+    Task(10, 20, "max_capacity", 8),
+    Task(11, 30, "rate_fair", 9),
+    Task(13, 25, "proportional_fair", 10),
+)
+"""Tasks of the offline training data (13: mobile-env small/medium/large + 10 random layouts)."""
+
+UNSEEN_TASKS: tuple[Task, ...] = (
+    Task(4, 12, "resource_fair", 100),  # cell/user counts not in training
+    Task(7, 15, "max_capacity", layout="mobile_env"),  # mobile-env medium with an unseen scheduler
+    Task(12, 28, "proportional_fair", 101),  # large, counts not in training
+    Task(6, 9, "rate_fair", 102),  # few users per cell, counts not in training
+)
+"""Held-out tasks: no (n_cells, n_users, scheduler) triple of these occurs in ``TRAINING_TASKS``."""
+
+
+def task_by_name(name: str) -> Task:
+    """The training or unseen task called ``name``.
+
+    Raises:
+        ValueError: no such task.
+    """
+    for task in (*TRAINING_TASKS, *UNSEEN_TASKS):
+        if task.name == name:
+            return task
+    raise ValueError(f"name: no task called {name!r}")

@@ -1,0 +1,22 @@
+"""Where a CoMP study folder keeps the files its stages write and read (light: no JAX).
+
+The job's spec (``spec``) checks that a later stage's inputs exist before the study's modules
+load; ``scoring`` and ``study`` read and write the same paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from decisions.telecom.comp.catalog import Task
+
+
+def task_file(folder: Path, kind: str, task: Task, suffix: str) -> Path:
+    """The file of ``task`` in the ``kind`` subfolder (``experts``, ``data``, ``demos``) of a study folder."""
+    return folder / kind / f"{task.name}.{suffix}"
+
+
+def dt_model_paths(folder: Path) -> list[Path]:
+    """The (Prompt-)DT checkpoints of a study folder: the PromptDT sizes, then the plain DT."""
+    models = folder / "models"
+    return sorted(models.glob("promptdt-*.msgpack")) + sorted(models.glob("dt.msgpack"))
