@@ -7,8 +7,10 @@ tests are grouped per domain so the two workers share the six domains' tiny jobs
 Every compiled XLA program stays in JAX's caches, and on CPU each one holds about seven
 memory mappings of JIT code. A worker that runs half the suite compiles thousands of programs;
 past the kernel's ``vm.max_map_count`` (65,530 by default) LLVM fails to map code and the
-worker dies with a segmentation fault inside ``backend_compile_and_load``. So the caches are
-cleared after each module, which releases its programs' mappings.
+worker dies with a segmentation fault inside ``backend_compile_and_load``. So after a module,
+once the worker holds more than ``MAX_MAPPINGS`` mappings, the caches are cleared, which
+releases the programs' mappings (clearing after every module would recompile what the next
+module shares with the last).
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+MAX_MAPPINGS = 20_000
+"""Mappings (``/proc/self/maps`` lines) above which JAX's caches are cleared after a module:
+a third of the kernel's default limit, leaving room for the largest module's programs."""
 
 PER_DOMAIN_MODULES = ("tests/jobs/test_conformance.py",)
 """Modules whose parametrized tests form one xdist group per domain (parameter ``name``)."""
@@ -35,14 +41,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs() -> Iterator[None]:
-    """After each module, drop JAX's compiled programs (and their JIT code mappings)."""
+    """After a module, drop JAX's compiled programs (and their JIT code mappings) if there are many."""
     yield
     import sys
 
     jax = sys.modules.get("jax")
-    if jax is not None:
+    if jax is not None and _mappings() > MAX_MAPPINGS:
         jax.clear_caches()
         gc.collect()
+
+
+def _mappings() -> int:
+    """How many memory mappings this process holds (0 where ``/proc`` is not available)."""
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            return sum(1 for _ in maps)
+    except OSError:
+        return 0
 
 
 @pytest.fixture()
