@@ -112,7 +112,7 @@ def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: i
 
     _interrupt_on_sigterm()
     from decisions.jobs.execute import execute_specs, prepare_specs
-    from decisions.jobs.interrupt import JobsInterrupted
+    from decisions.jobs.interrupt import JobsInterrupted, exit_now
 
     prepared = prepare_specs(specs, base_dir)  # validates every job before any run starts
     try:
@@ -121,8 +121,6 @@ def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: i
     except JobsInterrupted as stop:  # its runs are recorded as interrupted; say what was stopped
         err_console.print(stop.summary(), highlight=False, soft_wrap=True)
         if getattr(sys.modules.get("__main__"), "app", None) is app:
-            from decisions.jobs.interrupt import exit_now
-
             exit_now(stop.exit_code)
         raise typer.Exit(stop.exit_code) from None
     failed = [o for o in outcomes if o.error is not None]
