@@ -361,7 +361,18 @@ def parse_buildings(text: str) -> list[int] | str:
 
 
 def job_spec(form: Mapping[str, Any], output_dir: str | None) -> dict[str, Any]:
-    """The job spec (``[job]``, ``[scenario]``, ``[agents]``, ``[evaluation]``) of the form's values."""
+    """The job spec (``[job]``, ``[scenario]``, ``[agents]``, ``[evaluation]``) of the form's values.
+
+    Only the settings the chosen agents use are sent (``prepare`` refuses the others): the steps
+    of on-policy (PPO, A2C) and off-policy (SAC, DQN) agents each only when one is chosen, and
+    ``explain`` true only with a continuous-action agent.
+    """
+    agents = [building.AgentName(a) for a in form["agents"]]
+    table: dict[str, Any] = {"names": list(form["agents"]), "seeds": int(form["seeds"])}
+    if any(a.on_policy for a in agents):
+        table["on_policy_steps"] = int(form["on_policy_steps"])
+    if not all(a.on_policy for a in agents):
+        table["off_policy_steps"] = int(form["off_policy_steps"])
     return {
         "job": app_common.job_table(building.DOMAIN, form, output_dir),
         "scenario": {
@@ -369,13 +380,11 @@ def job_spec(form: Mapping[str, Any], output_dir: str | None) -> dict[str, Any]:
             "tariff": form["tariff"],
             "relative_reward": True,
         },
-        "agents": {
-            "names": list(form["agents"]),
-            "seeds": int(form["seeds"]),
-            "on_policy_steps": int(form["on_policy_steps"]),
-            "off_policy_steps": int(form["off_policy_steps"]),
+        "agents": table,
+        "evaluation": {
+            "explain": bool(form["explain"]) and any(a.continuous for a in agents),
+            "include_mpc": bool(form["include_mpc"]),
         },
-        "evaluation": {"explain": bool(form["explain"]), "include_mpc": bool(form["include_mpc"])},
     }
 
 

@@ -63,20 +63,23 @@ max_withdrawal = 50.0
 
 [scenario.prices]
 model = "{prices}"
-
-[snapo]
-steps = 30
-paths_per_step = 16
-
+{snapo}
 [evaluation]
 paths = 16
-lsmc_paths = 64
-"""
+{lsmc}"""
 
 
 def tiny_gas_spec(
     method: str = "baselines", curve: str = "20.0, 21.0, 25.0, 25.0, 20.0, 20.0, 22.0, 20.0, 21.0, 25.0",
     name: str = "tiny", max_inventory: object = "100.0", prices: str = "seasonal_ou",
 ) -> str:
-    """A gas storage job spec (TOML text) that runs in seconds: ``curve`` is the forward curve's values."""
-    return TINY_GAS_SPEC.format(method=method, curve=curve, name=name, max_inventory=max_inventory, prices=prices)
+    """A gas storage job spec (TOML text) that runs in seconds: ``curve`` is the forward curve's values.
+
+    ``[snapo]`` and ``evaluation.lsmc_paths`` are written only for a method that uses them
+    (``prepare`` refuses settings the job would ignore).
+    """
+    snapo = "" if method == "baselines" else "\n[snapo]\nsteps = 30\npaths_per_step = 16\n"
+    lsmc = "" if method == "snapo" else "lsmc_paths = 64\n"
+    return TINY_GAS_SPEC.format(
+        method=method, curve=curve, name=name, max_inventory=max_inventory, prices=prices, snapo=snapo, lsmc=lsmc,
+    )

@@ -173,13 +173,27 @@ def settings_inputs() -> dict:
 
 
 def job_spec(scenario: dict, settings: dict, output_dir: str | None) -> dict:
-    """The job spec (``[job]``, ``[scenario]``, ``[snapo]``, ``[evaluation]``) of the form's values."""
-    return {
-        "job": app_common.job_table(DOMAIN, settings, output_dir, method=settings["method"]),
-        "scenario": scenario,
-        "snapo": {"steps": int(settings["snapo_steps"]), "paths_per_step": int(settings["snapo_paths"])},
-        "evaluation": {"paths": int(settings["eval_paths"]), "lsmc_paths": int(settings["lsmc_paths"])},
+    """The job spec (``[job]``, ``[scenario]``, ``[snapo]``, ``[evaluation]``) of the form's values.
+
+    Only the settings the chosen method and terminal rule use are sent (``prepare`` refuses the
+    others): ``[snapo]`` unless only the baselines run, ``lsmc_paths`` unless only SNAPO runs,
+    ``end_inventory`` only when the end inventory is required.
+    """
+    method = settings["method"]
+    facility = dict(scenario["facility"])
+    if facility.get("terminal") != TerminalRule.REQUIRED.value:
+        facility.pop("end_inventory", None)
+    evaluation = {"paths": int(settings["eval_paths"])}
+    if method != "snapo":
+        evaluation["lsmc_paths"] = int(settings["lsmc_paths"])
+    spec = {
+        "job": app_common.job_table(DOMAIN, settings, output_dir, method=method),
+        "scenario": {**scenario, "facility": facility},
+        "evaluation": evaluation,
     }
+    if method != "baselines":
+        spec["snapo"] = {"steps": int(settings["snapo_steps"]), "paths_per_step": int(settings["snapo_paths"])}
+    return spec
 
 
 load_report = app_common.report_loader(DOMAIN)  # run id, url -> GasStorageReport (the policy is not reloaded)

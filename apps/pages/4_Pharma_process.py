@@ -163,27 +163,37 @@ def settings_inputs() -> dict:
 
 
 def job_spec(scenario: dict, design: dict, settings: dict, output_dir: str | None) -> dict:
-    """The job spec (``[job]``, ``[scenario]``, ``[optimise]``, ``[baseline]``, ``[design_space]``) of the form."""
+    """The job spec (``[job]``, ``[scenario]``, ``[optimise]``, ``[baseline]``, ``[design_space]``) of the form.
+
+    Only the settings the chosen method uses are sent (``prepare`` refuses the others): without
+    optimising, ``[optimise]`` keeps just the evaluation's ``eval_samples`` and ``compliance_target``
+    and there is no ``[baseline]`` or ``scenario.ranges``; without the map, no ``[design_space]``.
+    """
+    method = settings["method"]
     steps = int(settings["opt_steps"])
     target = float(settings["compliance_target"])
-    return {
-        "job": app_common.job_table(DOMAIN, settings, output_dir, method=settings["method"]),
-        "scenario": scenario,
-        "optimise": {
+    optimise = {"eval_samples": int(settings["eval_samples"]), "compliance_target": target}
+    spec: dict = {"job": app_common.job_table(DOMAIN, settings, output_dir, method=method)}
+    if method in ("all", "optimise"):
+        spec["scenario"] = scenario
+        spec["optimise"] = {
             "steps": steps,
             "samples_per_step": int(settings["opt_samples"]),
-            "eval_samples": int(settings["eval_samples"]),
-            "compliance_target": target,
+            **optimise,
             "training_compliance": min(0.995, max(0.01, target + 0.01)),  # the back-off above the target
             "log_every": max(1, min(50, steps)),
-        },
-        "baseline": {
+        }
+        spec["baseline"] = {
             "samples": int(settings["base_samples"]),
             "points": [int(settings["base_points"])] * 3,
             "refinements": int(settings["base_refinements"]),
-        },
-        "design_space": {**design, "points": int(design["points"]), "samples": int(design["samples"])},
-    }
+        }
+    else:
+        spec["scenario"] = {key: value for key, value in scenario.items() if key != "ranges"}
+        spec["optimise"] = optimise
+    if method in ("all", "design_space"):
+        spec["design_space"] = {**design, "points": int(design["points"]), "samples": int(design["samples"])}
+    return spec
 
 
 def show_chain(report: PharmaReport, run_id: int) -> None:

@@ -9,11 +9,12 @@ for that configuration and for ``parse``, which reports the first problem as a o
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Iterable
 from typing import ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict
 
-from decisions.errors import validate_input
+from decisions.errors import InputError, validate_input
 
 
 class Settings(BaseModel):
@@ -36,6 +37,39 @@ class Settings(BaseModel):
             The validated model.
         """
         return validate_input(cls, data, prefix=cls.section if prefix is None else prefix)
+
+
+def refuse_unused(
+    model: BaseModel,
+    fields: Iterable[str] | None = None,
+    *,
+    prefix: str,
+    problem: str,
+    given: Collection[str] | None = None,
+) -> None:
+    """Refuse input the run would ignore: raise for the first of ``fields`` the user gave.
+
+    A job's ``prepare`` calls it for the settings of a stage that does not run (or a field that
+    another one overrides), so a setting is never accepted and then silently ignored. Only
+    fields given explicitly count, so defaults never trip it.
+
+    Args:
+        model: the validated table.
+        fields: the fields the run does not use, in the order to report them (default: all of
+            the model's).
+        prefix: the table's dotted path in the spec (``"planner"``, ``"scenario.facility"``).
+        problem: the error's message, saying when the field is used
+            (``"is used only with planner.train_problems > 0"``).
+        given: the fields the user gave (default: the model's ``model_fields_set``); for a
+            table that ``prepare`` filled in itself, the keys of the user's table.
+
+    Raises:
+        InputError: ``"<prefix>.<field>: <problem>"`` for the first such field.
+    """
+    given = model.model_fields_set if given is None else given
+    for name in type(model).model_fields if fields is None else fields:
+        if name in given:
+            raise InputError(f"{prefix}.{name}" if prefix else name, problem)
 
 
 def finite_numbers(value: object, where: str) -> object:

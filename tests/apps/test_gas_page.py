@@ -94,6 +94,29 @@ def test_good_uploaded_curve_is_summarised(store_url: str) -> None:
     assert at.button(key="run").disabled is False
 
 
+def test_every_method_and_terminal_rule_make_a_spec_that_prepare_accepts(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The form sends only the settings the method and terminal rule use (prepare refuses the others); no job runs."""
+    spec_module = DOMAIN.module("spec")
+    prepare, prepared = spec_module.prepare, []
+
+    def prepare_then_stop(spec, base_dir=None):
+        prepared.append(prepare(spec, base_dir))  # an InputError here names a setting the job would ignore
+        raise InputError("test", "prepared")
+
+    monkeypatch.setattr(spec_module, "prepare", prepare_then_stop)
+    at = open_page(GAS_PAGE)
+    choices = [(m, t) for m in ("compare", "snapo", "baselines") for t in ("required_end_inventory", "spot_value")]
+    for method, terminal in choices:
+        at.selectbox(key="method").select(method)
+        at.selectbox(key="terminal").select(terminal)
+        at.button(key="run").click().run()
+        assert [e.value for e in at.error] == ["test: prepared"], (method, terminal)
+    assert [(job.method.value, job.scenario.facility.terminal.value) for job in prepared] == choices
+    assert list_runs(url=store_url) == []
+
+
 def test_curve_loader_reads_upload_bytes_and_rejects_bad_files() -> None:
     prices, first = load_forward_curve_csv(io.BytesIO(_curve_csv(5)))
     assert len(prices) == 5 and first == date(2026, 4, 1)

@@ -109,6 +109,26 @@ def test_bad_inputs_show_one_line_errors_naming_the_field_and_record_nothing(sto
     assert list_runs(url=store_url) == [] and not at.status
 
 
+def test_every_method_makes_a_spec_that_prepare_accepts(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The form sends only the settings the method uses (prepare refuses the others); no job runs."""
+    spec_module = DOMAIN.module("spec")
+    prepare, prepared = spec_module.prepare, []
+
+    def prepare_then_stop(spec, base_dir=None):
+        prepared.append(prepare(spec, base_dir))  # an InputError here names a setting the job would ignore
+        raise InputError("test", "prepared")
+
+    monkeypatch.setattr(spec_module, "prepare", prepare_then_stop)
+    at = open_page(PHARMA_PAGE)
+    methods = ["all", "optimise", "sensitivities", "design_space"]
+    for method in methods:
+        at.selectbox(key="method").select(method)
+        at.button(key="run").click().run()
+        assert [e.value for e in at.error] == ["test: prepared"], method
+    assert [job.method.value for job in prepared] == methods
+    assert list_runs(url=store_url) == []
+
+
 def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> None:
     run_id = _record_by_hand(store_url, tmp_path / "run")
     at = open_report(PHARMA_PAGE, run_id)

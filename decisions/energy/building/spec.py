@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from decisions.core.settings import Settings
+from decisions.core.settings import Settings, refuse_unused
 from decisions.energy.building.scenario import Scenario
 from decisions.errors import InputError
 from decisions.jobs.base import JobBase, spec_path
@@ -35,6 +35,11 @@ class AgentName(StrEnum):
     def on_policy(self) -> bool:
         """PPO and A2C learn from their own fresh rollouts; SAC and DQN from a replay buffer."""
         return self in (AgentName.PPO, AgentName.A2C)
+
+    @property
+    def continuous(self) -> bool:
+        """PPO, A2C and SAC act continuously (gradient explanations apply); DQN picks discrete levels."""
+        return self is not AgentName.DQN
 
     @property
     def module(self) -> ModuleType:
@@ -101,9 +106,28 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> BuildingJo
     """Validate a job spec into a ``BuildingJob`` (see ``BuildingJob.rewrite`` for tariff files).
 
     Raises:
-        InputError: naming the first bad field.
+        InputError: naming the first bad field, also a setting the job would ignore: the steps of
+            agents not trained, ``explain = true`` with no continuous-action agent, ``tree_depth``
+            with no explanation.
     """
     job = BuildingJob.from_spec(spec, base_dir)
-    if AgentName.DQN in job.agents.names and job.scenario.num_buildings > 1:
+    names = job.agents.names
+    if AgentName.DQN in names and job.scenario.num_buildings > 1:
         raise InputError("agents.names", "dqn acts on discrete levels of one battery; choose one building")
+    if not any(name.on_policy for name in names):
+        refuse_unused(job.agents, ["on_policy_steps"], prefix="agents", problem="is used only when agents.names includes ppo or a2c")
+    if all(name.on_policy for name in names):
+        refuse_unused(job.agents, ["off_policy_steps"], prefix="agents", problem="is used only when agents.names includes sac or dqn")
+    evaluation = job.evaluation
+    continuous = any(name.continuous for name in names)
+    if evaluation.explain and not continuous:
+        refuse_unused(
+            evaluation, ["explain"], prefix="evaluation",
+            problem="is used only when agents.names includes a continuous-action agent (ppo, a2c or sac); set it to false",
+        )
+    if not (evaluation.explain and continuous):
+        refuse_unused(
+            evaluation, ["tree_depth"], prefix="evaluation",
+            problem="is used only with evaluation.explain = true and a continuous-action agent (ppo, a2c or sac)",
+        )
     return job

@@ -42,7 +42,7 @@ DOMAIN = Domain(
             "facility": {"max_inventory": 100.0, "max_injection": 25.0, "max_withdrawal": 50.0},
         },
         "snapo": {"steps": 20, "paths_per_step": 16, "log_every": 10},
-        "evaluation": {"paths": 32, "lsmc_paths": 64},
+        "evaluation": {"paths": 32},
     },
     demo_spec={"job": {"name": "demo", "method": "compare"}, "evaluation": {"paths": 256}},
 )

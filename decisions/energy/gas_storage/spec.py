@@ -8,15 +8,16 @@ live here too (``snapo_policy`` re-exports them), so the job model needs no heav
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from decisions.core.settings import Settings
+from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperature
-from decisions.energy.gas_storage.scenario import Scenario
+from decisions.energy.gas_storage.scenario import Scenario, TerminalRule
 from decisions.jobs.base import JobBase, spec_path
 
 if TYPE_CHECKING:
@@ -56,7 +57,10 @@ class SnapoSettings(SnapoSettingsBase):
     )
     width: int = Field(32, gt=0, le=4096, description="Hidden units per layer of the target network.")
     depth: int = Field(2, ge=1, le=8, description="Hidden layers of the target network.")
-    seed: int = Field(0, ge=0, description="Seed of the network initialisation and training paths.")
+    seed: int = Field(
+        0, ge=0,
+        description="Seed of the initialisation and training paths of a bare train_policy (a job's is job.seed: not in a spec).",
+    )
     log_every: int = Field(500, gt=0, description="Steps per jitted chunk (progress granularity).")
     target_penalty: Penalty = Field(
         5e-3,
@@ -124,6 +128,28 @@ class GasStorageJob(JobBase):
 JOB_MODEL = GasStorageJob
 
 
-prepare = GasStorageJob.from_spec
-"""``prepare(spec, base_dir=None)``: validate a job spec into a ``GasStorageJob`` (``JobBase.from_spec``;
-see ``GasStorageJob.rewrite`` for the curve CSV); raises ``InputError`` naming the first bad field."""
+def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> GasStorageJob:
+    """Validate a job spec into a ``GasStorageJob`` (see ``GasStorageJob.rewrite`` for the curve CSV).
+
+    Raises:
+        InputError: naming the first bad field, also a setting the job would ignore: ``[snapo]``
+            when the method runs no SNAPO, ``snapo.seed`` (the job's seed is ``job.seed``),
+            ``evaluation.lsmc_paths`` when the baselines do not run, ``end_inventory`` when the
+            terminal rule values the gas left at spot.
+    """
+    job = GasStorageJob.from_spec(spec, base_dir)
+    if job.method is Method.BASELINES:
+        refuse_unused(job.snapo, prefix="snapo", problem="is used only when job.method runs SNAPO ('compare' or 'snapo')")
+    refuse_unused(job.snapo, ["seed"], prefix="snapo", problem="is not used; the job's seed is job.seed")
+    if job.method is Method.SNAPO:
+        refuse_unused(
+            job.evaluation, ["lsmc_paths"], prefix="evaluation",
+            problem="is used only when job.method runs the baselines, LSMC among them ('compare' or 'baselines')",
+        )
+    facility = job.scenario.facility
+    if facility.terminal is not TerminalRule.REQUIRED:
+        refuse_unused(
+            facility, ["end_inventory"], prefix="scenario.facility",
+            problem=f"is used only with scenario.facility.terminal = '{TerminalRule.REQUIRED.value}'",
+        )
+    return job

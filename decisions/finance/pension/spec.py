@@ -8,11 +8,13 @@ here too (``snapo_policy`` re-exports them), so the job model needs no heavy mod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from decisions.core.settings import Settings
+from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import SnapoSettingsBase, Temperature
 from decisions.finance.pension.scenario import Scenario
 from decisions.jobs.base import JobBase
@@ -35,7 +37,10 @@ class PensionSnapoSettings(SnapoSettingsBase):
     )
     width: int = Field(32, gt=0, le=1024, description="Hidden units per layer.")
     depth: int = Field(2, ge=1, le=6, description="Hidden layers.")
-    seed: int = Field(0, ge=0, description="Seed of the initialisation and the training paths.")
+    seed: int = Field(
+        0, ge=0,
+        description="Seed of the initialisation and training paths of a bare train_policy (a job's is job.seed: not in a spec).",
+    )
     log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")
 
     def network(self, n_assets: int) -> AllocationNet:
@@ -66,6 +71,31 @@ class PensionJob(JobBase):
 JOB_MODEL = PensionJob
 
 
-prepare = PensionJob.from_spec
-"""``prepare(spec, base_dir=None)``: validate a job spec into a ``PensionJob`` (``JobBase.from_spec``; the
-pension spec refers to no files); raises ``InputError`` naming the first bad field."""
+def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PensionJob:
+    """Validate a job spec into a ``PensionJob`` (``base_dir`` is unused: the spec refers to no files).
+
+    Raises:
+        InputError: naming the first bad field, also a setting the job would ignore:
+            ``snapo.seed`` (the job's seed is ``job.seed``), ``initial_funding_ratio`` beside
+            ``initial_assets``, or a cohort's nonzero pension while active, salary or service
+            while retired.
+    """
+    job = PensionJob.from_spec(spec, base_dir)
+    refuse_unused(job.snapo, ["seed"], prefix="snapo", problem="is not used; the job's seed is job.seed")
+    funding = job.scenario.funding
+    if funding.initial_assets is not None:
+        refuse_unused(
+            funding, ["initial_funding_ratio"], prefix="scenario.funding",
+            problem="is used only when scenario.funding.initial_assets is not given",
+        )
+    population = job.scenario.population
+    retirement = population.retirement_age
+    for i, cohort in enumerate(population.cohorts):  # a zero is what the rules apply anyway: accepted
+        active = cohort.age < retirement
+        unused = [name for name in (("pension",) if active else ("salary", "service")) if getattr(cohort, name) != 0]
+        members = "pensioners (age >= retirement_age" if active else "active members (age < retirement_age"
+        refuse_unused(
+            cohort, unused, prefix=f"scenario.population.cohorts.{i}",
+            problem=f"is used only for {members} {retirement:g}); this cohort is aged {cohort.age:g}",
+        )
+    return job

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from decisions.core.settings import Settings
+from decisions.core.settings import Settings, refuse_unused
 from decisions.errors import InputError
 from decisions.finance.wealth.planner_limits import (
     DISTILL_STEPS,
@@ -110,10 +110,10 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
     if settings.path is not None and settings.train_problems > 0:
         raise InputError("planner.path", "give a planner file or planner.train_problems > 0, not both (training starts afresh)")
     for name, needs in _ENABLED_BY.items():  # a setting of a stage that does not run would be ignored
-        if name in settings.model_fields_set and getattr(settings, needs) == 0:
-            raise InputError(f"planner.{name}", f"is used only with planner.{needs} > 0")
-    if not job.evaluation.dp and "dp_max_states" in job.evaluation.model_fields_set:
-        raise InputError("evaluation.dp_max_states", "is used only with evaluation.dp = true")
+        if getattr(settings, needs) == 0:
+            refuse_unused(settings, [name], prefix="planner", problem=f"is used only with planner.{needs} > 0")
+    if not job.evaluation.dp:
+        refuse_unused(job.evaluation, ["dp_max_states"], prefix="evaluation", problem="is used only with evaluation.dp = true")
     if job.rule.r2 <= job.rule.r1:
         raise InputError("rule.r2", f"must exceed rule.r1 ({job.rule.r1:g}), got {job.rule.r2:g}")
     planner_option_sets(job.problem)  # raises InputError for a problem beyond the planner's padding

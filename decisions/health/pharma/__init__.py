@@ -44,7 +44,6 @@ DOMAIN = Domain(
         "job": {"name": "smoke", "method": "optimise"},
         "optimise": {"steps": 5, "samples_per_step": 4, "eval_samples": 16, "log_every": 5},
         "baseline": {"samples": 8, "points": [2, 2, 2], "refinements": 0},
-        "design_space": {"points": 2, "samples": 4},
     },
 )
 """The pharma domain's entry in ``decisions.jobs.registry``."""

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator, model_validator
 
 from decisions.core.numbers import Float32
-from decisions.core.settings import Settings
+from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperature
 from decisions.errors import InputError
 from decisions.health.pharma.scenario import Cpp, Scenario
@@ -170,11 +170,41 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PharmaJob:
         base_dir: the spec file's folder (unused: a pharma spec refers to no files).
 
     Raises:
-        InputError: naming the first bad field.
+        InputError: naming the first bad field, also a setting the method would ignore
+            (``[baseline]``, ``[optimise]`` training and ``scenario.ranges`` without optimising,
+            ``[design_space]`` without the map, a ``[job] seed`` every used seed overrides).
     """
     job = PharmaJob.from_spec(spec, base_dir)
     _check_axes(job)
+    _refuse_unused(job, spec)
     return job
+
+
+_TRAINING = ("steps", "samples_per_step", "learning_rate", "temperature_start", "temperature_end", "penalty",
+             "training_compliance", "log_every")
+"""``[optimise]`` settings of SNAPO training only (its ``seed``, ``eval_samples`` and ``compliance_target``
+also serve the evaluation of the scenario's own operating point)."""
+
+
+def _refuse_unused(job: PharmaJob, spec: Mapping[str, Any]) -> None:
+    """Refuse a setting of a step the job's method does not run, or a ``[job] seed`` that every used seed overrides."""
+    given = {section: set(spec.get(section) or ()) for section in _SETTINGS_SECTIONS}  # the user's keys (rewrite adds seeds)
+    method = job.method
+    if not method.optimises:
+        problem = "is used only when job.method optimises ('all' or 'optimise')"
+        refuse_unused(job.optimise, _TRAINING, prefix="optimise", problem=problem, given=given["optimise"])
+        refuse_unused(job.baseline, prefix="baseline", problem=problem, given=given["baseline"])
+        refuse_unused(job.scenario, ["ranges"], prefix="scenario", problem=problem)
+    if not method.design_space:
+        refuse_unused(
+            job.design_space, prefix="design_space", given=given["design_space"],
+            problem="is used only when job.method maps the design space ('all' or 'design_space')",
+        )
+    if "seed" in job.model_fields_set and "seed" in given["optimise"]:
+        if not method.design_space:
+            raise InputError("job.seed", "is not used: it is the default of optimise.seed, which is given")
+        if "seed" in given["design_space"]:
+            raise InputError("job.seed", "is not used: it is the default of optimise.seed and design_space.seed, both given")
 
 
 def _check_axes(job: PharmaJob) -> None:

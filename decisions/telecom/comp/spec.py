@@ -31,7 +31,13 @@ class StudySettings(Settings):
     """Where the study lives, which stages run and with what budget."""
 
     folder: str = Field("comp_study", min_length=1, description="Folder of experts, data and models (relative to the spec file).")
-    stages: tuple[Stage, ...] = Field(("data", "train", "evaluate"), min_length=1)
+    stages: tuple[Stage, ...] = Field(
+        ("data", "train", "evaluate"), min_length=1,
+        description=(
+            "Which stages this job runs. The spec defines the whole study: settings of stages not run"
+            " are accepted and kept for later stage runs (the same spec with another stages list)."
+        ),
+    )
     expert_steps: int = Field(_DEFAULT.expert_steps, ge=3_200, le=10**9)
     multitask_steps: int = Field(_DEFAULT.multitask_steps, ge=3_200, le=10**10)
     episodes_per_behaviour: int = Field(_DEFAULT.episodes_per_behaviour, ge=0, le=10_000)

@@ -75,9 +75,9 @@ def test_hourly_table_holds_every_controller_on_the_held_out_window(report) -> N
 def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
-        job = building_job.prepare(
-            _spec(agents={"names": ["ppo"], "seeds": 1}, evaluation={"explain": False})
-        )
+        spec = _spec(agents={"names": ["ppo"], "seeds": 1}, evaluation={"explain": False})
+        del spec["agents"]["off_policy_steps"]  # no off-policy agent: prepare refuses it
+        job = building_job.prepare(spec)
         run_id = DOMAIN.execute(job, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED
