@@ -108,21 +108,31 @@ def _interrupt_on_sigterm() -> None:
 
 
 def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: int) -> None:
-    from decisions.core.progress import rich_progress
-
     _interrupt_on_sigterm()
     from decisions.jobs.execute import execute_specs, prepare_specs
-    from decisions.jobs.interrupt import JobsInterrupted, exit_now
 
     prepared = prepare_specs(specs, base_dir)  # validates every job before any run starts
+    outcomes = _interruptible(lambda progress: execute_specs(prepared, workers=workers, progress=progress))
+    _report_outcomes(outcomes)
+
+
+def _interruptible(execute: Callable[[Any], list[Any]]) -> list[Any]:
+    """Run ``execute(progress)`` with a progress display; a stop (Ctrl-C, SIGTERM) prints its summary and exits."""
+    from decisions.core.progress import rich_progress
+    from decisions.jobs.interrupt import JobsInterrupted, exit_now
+
     try:
         with rich_progress() as progress:
-            outcomes = execute_specs(prepared, workers=workers, progress=progress)
+            return execute(progress)
     except JobsInterrupted as stop:  # its runs are recorded as interrupted; say what was stopped
         err_console.print(stop.summary(), highlight=False, soft_wrap=True)
         if getattr(sys.modules.get("__main__"), "app", None) is app:
             exit_now(stop.exit_code)
         raise typer.Exit(stop.exit_code) from None
+
+
+def _report_outcomes(outcomes: list[Any]) -> None:
+    """Print each recorded run; raise ``RunFailed`` naming the errors of the failed ones."""
     failed = [o for o in outcomes if o.error is not None]
     for outcome in outcomes:
         if outcome.run_id is not None:
@@ -184,6 +194,7 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
         console.print(f"  error: {rec.error}", highlight=False)
     if not summary_only:
         _print_liveness(rec)
+        _print_resumes(rec)
     if show_config:
         console.print_json(json.dumps(_compact(rec.config)))
     comparison = next((a.path for a in rec.artifacts if a.name == "comparison"), None)
@@ -215,6 +226,22 @@ def _print_liveness(rec: Any) -> None:
     if rec.status is RunStatus.LOST:
         console.print("  `decisions runs reap` marks it lost in the store; `decisions runs delete` removes it",
                       highlight=False)
+        console.print(f"  `decisions runs resume {rec.id}` continues it from its checkpoints, if its job keeps them",
+                      highlight=False)
+
+
+def _print_resumes(rec: Any) -> None:
+    """How often a run was resumed, from which step, and how much its last stop cost (its resumed_* metrics)."""
+    metrics = rec.latest_metrics()
+    times = metrics.get("resumed_times")
+    if not times:
+        return
+    console.print(
+        f"  resumed {int(times)} time{'' if times == 1 else 's'}: last from step {metrics.get('resumed_from_step') or 0:,.0f}, "
+        f"at most {metrics.get('resume_lost_steps_max') or 0:,.0f} steps redone "
+        f"({metrics.get('resume_lost_seconds') or 0:.1f} s of work lost)",
+        highlight=False,
+    )
 
 
 @runs_app.command("reap")
@@ -230,6 +257,22 @@ def runs_reap() -> None:
         console.print("no lost runs: every run recorded as running is alive", highlight=False)
 
 
+@runs_app.command("resume")
+@clean_errors
+def runs_resume(run_id: Annotated[int, typer.Argument(help="Run id (lost, interrupted or failed).")]) -> None:
+    """Continue a stopped run (killed, interrupted or failed) from its last checkpoints, into the same run record.
+
+    Building, wealth and CoMP jobs checkpoint their trainers, so at most one checkpoint interval is redone.
+    """
+    _interrupt_on_sigterm()
+    from decisions.jobs.execute import execute_resume, prepare_resume
+
+    prepared = prepare_resume(run_id)  # refuses a missing, succeeded, alive or non-resumable run
+    err_console.print(f"resuming run {run_id} ({prepared.kind}/{prepared.job.name}): {prepared.point.summary()}",
+                      highlight=False, soft_wrap=True)
+    _report_outcomes(_interruptible(lambda progress: [execute_resume(prepared, progress=progress)]))
+
+
 @runs_app.command("delete")
 @clean_errors
 def runs_delete(
@@ -237,19 +280,13 @@ def runs_delete(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
 ) -> None:
     """Delete a run that is not alive: its metrics, artifact records and artifact folder in the store."""
-    from decisions.store import (
-        RunAliveError,
-        RunStatus,
-        artifact_folders,
-        artifacts_root,
-        delete_run,
-        get_run,
-    )
+    from decisions.store import RunAliveError, RunStatus, artifacts_root, delete_run, get_run
+    from decisions.store.lifecycle import run_folders
 
     rec = get_run(run_id)
     if rec.status is RunStatus.RUNNING:
         raise RunAliveError("run", f"run {run_id} is still running (process {rec.pid} on {rec.host}); stop it first")
-    folders = artifact_folders((a.path for a in rec.artifacts), artifacts_root())
+    folders = run_folders(run_id, (a.path for a in rec.artifacts), artifacts_root())
     counts = ((len(rec.metrics), "metric value"), (len(rec.artifacts), "artifact record"))
     what = f"run {rec.id} ({rec.kind}/{rec.name}, {rec.status.value}): " + ", ".join(
         [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in counts] + [f"folder {folder}" for folder in folders]

@@ -12,7 +12,9 @@ the template every domain follows, importing them only when they are used:
   ``prepare(spec, base_dir) -> job``. It validates a spec with light modules only
   (pydantic, numpy: never JAX), so a bad spec is refused in well under a second;
 - ``<package>.job``: ``REPORT_MODEL`` (a ``TablesReport`` subclass) and
-  ``run_job(job, *, progress) -> report``;
+  ``run_job(job, *, progress) -> report``; ``RESUMABLE = True`` where its trainers checkpoint
+  into the run's folder (``decisions.jobs.checkpoints``), so ``decisions runs resume`` can
+  continue a stopped run;
 - ``<package>.bench``: ``run_bench(progress=None, **budget) -> dict`` of figures and
   ``SMOKE_BUDGET``, the ``run_bench`` keyword arguments of a benchmark that runs in seconds.
 
@@ -89,6 +91,26 @@ class Domain:
         """
         return self.module("spec").prepare(spec, base_dir)
 
+    def job_from_config(self, config: Mapping[str, Any]) -> JobBase:
+        """The job of a recorded run, rebuilt from the configuration the store holds (``JobBase.config``).
+
+        Raises:
+            InputError: the configuration no longer validates (naming the first bad field).
+        """
+        from pydantic import ValidationError
+
+        from decisions.errors import from_validation_error
+
+        try:
+            return self.job_model.model_validate(dict(config))
+        except ValidationError as exc:
+            raise from_validation_error(exc, data=config) from None
+
+    @property
+    def resumable(self) -> bool:
+        """Whether a stopped run of this domain can be resumed (``<package>.job.RESUMABLE``)."""
+        return bool(getattr(self.module("job"), "RESUMABLE", False))
+
     def run_job(self, job: JobBase, *, progress: Progress = silent) -> TablesReport:
         """Run a prepared job and return its report (nothing is recorded)."""
         return self.module("job").run_job(job, progress=progress)
@@ -108,9 +130,18 @@ class Domain:
         return self.module("bench").SMOKE_BUDGET
 
     def execute(
-        self, job: JobBase, *, url: str | None = None, progress: Progress = silent, sweep_id: str | None = None
+        self,
+        job: JobBase,
+        *,
+        url: str | None = None,
+        progress: Progress = silent,
+        sweep_id: str | None = None,
+        resume: int | None = None,
     ) -> int:
         """Run a prepared job inside a recorded run (config, metrics, report files).
+
+        With ``resume``, continue that stopped run of this job from its checkpoints, into the same
+        record (``record.execute_recorded``).
 
         Returns:
             The run id. On an exception the run is recorded as failed and the exception re-raised.
@@ -119,7 +150,7 @@ class Domain:
 
         return execute_recorded(
             self.name, job.name, job.config(), lambda: self.run_job(job, progress=progress),
-            url=url, sweep_id=sweep_id, output_dir=job.output_dir,
+            url=url, sweep_id=sweep_id, output_dir=job.output_dir, resume=resume,
         )
 
     @property

@@ -9,6 +9,10 @@ every run it started recorded as ``interrupted`` (a run its killed worker left r
 marked here) and raises ``JobsInterrupted``, which counts the stopped runs and the queued
 sweep points that were cancelled. Cancelled points are counted, not recorded: a run in the
 store is a job that started.
+
+``prepare_resume`` and ``execute_resume`` continue a stopped run (lost, interrupted or failed)
+of a domain whose trainers checkpoint (``Domain.resumable``): its job is rebuilt from the run's
+stored configuration and executed again into the same run record, from its checkpoints.
 """
 
 from __future__ import annotations
@@ -20,13 +24,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from decisions.core.progress import Progress, silent
 from decisions.errors import error_line
 from decisions.jobs.interrupt import JobsInterrupted, signal_number
-from decisions.jobs.registry import get, spec_domain
+from decisions.jobs.registry import find, get, spec_domain
 from decisions.jobs.runner import LocalProcessRunner, Runner, SerialRunner
+
+if TYPE_CHECKING:
+    from decisions.jobs.checkpoints import ResumePoint
 
 log = logging.getLogger(__name__)
 
@@ -160,3 +167,87 @@ def execute_config(config: dict[str, Any]) -> int:
     base_dir = Path(config["base_dir"]) if config["base_dir"] else None
     job = domain.prepare(config["spec"], base_dir)
     return domain.execute(job, url=config["url"], progress=silent, sweep_id=config["sweep_id"])
+
+
+@dataclass(frozen=True)
+class PreparedResume:
+    """A stopped run checked for a resume, its job rebuilt from the run's stored configuration."""
+
+    run_id: int
+    kind: str
+    job: Any
+    point: ResumePoint
+    """What its checkpoints hold (where it resumes, what is redone)."""
+
+
+def prepare_resume(run_id: int, *, url: str | None = None) -> PreparedResume:
+    """Check that a run can be resumed and rebuild its job; nothing in the store changes.
+
+    Args:
+        run_id: the run.
+        url: run store URL (default: ``DECISIONS_DB_URL`` or the user's SQLite file).
+
+    Returns:
+        The run's id, domain, job and resume point.
+
+    Raises:
+        RunNotFoundError: no such run.
+        RunNotResumableError: it succeeded, or its domain cannot resume (an ``InputError``).
+        RunAliveError: it is running and its process alive (an ``InputError``).
+        InputError: its stored configuration no longer validates.
+    """
+    from decisions.jobs.checkpoints import SUBFOLDER, resume_point
+    from decisions.jobs.record import run_folder
+    from decisions.store import RunStatus, get_run
+    from decisions.store.lifecycle import RunAliveError, RunNotResumableError
+
+    rec = get_run(run_id, url=url)
+    if rec.status is RunStatus.SUCCEEDED:
+        raise RunNotResumableError("run", f"run {run_id} succeeded: there is nothing to resume")
+    if rec.status is RunStatus.RUNNING:
+        raise RunAliveError(
+            "run", f"run {run_id} is still running (process {rec.pid} on {rec.host}); it cannot be resumed while alive"
+        )
+    domain = find(rec.kind)
+    if domain is None or not domain.resumable:
+        what = f"{rec.kind} jobs keep no checkpoints" if domain is not None else f"no domain runs kind {rec.kind!r}"
+        raise RunNotResumableError("run", f"run {run_id} cannot be resumed: {what}; run its spec again")
+    job = domain.job_from_config(rec.config)
+    stopped_at = rec.finished_at or rec.heartbeat_at or rec.started_at
+    point = resume_point(run_folder(run_id, job.output_dir, url) / SUBFOLDER, stopped_at)
+    return PreparedResume(run_id, domain.name, job, point)
+
+
+def execute_resume(prepared: PreparedResume, *, url: str | None = None, progress: Progress = silent) -> ExecutionOutcome:
+    """Continue a prepared resume in this process, into the same run record.
+
+    Args:
+        prepared: from ``prepare_resume``.
+        url: run store URL.
+        progress: progress callback.
+
+    Returns:
+        The run's outcome (its error line when the resumed job failed; the run is then recorded failed).
+
+    Raises:
+        RunNotFoundError, RunNotResumableError, RunAliveError: the run changed since it was
+            prepared (e.g. another process resumed it first); nothing was changed.
+        JobsInterrupted: when stopped by Ctrl-C or SIGTERM (the run is then recorded as interrupted).
+    """
+    from decisions.store import get_engine
+    from decisions.store.lifecycle import RunAliveError, RunNotResumableError
+    from decisions.store.repository import RunNotFoundError
+
+    get_engine(url)
+    domain = get(prepared.kind)
+    try:
+        domain.execute(prepared.job, url=url, progress=progress, resume=prepared.run_id)
+    except (RunNotFoundError, RunNotResumableError, RunAliveError):
+        raise
+    except Exception as exc:  # recorded as failed by the domain; reported here in one line
+        return ExecutionOutcome(prepared.run_id, error_line(exc))
+    except KeyboardInterrupt as exc:
+        stopped = _interrupted_runs(url, error_line(exc), pid=os.getpid())
+        ids = [run_id for run_id in stopped if run_id == prepared.run_id]
+        raise JobsInterrupted(ids, 0, sweep_id=None, signum=signal_number(exc)) from None
+    return ExecutionOutcome(prepared.run_id, None)

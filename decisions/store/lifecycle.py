@@ -4,11 +4,14 @@ sweeps and deletion.
 - ``beat`` renews a running run's heartbeat (the recording process's heartbeat thread calls it);
 - ``reap_lost_runs`` writes ``lost`` into the store for runs whose process is gone;
 - ``interrupt_running`` marks the runs a stopped sweep (or job) left ``running`` as ``interrupted``;
+- ``reopen_run`` makes a stopped run (lost, interrupted or failed) ``running`` again in this process,
+  for ``decisions runs resume``;
 - ``delete_run`` removes a finished run, its metrics and artifact rows and its artifact folder.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,6 +22,7 @@ from sqlalchemy import delete, select
 
 from decisions.errors import InputError
 from decisions.store.db import artifacts_root, session_scope
+from decisions.store.liveness import this_host
 from decisions.store.models import Artifact, Metric, Run, RunStatus
 from decisions.store.records import RunRecord, judged_status, last_seen, run_record
 from decisions.store.repository import run_row
@@ -28,7 +32,11 @@ LIVE = (RunStatus.RUNNING, RunStatus.LOST)
 
 
 class RunAliveError(InputError):
-    """Raised when asked to delete a run whose process is still alive."""
+    """Raised when asked to delete (or resume) a run whose process is still alive."""
+
+
+class RunNotResumableError(InputError):
+    """Raised when asked to resume a run that cannot be resumed (it succeeded, or its domain cannot)."""
 
 
 def beat(run_id: int, *, url: str | None = None) -> bool:
@@ -117,6 +125,42 @@ def interrupt_running(
         return [run.id for run in runs]
 
 
+def reopen_run(run_id: int, *, url: str | None = None) -> RunRecord:
+    """Make a stopped run ``running`` again, recorded by this process: the start of a resume.
+
+    In one transaction (so two resumes of one run cannot both start) the run is checked and
+    then gets this host and process id, a fresh heartbeat, ``started_at`` now (its
+    ``created_at`` stays) and no error, finish time or duration; its artifact rows are removed
+    (the resumed job writes and records its files again), its metrics are kept.
+
+    Args:
+        run_id: The run: lost, interrupted or failed.
+        url: Database URL; None means ``database_url()``.
+
+    Returns:
+        The run as it was before it was reopened (its last heartbeat says when its process stopped).
+
+    Raises:
+        RunNotFoundError: if the run does not exist.
+        RunNotResumableError: if it succeeded.
+        RunAliveError: if it is running and its process alive.
+    """
+    now = datetime.now(UTC)
+    with session_scope(url) as session:
+        run = run_row(session, run_id)
+        before = run_record(run, now)
+        if before.status is RunStatus.SUCCEEDED:
+            raise RunNotResumableError("run", f"run {run_id} succeeded: there is nothing to resume")
+        if before.status is RunStatus.RUNNING:
+            raise RunAliveError(
+                "run", f"run {run_id} is still running (process {run.pid} on {run.host}); it cannot be resumed while alive"
+            )
+        session.execute(delete(Artifact).where(Artifact.run_id == run_id))
+        run.status, run.error, run.finished_at, run.duration_seconds = RunStatus.RUNNING, None, None, None
+        run.host, run.pid, run.started_at, run.heartbeat_at = this_host(), os.getpid(), now, now
+        return before
+
+
 @dataclass(frozen=True)
 class DeletedRun:
     """What ``delete_run`` removed."""
@@ -146,11 +190,28 @@ def artifact_folders(paths: Iterable[str], root: Path) -> tuple[Path, ...]:
     return tuple(sorted(folders))
 
 
+def run_folders(run_id: int, paths: Iterable[str], root: Path) -> tuple[Path, ...]:
+    """The folders ``delete_run`` removes: ``artifact_folders`` of the run's artifact paths, and its own
+    folder ``root/run-<id>`` when it exists (a stopped run's checkpoints are there before any artifact is).
+
+    Args:
+        run_id: The run.
+        paths: Its artifact paths.
+        root: The store's artifacts root.
+
+    Returns:
+        The distinct folders, sorted.
+    """
+    own = root.expanduser().resolve() / f"run-{run_id}"
+    return tuple(sorted({*artifact_folders(paths, root), *([own] if own.is_dir() else [])}))
+
+
 def delete_run(run_id: int, *, url: str | None = None) -> DeletedRun:
     """Delete a run that is not alive: its row, metrics and artifact rows, and its artifact folder.
 
     Files are removed only in the run's folders under the store's artifacts root
-    (``artifacts_root(url)``); artifacts elsewhere (a job's ``output_dir``) stay on disk.
+    (``artifacts_root(url)``, see ``run_folders``); artifacts elsewhere (a job's ``output_dir``)
+    stay on disk.
 
     Args:
         run_id: The run.
@@ -173,7 +234,7 @@ def delete_run(run_id: int, *, url: str | None = None) -> DeletedRun:
         session.execute(delete(Metric).where(Metric.run_id == run_id))
         session.execute(delete(Artifact).where(Artifact.run_id == run_id))
         session.execute(delete(Run).where(Run.id == run_id))
-    folders = artifact_folders((artifact.path for artifact in record.artifacts), artifacts_root(url))
+    folders = run_folders(run_id, (artifact.path for artifact in record.artifacts), artifacts_root(url))
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     return DeletedRun(record, folders)

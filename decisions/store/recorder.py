@@ -10,7 +10,9 @@ from typing import Any
 
 from decisions.errors import error_line
 from decisions.store.heartbeat import Heartbeat
+from decisions.store.lifecycle import reopen_run
 from decisions.store.models import RunStatus
+from decisions.store.records import RunRecord
 from decisions.store.repository import add_artifact, finish_run, log_metrics, start_run
 
 
@@ -20,6 +22,8 @@ class RunRecorder:
 
     run_id: int
     url: str | None = None
+    previous: RunRecord | None = None
+    """For a resumed run, the run as it was before this process reopened it; else None."""
 
     def log_metrics(self, metrics: Mapping[str, float], *, step: int | None = None) -> None:
         """Record metrics of this run (see ``repository.log_metrics``).
@@ -49,10 +53,13 @@ def recorded_run(
     *,
     url: str | None = None,
     sweep_id: str | None = None,
+    resume: int | None = None,
 ) -> Iterator[RunRecorder]:
     """Record a run around a block of code, with a heartbeat while the block runs.
 
-    The run is started on entry (arguments as for ``repository.start_run``) and a
+    The run is started on entry (arguments as for ``repository.start_run``), or with ``resume``
+    the stopped run of that id is reopened instead (``lifecycle.reopen_run``: same id, running
+    again in this process; ``kind``, ``name``, ``config`` and ``sweep_id`` are then its own). A
     ``Heartbeat`` thread renews its ``heartbeat_at`` until the block ends. It is then marked
     ``succeeded`` when the block ends normally, ``failed`` with ``error_line(exc)`` when it
     raises an ``Exception``, and ``interrupted`` when it is stopped (``KeyboardInterrupt``
@@ -60,12 +67,20 @@ def recorded_run(
     then re-raised.
 
     Yields:
-        A ``RunRecorder`` for the new run.
+        A ``RunRecorder`` for the new (or resumed) run.
+
+    Raises:
+        RunNotFoundError, RunNotResumableError, RunAliveError: ``resume`` names a run that does
+            not exist, succeeded, or is alive (nothing is changed).
     """
-    run_id = start_run(kind, name, config, url=url, sweep_id=sweep_id)
+    previous = None
+    if resume is None:
+        run_id = start_run(kind, name, config, url=url, sweep_id=sweep_id)
+    else:
+        run_id, previous = resume, reopen_run(resume, url=url)
     try:
         with Heartbeat(run_id, url=url):
-            yield RunRecorder(run_id=run_id, url=url)
+            yield RunRecorder(run_id=run_id, url=url, previous=previous)
     except BaseException as exc:
         final = RunStatus.FAILED if isinstance(exc, Exception) else RunStatus.INTERRUPTED
         finish_run(run_id, status=final, error=error_line(exc), url=url)

@@ -7,6 +7,7 @@ PPO policy so the module stays fast (training itself is covered by ``tests/energ
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,7 @@ def _untrained_agent(
     *,
     key: jax.Array,
     progress: ProgressFn | None = None,
+    checkpoint: object = None,
 ) -> TrainResult:
     """Stand-in for ``agents.train_agent``: freshly initialised PPO params, one per seed."""
     env, params = agent_env(scenario, name, "train")
@@ -396,6 +398,18 @@ def test_form_values_make_a_valid_job_spec() -> None:
     assert job.agents.off_policy_steps == 20_000 and job.output_dir == "/tmp/out"
     assert data.parse_buildings("district") == "district" and data.parse_buildings("3") == [3]
     assert not data.is_large(form) and data.is_large({**form, "seeds": 5})
+
+
+def test_every_agent_choice_makes_a_spec_that_prepare_accepts() -> None:
+    """The form sends only the settings the chosen agents use: prepare refuses the others."""
+    form = {"name": "x", "seed": 1, "buildings": "1", "tariff": "dynamic", "seeds": 1, "on_policy_steps": 200_000,
+            "off_policy_steps": 20_000, "explain": True, "include_mpc": False}
+    for count in range(1, len(data.AGENTS) + 1):
+        for agents in itertools.combinations(data.AGENTS, count):
+            spec = data.job_spec({**form, "agents": list(agents)}, None)
+            job = building.prepare(spec)
+            assert job.agents.names == tuple(building.AgentName(a) for a in agents)
+            assert spec["evaluation"]["explain"] == (agents != ("dqn",))
 
 
 def test_charts_validate_against_the_vega_lite_schema() -> None:

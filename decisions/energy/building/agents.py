@@ -10,18 +10,21 @@ re-exported here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 
-from decisions.core.agents.common import ProgressFn, TrainResult
+from decisions.core.agents.common import ProgressFn, TrainResult, chunk_size
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario, Split
 from decisions.energy.building.simulate import Controller, Trajectory, agent_controller, simulate
 from decisions.energy.building.spec import AgentName, AgentSettings
 from decisions.energy.building.windows import Window
+
+if TYPE_CHECKING:
+    from decisions.jobs.checkpoints import CheckpointFor
 
 PyTree = Any
 
@@ -58,6 +61,7 @@ def train_agent(
     *,
     key: jax.Array,
     progress: ProgressFn | None = None,
+    checkpoint: CheckpointFor | None = None,
 ) -> TrainResult:
     """Train ``settings.seeds`` copies of an agent at once on the training months.
 
@@ -67,6 +71,8 @@ def train_agent(
         settings: budgets and seed count.
         key: PRNG key (split into one key per seed).
         progress: ``(task, done, total)`` callback between jitted chunks.
+        checkpoint: ``checkpoints.checkpoint_file`` (or alike): each seed's training is then
+            saved after every chunk to the file it gives (``<agent>-seed<k>``) and resumed from it.
 
     Returns:
         The ``TrainResult`` (params and metrics with a leading seed axis).
@@ -80,8 +86,23 @@ def train_agent(
             report = lambda task, done, total, seed=seed: progress(  # noqa: E731
                 task, seed * total + done, settings.seeds * total
             )
-        results.append(name.module.train(env, config, key=seed_key, params=params, progress=report))
+        path = None
+        if checkpoint is not None:
+            path = checkpoint(
+                f"{name.value}-seed{seed}", iterations=config.iterations,
+                every=chunk_size(config.iterations, config.log_every), steps_per_iteration=iteration_steps(config),
+            )
+        results.append(
+            name.module.train(env, config, key=seed_key, params=params, progress=report, checkpoint=path)
+        )
     return stack_results(results)
+
+
+def iteration_steps(config: Any) -> int:
+    """Environment steps of one training iteration: a rollout (on-policy) or ``train_freq`` vector steps (off-policy)."""
+    if hasattr(config, "rollout_steps"):
+        return int(config.batch_size)
+    return int(config.train_freq * config.num_envs)
 
 
 def stack_results(results: list[TrainResult]) -> TrainResult:

@@ -6,7 +6,8 @@
 agents and baselines on the held-out months with the same simulator, explains the best continuous-action agent and returns a
 ``BuildingReport``; ``execute(job)`` does that inside a recorded run of the store, saving every
 trained seed's policy (``replay.save_policies``); ``recorded_job(config)`` rebuilds the job of a
-recorded run.
+recorded run. Inside a recorded run every seed's training checkpoints into the run's folder
+(``decisions.jobs.checkpoints``), so a stopped run resumes (``decisions runs resume``).
 
 Controllers are identified by the pair ``(controller, seed)``: the ``kpis`` and ``hourly``
 tables carry a ``controller`` column (a baseline's or an agent's name) and a ``seed`` column
@@ -40,6 +41,7 @@ from decisions.energy.building.spec import (  # the light spec module, re-export
     prepare,
 )
 from decisions.errors import from_validation_error
+from decisions.jobs.checkpoints import checkpoint_file
 
 __all__ = [
     "JOB_MODEL", "REPORT_MODEL", "AgentName", "BuildingJob", "ControllerKey", "EvaluationSettings",
@@ -48,6 +50,8 @@ __all__ = [
 ]
 
 REPORT_MODEL = BuildingReport
+RESUMABLE = True
+"""Its agents checkpoint into the run's folder: a stopped run can be resumed."""
 
 
 def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
@@ -72,7 +76,10 @@ def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
     for name, key in zip(job.agents.names, keys, strict=True):
         task = f"{name.value.upper()} training"
         start = time.perf_counter()
-        result = train_agent(name, scenario, job.agents, key=key, progress=lambda t, d, n, task=task: progress(task, d, n))
+        result = train_agent(
+            name, scenario, job.agents, key=key, progress=lambda t, d, n, task=task: progress(task, d, n),
+            checkpoint=checkpoint_file,
+        )
         seconds[name] = time.perf_counter() - start
         results[name] = result
         agent_runs[name] = score_seeds(name, result, scenario)

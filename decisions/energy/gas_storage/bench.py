@@ -66,6 +66,8 @@ def run_bench(
     eval_paths: int = 512,
     seed: int = 0,
     ppo: bool = True,
+    comparison_paths: int = 4096,
+    checks: bool = True,
 ) -> dict[str, Any]:
     """Measure every gas storage figure on the default (or a given) scenario.
 
@@ -77,6 +79,10 @@ def run_bench(
         seed: seed of training and evaluation draws.
         ppo: also train black-box PPO (3M steps, a few minutes) on the default scenario and
             score it against SNAPO on the same paths (``ppo_vs_snapo_*`` figures).
+        comparison_paths: LSMC training paths and further evaluation paths of the SNAPO vs
+            LSMC comparison.
+        checks: also run the finite-difference check of the sensitivities and the
+            deterministic training against the LP optimum (``fd_*`` and ``det_*`` figures).
 
     Returns:
         A flat dict of figures (floats and ints).
@@ -110,20 +116,23 @@ def run_bench(
         figures[f"snapo_minus_{name}_stderr"] = float(table.loc[name, "diff_stderr"])
     figures["snapo_vs_intrinsic"] = float(values["snapo"].mean() / lp_value)
     report("SNAPO vs LSMC on more paths", 0, 1)
-    figures.update(lsmc_comparison(trained, scenario, key_lsmc, jax.random.fold_in(key_eval, 1)))
+    figures.update(
+        lsmc_comparison(trained, scenario, key_lsmc, jax.random.fold_in(key_eval, 1), paths=comparison_paths)
+    )
     report("SNAPO vs LSMC on more paths", 1, 1)
 
     report("sensitivity timing", 0, 1)
     figures.update(_timing(trained, params, normals))
     report("sensitivity timing", 1, 1)
 
-    report("finite-difference check", 0, 1)
-    figures.update(fd_errors(trained, scenario, paths=64, seed=seed))
-    report("finite-difference check", 1, 1)
+    if checks:
+        report("finite-difference check", 0, 1)
+        figures.update(fd_errors(trained, scenario, paths=64, seed=seed))
+        report("finite-difference check", 1, 1)
 
-    report("SNAPO training (deterministic)", 0, 1)
-    figures.update(_deterministic(scenario, settings, key_det))
-    report("SNAPO training (deterministic)", 1, 1)
+        report("SNAPO training (deterministic)", 0, 1)
+        figures.update(_deterministic(scenario, settings, key_det))
+        report("SNAPO training (deterministic)", 1, 1)
     if ppo:
         from decisions.energy.gas_storage.rl import ppo_vs_snapo
 
@@ -319,5 +328,7 @@ SMOKE_BUDGET: dict[str, Any] = {
     "settings": SnapoSettings(steps=20, paths_per_step=16, log_every=10),
     "eval_paths": 32,
     "ppo": False,
+    "comparison_paths": 256,
+    "checks": False,
 }
 """A benchmark that runs in seconds (the platform's conformance test): a 30-day facility."""

@@ -8,7 +8,9 @@ the platform's ``Domain.execute`` does that inside a recorded run of the store (
 The planner is the shipped one (``planner.default_planner``) unless ``planner.path`` names
 another file or ``planner.train_problems > 0`` trains a new one first; ``planner.distill_problems
 > 0`` then refines it on exact DP solutions of training problems (``distill``). A planner the
-run trained or refined is recorded with the run, with every stage in its metadata.
+run trained or refined is recorded with the run, with every stage in its metadata. Inside a
+recorded run the PPO training checkpoints into the run's folder (``decisions.jobs.checkpoints``),
+so a stopped run resumes (``decisions runs resume``); the refinement starts again.
 The DP is solved beside it when ``evaluation.dp`` is on and its grid is small enough.
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from decisions.core.agents.common import chunk_size
 from decisions.core.progress import Progress, silent
 from decisions.finance.wealth.distill import refine
 from decisions.finance.wealth.dp import option_sets, solve, wealth_grid
@@ -46,6 +49,7 @@ from decisions.finance.wealth.spec import (  # the light spec module, re-exporte
     WealthJob,
     prepare,
 )
+from decisions.jobs.checkpoints import checkpoint_file
 
 __all__ = [
     "JOB_MODEL", "REPORT_MODEL", "EvaluationSettings", "PlannerSettings", "RuleSettings", "WealthJob",
@@ -53,6 +57,8 @@ __all__ = [
 ]
 
 REPORT_MODEL = WealthReport
+RESUMABLE = True
+"""The planner's PPO training checkpoints into the run's folder: a stopped run can be resumed."""
 
 
 def _planner(job: WealthJob, progress: Progress, metrics: dict[str, float]) -> tuple[Planner, dict[str, Any] | None]:
@@ -61,9 +67,14 @@ def _planner(job: WealthJob, progress: Progress, metrics: dict[str, float]) -> t
     training: dict[str, Any] | None = None
     if settings.train_problems > 0:
         config = dataclasses.replace(DEFAULT_CONFIG, total_env_steps=settings.train_steps)
+        checkpoint = checkpoint_file(
+            "planner-ppo", iterations=config.iterations, every=chunk_size(config.iterations, config.log_every),
+            steps_per_iteration=config.batch_size,
+        )
         start = time.perf_counter()
         planner, result = train_planner(
-            settings.train_problems, config=config, market=job.problem.market, seed=job.seed, progress=progress
+            settings.train_problems, config=config, market=job.problem.market, seed=job.seed, progress=progress,
+            checkpoint=checkpoint,
         )
         metrics["planner_train_seconds"] = time.perf_counter() - start
         training = training_summary(result, problems=settings.train_problems)

@@ -145,11 +145,14 @@ def train_planner(
     progress: ProgressFn | None = None,
     initial: Planner | None = None,
     joint: bool = True,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> tuple[Planner, TrainResult]:
     """Train the planner with PPO on ``problems`` sampled training problems (family ``mixed``).
 
     With ``initial``, fine-tune that planner instead of starting from a fresh network (a
-    factored planner is first made joint by ``joint_planner`` when ``joint``).
+    factored planner is first made joint by ``joint_planner`` when ``joint``). With
+    ``checkpoint``, PPO saves its state there after every chunk and a call with the same
+    arguments resumes from it (``ppo.train``).
 
     Returns:
         The planner and the training result.
@@ -157,14 +160,21 @@ def train_planner(
     market = market or Market()
     mu, sigma = market.frontier()
     bank = make_params(sample_problems(problems, "mixed", market=market), mu, sigma)
-    env = WealthMetaEnv(len(mu), joint=joint)
+    env = _meta_env(len(mu), joint)
     if initial is not None and joint:
         initial = joint_planner(initial)
     result = ppo.train(
         env, config, key=jax.random.PRNGKey(seed), params=bank, progress=progress,
-        initial=None if initial is None else initial.params,
+        initial=None if initial is None else initial.params, checkpoint=checkpoint,
     )
     return Planner(result.policy, result.params), result
+
+
+@functools.lru_cache(maxsize=4)
+def _meta_env(n_portfolios: int, joint: bool) -> WealthMetaEnv:
+    """The training environment of a planner's shape: one object each, so that a training repeated
+    or resumed in the same process reuses the compiled loop (``ppo.train`` keys it on the env)."""
+    return WealthMetaEnv(n_portfolios, joint=joint)
 
 
 def training_summary(result: TrainResult, *, problems: int) -> dict[str, Any]:

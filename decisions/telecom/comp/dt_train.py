@@ -22,8 +22,11 @@ demonstrations (``make_prompt``).
 
 from __future__ import annotations
 
+import functools
+import json
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
@@ -63,6 +66,8 @@ __all__ = [
 
 Progress = Callable[[str, int, int], None]
 _KIND = "decisions.telecom.comp.promptdt"
+_TRAINING_KIND = "decisions.telecom.comp.dt_training/1"
+"""Tag of ``train_promptdt``'s training checkpoints (not a model file: ``save_params`` writes those)."""
 
 
 class Trajectories(NamedTuple):
@@ -276,6 +281,28 @@ def _optimizer(config: PromptDTConfig, steps: int) -> optax.GradientTransformati
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _training_step(
+    config: PromptDTConfig, steps: int, batch_size: int, use_prompt: bool
+) -> tuple[optax.GradientTransformation, Callable[[Any, Any, Packed, Array], tuple[Any, Any, Array, Array]]]:
+    """The optimiser and the jitted gradient step of one training setting.
+
+    Cached, so a training resumed (or repeated) in the same process reuses the compiled step.
+    """
+    model = PromptDT(config)
+    opt = _optimizer(config, steps)
+
+    @jax.jit
+    def train_step(params: Any, opt_state: Any, data: Packed, key: Array) -> tuple[Any, Any, Array, Array]:
+        k_batch, k_drop = jax.random.split(key)
+        batch = sample_batch(data, k_batch, batch_size, config)
+        (loss, acc), grads = jax.value_and_grad(_loss, has_aux=True)(params, model, batch, k_drop, use_prompt)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss, acc
+
+    return opt, train_step
+
+
 def train_promptdt(
     datasets: Sequence[Any],
     config: PromptDTConfig,
@@ -285,6 +312,7 @@ def train_promptdt(
     progress: Progress | None = None,
     use_prompt: bool = True,
     log_every: int = 50,
+    checkpoint: PathLike | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Train a Prompt-DT (or, with ``use_prompt=False``, a plain DT) on offline trajectories.
 
@@ -296,60 +324,94 @@ def train_promptdt(
         seed: PRNG seed (initialisation, sampling, dropout).
         progress: optional ``(task, done, total)`` callback, every ``log_every`` steps.
         use_prompt: prepend demonstration prompts (Prompt-DT); False drops them (DT).
-        log_every: progress cadence in steps.
+        log_every: progress (and checkpoint) cadence in steps.
+        checkpoint: optional file: the training state (parameters, optimiser, key, the losses so
+            far) is saved there every ``log_every`` steps, and a call with the same arguments
+            resumes from it, ending as an uninterrupted run would (same data assumed).
 
     Returns:
         ``(params, metrics)``: metrics holds per-step ``loss`` and ``accuracy`` (numpy),
         ``steps_per_s`` (after compilation), ``compile_s`` and ``use_prompt``.
 
     Raises:
-        ValueError: bad ``steps``/``batch_size`` or datasets (message names the argument).
+        ValueError: bad ``steps``/``batch_size`` or datasets (message names the argument), or
+            a checkpoint written by another training.
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps: must be a positive integer, got {steps!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
     data = pack(datasets, config.n_demos)
-    model = PromptDT(config)
     key = jax.random.PRNGKey(seed)
     key, k_init = jax.random.split(key)
     params = init_params(config, k_init)
-    opt = _optimizer(config, steps)
+    opt, train_step = _training_step(config, steps, batch_size, use_prompt)
     opt_state = opt.init(params)
 
-    @jax.jit
-    def train_step(params: Any, opt_state: Any, data: Packed, key: Array) -> tuple[Any, Any, Array, Array]:
-        k_batch, k_drop = jax.random.split(key)
-        batch = sample_batch(data, k_batch, batch_size, config)
-        (loss, acc), grads = jax.value_and_grad(_loss, has_aux=True)(params, model, batch, k_drop, use_prompt)
-        updates, opt_state = opt.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss, acc
-
     losses, accs = [], []
+    identity = json.loads(json.dumps({  # as the checkpoint's JSON metadata holds it (tuples as lists)
+        "kind": _TRAINING_KIND, "config": config.to_dict(), "steps": steps, "batch_size": batch_size,
+        "seed": seed, "use_prompt": use_prompt, "log_every": log_every,
+    }))
+    state = {"params": params, "opt_state": opt_state, "key": key}
+    first = 0
+    if checkpoint is not None and Path(checkpoint).exists():
+        state, losses, accs, first = _resume_training(Path(checkpoint), state, identity)
+    params, opt_state, key = state["params"], state["opt_state"], state["key"]
     t0 = time.perf_counter()
     t_compiled = t0
     task = "promptdt" if use_prompt else "dt"
-    for i in range(steps):
+    for i in range(first, steps):
         key, k = jax.random.split(key)
         params, opt_state, loss, acc = train_step(params, opt_state, data, k)
         losses.append(loss)
         accs.append(acc)
-        if i == 0:
+        if i == first:
             jax.block_until_ready(loss)
             t_compiled = time.perf_counter()
-        if progress is not None and ((i + 1) % log_every == 0 or i + 1 == steps):
+        if (i + 1) % log_every == 0 or i + 1 == steps:
             jax.block_until_ready(loss)
-            progress(task, i + 1, steps)
+            if checkpoint is not None:
+                state = {"params": params, "opt_state": opt_state, "key": key}
+                _save_training(Path(checkpoint), state, losses, accs, {**identity, "done": i + 1})
+            if progress is not None:
+                progress(task, i + 1, steps)
     jax.block_until_ready(params)
     t_end = time.perf_counter()
+    trained = steps - first
     metrics = {
         "loss": np.asarray(jax.device_get(losses), np.float32),
         "accuracy": np.asarray(jax.device_get(accs), np.float32),
-        "steps_per_s": (steps - 1) / (t_end - t_compiled) if steps > 1 else float("nan"),
+        "steps_per_s": (trained - 1) / (t_end - t_compiled) if trained > 1 else float("nan"),
         "compile_s": t_compiled - t0,
         "use_prompt": use_prompt,
     }
     return params, metrics
+
+
+def _save_training(path: Path, state: dict[str, Any], losses: list[Any], accs: list[Any], metadata: dict[str, Any]) -> None:
+    """Write ``train_promptdt``'s state and the per-step losses so far (atomic, ``core.checkpoint``)."""
+    log = {"loss": np.asarray(jax.device_get(losses), np.float32), "accuracy": np.asarray(jax.device_get(accs), np.float32)}
+    save_pytree(path, {**state, "log": log}, metadata=metadata)
+
+
+def _resume_training(
+    path: Path, state: dict[str, Any], identity: dict[str, Any]
+) -> tuple[dict[str, Any], list[Any], list[Any], int]:
+    """``(state, losses, accuracies, steps done)`` from a ``train_promptdt`` checkpoint of the same training.
+
+    Raises:
+        ValueError: the checkpoint was written by another training (names what differs).
+    """
+    meta = load_metadata(path)
+    differ = [k for k, v in identity.items() if meta.get(k) != v]
+    if differ:
+        raise ValueError(f"{path}: not a checkpoint of this training ({', '.join(differ)} differ)")
+    done = int(meta["done"])
+    log = {name: jax.ShapeDtypeStruct((done,), np.float32) for name in ("loss", "accuracy")}
+    restored = load_pytree(path, {**state, "log": log})
+    log_values = restored.pop("log")
+    return restored, list(np.asarray(log_values["loss"])), list(np.asarray(log_values["accuracy"])), done
 
 
 def make_prompt(traj: Any, config: PromptDTConfig, index: int | None = None, start: int = 0) -> Segment:

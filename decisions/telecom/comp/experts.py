@@ -126,6 +126,11 @@ def expert_config(**changes: Any) -> ppo.PPOConfig:
     return replace(EXPERT_CONFIG, **changes)
 
 
+def budget_config(total_env_steps: int | None, config: ppo.PPOConfig = EXPERT_CONFIG) -> ppo.PPOConfig:
+    """The PPO configuration ``train_expert`` and ``train_multitask`` run with for a budget."""
+    return _fit_budget(config, total_env_steps)
+
+
 def _fit_budget(config: ppo.PPOConfig, total_env_steps: int | None) -> ppo.PPOConfig:
     """``config`` with ``total_env_steps`` (at least one iteration's worth)."""
     if total_env_steps is None:
@@ -389,6 +394,7 @@ def train_expert(
     progress: ProgressFn | None = None,
     *,
     config: ppo.PPOConfig = EXPERT_CONFIG,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
     """Train a PPO expert on one task, in ``EXPERT_ENV`` (link flags hidden).
 
@@ -398,13 +404,16 @@ def train_expert(
         seed: run seed.
         progress: optional ``(task, done, total)`` callback.
         config: the PPO configuration (default ``EXPERT_CONFIG``).
+        checkpoint: optional file to save PPO's state to after every chunk and resume from.
 
     Returns:
         The core ``TrainResult`` (deterministic policy); ``task_policy(result, observe_links=False)``
         runs it on ``ENV``'s observations.
     """
     config = _fit_budget(config, total_env_steps)
-    return ppo.train(EXPERT_ENV, config, key=_seed_key(seed), params=task.params(), progress=progress)
+    return ppo.train(
+        EXPERT_ENV, config, key=_seed_key(seed), params=task.params(), progress=progress, checkpoint=checkpoint
+    )
 
 
 def save_expert(
@@ -567,6 +576,7 @@ def train_multitask(
     *,
     config: ppo.PPOConfig = EXPERT_CONFIG,
     weights: Sequence[float] | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
     """Train ONE PPO policy across ``tasks`` (the multi-task PPO baseline).
 
@@ -581,13 +591,16 @@ def train_multitask(
         progress: optional ``(task, done, total)`` callback.
         config: the PPO configuration (default ``EXPERT_CONFIG``).
         weights: optional task sampling weights.
+        checkpoint: optional file to save PPO's state to after every chunk and resume from.
 
     Returns:
         The core ``TrainResult``.
     """
     config = _fit_budget(config, total_env_steps)
     params = MultiTaskCompEnv.make_params(tasks, weights)
-    return ppo.train(MULTITASK_ENV, config, key=_seed_key(seed), params=params, progress=progress)
+    return ppo.train(
+        MULTITASK_ENV, config, key=_seed_key(seed), params=params, progress=progress, checkpoint=checkpoint
+    )
 
 
 def policy_seed(name: str) -> int:

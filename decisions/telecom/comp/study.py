@@ -19,6 +19,10 @@ separate jobs (``decisions run`` with ``stage = "data" | "train" | "evaluate"``)
 - ``StudyBudget`` (defined in ``budget``, light) says how much of each stage runs;
 - ``ship_study``: copy a finished study into the package (``SHIPPED_STUDY``), without the
   training data and with only each task's best demonstration, the one the evaluation prompts with.
+
+With ``checkpoints`` (``decisions.jobs.checkpoints.checkpoint_file``, given by the job inside a
+recorded run) every PPO expert, the multi-task PPO and every (Prompt-)DT training save their state
+after every chunk into the run's folder and resume from it, so a stopped run redoes at most one chunk.
 """
 
 from __future__ import annotations
@@ -27,16 +31,18 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from decisions.core.agents.common import chunk_size
 from decisions.core.progress import Progress, silent
 from decisions.telecom.comp.budget import StudyBudget
 from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
 from decisions.telecom.comp.dt_train import demonstrations, save_params, train_promptdt
 from decisions.telecom.comp.experts import (
+    budget_config,
     expert_policy,
     save_expert,
     train_expert,
@@ -58,6 +64,9 @@ from decisions.telecom.comp.scoring import (
     headline,
 )
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task
+
+if TYPE_CHECKING:
+    from decisions.jobs.checkpoints import CheckpointFor
 
 __all__ = [
     "BASELINES",
@@ -91,6 +100,19 @@ SELECT_SEED_OFFSET = 60_000
 """Added to the study seed for the episodes on which each task's demonstrator is chosen."""
 
 
+DT_CHECKPOINT_EVERY = 50
+"""Gradient steps between two checkpoints of a (Prompt-)DT training (its progress cadence)."""
+
+
+def _ppo_checkpoint(checkpoints: CheckpointFor | None, name: str, total_env_steps: int) -> Path | None:
+    """The checkpoint file of a PPO training of ``total_env_steps`` (None without ``checkpoints``)."""
+    if checkpoints is None:
+        return None
+    config = budget_config(total_env_steps)
+    every = chunk_size(config.iterations, config.log_every)
+    return checkpoints(name, iterations=config.iterations, every=every, steps_per_iteration=config.batch_size)
+
+
 def _write_once(path: Path, write: Callable[[Path], None]) -> None:
     """Write through a temporary file, so an interrupted stage never leaves a half file behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,9 +122,17 @@ def _write_once(path: Path, write: Callable[[Path], None]) -> None:
 
 
 def train_experts(
-    folder: Path, tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
+    folder: Path,
+    tasks: Sequence[Task],
+    budget: StudyBudget,
+    seed: int = 0,
+    progress: Progress = silent,
+    checkpoints: CheckpointFor | None = None,
 ) -> dict[str, float]:
-    """Train (or keep, when its file exists) a PPO expert per task; return each one's training seconds."""
+    """Train (or keep, when its file exists) a PPO expert per task; return each one's training seconds.
+
+    With ``checkpoints``, each expert's training checkpoints to ``checkpoints("expert-<task>", ...)``.
+    """
     seconds: dict[str, float] = {}
     for i, task in enumerate(tasks):
         progress("experts", i, len(tasks))
@@ -110,7 +140,8 @@ def train_experts(
         if path.exists():
             continue
         start = time.perf_counter()
-        result = train_expert(task, budget.expert_steps, seed=seed)
+        checkpoint = _ppo_checkpoint(checkpoints, f"expert-{task.name}", budget.expert_steps)
+        result = train_expert(task, budget.expert_steps, seed=seed, checkpoint=checkpoint)
         _write_once(path, lambda p, r=result, t=task: save_expert(p, r, t))
         seconds[task.name] = time.perf_counter() - start
     progress("experts", len(tasks), len(tasks))
@@ -171,12 +202,18 @@ def generate_data(
 
 
 def train_dt_models(
-    folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
+    folder: Path,
+    train_tasks: Sequence[Task],
+    budget: StudyBudget,
+    seed: int = 0,
+    progress: Progress = silent,
+    checkpoints: CheckpointFor | None = None,
 ) -> dict[str, float]:
     """Train the PromptDT sizes and the plain DT on the training data; return seconds.
 
     The plain DT has the first (smallest) size: the smallest PromptDT is its direct
-    counterpart, with and without the prompt.
+    counterpart, with and without the prompt. With ``checkpoints``, each training checkpoints
+    to ``checkpoints("<model>", ...)`` every ``DT_CHECKPOINT_EVERY`` steps.
     """
     data = _load_data(folder, "data", train_tasks)
     models = folder / "models"
@@ -184,10 +221,14 @@ def train_dt_models(
     runs = [(f"promptdt-{s}", s, True) for s in budget.sizes] + [("dt", budget.sizes[0], False)]
     for name, size, use_prompt in runs:
         config = budget.dt_config(size)
+        checkpoint = None
+        if checkpoints is not None:
+            checkpoint = checkpoints(name, iterations=budget.dt_steps, every=min(DT_CHECKPOINT_EVERY, budget.dt_steps))
         start = time.perf_counter()
         params, metrics = train_promptdt(
             data, config, budget.dt_steps, budget.dt_batch, seed=seed, use_prompt=use_prompt,
-            progress=lambda _t, d, n, label=name: progress(label, d, n),
+            progress=lambda _t, d, n, label=name: progress(label, d, n), log_every=DT_CHECKPOINT_EVERY,
+            checkpoint=checkpoint,
         )
         seconds[name] = time.perf_counter() - start
         _write_once(
@@ -201,28 +242,40 @@ def train_dt_models(
 
 
 def train_multitask_model(
-    folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
+    folder: Path,
+    train_tasks: Sequence[Task],
+    budget: StudyBudget,
+    seed: int = 0,
+    progress: Progress = silent,
+    checkpoints: CheckpointFor | None = None,
 ) -> float | None:
     """Train the multi-task PPO baseline (needs only the tasks, not the data), or keep it when its
-    file exists, as experts are kept; return the training seconds (None when kept)."""
+    file exists, as experts are kept; return the training seconds (None when kept). With
+    ``checkpoints``, its training checkpoints to ``checkpoints("multitask_ppo", ...)``."""
     path = folder / "models" / "multitask_ppo.msgpack"
     if path.exists():
         return None
     start = time.perf_counter()
     result = train_multitask(
-        train_tasks, budget.multitask_steps, seed=seed, progress=lambda _t, d, n: progress("multitask_ppo", d, n)
+        train_tasks, budget.multitask_steps, seed=seed, progress=lambda _t, d, n: progress("multitask_ppo", d, n),
+        checkpoint=_ppo_checkpoint(checkpoints, "multitask_ppo", budget.multitask_steps),
     )
     _write_once(path, lambda p: save_expert(p, result, tuple(train_tasks)))
     return time.perf_counter() - start
 
 
 def train_models(
-    folder: Path, train_tasks: Sequence[Task], budget: StudyBudget, seed: int = 0, progress: Progress = silent
+    folder: Path,
+    train_tasks: Sequence[Task],
+    budget: StudyBudget,
+    seed: int = 0,
+    progress: Progress = silent,
+    checkpoints: CheckpointFor | None = None,
 ) -> dict[str, float]:
     """Train the PromptDT sizes, the plain DT and (unless the data stage did) the multi-task PPO
-    baseline; return training seconds."""
-    seconds = train_dt_models(folder, train_tasks, budget, seed, progress)
-    multitask = train_multitask_model(folder, train_tasks, budget, seed, progress)
+    baseline; return training seconds (``checkpoints`` as for ``train_dt_models``)."""
+    seconds = train_dt_models(folder, train_tasks, budget, seed, progress, checkpoints)
+    multitask = train_multitask_model(folder, train_tasks, budget, seed, progress, checkpoints)
     if multitask is not None:
         seconds["multitask_ppo"] = multitask
     return seconds
@@ -245,8 +298,11 @@ def run_study(
     unseen_tasks: Sequence[Task] = UNSEEN_TASKS,
     seed: int = 0,
     progress: Progress = silent,
+    checkpoints: CheckpointFor | None = None,
 ) -> StudyResult:
     """Run the chosen stages in order; return the tables of the stages that ran and the timings/figures.
+
+    With ``checkpoints`` every training checkpoints there (see the module's docstring).
 
     ``"data"`` trains the missing experts (and, for ``demonstrator = "best"``, the multi-task
     PPO) first, then writes the datasets; ``"evaluate"`` also writes ``evaluation.csv`` into
@@ -258,10 +314,10 @@ def run_study(
     figures: dict[str, float] = {}
     if "data" in stages:
         start = time.perf_counter()
-        train_experts(folder, [*train_tasks, *unseen_tasks], budget, seed, progress)
+        train_experts(folder, [*train_tasks, *unseen_tasks], budget, seed, progress, checkpoints)
         figures["experts_seconds"] = time.perf_counter() - start
         if budget.demonstrator == "best":
-            multitask = train_multitask_model(folder, train_tasks, budget, seed, progress)
+            multitask = train_multitask_model(folder, train_tasks, budget, seed, progress, checkpoints)
             if multitask is not None:
                 figures["train_seconds_multitask_ppo"] = multitask
         start = time.perf_counter()
@@ -269,7 +325,7 @@ def run_study(
         figures["data_seconds"] = time.perf_counter() - start
         figures["multitask_demonstrated_tasks"] = float(sum(name == "multitask_ppo" for name in chosen.values()))
     if "train" in stages:
-        for name, sec in train_models(folder, train_tasks, budget, seed, progress).items():
+        for name, sec in train_models(folder, train_tasks, budget, seed, progress, checkpoints).items():
             figures[f"train_seconds_{name}"] = sec
     table = conditioning = None
     if "evaluate" in stages:
