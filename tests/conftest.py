@@ -16,10 +16,22 @@ module shares with the last).
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
+"""XLA flags for the suite (set before JAX loads; subprocesses inherit them). On CPU the suite's
+time is mostly XLA compiling thousands of small programs, and LLVM's optimisation passes are
+most of that: without them a SNAPO training step compiles about twice as fast. The programs
+compute the same operations (no fast-math), only less optimised, and the tests' budgets are
+tiny, so the suite runs in far less time. Benchmarks and real runs keep XLA's defaults; set
+``DECISIONS_TEST_XLA_DEFAULTS=1`` to run the suite with them too."""
+
+if not os.environ.get("DECISIONS_TEST_XLA_DEFAULTS") and TEST_XLA_FLAGS not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {TEST_XLA_FLAGS}".strip()
 
 MAX_MAPPINGS = 20_000
 """Mappings (``/proc/self/maps`` lines) above which JAX's caches are cleared after a module:

@@ -147,6 +147,7 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         assert_input_error(comp_job.prepare, {**_spec(), **spec}, tmp_path, field=field)
 
 
+@pytest.mark.slow  # every stage's compile (experts, multi-task PPO, DTs, evaluation): minutes on 2 cores
 def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> None:
     """One tiny study through the job: experts, data, models, evaluation on common random numbers."""
     folder = tmp_path / "study"
