@@ -34,6 +34,7 @@ from decisions.health.pharma.design_space import DesignSpaceSettings, probabilit
 from decisions.health.pharma.params import CPP_NAMES, draw_constants, grid
 from decisions.health.pharma.scenario import Scenario
 from decisions.health.pharma.snapo_policy import OptimiseSettings, optimise, problem
+from decisions.health.pharma.spec import BaselineSettings
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -44,6 +45,7 @@ def run_bench(
     scenario: Scenario | None = None,
     settings: OptimiseSettings | None = None,
     design: DesignSpaceSettings | None = None,
+    baseline: BaselineSettings | None = None,
 ) -> dict[str, Any]:
     """Measure every pharma figure on the default (or a given) scenario.
 
@@ -52,6 +54,8 @@ def run_bench(
         scenario: the scenario (default ``Scenario()``).
         settings: SNAPO settings (default ``OptimiseSettings()``).
         design: design-space settings (default 25 x 25 x 256).
+        baseline: best-constant grid search settings (default ``BaselineSettings()``: an
+            11 x 11 x 6 grid, 256 draws per candidate, two zoomed passes).
 
     Returns:
         A flat dict of figures (floats and ints).
@@ -60,6 +64,7 @@ def run_bench(
     scenario = scenario or Scenario()
     settings = settings or OptimiseSettings()
     design = design or DesignSpaceSettings()
+    baseline = baseline or BaselineSettings()
     g = grid(scenario)
     p = problem(scenario)
     figures: dict[str, Any] = {"eval_samples": settings.eval_samples}
@@ -72,7 +77,9 @@ def run_bench(
 
     report("best constant baseline", 0, 1)
     start = time.perf_counter()
-    comparison = compare_with_baseline(result)
+    comparison = compare_with_baseline(
+        result, samples=baseline.samples, points=baseline.points, refinements=baseline.refinements
+    )
     figures["baseline_seconds"] = time.perf_counter() - start
     report("best constant baseline", 1, 1)
     snapo, base = result.evaluation, comparison.baseline
@@ -138,5 +145,6 @@ if (
 SMOKE_BUDGET: dict[str, Any] = {
     "settings": OptimiseSettings(steps=5, samples_per_step=4, eval_samples=16, log_every=5),
     "design": DesignSpaceSettings(points=2, samples=4),
+    "baseline": BaselineSettings(samples=8, points=(2, 2, 2), refinements=0),
 }
 """A benchmark that runs in seconds (the platform's conformance test)."""
