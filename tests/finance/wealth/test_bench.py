@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from decisions.finance.wealth.bench import run_bench
+from decisions.finance.wealth.bench import run_bench, tuned_rule
 from decisions.finance.wealth.rule import FundingRule
 
 
@@ -16,12 +16,12 @@ def test_bench_reports_dp_rule_and_planner_figures() -> None:
         eval_paths=1_000,
         per_family=1,
         families=("bunched", "single_goal"),
+        tune=False,  # the tuning itself: test_the_rule_defaults_are_the_tuned_parameters (slow)
     )
     assert figures["dp_single_goal_value"] == pytest.approx(0.666, abs=0.01)
     assert figures["dp_single_goal_states"] > 100 and figures["dp_single_goal_ms"] > 0
     assert figures["dp_multi_goal_value"] > figures["rule_mc_multi_goal"] > 0
     assert 0.8 < figures["rule_vs_dp_multi_goal"] < 1.0
-    # The rule's defaults are the tuned parameters the bench prints.
     assert (figures["rule_margin"], figures["rule_r1"], figures["rule_r2"]) == (
         FundingRule.margin, FundingRule.r1, FundingRule.r2,
     )
@@ -33,3 +33,10 @@ def test_bench_reports_dp_rule_and_planner_figures() -> None:
     assert figures["regime_shift_problems"] == 2 and 0.5 < figures["regime_shift_mean_ratio"] < 1.2
     assert figures["beyond_problems"] == 2 and figures["beyond_planner_vs_glide_greedy"] > 0
     assert {"DP", "funding-ratio rule", "held-out problems"} <= set(seen)
+
+
+@pytest.mark.slow  # tunes the rule on every family's training problems: minutes
+def test_the_rule_defaults_are_the_tuned_parameters() -> None:
+    """``FundingRule``'s defaults are what ``decisions bench wealth`` tunes (and prints)."""
+    rule, _ = tuned_rule()
+    assert (rule.margin, rule.r1, rule.r2) == (FundingRule.margin, FundingRule.r1, FundingRule.r2)
