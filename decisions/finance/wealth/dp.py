@@ -131,13 +131,19 @@ def transitions(post: np.ndarray, log_grid: np.ndarray, mu: np.ndarray, sigma: n
     """
     alive = post > 0
     ln_post = np.log(np.where(alive, post, 1.0))
-    drift = (mu - sigma**2 / 2)[:, None, None]
-    z = (log_grid[None, None, :] - ln_post[None, :, None] - drift) / sigma[:, None, None]
-    logits = -0.5 * z * z
-    dens = np.exp(logits - logits.max(axis=2, keepdims=True))
-    dens /= dens.sum(axis=2, keepdims=True)
-    out = np.zeros((len(mu), len(post), len(log_grid) + 1))
-    out[:, :, 1:] = np.where(alive[None, :, None], dens, 0.0)
+    drift = mu - sigma**2 / 2
+    # one (K, R, n + 1) array, the densities computed in place in its columns 1..n (the
+    # arrays are tens of MB: temporaries would cost more than the arithmetic)
+    out = np.empty((len(mu), len(post), len(log_grid) + 1))
+    z = out[:, :, 1:]
+    np.subtract((log_grid[None, :] - ln_post[:, None])[None], drift[:, None, None], out=z)
+    z /= sigma[:, None, None]
+    np.multiply(z, z, out=z)
+    z *= -0.5  # the log density up to a constant
+    z -= z.max(axis=2, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=2, keepdims=True)
+    z[:, ~alive, :] = 0.0
     out[:, :, 0] = np.where(alive, 0.0, 1.0)[None, :]
     return out
 
