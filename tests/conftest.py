@@ -2,7 +2,10 @@
 
 ``make test`` runs ``pytest -n 2 --dist loadgroup``: each test module is one group (kept on
 one worker, so its module-scoped fixtures run once), except the domain conformance kit, whose
-tests are grouped per domain so the two workers share the six domains' tiny jobs and benches.
+tests are grouped per domain (``domain-<name>``) with the domain's modules marked ``smoke_runs``,
+so that one process runs each domain's smoke bench once for all of them (``tests/smoke_runs.py``).
+xdist reads a group from the test id's ``@<group>`` suffix, and only when the group does not end
+with ``]``; it writes that suffix in a way pytest 9.2 ignores, hence ``pytest<9.2``.
 
 Every compiled XLA program stays in JAX's caches, and on CPU each one holds about seven
 memory mappings of JIT code. A worker that runs half the suite compiles thousands of programs;
@@ -43,13 +46,21 @@ PER_DOMAIN_MODULES = ("tests/jobs/test_conformance.py",)
 """Modules whose parametrized tests form one xdist group per domain (parameter ``name``)."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put each test in an xdist group: its module, or its module and domain for the conformance kit."""
+    """Put each test in an xdist group: its module, or its module and domain for the conformance kit.
+
+    A module marked ``smoke_runs("<domain>")`` joins that domain's conformance group: it checks
+    the smoke runs of ``tests/smoke_runs.py``, made once per process.
+    """
     for item in items:
         group = item.nodeid.split("::")[0]
         callspec = getattr(item, "callspec", None)
-        if group in PER_DOMAIN_MODULES and callspec is not None and "name" in callspec.params:
-            group = f"{group}[{callspec.params['name']}]"
+        shares = item.get_closest_marker("smoke_runs")
+        if shares is not None:
+            group = f"domain-{shares.args[0]}"
+        elif group in PER_DOMAIN_MODULES and callspec is not None and "name" in callspec.params:
+            group = f"domain-{callspec.params['name']}"  # no "]" at the end: xdist would ignore the group
         item.add_marker(pytest.mark.xdist_group(group))
 
 

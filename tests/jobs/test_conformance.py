@@ -26,6 +26,7 @@ from decisions.jobs.domain import Domain
 from decisions.jobs.record import execute_recorded
 from decisions.jobs.report import TablesReport
 from decisions.store import RunStatus, dispose_engines, get_run
+from tests.smoke_runs import smoke_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAINS = {domain.name: domain for domain in registry.DOMAINS}
@@ -125,8 +126,7 @@ def test_a_tiny_job_runs_is_recorded_and_its_report_loads_back_equal(name: str, 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_bench_runs_at_a_tiny_budget_and_returns_a_flat_json_object(name: str) -> None:
-    domain = DOMAINS[name]
-    figures = domain.run_bench(None, **domain.smoke_budget)
+    figures, _ = smoke_bench(name)
     assert isinstance(figures, dict) and figures
     assert all(isinstance(key, str) for key in figures)
     assert all(value is None or isinstance(value, bool | int | float | str) for value in figures.values()), figures

@@ -10,6 +10,7 @@ import pytest
 
 from decisions.finance.wealth import DOMAIN
 from decisions.finance.wealth import job as wealth_job
+from decisions.finance.wealth.bench import multi_goal_problem
 from decisions.finance.wealth.planner import load_planner, planner_training
 from decisions.jobs.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
@@ -58,7 +59,7 @@ def test_prepare_validates_the_spec(tmp_path: Path) -> None:
         assert_input_error(wealth_job.prepare, {**_spec(), **spec}, tmp_path, field=field)
 
 
-def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
+def test_a_small_recorded_job_reports_every_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     job = wealth_job.prepare(_spec(evaluation={"paths": 2_000}))
     report = wealth_job.run_job(job)
     assert list(report.comparison["policy"]) == ["dp", "planner", "funding_rule"]
@@ -87,6 +88,11 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
         assert record.status == RunStatus.SUCCEEDED and "dp_value" not in record.latest_metrics()
         paths = {a.name: Path(a.path) for a in record.artifacts}
         assert load_planner(paths["planner"]).policy.hidden == (256, 256)
+        # the job refines on problems drawn from the training family; two small ones here, so
+        # that the DP labels them in seconds (test_distill covers the labels themselves)
+        monkeypatch.setattr(
+            wealth_job, "sample_problems", lambda count, family, market: [multi_goal_problem(100.0), multi_goal_problem(60.0)][:count]
+        )
         refined = wealth_job.prepare(
             _spec(planner={"distill_problems": 2, "distill_rounds": 2, "distill_steps": [10, 20]}, evaluation={"paths": 500, "dp": False})
         )
