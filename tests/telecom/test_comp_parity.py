@@ -35,7 +35,11 @@ def test_step_level_parity(scenario: str, policy: str) -> None:
     assert result["obs_max_error"] < 1e-4
 
 
-@pytest.mark.parametrize("scenario", ["small", "medium", "large"])
+@pytest.mark.parametrize(
+    "scenario",
+    # mobile-env's medium and large episodes take seconds each in Python: those two are slow tests
+    ["small", pytest.param("medium", marks=pytest.mark.slow), pytest.param("large", marks=pytest.mark.slow)],
+)
 @pytest.mark.parametrize("policy", ["max_snr", "random"])
 def test_mean_episode_returns_agree(scenario: str, policy: str) -> None:
     result = parity.compare(scenario, policy, n_mobile=EPISODES[scenario], n_sim=256, seed=0)

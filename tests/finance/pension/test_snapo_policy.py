@@ -21,6 +21,9 @@ from decisions.finance.pension.scenario import Scenario
 from decisions.finance.pension.simulator import draw_normals
 
 SETTINGS = sp.PensionSnapoSettings(steps=300, paths_per_step=256, width=16, log_every=150)
+"""The budget of the (slow) test that SNAPO beats the best fixed mix."""
+QUICK = SETTINGS.model_copy(update={"steps": 60, "log_every": 30})
+"""A short training for the tests of tables, sensitivities and files (any trained network will do)."""
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +33,7 @@ def params() -> PensionParams:
 
 @pytest.fixture(scope="module")
 def trained(params: PensionParams) -> sp.TrainedPensionPolicy:
-    return sp.train_policy(params, SETTINGS)
+    return sp.train_policy(params, QUICK)
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +46,11 @@ def fresh(params: PensionParams) -> jax.Array:
     return draw_normals(jax.random.PRNGKey(2024), 1024, params.months, params.n_shocks)
 
 
+@pytest.mark.slow  # 300 training steps: half a minute
 def test_snapo_beats_the_best_fixed_mix_on_fresh_paths(
-    params: PensionParams, trained: sp.TrainedPensionPolicy, fixed: baselines.FixedMixResult, fresh: jax.Array
+    params: PensionParams, fixed: baselines.FixedMixResult, fresh: jax.Array
 ) -> None:
+    trained = sp.train_policy(params, SETTINGS)
     assert fixed.policy.is_fixed_mix and not trained.is_fixed_mix
     _, traj = sp.simulate(fixed.policy, params, fresh[:16])
     weights = np.asarray(traj.weights)

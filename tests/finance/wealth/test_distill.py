@@ -4,15 +4,17 @@ exactly, regrets resolve slots as the environment does, and fitting them lowers 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from decisions.finance.wealth import distill as distill_module
 from decisions.finance.wealth import job as wealth_job
 from decisions.finance.wealth.bench import multi_goal_problem
 from decisions.finance.wealth.distill import distill, merge_labels, regret_labels, slot_regrets
-from decisions.finance.wealth.dp import action_values, solve
+from decisions.finance.wealth.dp import ActionValues, action_values, solve
 from decisions.finance.wealth.market import Market
 from decisions.finance.wealth.meta_env import MAX_OPTIONS
 from decisions.finance.wealth.planner import PPO_PLANNER_PATH, default_planner, plan, planner_training
@@ -22,6 +24,22 @@ from decisions.finance.wealth.problem import WealthProblem
 @pytest.fixture(scope="module")
 def problems() -> list[WealthProblem]:
     return [multi_goal_problem(100.0), multi_goal_problem(60.0)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dp_once_per_problem() -> Iterator[None]:
+    """The labels' DP solves each problem once for the whole module (it is deterministic)."""
+    solved: dict[str, ActionValues] = {}
+
+    def cached(problem: WealthProblem) -> ActionValues:
+        key = problem.model_dump_json()
+        if key not in solved:
+            solved[key] = action_values(problem)
+        return solved[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(distill_module, "action_values", cached)
+        yield
 
 
 def test_action_values_give_the_dp_value_and_decisions(problems: list[WealthProblem]) -> None:

@@ -150,6 +150,7 @@ def test_snapo_profiles_meet_every_spec_on_fresh_draws(trained: OptimisedProfile
     assert set(frame["unit"]) == {"reactor", "crystalliser", "dryer"}
 
 
+@pytest.mark.slow  # the full default grid search (11 x 11 x 6 points, two zooms): a minute
 def test_snapo_beats_the_best_constant_profile(trained: OptimisedProfiles) -> None:
     """Same fresh draws for both; the grid search over constant temperatures selects with the
     same compliance back-off SNAPO trains to."""
