@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -83,3 +85,20 @@ def tiny_gas_spec(
     return TINY_GAS_SPEC.format(
         method=method, curve=curve, name=name, max_inventory=max_inventory, prices=prices, snapo=snapo, lsmc=lsmc,
     )
+
+
+def dead_pid() -> int:
+    """The id of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def set_row(url: str, run_id: int, **values: object) -> None:
+    """Change columns of a run row directly, as another process (or time) would."""
+    from sqlalchemy import update
+
+    from decisions.store import Run, session_scope
+
+    with session_scope(url) as session:
+        session.execute(update(Run).where(Run.id == run_id).values(**values))

@@ -101,6 +101,7 @@ def price_inputs() -> dict:
         }
     if model == "exponential_ou":
         default = ExponentialOU()
+        st.caption("This process implies the forward curve (E[S_t]): of the curve below only its horizon and first day are used.")
         return {
             "model": model,
             "speed": left.number_input("Mean-reversion speed (per year)", value=default.speed, key="ou_speed"),
@@ -262,7 +263,11 @@ settings = settings_inputs()
 
 if st.button("Run", type="primary", key="run", disabled=curve is None):
     forward, start = curve
-    scenario = {"facility": facility, "prices": prices, "forward_curve": forward, "start_date": start}
+    scenario = {"facility": facility, "prices": prices, "start_date": start}
+    if prices["model"] == "exponential_ou":  # the process implies the curve: only its length is used
+        scenario["horizon_days"] = len(forward)
+    else:
+        scenario["forward_curve"] = forward
     app_common.run_from_form(
         DOMAIN, lambda output_dir: job_spec(scenario, settings, output_dir), load_report, url,
         parse_scenario=Scenario.parse, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY,

@@ -6,8 +6,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from decisions.errors import InputError
+from decisions.jobs.domain import Domain
 from decisions.jobs.report import TablesReport
 from decisions.store import RunRecord, list_runs, recorded_run
 from tests.apps.conftest import HOME
@@ -129,3 +132,21 @@ def run_from_form(
     assert at.status[0].label == f"Run #{run.id} finished"
     assert at.header[0].value == f"Results of run #{run.id}"
     return run
+
+
+def stop_at_prepare(domain: Domain, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Make the page's run button stop after ``domain``'s ``prepare``: no job runs.
+
+    Returns:
+        The jobs ``prepare`` made (an ``InputError`` from it names a setting the job would
+        ignore); the page then shows the error "test: prepared".
+    """
+    spec_module = domain.module("spec")
+    prepare, prepared = spec_module.prepare, []
+
+    def prepare_then_stop(spec: dict[str, Any], base_dir: Path | None = None) -> Any:
+        prepared.append(prepare(spec, base_dir))
+        raise InputError("test", "prepared")
+
+    monkeypatch.setattr(spec_module, "prepare", prepare_then_stop)
+    return prepared

@@ -14,7 +14,15 @@ from decisions.energy.gas_storage import DOMAIN, GasStorageReport, load_forward_
 from decisions.errors import InputError
 from decisions.store import list_runs
 from tests.apps.conftest import GAS_PAGE, HOME
-from tests.apps.helpers import one_line_error, open_page, open_report, record_report, run_from_form, submit
+from tests.apps.helpers import (
+    one_line_error,
+    open_page,
+    open_report,
+    record_report,
+    run_from_form,
+    stop_at_prepare,
+    submit,
+)
 
 FACILITY_KEYS = (
     "min_inventory", "max_inventory", "start_inventory", "end_inventory", "max_injection",
@@ -98,14 +106,7 @@ def test_every_method_and_terminal_rule_make_a_spec_that_prepare_accepts(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The form sends only the settings the method and terminal rule use (prepare refuses the others); no job runs."""
-    spec_module = DOMAIN.module("spec")
-    prepare, prepared = spec_module.prepare, []
-
-    def prepare_then_stop(spec, base_dir=None):
-        prepared.append(prepare(spec, base_dir))  # an InputError here names a setting the job would ignore
-        raise InputError("test", "prepared")
-
-    monkeypatch.setattr(spec_module, "prepare", prepare_then_stop)
+    prepared = stop_at_prepare(DOMAIN, monkeypatch)
     at = open_page(GAS_PAGE)
     choices = [(m, t) for m in ("compare", "snapo", "baselines") for t in ("required_end_inventory", "spot_value")]
     for method, terminal in choices:

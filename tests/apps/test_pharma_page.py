@@ -14,7 +14,15 @@ from decisions.errors import InputError
 from decisions.health.pharma import CPP_NAMES, CQA_NAMES, CQA_UNITS, DOMAIN, PharmaReport, sensitivity_long
 from decisions.store import list_runs
 from tests.apps.conftest import APPS, PHARMA_PAGE
-from tests.apps.helpers import one_line_error, open_page, open_report, record_report, run_from_form, submit
+from tests.apps.helpers import (
+    one_line_error,
+    open_page,
+    open_report,
+    record_report,
+    run_from_form,
+    stop_at_prepare,
+    submit,
+)
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
@@ -111,14 +119,7 @@ def test_bad_inputs_show_one_line_errors_naming_the_field_and_record_nothing(sto
 
 def test_every_method_makes_a_spec_that_prepare_accepts(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The form sends only the settings the method uses (prepare refuses the others); no job runs."""
-    spec_module = DOMAIN.module("spec")
-    prepare, prepared = spec_module.prepare, []
-
-    def prepare_then_stop(spec, base_dir=None):
-        prepared.append(prepare(spec, base_dir))  # an InputError here names a setting the job would ignore
-        raise InputError("test", "prepared")
-
-    monkeypatch.setattr(spec_module, "prepare", prepare_then_stop)
+    prepared = stop_at_prepare(DOMAIN, monkeypatch)
     at = open_page(PHARMA_PAGE)
     methods = ["all", "optimise", "sensitivities", "design_space"]
     for method in methods:

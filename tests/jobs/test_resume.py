@@ -30,25 +30,11 @@ from decisions.jobs.record import run_folder
 from decisions.store import RunAliveError, RunStatus, finish_run, get_run, list_runs, log_metrics, start_run
 from decisions.store.lifecycle import RunNotResumableError, reopen_run
 from decisions.store.repository import RunNotFoundError, add_artifact
+from tests.helpers import dead_pid, set_row
 
 runner = CliRunner()
 
 
-def dead_pid() -> int:
-    """The id of a process that has exited (and been reaped)."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
-
-
-def set_row(url: str, run_id: int, **values: object) -> None:
-    """Change columns of a run row directly, as another process (or time) would."""
-    from sqlalchemy import update
-
-    from decisions.store import Run, session_scope
-
-    with session_scope(url) as session:
-        session.execute(update(Run).where(Run.id == run_id).values(**values))
 
 
 class Stop(Exception):

@@ -4,15 +4,13 @@ an older store gains the new columns; a stopped block is recorded as interrupted
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.schema import CreateTable
 
@@ -42,6 +40,7 @@ from decisions.store import (
 )
 from decisions.store.db import add_missing_columns
 from decisions.store.liveness import heartbeat_interval, pid_exists
+from tests.helpers import dead_pid, set_row
 
 
 @pytest.fixture
@@ -51,17 +50,6 @@ def url(tmp_path: Path) -> Iterator[str]:
     dispose_engines()
 
 
-def dead_pid() -> int:
-    """The id of a process that has exited (and been reaped)."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
-
-
-def set_row(url: str, run_id: int, **values: object) -> None:
-    """Change columns of a run row directly, as another process (or time) would."""
-    with session_scope(url) as session:
-        session.execute(update(Run).where(Run.id == run_id).values(**values))
 
 
 def test_start_run_records_host_pid_and_a_first_heartbeat(url: str) -> None:

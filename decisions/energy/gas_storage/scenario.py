@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from decisions.core.numbers import PRICE_MAX, VOLUME_MAX, Float32
 from decisions.core.settings import Settings, finite_numbers
@@ -138,6 +138,20 @@ class ExponentialOU(Settings):
     volatility: Volatility = Field(0.8, ge=0, allow_inf_nan=False, description="Volatility of ln S, per sqrt(year).")
     initial: Price = Field(22.0, gt=0, allow_inf_nan=False, description="Spot price on day 0.")
 
+    def forward_curve(self, days: int) -> list[float]:
+        """The forward curve the process implies on day 0: ``E[S_t]`` for ``t = 0 .. days - 1``.
+
+        ``ln S_t`` is normal with mean ``level + e^{-kt} (ln S_0 - level)`` and variance
+        ``s^2 (1 - e^{-2kt}) / (2k)`` (``k`` the speed, ``s`` the volatility, ``t`` in years).
+        """
+        k, s, x0 = self.speed, self.volatility, math.log(self.initial) - self.level
+        curve = []
+        for day in range(days):
+            years = day / DAYS_PER_YEAR
+            variance = s * s * (1.0 - math.exp(-2.0 * k * years)) / (2.0 * k)
+            curve.append(math.exp(self.level + math.exp(-k * years) * x0 + 0.5 * variance))
+        return curve
+
 
 PriceModel = Annotated[DeterministicPrices | SeasonalOU | ExponentialOU, Field(discriminator="model")]
 
@@ -172,14 +186,27 @@ def seasonal_forward_curve(
     return out
 
 
+IMPLIED_CURVE_RTOL = 1e-9
+"""How closely a given forward curve must match the one an exponential OU implies."""
+
+
 class Scenario(Settings):
-    """A complete gas storage problem: facility, daily forward curve and price model."""
+    """A complete gas storage problem: facility, daily forward curve and price model.
+
+    With ``prices.model = "exponential_ou"`` the forward curve is the one the process implies
+    (``ExponentialOU.forward_curve``): leave ``forward_curve`` out and give ``horizon_days``
+    (365 by default); a given curve must be that curve.
+    """
 
     section = "scenario"
 
     facility: Facility = Field(default_factory=Facility)
     forward_curve: list[Annotated[float, Field(gt=0, allow_inf_nan=False), Float32(PRICE_MAX)]] = Field(
         default_factory=seasonal_forward_curve, min_length=2, description="Daily forward prices, > 0."
+    )
+    horizon_days: int | None = Field(
+        None, ge=2, le=3_650,
+        description="Days of the horizon where the price model implies the curve (exponential OU; default 365).",
     )
     start_date: date = Field(date(2026, 4, 1), description="Delivery date of the first forward price.")
     prices: PriceModel = Field(default_factory=SeasonalOU)
@@ -188,6 +215,42 @@ class Scenario(Settings):
     @classmethod
     def _curve_numbers(cls, value: object) -> object:
         return finite_numbers(value, "day {i}")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _implied_curve(cls, data: object) -> object:
+        """Under exponential OU, fill in the implied forward curve (or check a given one against it)."""
+        if not isinstance(data, dict):
+            return data
+        prices = data.get("prices")
+        model = prices.get("model") if isinstance(prices, dict) else getattr(prices, "model", None)
+        if model != "exponential_ou":
+            if data.get("horizon_days") is not None:
+                raise ValueError(
+                    "horizon_days: only with prices.model = 'exponential_ou' (here the forward curve sets the horizon)"
+                )
+            return data
+        try:
+            process = prices if isinstance(prices, ExponentialOU) else ExponentialOU.model_validate(prices)
+        except ValidationError:
+            return data  # the prices' own validation names the problem
+        given, days = data.get("forward_curve"), data.get("horizon_days")
+        if days is not None and (isinstance(days, bool) or not isinstance(days, int) or not 2 <= days <= 3_650):
+            return data  # the field's own validation names the problem
+        if given is None:
+            return {**data, "forward_curve": process.forward_curve(365 if days is None else int(days))}
+        curve = finite_numbers(given, "day {i}")
+        if not isinstance(curve, list | tuple):
+            return data  # the field's own validation names the problem
+        implied = process.forward_curve(len(curve))
+        if days is not None and int(days) != len(curve):
+            raise ValueError(f"horizon_days: {days} days, but forward_curve has {len(curve)}")
+        if any(abs(float(a) - b) > IMPLIED_CURVE_RTOL * b for a, b in zip(curve, implied, strict=True)):
+            raise ValueError(
+                "forward_curve: with prices.model = 'exponential_ou' the forward curve is the one the "
+                "process implies; leave it out and give horizon_days"
+            )
+        return data
 
     @model_validator(mode="after")
     def _check_reachable(self) -> Scenario:
