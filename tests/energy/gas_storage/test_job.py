@@ -14,21 +14,19 @@ from decisions.errors import InputError
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import with_sections
 
-DAYS = 40
+pytestmark = pytest.mark.smoke_runs("gas_storage")  # the conformance kit's tiny job: same shapes, compiled once
+
+DAYS = len(DOMAIN.smoke_spec["scenario"]["forward_curve"])
 
 
 def _spec(**overrides) -> dict:
-    curve = [20.0 + 4.0 * np.cos(2 * np.pi * d / DAYS) + (1.5 if d % 7 in (2, 3) else 0.0) for d in range(DAYS)]
-    spec = {
-        "job": {"kind": "gas_storage", "name": "small", "method": "compare", "seed": 1},
-        "scenario": {
-            "forward_curve": curve,
-            "facility": {"max_inventory": 100.0, "max_injection": 25.0, "max_withdrawal": 50.0},
-            "prices": {"model": "seasonal_ou", "mean_reversion": 20.0, "volatility": 1.0},
-        },
-        "snapo": {"steps": 150, "paths_per_step": 32, "log_every": 50},
-        "evaluation": {"paths": 64, "lsmc_paths": 256},
-    }
+    """The registry's smoke job (``DOMAIN.smoke_spec``) comparing every method, with 150 SNAPO steps."""
+    spec = with_sections(
+        DOMAIN.smoke_spec,
+        job={"kind": "gas_storage", "name": "small", "method": "compare", "seed": 1},
+        snapo={"steps": 150},
+        evaluation={"lsmc_paths": 256},
+    )
     return with_sections(spec, **overrides)
 
 

@@ -22,11 +22,14 @@ from tests.helpers import assert_input_error, with_sections
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "pharma.toml"
 
+pytestmark = pytest.mark.smoke_runs("pharma")  # the conformance kit's tiny job: same shapes, compiled once
+
 TINY = {
-    "optimise": {"steps": 20, "samples_per_step": 8, "eval_samples": 64, "log_every": 10},
-    "baseline": {"samples": 16, "points": [2, 2, 2], "refinements": 0},
+    "optimise": DOMAIN.smoke_spec["optimise"],
+    "baseline": DOMAIN.smoke_spec["baseline"],
     "design_space": {"points": 3, "samples": 8},
 }
+"""The registry's smoke settings, and a small design-space map."""
 
 
 def _spec(**overrides: dict) -> dict:
@@ -88,7 +91,7 @@ def test_execute_records_a_succeeded_run_with_every_artifact(recorded) -> None:
     job, run_id, url, reports = recorded
     record = get_run(run_id, url=url)
     assert record.status == RunStatus.SUCCEEDED and record.kind == "pharma" and record.name == "tiny"
-    assert record.config["optimise"]["steps"] == 20 and record.config["method"] == "all"
+    assert record.config["optimise"]["steps"] == TINY["optimise"]["steps"] and record.config["method"] == "all"
     paths = {a.name: Path(a.path) for a in record.artifacts}
     expected = {"comparison", "cqa", "profiles", "trajectories", "filtration", "sensitivity", "design_space",
                 "training_curve", "chart", "sensitivity_chart", "design_space_chart", "snapo_profiles"}
@@ -126,7 +129,7 @@ def test_execute_records_a_succeeded_run_with_every_artifact(recorded) -> None:
     dryer = temps[temps["unit"] == "dryer"]
     assert dryer["batch_time_h"].min() == pytest.approx(comparison.loc["best_constant", ["reaction_time",
                                                                                           "cooling_time"]].sum())
-    assert len(pd.read_csv(paths["training_curve"])) == 20
+    assert len(pd.read_csv(paths["training_curve"])) == TINY["optimise"]["steps"]
 
 
 def test_saved_profiles_reload_identically(recorded) -> None:
