@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from decisions.core.evaluate import Z95, ValueEstimate, compare, monte_carlo_value
+from decisions.core.evaluate import Z95, ValueEstimate, compare, control_variate, monte_carlo_value
 
 
 def test_z95_is_the_normal_quantile() -> None:
@@ -114,3 +114,39 @@ def test_compare_errors() -> None:
         compare({"a": [1.0, 2.0], "b": [1.0, 2.0]}, reference="c")
     with pytest.raises(ValueError, match="^b: 1 of 2"):
         compare({"a": [1.0, 2.0], "b": [1.0, float("inf")]})
+
+
+def test_control_variate_keeps_the_mean_and_removes_the_explained_variance() -> None:
+    rng = np.random.default_rng(0)
+    control = rng.normal(size=20_000)  # known mean 0
+    noise = rng.normal(scale=0.1, size=20_000)
+    samples = 5.0 + 3.0 * control + noise
+    fit = control_variate(samples, control)
+    assert fit.coefficients == pytest.approx([3.0], abs=0.01)
+    assert fit.adjusted.mean() == pytest.approx(5.0, abs=0.005)  # plain mean: 5 +- 0.02
+    assert fit.variance_reduction == pytest.approx(np.var(samples) / np.var(noise), rel=0.02)  # ~900
+    unrelated = control_variate(samples, rng.normal(size=(20_000, 2)))
+    assert unrelated.variance_reduction == pytest.approx(1.0, abs=0.01)
+
+
+def test_control_variate_refuses_mismatched_controls() -> None:
+    with pytest.raises(ValueError, match="controls: expected shape"):
+        control_variate(np.ones(5), np.ones(4))
+    with pytest.raises(ValueError, match="controls: not all finite"):
+        control_variate(np.ones(3), np.array([0.0, np.nan, 1.0]))
+
+
+def test_compare_with_controls_adjusts_methods_and_their_paired_differences() -> None:
+    rng = np.random.default_rng(1)
+    shock = rng.normal(size=4_000)
+    values = {"a": 10.0 + 4.0 * shock + rng.normal(size=4_000), "b": 9.0 + 2.0 * shock + rng.normal(size=4_000)}
+    plain = compare(values, reference="b")
+    table = compare(values, reference="b", controls={"a": shock, "b": shock})
+    assert table.loc["a", "variance_reduction"] > 10 and table.loc["a", "diff_variance_reduction"] > 2
+    assert table.loc["a", "diff_stderr"] < plain.loc["a", "diff_stderr"] / 1.4
+    assert table.loc["a", "diff_mean"] == pytest.approx(1.0, abs=4 * table.loc["a", "diff_stderr"])
+    assert table.loc["b", "diff_mean"] == 0.0 and table.loc["b", "diff_variance_reduction"] == 1.0
+    only_a = compare(values, controls={"a": shock})
+    assert only_a.loc["b", "variance_reduction"] == 1.0
+    with pytest.raises(ValueError, match="controls: .*'c'"):
+        compare(values, controls={"c": shock})

@@ -5,8 +5,16 @@ Printed as one JSON object by ``decisions bench gas-storage --json``:
 - ``snapo_vs_lp_deterministic``: SNAPO value on the deterministic curve over the LP intrinsic value;
 - ``snapo_vs_rolling_intrinsic`` / ``snapo_vs_lsmc`` / ``snapo_vs_intrinsic``: on the default
   stochastic scenario, SNAPO's out-of-sample mean over each baseline's, on the same evaluation
-  paths (with the paired standard errors of the differences); ``snapo_vs_lsmc_4096`` and
-  ``snapo_minus_lsmc_4096`` (with its standard error) on 4096 further common paths;
+  paths (with the paired standard errors of the differences); ``value_lsmc`` (4096 regression
+  paths) is out of sample, its in-sample estimate beside it as ``lsmc_in_sample``;
+- ``lsmc_<n>_value`` (out of sample), ``lsmc_<n>_in_sample`` (in sample, labelled) and
+  ``lsmc_<n>_seconds`` for LSMC on n = 4k, 16k and 64k regression paths; the best n on 4096
+  validation paths (``lsmc_best_paths``) meets SNAPO on 4096 further test paths:
+  ``snapo_vs_lsmc_best``, ``snapo_minus_lsmc_best`` with its paired standard error;
+- ``value_cv_<method>``, ``stderr_cv_<method>``, ``variance_reduction_<method>``: the same
+  values with control variates (``controls.storage_controls``: the trading gain on each day's
+  unexpected price move, mean zero); every paired ``snapo_minus_*_stderr`` uses them (the plain
+  one is ``..._stderr_raw``, the factor ``..._variance_reduction``);
 - ``train_seconds``: SNAPO training on the default scenario, compile included;
 - ``n_sensitivities``: inputs differentiated in one reverse pass; ``grad_cost_ratio``:
   value-and-gradient time over value time; ``bump_speedup``: 366 revaluations (base + one
@@ -20,7 +28,7 @@ Printed as one JSON object by ``decisions bench gas-storage --json``:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -31,10 +39,10 @@ from decisions.core.evaluate import compare
 from decisions.core.pytrees import cast_leaves
 from decisions.core.timing import bump_and_revalue
 from decisions.energy.gas_storage import baselines, intrinsic, snapo_policy
-from decisions.energy.gas_storage.lsmc import LSMCConfig, lsmc
+from decisions.energy.gas_storage.controls import storage_controls
+from decisions.energy.gas_storage.lsmc_study import PATH_COUNTS, lsmc_by_paths, lsmc_figures
 from decisions.energy.gas_storage.params import GasStorageParams, to_params
-from decisions.energy.gas_storage.prices import draw_normals, spot_paths
-from decisions.energy.gas_storage.rolling import make_grid
+from decisions.energy.gas_storage.prices import draw_normals
 from decisions.energy.gas_storage.scenario import DeterministicPrices, Scenario
 from decisions.energy.gas_storage.simulator import rollout
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings, TrainedPolicy
@@ -67,6 +75,7 @@ def run_bench(
     seed: int = 0,
     ppo: bool = True,
     comparison_paths: int = 4096,
+    lsmc_path_counts: Sequence[int] = PATH_COUNTS,
     checks: bool = True,
 ) -> dict[str, Any]:
     """Measure every gas storage figure on the default (or a given) scenario.
@@ -79,8 +88,9 @@ def run_bench(
         seed: seed of training and evaluation draws.
         ppo: also train black-box PPO (3M steps, a few minutes) on the default scenario and
             score it against SNAPO on the same paths (``ppo_vs_snapo_*`` figures).
-        comparison_paths: LSMC training paths and further evaluation paths of the SNAPO vs
-            LSMC comparison.
+        comparison_paths: validation paths, and as many test paths, of the SNAPO vs LSMC comparison.
+        lsmc_path_counts: LSMC regression paths tried in that comparison (the best on the
+            validation paths meets SNAPO on the test paths).
         checks: also run the finite-difference check of the sensitivities and the
             deterministic training against the LP optimum (``fd_*`` and ``det_*`` figures).
 
@@ -105,21 +115,35 @@ def run_bench(
     found = baselines.run_baselines(scenario, normals, key=key_lsmc)
     report("baselines", 1, 1)
     values.update({str(name): np.asarray(v) for name, v in found.values.items()})
-    table = compare(values, reference="snapo")
+    actions = {"snapo": snapo_policy.schedule(trained, params, normals)[0]}
+    actions.update({str(name): jnp.asarray(a) for name, a in found.actions.items()})
+    hedge = jnp.asarray(found.intrinsic.net_injection, normals.dtype) if found.intrinsic is not None else None
+    controls = {name: np.asarray(storage_controls(a, normals, params, hedge)) for name, a in actions.items()}
+    raw = compare(values, reference="snapo")
+    table = compare(values, reference="snapo", controls=controls)  # control variates: same means, less noise
     lp_value = float(found.intrinsic.value) if found.intrinsic is not None else float("nan")
     figures["intrinsic_value"] = lp_value
+    figures["lsmc_in_sample"] = found.lsmc_in_sample  # in sample: the fit's own paths (biased upwards)
     for name in table.index:
-        figures[f"value_{name}"] = float(table.loc[name, "mean"])
-        figures[f"stderr_{name}"] = float(table.loc[name, "stderr"])
+        figures[f"value_{name}"] = float(raw.loc[name, "mean"])
+        figures[f"stderr_{name}"] = float(raw.loc[name, "stderr"])
+        figures[f"value_cv_{name}"] = float(table.loc[name, "mean"])
+        figures[f"stderr_cv_{name}"] = float(table.loc[name, "stderr"])
+        figures[f"variance_reduction_{name}"] = float(table.loc[name, "variance_reduction"])
     for name in ("rolling_intrinsic", "lsmc"):
         figures[f"snapo_vs_{name}"] = float(values["snapo"].mean() / values[name].mean())
         figures[f"snapo_minus_{name}_stderr"] = float(table.loc[name, "diff_stderr"])
+        figures[f"snapo_minus_{name}_stderr_raw"] = float(raw.loc[name, "diff_stderr"])
+        figures[f"snapo_minus_{name}_variance_reduction"] = float(table.loc[name, "diff_variance_reduction"])
     figures["snapo_vs_intrinsic"] = float(values["snapo"].mean() / lp_value)
-    report("SNAPO vs LSMC on more paths", 0, 1)
+    report("SNAPO vs LSMC at 4k-64k paths, out of sample", 0, 1)
     figures.update(
-        lsmc_comparison(trained, scenario, key_lsmc, jax.random.fold_in(key_eval, 1), paths=comparison_paths)
+        lsmc_comparison(
+            trained, scenario, key_lsmc, jax.random.fold_in(key_eval, 1), paths=comparison_paths,
+            path_counts=lsmc_path_counts,
+        )
     )
-    report("SNAPO vs LSMC on more paths", 1, 1)
+    report("SNAPO vs LSMC at 4k-64k paths, out of sample", 1, 1)
 
     report("sensitivity timing", 0, 1)
     figures.update(_timing(trained, params, normals))
@@ -141,25 +165,29 @@ def run_bench(
 
 
 def lsmc_comparison(
-    trained: TrainedPolicy, scenario: Scenario, key_lsmc: jax.Array, key_paths: jax.Array, paths: int = 4096
-) -> dict[str, float]:
-    """SNAPO against LSMC (4096 training paths) on ``paths`` further common evaluation paths.
+    trained: TrainedPolicy,
+    scenario: Scenario,
+    key_lsmc: jax.Array,
+    key_paths: jax.Array,
+    paths: int = 4096,
+    path_counts: Sequence[int] = PATH_COUNTS,
+) -> dict[str, float | int]:
+    """SNAPO against the best of LSMC at ``path_counts`` regression paths, out of sample.
 
-    The headline comparison uses 512 paths, where the paired standard error (about 17) is as
-    large as the gap between two near-optimal policies; this one resolves it.
+    Each LSMC is fitted on its own paths, the best count chosen on ``paths`` validation paths
+    and scored, with SNAPO, on ``paths`` further test paths (``lsmc_study``). The headline
+    comparison uses 512 paths, where the paired standard error (about 17) is as large as the
+    gap between two near-optimal policies; this one resolves it.
     """
+    key_val, key_test = jax.random.split(key_paths)
+    test = draw_normals(key_test, paths, scenario.horizon)
+    fits = lsmc_by_paths(
+        scenario, path_counts, key=key_lsmc, validation=draw_normals(key_val, paths, scenario.horizon), test=test
+    )
     params = to_params(scenario)
-    normals = draw_normals(key_paths, paths, scenario.horizon)
-    x, spots = spot_paths(normals, params)
-    train = spot_paths(draw_normals(key_lsmc, 4096, scenario.horizon), params)
-    lsmc_values = np.asarray(lsmc(train, (x, spots), params, make_grid(params), LSMCConfig()).values, np.float64)
-    snapo_values = np.asarray(snapo_policy.evaluate_policy(trained, normals, params), np.float64)
-    diff = snapo_values - lsmc_values
-    return {
-        "snapo_vs_lsmc_4096": float(snapo_values.mean() / lsmc_values.mean()),
-        "snapo_minus_lsmc_4096": float(diff.mean()),
-        "snapo_minus_lsmc_4096_stderr": float(diff.std(ddof=1) / np.sqrt(paths)),
-    }
+    moves, _ = snapo_policy.schedule(trained, params, test)
+    snapo_values = np.asarray(snapo_policy.evaluate_policy(trained, test, params), np.float64)
+    return lsmc_figures(fits, snapo_values, np.asarray(storage_controls(moves, test, params), np.float64))
 
 
 def _timing(
@@ -329,6 +357,7 @@ SMOKE_BUDGET: dict[str, Any] = {
     "eval_paths": 32,
     "ppo": False,
     "comparison_paths": 256,
+    "lsmc_path_counts": (256, 1024),
     "checks": False,
 }
 """A benchmark that runs in seconds (the platform's conformance test): a 30-day facility."""

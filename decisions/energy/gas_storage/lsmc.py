@@ -194,3 +194,18 @@ def lsmc(
     betas, in_sample, stderr = _train(train, params, moves, grid.min_move, config)
     actions = _apply(evaluate, params, moves, grid.min_move, config, betas)
     return LSMCResult(actions, path_values(actions, evaluate[1], params), in_sample, stderr, betas)
+
+
+def lsmc_actions(
+    fitted: LSMCResult, paths: tuple[Array, Array], params: GasStorageParams, grid: Grid, config: LSMCConfig = LSMCConfig()
+) -> Array:
+    """Apply an already fitted LSMC policy to further paths: its net injections ``(P, D)``.
+
+    Args:
+        fitted: the result of ``lsmc`` (its coefficients are used).
+        paths: ``(x, spots)`` paths, each ``(P, D)``.
+        params: problem parameters (those it was fitted on).
+        grid: the same inventory grid.
+        config: the same regression settings.
+    """
+    return _apply(paths, params, _moves(grid, paths[1].dtype), grid.min_move, config, fitted.coefficients)

@@ -17,6 +17,8 @@ from decisions.errors import InputError
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import with_sections
 
+pytestmark = pytest.mark.smoke_runs("building")  # the one-seed PPO job is the conformance kit's tiny job
+
 
 def _spec(**overrides) -> dict:
     spec = {

@@ -14,6 +14,8 @@ from decisions.finance.pension import job as pension_job
 from decisions.finance.pension import snapo_policy as sp
 from decisions.store import RunStatus, dispose_engines, get_run
 
+pytestmark = pytest.mark.smoke_runs("pension")
+
 
 def test_prepare_validates_the_spec() -> None:
     job = pension_job.prepare({"job": {"kind": "pension", "name": "alm"}, "scenario": {"horizon_years": 10}})
@@ -32,13 +34,7 @@ def test_prepare_validates_the_spec() -> None:
 
 
 def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
-    job = pension_job.prepare(
-        {
-            "scenario": {"horizon_years": 2},
-            "snapo": {"steps": 40, "paths_per_step": 64, "width": 8, "log_every": 20},
-            "evaluation": {"paths": 128, "selection_paths": 64},
-        }
-    )
+    job = pension_job.prepare(DOMAIN.smoke_spec)  # the conformance kit's tiny job: its programs compile once
     report = pension_job.run_job(job)
     assert set(report.comparison.index) == {"snapo", "fixed_mix"}
     assert len(report.funding_fan) == 25 and len(report.allocation) == 24

@@ -16,6 +16,7 @@ from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
 from decisions.finance.pension.liabilities import initial_liability
 from decisions.finance.pension.params import PensionParams, to_params
+from decisions.finance.pension.policy import fixed_mix_params
 from decisions.finance.pension.report import allocation, allocation_long, funding_fan
 from decisions.finance.pension.scenario import Scenario
 from decisions.finance.pension.simulator import draw_normals
@@ -39,6 +40,16 @@ def trained(params: PensionParams) -> sp.TrainedPensionPolicy:
 @pytest.fixture(scope="module")
 def fixed(params: PensionParams) -> baselines.FixedMixResult:
     return baselines.best_fixed_mix(params, SETTINGS, key=jax.random.PRNGKey(7), selection_paths=512)
+
+
+@pytest.fixture(scope="module")
+def grid_mix(params: PensionParams) -> sp.TrainedPensionPolicy:
+    """A fixed mix of the baseline's grid (no search, no training): enough to save and reload."""
+    network = QUICK.network(params.n_assets)
+    weights = next(iter(baselines.named_mixes(params).values()))
+    return sp.TrainedPensionPolicy(
+        policy=network, params=fixed_mix_params(network, weights, 0.5), settings=QUICK, asset_names=params.asset_names
+    )
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +117,11 @@ def test_report_tables_are_consistent(params: PensionParams, trained: sp.Trained
 def test_save_and_reload_give_identical_decisions(
     params: PensionParams,
     trained: sp.TrainedPensionPolicy,
-    fixed: baselines.FixedMixResult,
+    grid_mix: sp.TrainedPensionPolicy,
     fresh: jax.Array,
     tmp_path: Path,
 ) -> None:
-    for name, policy in (("net", trained), ("mix", fixed.policy)):
+    for name, policy in (("net", trained), ("mix", grid_mix)):
         path = tmp_path / f"{name}.msgpack"
         sp.save_policy(path, policy)
         loaded = sp.load_policy(path)

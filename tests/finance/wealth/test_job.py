@@ -16,6 +16,8 @@ from decisions.jobs.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import assert_input_error
 
+pytestmark = pytest.mark.smoke_runs("wealth")  # the smoke job's problem: the planner's programs compile once
+
 PROBLEM = {
     "horizon": 6,
     "initial_wealth": 100.0,

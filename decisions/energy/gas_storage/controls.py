@@ -1,0 +1,66 @@
+"""Control variates of a storage valuation: the trading gain on each day's unexpected price move.
+
+On day ``t >= 1`` the spot's surprise ``e_t = S_t - E_{t-1}[S_t]`` has mean zero given
+everything known on day ``t - 1``; so has ``h_t e_t`` for anything ``h_t`` known then, such as
+the inventory held into day ``t``. The discounted sums
+
+- ``sum_t DF_t V_t e_t`` (the gain of the gas held on the price's unexpected moves),
+- ``sum_t DF_t e_t`` (the surprises themselves) and
+- ``sum_t DF_t q_t (S_t - F_t)``, ``q_t`` the intrinsic LP's net withdrawal and ``F_t = E_0[S_t]``
+  the day-0 forward (the gain of hedging the intrinsic schedule with forwards: the LP's own
+  path value less its expectation)
+
+have expectation exactly zero under the model and move with a path's value, which makes them
+control variates for ``core.evaluate.control_variate`` / ``compare(..., controls=...)``.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import Array
+
+from decisions.energy.gas_storage.intrinsic import solve_intrinsic
+from decisions.energy.gas_storage.params import GasStorageParams, PriceKind
+from decisions.energy.gas_storage.prices import DT, discount_factors, implied_forward, spot, spot_paths
+from decisions.energy.gas_storage.valuation import inventory_paths
+
+
+def price_surprises(x: Array, spots: Array, params: GasStorageParams) -> Array:
+    """``S_t - E_{t-1}[S_t]`` on each path and day ``(P, D)``; day 0 (known) is 0.
+
+    With ``x_t = phi x_{t-1} + sd Z`` the conditional expectation is
+    ``spot(t, phi x_{t-1}) exp(sd^2 / 2)`` for both OU models; deterministic prices have none.
+    """
+    if params.price_kind is PriceKind.DETERMINISTIC:
+        return jnp.zeros_like(spots)
+    phi = jnp.exp(-params.mean_reversion * DT)
+    sd2 = jnp.square(params.volatility) * (1.0 - phi**2) / (2.0 * params.mean_reversion)
+    days = jnp.arange(1, params.horizon)
+    expected = spot(days[None, :], phi * x[:, :-1], params) * jnp.exp(0.5 * sd2)
+    return jnp.concatenate([jnp.zeros_like(spots[:, :1]), spots[:, 1:] - expected], axis=1)
+
+
+def storage_controls(
+    net_injection: Array, normals: Array, params: GasStorageParams, hedge: Array | None = None
+) -> Array:
+    """The mean-zero controls of a schedule on the paths of ``normals``: ``(P, 3)``.
+
+    Args:
+        net_injection: ``(P, D)`` the method's executed net injection on those paths.
+        normals: ``(P, D - 1)`` the paths' standard normals.
+        params: problem parameters.
+        hedge: ``(D,)`` the static schedule hedged with forwards (default: the intrinsic LP's
+            net injection, solved here; pass it to solve once for several methods).
+
+    Returns:
+        Columns ``sum_t DF_t V_t e_t`` (``V_t`` the inventory held into day ``t``),
+        ``sum_t DF_t e_t`` and ``sum_t DF_t (-hedge_t) (S_t - F_t)``.
+    """
+    x, spots = spot_paths(normals, params)
+    discount = discount_factors(params)
+    surprise = price_surprises(x, spots, params) * discount
+    held = inventory_paths(jnp.broadcast_to(net_injection, spots.shape), params)[:, :-1]
+    if hedge is None:
+        hedge = jnp.asarray(solve_intrinsic(params).net_injection, spots.dtype)
+    forward_gain = jnp.sum(discount * -hedge * (spots - implied_forward(params)), axis=1)
+    return jnp.stack([jnp.sum(held * surprise, axis=1), jnp.sum(surprise, axis=1), forward_gain], axis=1)
