@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -328,14 +329,27 @@ def _print_comparison(path: Path) -> None:
 def bench(
     name: Annotated[str | None, typer.Argument(help="Domain whose benchmark runs (see the list without a name).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    settings: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a benchmark setting: key=JSON value (e.g. ppo=false). Repeatable."),
+    ] = None,
+    save: Annotated[
+        bool, typer.Option("--save", help="Also write benchmarks/<name>.json (figures, commit, date, machine, wall time).")
+    ] = False,
 ) -> None:
     """Run a domain's benchmark and print its figures (without a name: list the domains)."""
+    from decisions.jobs.bench_store import parse_overrides, save_result
     from decisions.jobs.registry import get, known
 
     if name is None:
         raise InputError("name", f"missing: name a domain's benchmark (known: {known()})")
     domain = get(name, field="name")
-    figures = domain.run_bench(None if as_json else _console_progress)
+    budget = parse_overrides(settings or [], domain.module("bench").run_bench)
+    started = time.perf_counter()
+    figures = domain.run_bench(None if as_json else _console_progress, **budget)
+    if save:
+        path = save_result(domain.name, figures, wall_seconds=time.perf_counter() - started, budget=budget)
+        err_console.print(f"saved {path}", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(figures, sort_keys=True) + "\n")
         return

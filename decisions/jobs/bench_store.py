@@ -1,0 +1,88 @@
+"""Stored benchmark results: ``decisions bench NAME --save`` writes ``benchmarks/<name>.json``.
+
+Each file holds the figures with what a reader needs to judge them: the git commit, the date,
+the machine (cores and CPU model), the wall time and the budget overrides the run was given.
+Overrides come from the command line as ``--set key=value`` with a JSON value (``true``,
+``4096``, ``[4096, 16384]``): parsed as JSON, never evaluated.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import platform
+import subprocess
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from decisions.errors import InputError
+
+BENCH_FOLDER = Path(__file__).resolve().parents[2] / "benchmarks"
+"""Where ``--save`` writes, in a source checkout."""
+
+
+def parse_overrides(pairs: Sequence[str], run_bench: Callable[..., Any]) -> dict[str, Any]:
+    """``["ppo=false", "eval_paths=512"]`` -> keyword arguments of ``run_bench``.
+
+    Raises:
+        InputError: (field ``set``) a pair without ``=``, a value that is not JSON, or a key that
+            is not a keyword of the domain's ``run_bench``.
+    """
+    known = [name for name, p in inspect.signature(run_bench).parameters.items() if p.kind is p.KEYWORD_ONLY]
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise InputError("set", f"expected key=value, got {pair!r}")
+        if key not in known:
+            raise InputError("set", f"{key!r} is not a setting of this benchmark (known: {known})")
+        try:
+            out[key] = json.loads(text)
+        except json.JSONDecodeError:
+            raise InputError("set", f"{key}: the value must be JSON (true, 512, [1, 2]), got {text!r}") from None
+    return out
+
+
+def machine() -> dict[str, Any]:
+    """Cores, CPU model and platform of this machine."""
+    model = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as info:
+            model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), model)
+    except OSError:
+        pass
+    return {"cores": os.cpu_count(), "cpu": model, "platform": platform.platform()}
+
+
+def git_commit() -> str | None:
+    """The checkout's commit (with ``-dirty`` when it has uncommitted changes), or None."""
+    root = BENCH_FOLDER.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def save_result(
+    name: str, figures: dict[str, Any], *, wall_seconds: float, budget: dict[str, Any], folder: Path = BENCH_FOLDER
+) -> Path:
+    """Write ``<folder>/<name>.json``: the figures with commit, date, machine, wall time and budget."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    record = {
+        "name": name,
+        "commit": git_commit(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "wall_seconds": round(wall_seconds, 1),
+        "budget": budget,
+        "figures": figures,
+    }
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return path
