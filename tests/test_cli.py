@@ -120,6 +120,12 @@ def test_bench_without_a_name_lists_the_registry_names() -> None:
     assert all(name in result.output for name in names())
 
 
+def test_a_bench_setting_it_does_not_have_is_one_line_error() -> None:
+    result = runner.invoke(app, ["bench", "wealth", "--set", "paths=100", "--set", "colour=1"])
+    _one_line_error(result, "set")
+    assert "'colour' is not a setting" in result.output
+
+
 def test_unknown_benchmark_lists_the_same_names() -> None:
     from decisions.jobs.registry import names
 
