@@ -18,15 +18,8 @@ from tests.helpers import assert_input_error
 
 pytestmark = pytest.mark.smoke_runs("wealth")  # the smoke job's problem: the planner's programs compile once
 
-PROBLEM = {
-    "horizon": 6,
-    "initial_wealth": 100.0,
-    "cash_flows": [5.0, 5.0, 5.0, 0.0, 0.0, 0.0],
-    "goals": [
-        {"year": 2, "options": [{"cost": 20.0, "utility": 10.0}, {"cost": 40.0, "utility": 16.0}]},
-        {"year": 6, "options": [{"cost": 90.0, "utility": 30.0}]},
-    ],
-}
+PROBLEM = DOMAIN.smoke_spec["problem"]
+"""Two goals over six years (the registry's smoke problem)."""
 
 
 def _spec(**sections: object) -> dict[str, object]:
