@@ -15,6 +15,8 @@ Printed as one JSON object by ``decisions bench gas-storage --json``:
   values with control variates (``controls.storage_controls``: the trading gain on each day's
   unexpected price move, mean zero); every paired ``snapo_minus_*_stderr`` uses them (the plain
   one is ``..._stderr_raw``, the factor ``..._variance_reduction``);
+- ``expou_lsmc_<n>_value`` / ``expou_lsmc_<n>_in_sample``: LSMC out of and in sample on QuantLib's
+  exponential-OU storage set-up (one year, capacity 50, rate 1), where few regression paths overfit;
 - ``train_seconds``: SNAPO training on the default scenario, compile included;
 - ``n_sensitivities``: inputs differentiated in one reverse pass; ``grad_cost_ratio``:
   value-and-gradient time over value time; ``bump_speedup``: 366 revaluations (base + one
@@ -40,7 +42,12 @@ from decisions.core.pytrees import cast_leaves
 from decisions.core.timing import bump_and_revalue
 from decisions.energy.gas_storage import baselines, intrinsic, snapo_policy
 from decisions.energy.gas_storage.controls import storage_controls
-from decisions.energy.gas_storage.lsmc_study import PATH_COUNTS, lsmc_by_paths, lsmc_figures
+from decisions.energy.gas_storage.lsmc_study import (
+    PATH_COUNTS,
+    exponential_ou_figures,
+    lsmc_by_paths,
+    lsmc_figures,
+)
 from decisions.energy.gas_storage.params import GasStorageParams, to_params
 from decisions.energy.gas_storage.prices import draw_normals
 from decisions.energy.gas_storage.scenario import DeterministicPrices, Scenario
@@ -77,6 +84,7 @@ def run_bench(
     comparison_paths: int = 4096,
     lsmc_path_counts: Sequence[int] = PATH_COUNTS,
     checks: bool = True,
+    exponential_ou: bool = True,
 ) -> dict[str, Any]:
     """Measure every gas storage figure on the default (or a given) scenario.
 
@@ -91,6 +99,8 @@ def run_bench(
         comparison_paths: validation paths, and as many test paths, of the SNAPO vs LSMC comparison.
         lsmc_path_counts: LSMC regression paths tried in that comparison (the best on the
             validation paths meets SNAPO on the test paths).
+        exponential_ou: also value LSMC in and out of sample on QuantLib's exponential-OU
+            storage set-up (``lsmc_study.EXPONENTIAL_OU_INSTANCE``; ``expou_*`` figures).
         checks: also run the finite-difference check of the sensitivities and the
             deterministic training against the LP optimum (``fd_*`` and ``det_*`` figures).
 
@@ -144,6 +154,11 @@ def run_bench(
         )
     )
     report("SNAPO vs LSMC at 4k-64k paths, out of sample", 1, 1)
+
+    if exponential_ou:
+        report("LSMC on the exponential-OU instance", 0, 1)
+        figures.update(exponential_ou_figures())
+        report("LSMC on the exponential-OU instance", 1, 1)
 
     report("sensitivity timing", 0, 1)
     figures.update(_timing(trained, params, normals))
@@ -359,5 +374,6 @@ SMOKE_BUDGET: dict[str, Any] = {
     "comparison_paths": 256,
     "lsmc_path_counts": (256, 1024),
     "checks": False,
+    "exponential_ou": False,
 }
 """A benchmark that runs in seconds (the platform's conformance test): a 30-day facility."""
