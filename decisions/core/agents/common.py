@@ -306,6 +306,33 @@ def run_chunked(
     return state, _concat(logs, log_axis)
 
 
+def iteration_steps(config: Any) -> int:
+    """Environment steps of one training iteration: a rollout (on-policy) or ``train_freq`` vector steps (off-policy)."""
+    if hasattr(config, "rollout_steps"):
+        return int(config.batch_size)
+    return int(config.train_freq * config.num_envs)
+
+
+def config_checkpoint(checkpoint: Callable[..., Path | None] | None, name: str, config: Any) -> Path | None:
+    """The checkpoint file for an agent's training of ``config``, asked of ``checkpoint``.
+
+    Args:
+        checkpoint: ``decisions.jobs.checkpoints.checkpoint_file`` (or alike), or None.
+        name: the trainer's name in the job (``ppo-seed0``, ``expert-<task>``).
+        config: the agent's config: its iterations, its chunk (``chunk_size`` of its
+            ``log_every``) and its environment steps per iteration are passed on.
+
+    Returns:
+        The file ``checkpoint`` gives, or None without ``checkpoint``.
+    """
+    if checkpoint is None:
+        return None
+    return checkpoint(
+        name, iterations=config.iterations, every=chunk_size(config.iterations, config.log_every),
+        steps_per_iteration=iteration_steps(config),
+    )
+
+
 def chunk_size(iterations: int, log_every: int) -> int:
     """Iterations per chunk: a divisor of ``iterations`` close to ``log_every`` when one exists.
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from decisions.core.agents.common import ProgressFn, TrainResult, chunk_size
+from decisions.core.agents.common import ProgressFn, TrainResult, config_checkpoint
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario, Split
@@ -86,23 +86,11 @@ def train_agent(
             report = lambda task, done, total, seed=seed: progress(  # noqa: E731
                 task, seed * total + done, settings.seeds * total
             )
-        path = None
-        if checkpoint is not None:
-            path = checkpoint(
-                f"{name.value}-seed{seed}", iterations=config.iterations,
-                every=chunk_size(config.iterations, config.log_every), steps_per_iteration=iteration_steps(config),
-            )
+        path = config_checkpoint(checkpoint, f"{name.value}-seed{seed}", config)
         results.append(
             name.module.train(env, config, key=seed_key, params=params, progress=report, checkpoint=path)
         )
     return stack_results(results)
-
-
-def iteration_steps(config: Any) -> int:
-    """Environment steps of one training iteration: a rollout (on-policy) or ``train_freq`` vector steps (off-policy)."""
-    if hasattr(config, "rollout_steps"):
-        return int(config.batch_size)
-    return int(config.train_freq * config.num_envs)
 
 
 def stack_results(results: list[TrainResult]) -> TrainResult:

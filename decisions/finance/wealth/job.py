@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from decisions.core.agents.common import chunk_size
+from decisions.core.agents.common import config_checkpoint
 from decisions.core.progress import Progress, silent
 from decisions.finance.wealth.distill import refine
 from decisions.finance.wealth.dp import option_sets, solve, wealth_grid
@@ -67,10 +67,7 @@ def _planner(job: WealthJob, progress: Progress, metrics: dict[str, float]) -> t
     training: dict[str, Any] | None = None
     if settings.train_problems > 0:
         config = dataclasses.replace(DEFAULT_CONFIG, total_env_steps=settings.train_steps)
-        checkpoint = checkpoint_file(
-            "planner-ppo", iterations=config.iterations, every=chunk_size(config.iterations, config.log_every),
-            steps_per_iteration=config.batch_size,
-        )
+        checkpoint = config_checkpoint(checkpoint_file, "planner-ppo", config)
         start = time.perf_counter()
         planner, result = train_planner(
             settings.train_problems, config=config, market=job.problem.market, seed=job.seed, progress=progress,

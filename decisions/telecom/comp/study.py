@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import pandas as pd
 
-from decisions.core.agents.common import chunk_size
+from decisions.core.agents.common import config_checkpoint
 from decisions.core.progress import Progress, silent
 from decisions.telecom.comp.budget import StudyBudget
 from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
@@ -106,11 +106,7 @@ DT_CHECKPOINT_EVERY = 50
 
 def _ppo_checkpoint(checkpoints: CheckpointFor | None, name: str, total_env_steps: int) -> Path | None:
     """The checkpoint file of a PPO training of ``total_env_steps`` (None without ``checkpoints``)."""
-    if checkpoints is None:
-        return None
-    config = budget_config(total_env_steps)
-    every = chunk_size(config.iterations, config.log_every)
-    return checkpoints(name, iterations=config.iterations, every=every, steps_per_iteration=config.batch_size)
+    return config_checkpoint(checkpoints, name, budget_config(total_env_steps))
 
 
 def _write_once(path: Path, write: Callable[[Path], None]) -> None:
