@@ -23,7 +23,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from decisions.store.records import RunRecord
 
 SUBFOLDER = "checkpoints"
 """The folder of a run's checkpoints, inside the run's folder."""
@@ -210,8 +213,9 @@ def resume_point(folder: Path, stopped_at: datetime | None) -> ResumePoint:
     """
     from decisions.core.checkpoint import load_metadata  # light: msgpack, no compilation
 
+    entries = read_index(folder)
     trainers = []
-    for entry in read_index(folder):
+    for entry in entries:
         path = folder / f"{entry['name']}.msgpack"
         done, saved = 0, None
         if path.is_file():
@@ -227,10 +231,16 @@ def resume_point(folder: Path, stopped_at: datetime | None) -> ResumePoint:
         ))
     lost = 0.0
     if trainers and not trainers[-1].finished and stopped_at is not None:
-        since = trainers[-1].saved_at or _started(read_index(folder)[-1])
+        since = trainers[-1].saved_at or _started(entries[-1])
         if since is not None:
             lost = max((stopped_at - since).total_seconds(), 0.0)
     return ResumePoint(tuple(trainers), lost)
+
+
+def stopped_run_point(run_folder: Path, record: RunRecord) -> ResumePoint:
+    """``resume_point`` of a stopped run's checkpoints (``run_folder/checkpoints``), its process's
+    last sign of life taken from its record (finish time, else last heartbeat, else start)."""
+    return resume_point(run_folder / SUBFOLDER, record.finished_at or record.heartbeat_at or record.started_at)
 
 
 def _started(entry: dict[str, Any]) -> datetime | None:

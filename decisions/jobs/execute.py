@@ -196,26 +196,19 @@ def prepare_resume(run_id: int, *, url: str | None = None) -> PreparedResume:
         RunAliveError: it is running and its process alive (an ``InputError``).
         InputError: its stored configuration no longer validates.
     """
-    from decisions.jobs.checkpoints import SUBFOLDER, resume_point
+    from decisions.jobs.checkpoints import stopped_run_point
     from decisions.jobs.record import run_folder
-    from decisions.store import RunStatus, get_run
-    from decisions.store.lifecycle import RunAliveError, RunNotResumableError
+    from decisions.store import get_run
+    from decisions.store.lifecycle import RunNotResumableError, check_resumable
 
     rec = get_run(run_id, url=url)
-    if rec.status is RunStatus.SUCCEEDED:
-        raise RunNotResumableError("run", f"run {run_id} succeeded: there is nothing to resume")
-    if rec.status is RunStatus.RUNNING:
-        raise RunAliveError(
-            "run", f"run {run_id} is still running (process {rec.pid} on {rec.host}); it cannot be resumed while alive"
-        )
+    check_resumable(rec)
     domain = find(rec.kind)
     if domain is None or not domain.resumable:
         what = f"{rec.kind} jobs keep no checkpoints" if domain is not None else f"no domain runs kind {rec.kind!r}"
         raise RunNotResumableError("run", f"run {run_id} cannot be resumed: {what}; run its spec again")
     job = domain.job_from_config(rec.config)
-    stopped_at = rec.finished_at or rec.heartbeat_at or rec.started_at
-    point = resume_point(run_folder(run_id, job.output_dir, url) / SUBFOLDER, stopped_at)
-    return PreparedResume(run_id, domain.name, job, point)
+    return PreparedResume(run_id, domain.name, job, stopped_run_point(run_folder(run_id, job.output_dir, url), rec))
 
 
 def execute_resume(prepared: PreparedResume, *, url: str | None = None, progress: Progress = silent) -> ExecutionOutcome:

@@ -90,8 +90,7 @@ def execute_recorded(
 
 def resume_metrics(folder: Path, previous: RunRecord) -> dict[str, float]:
     """The metrics recording a resume of the run that was ``previous`` (before it was reopened) from ``folder``'s checkpoints."""
-    from decisions.jobs.checkpoints import SUBFOLDER, resume_point
+    from decisions.jobs.checkpoints import stopped_run_point
 
     before = previous.latest_metrics().get("resumed_times") or 0.0
-    stopped_at = previous.finished_at or previous.heartbeat_at or previous.started_at
-    return resume_point(folder / SUBFOLDER, stopped_at).metrics(int(before) + 1)
+    return stopped_run_point(folder, previous).metrics(int(before) + 1)

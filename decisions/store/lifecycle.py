@@ -125,6 +125,22 @@ def interrupt_running(
         return [run.id for run in runs]
 
 
+def check_resumable(record: RunRecord) -> None:
+    """Refuse to resume a run that succeeded or whose process is alive (its status as judged now).
+
+    Raises:
+        RunNotResumableError: it succeeded.
+        RunAliveError: it is running and its process alive.
+    """
+    if record.status is RunStatus.SUCCEEDED:
+        raise RunNotResumableError("run", f"run {record.id} succeeded: there is nothing to resume")
+    if record.status is RunStatus.RUNNING:
+        raise RunAliveError(
+            "run",
+            f"run {record.id} is still running (process {record.pid} on {record.host}); it cannot be resumed while alive",
+        )
+
+
 def reopen_run(run_id: int, *, url: str | None = None) -> RunRecord:
     """Make a stopped run ``running`` again, recorded by this process: the start of a resume.
 
@@ -149,12 +165,7 @@ def reopen_run(run_id: int, *, url: str | None = None) -> RunRecord:
     with session_scope(url) as session:
         run = run_row(session, run_id)
         before = run_record(run, now)
-        if before.status is RunStatus.SUCCEEDED:
-            raise RunNotResumableError("run", f"run {run_id} succeeded: there is nothing to resume")
-        if before.status is RunStatus.RUNNING:
-            raise RunAliveError(
-                "run", f"run {run_id} is still running (process {run.pid} on {run.host}); it cannot be resumed while alive"
-            )
+        check_resumable(before)
         session.execute(delete(Artifact).where(Artifact.run_id == run_id))
         run.status, run.error, run.finished_at, run.duration_seconds = RunStatus.RUNNING, None, None, None
         run.host, run.pid, run.started_at, run.heartbeat_at = this_host(), os.getpid(), now, now
