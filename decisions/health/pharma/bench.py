@@ -64,7 +64,6 @@ def run_bench(
     scenario = scenario or Scenario()
     settings = settings or OptimiseSettings()
     design = design or DesignSpaceSettings()
-    baseline = baseline or BaselineSettings()
     g = grid(scenario)
     p = problem(scenario)
     figures: dict[str, Any] = {"eval_samples": settings.eval_samples}
@@ -77,9 +76,7 @@ def run_bench(
 
     report("best constant baseline", 0, 1)
     start = time.perf_counter()
-    comparison = compare_with_baseline(
-        result, samples=baseline.samples, points=baseline.points, refinements=baseline.refinements
-    )
+    comparison = compare_with_baseline(result, baseline)
     figures["baseline_seconds"] = time.perf_counter() - start
     report("best constant baseline", 1, 1)
     snapo, base = result.evaluation, comparison.baseline

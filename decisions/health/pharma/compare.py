@@ -12,6 +12,7 @@ from decisions.health.pharma import baselines
 from decisions.health.pharma.evaluation import Evaluation, evaluate
 from decisions.health.pharma.params import CPP_NAMES, grid
 from decisions.health.pharma.snapo_policy import OptimisedProfiles, evaluation_key, problem
+from decisions.health.pharma.spec import BaselineSettings
 
 
 @dataclass(frozen=True)
@@ -32,10 +33,7 @@ class Comparison:
 
 def compare_with_baseline(
     result: OptimisedProfiles,
-    *,
-    samples: int = 256,
-    points: tuple[int, int, int] = (11, 11, 6),
-    refinements: int = 2,
+    baseline: BaselineSettings | None = None,
 ) -> Comparison:
     """Find the best constant operation and evaluate it where SNAPO was evaluated.
 
@@ -46,9 +44,8 @@ def compare_with_baseline(
 
     Args:
         result: a SNAPO result with its evaluation (from ``optimise``).
-        samples: draws per grid candidate.
-        points: grid points (reactor, cooling end, dryer temperature).
-        refinements: zoomed grid passes.
+        baseline: the grid search's draws per candidate, grid points and zoomed passes
+            (default ``BaselineSettings()``: 256 draws, an 11 x 11 x 6 grid, two zooms).
 
     Returns:
         The ``Comparison``.
@@ -56,6 +53,7 @@ def compare_with_baseline(
     if result.evaluation is None:
         raise ValueError("result has no evaluation (loaded profiles): run optimise")
     settings, scenario = result.settings, result.scenario
+    baseline = baseline or BaselineSettings()
     g = grid(scenario)
     p = problem(scenario)
     search = baselines.best_constant(
@@ -66,10 +64,10 @@ def compare_with_baseline(
         p.bounds,
         g,
         key=jax.random.PRNGKey(settings.seed + 1),
-        samples=samples,
-        points=points,
+        samples=baseline.samples,
+        points=baseline.points,
         required_compliance=settings.training_compliance,
-        refinements=refinements,
+        refinements=baseline.refinements,
     )
     base = evaluate(
         jnp.asarray(search.cpps, jnp.float32),

@@ -120,12 +120,7 @@ def _optimise_and_compare(
     metrics["train_seconds"] = float(result.train_seconds)
     progress("best constant baseline", 0, 1)
     start = time.perf_counter()
-    comparison = compare_with_baseline(
-        result,
-        samples=job.baseline.samples,
-        points=job.baseline.points,
-        refinements=job.baseline.refinements,
-    )
+    comparison = compare_with_baseline(result, job.baseline)
     metrics["baseline_seconds"] = time.perf_counter() - start
     progress("best constant baseline", 1, 1)
     evaluations = {"snapo": result.evaluation, "best_constant": comparison.baseline}
