@@ -120,12 +120,13 @@ def run_bench(
     figures["train_seconds"] = trained.train_seconds
     params = to_params(scenario)
     normals = draw_normals(key_eval, eval_paths, scenario.horizon)
-    values = {"snapo": np.asarray(snapo_policy.evaluate_policy(trained, normals, params))}
+    snapo_values, snapo_moves = snapo_policy.values_and_moves(trained, normals, params)
+    values = {"snapo": np.asarray(snapo_values)}
     report("baselines", 0, 1)
     found = baselines.run_baselines(scenario, normals, key=key_lsmc)
     report("baselines", 1, 1)
     values.update({str(name): np.asarray(v) for name, v in found.values.items()})
-    actions = {"snapo": snapo_policy.schedule(trained, params, normals)[0]}
+    actions = {"snapo": snapo_moves}
     actions.update({str(name): jnp.asarray(a) for name, a in found.actions.items()})
     hedge = jnp.asarray(found.intrinsic.net_injection, normals.dtype) if found.intrinsic is not None else None
     controls = {name: np.asarray(storage_controls(a, normals, params, hedge)) for name, a in actions.items()}
@@ -150,7 +151,7 @@ def run_bench(
     figures.update(
         lsmc_comparison(
             trained, scenario, key_lsmc, jax.random.fold_in(key_eval, 1), paths=comparison_paths,
-            path_counts=lsmc_path_counts,
+            path_counts=lsmc_path_counts, hedge=hedge,
         )
     )
     report("SNAPO vs LSMC at 4k-64k paths, out of sample", 1, 1)
@@ -186,23 +187,28 @@ def lsmc_comparison(
     key_paths: jax.Array,
     paths: int = 4096,
     path_counts: Sequence[int] = PATH_COUNTS,
+    hedge: jax.Array | None = None,
 ) -> dict[str, float | int]:
     """SNAPO against the best of LSMC at ``path_counts`` regression paths, out of sample.
 
     Each LSMC is fitted on its own paths, the best count chosen on ``paths`` validation paths
     and scored, with SNAPO, on ``paths`` further test paths (``lsmc_study``). The headline
     comparison uses 512 paths, where the paired standard error (about 17) is as large as the
-    gap between two near-optimal policies; this one resolves it.
+    gap between two near-optimal policies; this one resolves it. ``hedge`` is the intrinsic
+    LP's net injection of the control variates (solved here when not given).
     """
     key_val, key_test = jax.random.split(key_paths)
     test = draw_normals(key_test, paths, scenario.horizon)
-    fits = lsmc_by_paths(
-        scenario, path_counts, key=key_lsmc, validation=draw_normals(key_val, paths, scenario.horizon), test=test
-    )
     params = to_params(scenario)
-    moves, _ = snapo_policy.schedule(trained, params, test)
-    snapo_values = np.asarray(snapo_policy.evaluate_policy(trained, test, params), np.float64)
-    return lsmc_figures(fits, snapo_values, np.asarray(storage_controls(moves, test, params), np.float64))
+    if hedge is None:
+        hedge = jnp.asarray(intrinsic.solve_intrinsic(params).net_injection, test.dtype)
+    fits = lsmc_by_paths(
+        scenario, path_counts, key=key_lsmc, validation=draw_normals(key_val, paths, scenario.horizon), test=test,
+        hedge=hedge,
+    )
+    snapo_values, moves = snapo_policy.values_and_moves(trained, test, params)
+    controls = np.asarray(storage_controls(moves, test, params, hedge), np.float64)
+    return lsmc_figures(fits, np.asarray(snapo_values, np.float64), controls)
 
 
 def _timing(

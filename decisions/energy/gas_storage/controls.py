@@ -21,7 +21,13 @@ from jax import Array
 
 from decisions.energy.gas_storage.intrinsic import solve_intrinsic
 from decisions.energy.gas_storage.params import GasStorageParams, PriceKind
-from decisions.energy.gas_storage.prices import DT, discount_factors, implied_forward, spot, spot_paths
+from decisions.energy.gas_storage.prices import (
+    daily_step,
+    discount_factors,
+    implied_forward,
+    spot,
+    spot_paths,
+)
 from decisions.energy.gas_storage.valuation import inventory_paths
 
 
@@ -33,10 +39,9 @@ def price_surprises(x: Array, spots: Array, params: GasStorageParams) -> Array:
     """
     if params.price_kind is PriceKind.DETERMINISTIC:
         return jnp.zeros_like(spots)
-    phi = jnp.exp(-params.mean_reversion * DT)
-    sd2 = jnp.square(params.volatility) * (1.0 - phi**2) / (2.0 * params.mean_reversion)
+    phi, sd = daily_step(params)
     days = jnp.arange(1, params.horizon)
-    expected = spot(days[None, :], phi * x[:, :-1], params) * jnp.exp(0.5 * sd2)
+    expected = spot(days[None, :], phi * x[:, :-1], params) * jnp.exp(0.5 * sd**2)
     return jnp.concatenate([jnp.zeros_like(spots[:, :1]), spots[:, 1:] - expected], axis=1)
 
 

@@ -58,6 +58,7 @@ def lsmc_by_paths(
     validation: jax.Array,
     test: jax.Array,
     config: LSMCConfig = LSMCConfig(),
+    hedge: jax.Array | None = None,
 ) -> list[LSMCFit]:
     """Fit LSMC on each number of training paths and score it on validation and test paths.
 
@@ -68,6 +69,8 @@ def lsmc_by_paths(
         validation: ``(P_val, D - 1)`` standard normals of the validation paths.
         test: ``(P_test, D - 1)`` standard normals of the test paths (those the comparison scores on).
         config: regression settings.
+        hedge: ``(D,)`` the intrinsic LP's net injection, hedged by the control variates
+            (``controls.storage_controls``); solved here when not given.
 
     Returns:
         One ``LSMCFit`` per count, in order.
@@ -75,7 +78,8 @@ def lsmc_by_paths(
     params = to_params(scenario)
     grid = make_grid(params)
     val_paths, test_paths = spot_paths(validation, params), spot_paths(test, params)
-    hedge = jnp.asarray(solve_intrinsic(params).net_injection, test_paths[1].dtype)  # of the controls
+    if hedge is None:
+        hedge = jnp.asarray(solve_intrinsic(params).net_injection, test_paths[1].dtype)
     fits = []
     for n in path_counts:
         started = time.perf_counter()
@@ -103,6 +107,24 @@ def best_fit(fits: Sequence[LSMCFit]) -> LSMCFit:
     return max(fits, key=lambda fit: fit.validation_value)
 
 
+def fit_figures(fits: Sequence[LSMCFit], prefix: str) -> dict[str, float | int]:
+    """Each fit's figures ``<prefix>_<n>_*``: its test value (out of sample) and standard error, its
+    validation value, its in-sample estimate with its standard error and optimism, its time."""
+    figures: dict[str, float | int] = {}
+    for fit in fits:
+        value = float(fit.test_values.mean())
+        figures.update({
+            f"{prefix}_{fit.paths}_value": value,
+            f"{prefix}_{fit.paths}_value_stderr": float(fit.test_values.std(ddof=1) / np.sqrt(len(fit.test_values))),
+            f"{prefix}_{fit.paths}_validation_value": fit.validation_value,
+            f"{prefix}_{fit.paths}_in_sample": fit.in_sample,
+            f"{prefix}_{fit.paths}_in_sample_stderr": fit.in_sample_stderr,
+            f"{prefix}_{fit.paths}_in_sample_minus_value": fit.in_sample - value,
+            f"{prefix}_{fit.paths}_seconds": fit.seconds,
+        })
+    return figures
+
+
 def lsmc_figures(
     fits: Sequence[LSMCFit], snapo_test_values: np.ndarray, snapo_test_controls: np.ndarray | None = None
 ) -> dict[str, float | int]:
@@ -113,18 +135,7 @@ def lsmc_figures(
     paired difference uses both methods' control variates (``snapo_minus_lsmc_best_stderr``;
     the plain one is ``..._stderr_raw``).
     """
-    figures: dict[str, float | int] = {}
-    for fit in fits:
-        value = float(fit.test_values.mean())
-        figures.update({
-            f"lsmc_{fit.paths}_value": value,
-            f"lsmc_{fit.paths}_value_stderr": float(fit.test_values.std(ddof=1) / np.sqrt(len(fit.test_values))),
-            f"lsmc_{fit.paths}_validation_value": fit.validation_value,
-            f"lsmc_{fit.paths}_in_sample": fit.in_sample,
-            f"lsmc_{fit.paths}_in_sample_stderr": fit.in_sample_stderr,
-            f"lsmc_{fit.paths}_in_sample_minus_value": fit.in_sample - value,
-            f"lsmc_{fit.paths}_seconds": fit.seconds,
-        })
+    figures = fit_figures(fits, "lsmc")
     best = best_fit(fits)
     values = {"snapo": np.asarray(snapo_test_values, np.float64), "lsmc": best.test_values}
     raw = compare(values, reference="lsmc").loc["snapo"]
@@ -160,21 +171,11 @@ regression paths overfit."""
 def exponential_ou_figures(
     path_counts: Sequence[int] = (4_096, 16_384), *, paths: int = 4_096, seed: int = 0
 ) -> dict[str, float | int]:
-    """LSMC in and out of sample on ``EXPONENTIAL_OU_INSTANCE`` (figures ``expou_lsmc_<n>_*``)."""
+    """LSMC in and out of sample on ``EXPONENTIAL_OU_INSTANCE`` (figures ``expou_lsmc_<n>_*``, see ``fit_figures``)."""
     scenario = Scenario.parse(EXPONENTIAL_OU_INSTANCE)
     key_train, key_val, key_test = jax.random.split(jax.random.PRNGKey(seed), 3)
     fits = lsmc_by_paths(
         scenario, path_counts, key=key_train, validation=draw_normals(key_val, paths, scenario.horizon),
         test=draw_normals(key_test, paths, scenario.horizon),
     )
-    figures: dict[str, float | int] = {"expou_test_paths": paths}
-    for fit in fits:
-        value = float(fit.test_values.mean())
-        figures.update({
-            f"expou_lsmc_{fit.paths}_value": value,
-            f"expou_lsmc_{fit.paths}_value_stderr": float(fit.test_values.std(ddof=1) / np.sqrt(paths)),
-            f"expou_lsmc_{fit.paths}_in_sample": fit.in_sample,
-            f"expou_lsmc_{fit.paths}_in_sample_stderr": fit.in_sample_stderr,
-            f"expou_lsmc_{fit.paths}_seconds": fit.seconds,
-        })
-    return figures
+    return {"expou_test_paths": paths, **fit_figures(fits, "expou_lsmc")}

@@ -35,8 +35,10 @@ def discount_factors(params: GasStorageParams) -> Array:
     return jnp.exp(-params.discount_rate * days * DT)
 
 
-def _phi(params: GasStorageParams) -> Array:
-    return jnp.exp(-params.mean_reversion * DT)
+def daily_step(params: GasStorageParams) -> tuple[Array, Array]:
+    """The factor's exact one-day transition ``x_{t+1} = phi x_t + sd Z``: ``(phi, sd)``."""
+    phi = jnp.exp(-params.mean_reversion * DT)
+    return phi, params.volatility * jnp.sqrt((1.0 - phi**2) / (2.0 * params.mean_reversion))
 
 
 def _variance_after(params: GasStorageParams, days: Array) -> Array:
@@ -73,8 +75,7 @@ def simulate_factor(normals: Array, params: GasStorageParams) -> Array:
     x0 = jnp.broadcast_to(initial_factor(params), (n_paths,)).astype(normals.dtype)
     if params.price_kind is PriceKind.DETERMINISTIC:
         return jnp.zeros((n_paths, params.horizon), normals.dtype)
-    phi = _phi(params)
-    sd = params.volatility * jnp.sqrt((1.0 - phi**2) / (2.0 * params.mean_reversion))
+    phi, sd = daily_step(params)
 
     def step(x: Array, z: Array) -> tuple[Array, Array]:
         nxt = phi * x + sd * z

@@ -163,6 +163,12 @@ def evaluate_policy(trained: TrainedPolicy, normals: Array, params: GasStoragePa
     return _hard_rollout(trained.policy, _cast(trained.params, params), params, normals)[0]
 
 
+def values_and_moves(trained: TrainedPolicy, normals: Array, params: GasStorageParams) -> tuple[Array, Array]:
+    """``evaluate_policy``'s path values ``(P,)`` and ``schedule``'s moves ``(P, D)`` from one rollout."""
+    values, traj = _hard_rollout(trained.policy, _cast(trained.params, params), params, normals)
+    return values, traj.moves
+
+
 def schedule(trained: TrainedPolicy, params: GasStorageParams, normals: Array) -> tuple[Array, Array]:
     """Moves and inventory of the trained policy on each path, under the hard rules.
 
