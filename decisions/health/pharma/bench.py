@@ -8,7 +8,10 @@ One flat dict (printed as JSON by the CLI):
 - ``n_sensitivities`` (CQAs x CPPs from that one call), ``n_nonzero_sensitivities``,
   ``n_cross_unit_sensitivities`` (non-zero, CPP upstream of the unit that last changes the
   CQA), ``n_structural_zeros`` (exactly zero: no path from the CPP to the CQA);
-- ``fd_max_rel_err``: Jacobian vs central finite differences in float64;
+- ``fd_max_rel_err``: float64 Jacobian vs float64 central finite differences at the SNAPO
+  operating point (``sensitivity.fd_check``: it raises if any value it compares, or any value
+  of the traced programs, is not float64, or if the two tables are identical, so the figure
+  is a real float64 comparison and never exactly zero, whatever the process compiled before);
 - ``snapo_yield`` / ``baseline_yield``: expected yield (%) of the SNAPO profiles and of the best
   constant-temperature grid point, on the same fresh draws; ``*_compliance``: share of those
   draws meeting every specification (hard check); ``*_nominal_meets``: every spec met at the

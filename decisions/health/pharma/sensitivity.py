@@ -8,11 +8,14 @@ the crystalliser feed) come out of the same call as the local ones, and terms no
 carry (a dryer CPP on the impurity or on d50) are exactly zero.
 
 ``fd_check`` compares the Jacobian with central finite differences in float64 (x64 enabled
-only inside the check).
+only inside the check), and raises rather than report a comparison that is not one: x64 not in
+effect, a float32 value anywhere in the traced programs or their outputs, or two identical
+tables (an error of exactly zero).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import jax
@@ -20,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
+from jax.extend import core as jcore
 
 from decisions.core.pytrees import cast_leaves
 from decisions.health.pharma import chain
@@ -50,6 +54,9 @@ CQA_UNIT: dict[str, int] = {
 the dryer and filter do not change crystal size)."""
 
 UNIT_NAMES = ("reactor", "crystalliser", "filtration", "dryer")
+
+JacobianFn = Callable[[Array, Profiles, Constants, Grid], Array]
+"""``jacobian(cpps, profiles, constants, grid) -> (6, 7)``, the signature of ``cqa_jacobian``."""
 
 
 @partial(jax.jit, static_argnames=("g",))
@@ -115,35 +122,147 @@ def fd_check(
     profiles: Profiles | None = None,
     *,
     relative_step: float = 1e-6,
+    jacobian: JacobianFn | None = None,
 ) -> tuple[float, pd.DataFrame, pd.DataFrame]:
     """Jacobian against central finite differences, in float64 (x64 scoped to this call).
 
-    The step of CPP ``j`` is ``relative_step x max(|x_j|, 1)``. The error of an entry is
-    ``|J - FD| / max(|J|, |FD|, 1e-6 x max |row|)``: relative, with a floor at a millionth
-    of the row's largest sensitivity so that entries that are zero (or nearly) are judged
-    against the row's scale.
+    The step of CPP ``j`` is ``relative_step x max(|x_j|, 1)``, and each difference quotient
+    divides by the step actually taken (``x + h`` and ``x - h`` rounded in float64). The error
+    of an entry is ``max_relative_error``'s.
+
+    The check proves that it checked: x64 must be in effect inside its scope, every input leaf
+    float64, every floating value of the traced Jacobian and CQA programs float64 (a float32
+    trace or cast anywhere fails), both outputs float64 and finite, and the two tables must
+    differ somewhere (an adjoint bitwise equal to its finite differences means the two sides
+    were the same numbers, not a pass). Any of these raises ``FloatingPointError``, so a
+    reported error is never a float32 or degenerate comparison, whatever the process compiled
+    before (``cqa_jacobian``'s float32 programs of a training run stay in its cache; the
+    float64 call is traced, checked and compiled separately).
 
     Args:
         scenario: validated scenario.
         cpps: CPP vector (default the scenario's).
         profiles: profile shapes (default flat / linear).
         relative_step: relative finite-difference step.
+        jacobian: the Jacobian under test, called as ``jacobian(cpps, profiles, constants, grid)``
+            inside the float64 scope (default ``cqa_jacobian``).
 
     Returns:
         ``(max relative error, adjoint table, finite-difference table)``.
+
+    Raises:
+        FloatingPointError: the comparison would not be a float64 one, or not a comparison.
     """
+    jac = cqa_jacobian if jacobian is None else jacobian
     g = grid(scenario)
     with jax.enable_x64(True):
+        if not jax.config.jax_enable_x64:
+            raise FloatingPointError("fd_check: x64 is not in effect inside jax.enable_x64(True)")
         x = jnp.asarray(cpp_vector(scenario) if cpps is None else cpps, jnp.float64)
         prof = cast_leaves(chain.constant_profiles(g) if profiles is None else profiles, jnp.float64)
         c = constants(scenario, jnp.float64)
-        adjoint = np.asarray(cqa_jacobian(x, prof, c, g))
+        _require_float64("the inputs", {np.dtype(a.dtype) for a in jax.tree_util.tree_leaves((x, prof, c))})
         f = jax.jit(lambda v: chain.cqas(v, prof, c, g))
-        fd = np.zeros_like(adjoint)
-        for j in range(x.shape[0]):
-            h = relative_step * max(abs(float(x[j])), 1.0)
-            e = jnp.zeros_like(x).at[j].set(h)
-            fd[:, j] = (np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2.0 * h)
+        _require_float64(
+            "the traced Jacobian", _float_dtypes(jax.make_jaxpr(jac, static_argnums=3)(x, prof, c, g))
+        )
+        _require_float64("the traced CQA function", _float_dtypes(jax.make_jaxpr(f)(x)))
+        adjoint = _float64_array("the Jacobian", jac(x, prof, c, g))
+        fd = central_differences(f, np.asarray(x), relative_step)
+    return max_relative_error(adjoint, fd), table(adjoint), table(fd)
+
+
+def central_differences(f: Callable[[Array], Array], x: np.ndarray, relative_step: float) -> np.ndarray:
+    """``(m, n)`` central differences of ``f: (n,) -> (m,)`` at ``x``, in float64 (call under x64).
+
+    Args:
+        f: the function (jitted).
+        x: the point ``(n,)``, float64.
+        relative_step: the step of entry ``j`` is ``relative_step x max(|x_j|, 1)``.
+
+    Returns:
+        Column ``j``: ``(f(x + h e_j) - f(x - h e_j)) / (2 h)``, with ``2 h`` the step taken.
+    """
+    x = _float64_array("the finite-difference point", x)
+    columns = []
+    for j in range(x.shape[0]):
+        h = relative_step * max(abs(float(x[j])), 1.0)
+        up, down = x.copy(), x.copy()
+        up[j] += h
+        down[j] -= h
+        step = up[j] - down[j]  # exact in float64: the step actually taken
+        if not step > 0.0:
+            raise FloatingPointError(f"finite-difference step {h:g} vanishes at x[{j}] = {x[j]:g}")
+        high = _float64_array("f(x + h)", f(jnp.asarray(up)))
+        low = _float64_array("f(x - h)", f(jnp.asarray(down)))
+        columns.append((high - low) / step)
+    return np.stack(columns, axis=1)
+
+
+def max_relative_error(adjoint: np.ndarray, fd: np.ndarray) -> float:
+    """Largest relative gap between a Jacobian and its finite differences (both float64).
+
+    The error of an entry is ``|J - FD| / max(|J|, |FD|, 1e-6 x max |row of J|)``: relative,
+    with a floor at a millionth of the row's largest sensitivity so that entries that are
+    zero (or nearly) are judged against the row's scale; entries exactly zero on both sides
+    (no path from the CPP to the CQA) agree exactly.
+
+    Raises:
+        FloatingPointError: an array not float64, a value not finite, or the two tables
+            identical (no sensitivity at all, or one quantity compared with itself: an
+            error of exactly zero would prove nothing).
+    """
+    adjoint = _float64_array("the Jacobian", adjoint)
+    fd = _float64_array("the finite differences", fd)
+    if adjoint.shape != fd.shape:
+        raise ValueError(f"Jacobian {adjoint.shape} and finite differences {fd.shape} differ in shape")
+    if not (np.isfinite(adjoint).all() and np.isfinite(fd).all()):
+        raise FloatingPointError("the Jacobian or its finite differences are not finite")
+    if np.array_equal(adjoint, fd):
+        raise FloatingPointError(
+            "the Jacobian and its finite differences are bitwise identical: both sides are the same "
+            "numbers (or all zero), so the check compared nothing"
+        )
     floor = 1e-6 * np.max(np.abs(adjoint), axis=1, keepdims=True)
-    err = np.abs(adjoint - fd) / np.maximum(np.maximum(np.abs(adjoint), np.abs(fd)), floor)
-    return float(np.max(err)), table(adjoint), table(fd)
+    denominator = np.maximum(np.maximum(np.abs(adjoint), np.abs(fd)), floor)
+    both_zero = (adjoint == 0.0) & (fd == 0.0)  # the only entries where the denominator can be 0
+    err = np.divide(np.abs(adjoint - fd), denominator, out=np.zeros_like(adjoint), where=~both_zero)
+    return float(np.max(err))
+
+
+def _float64_array(what: str, value: Array | np.ndarray) -> np.ndarray:
+    """``value`` as a numpy array, which must be float64."""
+    out = np.asarray(value)
+    if out.dtype != np.float64:
+        raise FloatingPointError(
+            f"{what} came out {out.dtype}, not float64: the check would not be a float64 one"
+        )
+    return out
+
+
+def _float_dtypes(closed: jcore.ClosedJaxpr) -> set[np.dtype]:
+    """Every floating dtype of a traced program (inputs, constants, every equation's values, nested)."""
+    found: set[np.dtype] = set()
+
+    def walk(jaxpr: jcore.Jaxpr) -> None:
+        values = [*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars]
+        for eqn in jaxpr.eqns:
+            values.extend([*eqn.invars, *eqn.outvars])
+        for v in values:
+            dtype = getattr(getattr(v, "aval", None), "dtype", None)
+            if dtype is not None and jnp.issubdtype(dtype, jnp.floating):
+                found.add(np.dtype(dtype))
+        for sub in jcore.subjaxprs(jaxpr):
+            walk(sub)
+
+    walk(closed.jaxpr)
+    return found
+
+
+def _require_float64(what: str, dtypes: set[np.dtype]) -> None:
+    """Raise unless every floating dtype among ``dtypes`` is float64."""
+    other = sorted(str(d) for d in dtypes if jnp.issubdtype(d, jnp.floating) and d != np.float64)
+    if other:
+        raise FloatingPointError(
+            f"{what} hold {', '.join(other)} values, not only float64 (is x64 in effect?)"
+        )
