@@ -29,8 +29,11 @@ test-all: lint
 app: $(STAMP)
 	$(BIN)/decisions app
 
+# Every registered bench at its default budget, each stored in benchmarks/<name>.json, then the
+# README's figure tables regenerated from them (install the peers extra first for the peer blocks).
 bench: $(STAMP)
-	$(BIN)/decisions bench gas_storage --json
+	$(BIN)/decisions bench --all --save
+	$(BIN)/decisions bench report
 
 clean:
 	rm -rf $(VENV) build *.egg-info

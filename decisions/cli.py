@@ -327,7 +327,10 @@ def _print_comparison(path: Path) -> None:
 @app.command()
 @clean_errors
 def bench(
-    name: Annotated[str | None, typer.Argument(help="Domain whose benchmark runs (see the list without a name).")] = None,
+    name: Annotated[
+        str | None,
+        typer.Argument(help="Benchmark to run (a domain, or 'agents'); 'report' rewrites the README's tables."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     settings: Annotated[
         list[str] | None,
@@ -336,27 +339,61 @@ def bench(
     save: Annotated[
         bool, typer.Option("--save", help="Also write benchmarks/<name>.json (figures, commit, date, machine, wall time).")
     ] = False,
+    run_all: Annotated[bool, typer.Option("--all", help="Run every benchmark in turn (with --save: store each).")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="With 'report': only check the README against the stored results.")
+    ] = False,
 ) -> None:
-    """Run a domain's benchmark and print its figures (without a name: list the domains)."""
-    from decisions.jobs.bench_store import parse_overrides, save_result
-    from decisions.jobs.registry import get, known
+    """Run a benchmark and print its figures; ``bench report`` regenerates the README's figure tables."""
+    from decisions.jobs import benches
 
-    if name is None:
-        raise InputError("name", f"missing: name a domain's benchmark (known: {known()})")
-    domain = get(name, field="name")
-    budget = parse_overrides(settings or [], domain.module("bench").run_bench)
+    if name == "report":
+        _bench_report(check)
+        return
+    if run_all == (name is not None):
+        raise InputError("name", f"name one benchmark or give --all (known: {', '.join(benches.names())})")
+    if run_all and settings:
+        raise InputError("set", "settings apply to one named benchmark, not to --all")
+    for each in benches.names() if run_all else [benches.canonical(name or "")]:
+        _run_one_bench(each, settings or [], as_json=as_json, save=save)
+
+
+def _run_one_bench(name: str, settings: list[str], *, as_json: bool, save: bool) -> None:
+    """Run bench ``name`` with its overrides; print its figures (a table, or one JSON line) and store them."""
+    from decisions.jobs import benches
+    from decisions.jobs.bench_store import parse_overrides, save_result
+
+    budget = parse_overrides(settings, benches.module(name).run_bench)
     started = time.perf_counter()
-    figures = domain.run_bench(None if as_json else _console_progress, **budget)
+    if not as_json:
+        err_console.print(f"bench {name}", highlight=False)
+    figures = benches.run(name, None if as_json else _console_progress, **budget)
     if save:
-        path = save_result(domain.name, figures, wall_seconds=time.perf_counter() - started, budget=budget)
+        path = save_result(name, figures, wall_seconds=time.perf_counter() - started, budget=budget)
         err_console.print(f"saved {path}", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(figures, sort_keys=True) + "\n")
         return
-    table = Table("figure", "value")
+    table = Table("figure", "value", title=name)
     for key, value in sorted(figures.items()):
         table.add_row(key, f"{value:,.6g}" if isinstance(value, float) else str(value))
     console.print(table)
+
+
+def _bench_report(check: bool) -> None:
+    """Regenerate (or, with ``check``, verify) the README's tables from ``benchmarks/*.json``."""
+    from decisions.jobs.bench_report import README, stale_blocks, update_readme
+    from decisions.jobs.benches import readme_tables
+
+    tables = readme_tables()
+    if check:
+        stale = stale_blocks(README.read_text(), tables)
+        if stale:
+            raise InputError("README.md", f"tables {stale} disagree with benchmarks/*.json (run `decisions bench report`)")
+        console.print(f"README tables agree with benchmarks/*.json ({', '.join(sorted(tables))})")
+        return
+    changed = update_readme(tables)
+    console.print(f"README tables rewritten: {', '.join(changed) or 'none changed'}")
 
 
 def _console_progress(task: str, done: int, total: int) -> None:

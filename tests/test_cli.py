@@ -134,6 +134,17 @@ def test_unknown_benchmark_lists_the_same_names() -> None:
     assert all(name in result.output for name in names())
 
 
+def test_bench_all_with_a_name_or_settings_is_one_line_error() -> None:
+    _one_line_error(runner.invoke(app, ["bench", "wealth", "--all"]), "name")
+    _one_line_error(runner.invoke(app, ["bench", "--all", "--set", "paths=1"]), "set")
+
+
+def test_bench_report_check_passes_when_the_readme_agrees_with_the_stored_results() -> None:
+    result = runner.invoke(app, ["bench", "report", "--check"])
+    assert result.exit_code == 0, result.output
+    assert "agree" in result.output
+
+
 @pytest.mark.parametrize(
     ("job_table", "problem"),
     [('kind = "no_such_domain"', "unknown domain"), ("", "missing"), ("kind = 3", "unknown domain")],

@@ -26,6 +26,7 @@ from decisions.energy.gas_storage import (
     load_forward_curve_csv,
     seasonal_forward_curve,
 )
+from decisions.energy.gas_storage.spec import DEFAULT_LSMC_PATHS
 from decisions.errors import InputError
 
 REPORT_KEY = "gas_report"
@@ -50,7 +51,7 @@ METHODS = {
 
 # SNAPO and evaluation sizes small enough for an interactive run of about a minute on a CPU
 # (no bare string literals at module level here: Streamlit's "magic" would print them).
-INTERACTIVE_DEFAULTS = {"snapo_steps": 150, "snapo_paths": 64, "eval_paths": 256, "lsmc_paths": 500}
+INTERACTIVE_DEFAULTS = {"snapo_steps": 150, "snapo_paths": 64, "eval_paths": 256, "lsmc_paths": DEFAULT_LSMC_PATHS}
 
 
 def facility_inputs() -> dict:

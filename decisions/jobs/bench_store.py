@@ -46,6 +46,13 @@ def parse_overrides(pairs: Sequence[str], run_bench: Callable[..., Any]) -> dict
     return out
 
 
+def json_ready(figures: dict[str, Any]) -> dict[str, Any]:
+    """Bench figures with string keys and numpy scalars as Python numbers (what JSON can hold)."""
+    import numpy as np
+
+    return {str(k): v.item() if isinstance(v, np.generic) else v for k, v in figures.items()}
+
+
 def machine() -> dict[str, Any]:
     """Cores, CPU model and platform of this machine."""
     model = platform.processor() or ""

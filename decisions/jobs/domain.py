@@ -30,8 +30,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from decisions.core.progress import Progress, silent
 
 if TYPE_CHECKING:
@@ -121,8 +119,9 @@ class Domain:
         Returns:
             The figures as a flat JSON-ready dict (numpy scalars become Python numbers).
         """
-        figures = self.module("bench").run_bench(progress, **budget)
-        return {str(k): v.item() if isinstance(v, np.generic) else v for k, v in figures.items()}
+        from decisions.jobs.bench_store import json_ready
+
+        return json_ready(self.module("bench").run_bench(progress, **budget))
 
     @property
     def smoke_budget(self) -> Mapping[str, Any]:

@@ -25,6 +25,7 @@ from decisions.energy.gas_storage.params import GasStorageParams, to_params
 from decisions.energy.gas_storage.prices import draw_normals, spot_paths
 from decisions.energy.gas_storage.rolling import make_grid, rolling_intrinsic
 from decisions.energy.gas_storage.scenario import Scenario
+from decisions.energy.gas_storage.spec import DEFAULT_LSMC_PATHS
 from decisions.energy.gas_storage.valuation import path_values
 
 
@@ -95,7 +96,7 @@ def run_baselines(
     normals_eval: Array,
     *,
     key: Array,
-    lsmc_paths: int = 4096,
+    lsmc_paths: int = DEFAULT_LSMC_PATHS,
     lsmc_config: LSMCConfig = LSMCConfig(),
     grid_step: float | None = None,
     intrinsic: IntrinsicResult | None = None,

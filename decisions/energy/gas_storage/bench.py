@@ -5,8 +5,8 @@ Printed as one JSON object by ``decisions bench gas-storage --json``:
 - ``snapo_vs_lp_deterministic``: SNAPO value on the deterministic curve over the LP intrinsic value;
 - ``snapo_vs_rolling_intrinsic`` / ``snapo_vs_lsmc`` / ``snapo_vs_intrinsic``: on the default
   stochastic scenario, SNAPO's out-of-sample mean over each baseline's, on the same evaluation
-  paths (with the paired standard errors of the differences); ``value_lsmc`` (4096 regression
-  paths) is out of sample, its in-sample estimate beside it as ``lsmc_in_sample``;
+  paths (with the paired standard errors of the differences); ``value_lsmc`` (``lsmc_paths``,
+  the default regression paths) is out of sample, its in-sample estimate beside it as ``lsmc_in_sample``;
 - ``lsmc_<n>_value`` (out of sample), ``lsmc_<n>_in_sample`` (in sample, labelled) and
   ``lsmc_<n>_seconds`` for LSMC on n = 4k, 16k and 64k regression paths; the best n on 4096
   validation paths (``lsmc_best_paths``) meets SNAPO on 4096 further test paths:
@@ -15,8 +15,10 @@ Printed as one JSON object by ``decisions bench gas-storage --json``:
   values with control variates (``controls.storage_controls``: the trading gain on each day's
   unexpected price move, mean zero); every paired ``snapo_minus_*_stderr`` uses them (the plain
   one is ``..._stderr_raw``, the factor ``..._variance_reduction``);
-- ``expou_lsmc_<n>_value`` / ``expou_lsmc_<n>_in_sample``: LSMC out of and in sample on QuantLib's
-  exponential-OU storage set-up (one year, capacity 50, rate 1), where few regression paths overfit;
+- ``expou_*``: QuantLib's exponential-OU storage test (one year daily, capacity 50, rate 1, gas
+  left worth the spot) solved by LSMC at 4k-64k paths (out of sample, in sample labelled),
+  rolling intrinsic and SNAPO on the same test paths, with QuantLib's finite-difference value
+  and every method's value and time ratio to it where QuantLib is installed (``expou_study``);
 - ``train_seconds``: SNAPO training on the default scenario, compile included;
 - ``n_sensitivities``: inputs differentiated in one reverse pass; ``grad_cost_ratio``:
   value-and-gradient time over value time; ``bump_speedup``: 366 revaluations (base + one
@@ -42,9 +44,9 @@ from decisions.core.pytrees import cast_leaves
 from decisions.core.timing import bump_and_revalue
 from decisions.energy.gas_storage import baselines, intrinsic, snapo_policy
 from decisions.energy.gas_storage.controls import storage_controls
+from decisions.energy.gas_storage.expou_study import exponential_ou_figures
 from decisions.energy.gas_storage.lsmc_study import (
     PATH_COUNTS,
-    exponential_ou_figures,
     lsmc_by_paths,
     lsmc_figures,
 )
@@ -53,6 +55,8 @@ from decisions.energy.gas_storage.prices import draw_normals
 from decisions.energy.gas_storage.scenario import DeterministicPrices, Scenario
 from decisions.energy.gas_storage.simulator import rollout
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings, TrainedPolicy
+from decisions.energy.gas_storage.spec import DEFAULT_LSMC_PATHS
+from decisions.jobs.bench_report import Row
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -99,8 +103,9 @@ def run_bench(
         comparison_paths: validation paths, and as many test paths, of the SNAPO vs LSMC comparison.
         lsmc_path_counts: LSMC regression paths tried in that comparison (the best on the
             validation paths meets SNAPO on the test paths).
-        exponential_ou: also value LSMC in and out of sample on QuantLib's exponential-OU
-            storage set-up (``lsmc_study.EXPONENTIAL_OU_INSTANCE``; ``expou_*`` figures).
+        exponential_ou: also solve QuantLib's exponential-OU storage test by every method
+            (``expou_study``; ``expou_*`` figures), with QuantLib's own engine beside them
+            where the ``peers`` extra is installed.
         checks: also run the finite-difference check of the sensitivities and the
             deterministic training against the LP optimum (``fd_*`` and ``det_*`` figures).
 
@@ -134,6 +139,7 @@ def run_bench(
     table = compare(values, reference="snapo", controls=controls)  # control variates: same means, less noise
     lp_value = float(found.intrinsic.value) if found.intrinsic is not None else float("nan")
     figures["intrinsic_value"] = lp_value
+    figures["lsmc_paths"] = DEFAULT_LSMC_PATHS
     figures["lsmc_in_sample"] = found.lsmc_in_sample  # in sample: the fit's own paths (biased upwards)
     for name in table.index:
         figures[f"value_{name}"] = float(raw.loc[name, "mean"])
@@ -157,9 +163,7 @@ def run_bench(
     report("SNAPO vs LSMC at 4k-64k paths, out of sample", 1, 1)
 
     if exponential_ou:
-        report("LSMC on the exponential-OU instance", 0, 1)
-        figures.update(exponential_ou_figures())
-        report("LSMC on the exponential-OU instance", 1, 1)
+        figures.update(exponential_ou_figures(report, paths=comparison_paths, seed=seed, settings=settings))
 
     report("sensitivity timing", 0, 1)
     figures.update(_timing(trained, params, normals))
@@ -383,3 +387,86 @@ SMOKE_BUDGET: dict[str, Any] = {
     "exponential_ou": False,
 }
 """A benchmark that runs in seconds (the platform's conformance test): a 30-day facility."""
+
+
+README_ROWS: tuple[Row, ...] = (
+    Row("SNAPO / LP intrinsic, deterministic curve", "{snapo_vs_lp_deterministic:.3f}"),
+    Row("SNAPO / intrinsic (the day-0 LP schedule), stochastic", "{snapo_vs_intrinsic:.3f}"),
+    Row(
+        "SNAPO / rolling intrinsic, same paths (out of sample)",
+        "{snapo_vs_rolling_intrinsic:.3f} (paired s.e. {snapo_minus_rolling_intrinsic_stderr:.1f}; "
+        "{snapo_minus_rolling_intrinsic_stderr_raw:.1f} without control variates; {eval_paths} paths)",
+    ),
+    Row(
+        "SNAPO / LSMC at its default regression paths, same paths",
+        "{snapo_vs_lsmc:.4f} ({lsmc_paths:,} paths; paired s.e. {snapo_minus_lsmc_stderr:.1f}; "
+        "{snapo_minus_lsmc_stderr_raw:.1f} without)",
+    ),
+    Row(
+        "LSMC with 4k / 16k / 64k regression paths, out of sample",
+        "{lsmc_4096_value:,.0f} / {lsmc_16384_value:,.0f} / {lsmc_65536_value:,.0f} ({lsmc_test_paths:,} test paths; "
+        "fit {lsmc_4096_seconds:.1f} / {lsmc_16384_seconds:.1f} / {lsmc_65536_seconds:.1f} s)",
+    ),
+    Row(
+        "the same LSMC, in sample (on their own regression paths: biased)",
+        "{lsmc_4096_in_sample:,.0f} / {lsmc_16384_in_sample:,.0f} / {lsmc_65536_in_sample:,.0f}",
+    ),
+    Row(
+        "SNAPO / the best of them (chosen on validation paths), on the test paths",
+        "{snapo_vs_lsmc_best:.4f} (best: {lsmc_best_paths:,} paths; paired diff {snapo_minus_lsmc_best_cv:+.1f}, "
+        "s.e. {snapo_minus_lsmc_best_stderr:.1f}; without control variates {snapo_minus_lsmc_best:+.1f}, "
+        "s.e. {snapo_minus_lsmc_best_stderr_raw:.1f})",
+    ),
+    Row(
+        "variance reduction of the paired differences by the control variates",
+        "{snapo_minus_rolling_intrinsic_variance_reduction:.0f}x vs rolling intrinsic, "
+        "{snapo_minus_lsmc_variance_reduction:.0f}x vs LSMC, {snapo_minus_lsmc_best_variance_reduction:.0f}x vs the best LSMC",
+    ),
+    Row(
+        "QuantLib's storage test (exp-OU, 1 year daily, capacity 50, rate 1): QuantLib's FD engine on our grid",
+        "{expou_quantlib_value:.3f} in {expou_quantlib_seconds:.1f} s (QuantLib {expou_quantlib_version}; grid gap "
+        "{expou_quantlib_grid_gap:.3f}; its own test reproduced: {expou_quantlib_published_test:.4f}, "
+        "published {expou_quantlib_published_expected})",
+        optional=True,
+    ),
+    Row(
+        "the same instance: SNAPO / rolling intrinsic / best LSMC, out of sample",
+        "{expou_snapo_value:.2f} / {expou_rolling_intrinsic_value:.2f} / {expou_lsmc_best_value:.2f} (s.e. "
+        "{expou_snapo_stderr:.2f} / {expou_rolling_intrinsic_stderr:.2f} / {expou_lsmc_best_stderr:.2f}; "
+        "{expou_test_paths:,} test paths, best LSMC {expou_lsmc_best_paths:,} paths)",
+    ),
+    Row(
+        "the same, value / QuantLib's",
+        "SNAPO {expou_snapo_vs_quantlib:.4f}, rolling intrinsic {expou_rolling_intrinsic_vs_quantlib:.4f}, "
+        "best LSMC {expou_lsmc_best_vs_quantlib:.4f}",
+        optional=True,
+    ),
+    Row(
+        "the same, time / QuantLib's (SNAPO: training, compile included)",
+        "SNAPO {expou_snapo_seconds_vs_quantlib:.1f}x ({expou_snapo_seconds:.0f} s), rolling intrinsic "
+        "{expou_rolling_intrinsic_seconds_vs_quantlib:.1f}x, best LSMC {expou_lsmc_best_seconds_vs_quantlib:.1f}x",
+        optional=True,
+    ),
+    Row(
+        "the same instance: LSMC 4k / 16k / 64k, out of sample vs in sample",
+        "{expou_lsmc_4096_value:.2f} vs {expou_lsmc_4096_in_sample:.2f} / {expou_lsmc_16384_value:.2f} vs "
+        "{expou_lsmc_16384_in_sample:.2f} / {expou_lsmc_65536_value:.2f} vs {expou_lsmc_65536_in_sample:.2f}",
+    ),
+    Row("training time, compile included", "{train_seconds:.0f} s"),
+    Row("sensitivities from one reverse pass", "{n_sensitivities}"),
+    Row("value+gradient / value (SNAPO objective; hard-rule delta)", "{grad_cost_ratio:.2f}; {grad_cost_ratio_hard:.2f}"),
+    Row(
+        "bump-and-revalue of every forward day / one adjoint pass (SNAPO objective; hard-rule delta)",
+        "{bump_speedup:.0f}; {bump_speedup_hard:.1f} ({bump_seconds:.2f} s vs {value_and_grad_seconds:.3f} s; "
+        "bump-and-revalue at its cheaper of a jitted loop and jitted vmap chunks, best of 10, interleaved)",
+    ),
+    Row("adjoint vs central finite differences, float64, max relative error", "{fd_max_rel_err:.1e}"),
+    Row("SNAPO dV/dF vs LP envelope delta, deterministic curve, relative L1", "{lp_sensitivity_rel_l1:.1%}"),
+    Row(
+        "PPO / SNAPO, same paths",
+        "{ppo_vs_snapo_value_ratio:.3f} ({ppo_env_steps:,.0f} env steps, {ppo_vs_snapo_time_ratio:.2f}x SNAPO's "
+        "training time, no sensitivities)",
+        optional=True,
+    ),
+)
+"""The README's gas storage table (``decisions bench report``)."""

@@ -156,26 +156,3 @@ def lsmc_figures(
             "snapo_minus_lsmc_best_variance_reduction": float(adjusted["diff_variance_reduction"]),
         })
     return figures
-
-
-EXPONENTIAL_OU_INSTANCE = {
-    "prices": {"model": "exponential_ou", "speed": 1.0, "volatility": 0.5, "level": 1.0986123, "initial": 3.0},
-    "horizon_days": 365,
-    "facility": {"max_inventory": 50.0, "max_injection": 1.0, "max_withdrawal": 1.0},
-}
-"""One year of daily decisions, capacity 50, rate 1 a day, spot an exponential OU around 3
-(speed 1, volatility 0.5): the set-up of QuantLib's storage tests, where a few thousand
-regression paths overfit."""
-
-
-def exponential_ou_figures(
-    path_counts: Sequence[int] = (4_096, 16_384), *, paths: int = 4_096, seed: int = 0
-) -> dict[str, float | int]:
-    """LSMC in and out of sample on ``EXPONENTIAL_OU_INSTANCE`` (figures ``expou_lsmc_<n>_*``, see ``fit_figures``)."""
-    scenario = Scenario.parse(EXPONENTIAL_OU_INSTANCE)
-    key_train, key_val, key_test = jax.random.split(jax.random.PRNGKey(seed), 3)
-    fits = lsmc_by_paths(
-        scenario, path_counts, key=key_train, validation=draw_normals(key_val, paths, scenario.horizon),
-        test=draw_normals(key_test, paths, scenario.horizon),
-    )
-    return {"expou_test_paths": paths, **fit_figures(fits, "expou_lsmc")}

@@ -47,6 +47,7 @@ from decisions.finance.pension.policy import FUNDING_AND_TIME
 from decisions.finance.pension.scenario import Scenario, YieldCurve
 from decisions.finance.pension.sensitivity import count_sensitivities
 from decisions.finance.pension.simulator import draw_normals, rollout
+from decisions.jobs.bench_report import Row
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -353,3 +354,24 @@ SMOKE_BUDGET: dict[str, Any] = {
     "key_rate_counts": (5,),
 }
 """A benchmark that runs in seconds (the platform's conformance test): two years, one curve size."""
+
+
+README_ROWS: tuple[Row, ...] = (
+    Row(
+        "K + 1 bump-and-revalue valuations / one value-and-gradient pass, K = 10 / 50 / 200 / 1000 key rates",
+        "{speedup_K10:.1f} / {speedup_K50:.1f} / {speedup_K200:.0f} / {speedup_K1000:.0f} ({timing_paths:,} paths; "
+        "one pass {value_and_grad_seconds_K1000:.3f} s at K = 1000, bump-and-revalue {bump_seconds_K1000:.1f} s)",
+    ),
+    Row("inputs differentiated in that one pass, K = 1000", "{n_sensitivities_K1000:,}"),
+    Row("adjoint vs central finite differences, float64, max relative error", "{fd_max_rel_err:.1e}"),
+    Row(
+        "SNAPO policy minus the best fixed mix, objective on fresh paths",
+        "{snapo_minus_fixed_mix:,.0f} (paired s.e. {snapo_minus_fixed_mix_stderr:,.0f}; {eval_paths:,} paths)",
+    ),
+    Row(
+        "the same network seeing only funding ratio and time, minus the best fixed mix",
+        "{snapo_curve_blind_minus_fixed_mix:,.0f} (paired s.e. {snapo_curve_blind_minus_fixed_mix_stderr:,.0f})",
+    ),
+    Row("SNAPO training, compile included", "{train_seconds:.0f} s"),
+)
+"""The README's pension table (``decisions bench report``)."""

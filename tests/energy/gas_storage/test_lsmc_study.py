@@ -10,9 +10,7 @@ import pytest
 
 from decisions.energy.gas_storage.lsmc import lsmc, lsmc_actions
 from decisions.energy.gas_storage.lsmc_study import (
-    EXPONENTIAL_OU_INSTANCE,
     best_fit,
-    exponential_ou_figures,
     lsmc_by_paths,
     lsmc_figures,
 )
@@ -56,20 +54,3 @@ def test_fits_are_scored_out_of_sample_and_the_best_is_chosen_on_validation_path
     assert figures["lsmc_64_in_sample"] == small.in_sample
     assert figures["lsmc_64_in_sample_minus_value"] == pytest.approx(small.in_sample - small.test_values.mean())
     assert figures["lsmc_1024_value"] == pytest.approx(large.test_values.mean())
-
-
-def test_the_exponential_ou_instance_is_quantlibs_storage_set_up() -> None:
-    scenario = Scenario.parse(EXPONENTIAL_OU_INSTANCE)
-    assert scenario.horizon == 365 and scenario.facility.max_inventory == 50.0
-    assert scenario.facility.max_injection == scenario.facility.max_withdrawal == 1.0
-    assert scenario.forward_curve[0] == pytest.approx(3.0)
-    # a year ahead: exp(level + e^-1 (ln 3 - level) + var / 2), var = 0.5^2 (1 - e^-2) / 2 (364 days)
-    variance = 0.25 * (1 - np.exp(-2 * 364 / 365)) / 2
-    assert scenario.forward_curve[-1] == pytest.approx(np.exp(1.0986123 + 0.5 * variance), rel=1e-4)
-
-
-@pytest.mark.slow  # a year of daily LSMC on a few thousand paths
-def test_few_regression_paths_overfit_the_exponential_ou_instance() -> None:
-    figures = exponential_ou_figures((256, 4_096), paths=1_024)
-    assert figures["expou_lsmc_256_in_sample"] > figures["expou_lsmc_256_value"] + 2 * figures["expou_lsmc_256_in_sample_stderr"]
-    assert figures["expou_lsmc_4096_value"] > figures["expou_lsmc_256_value"]

@@ -1,0 +1,126 @@
+"""README figure tables generated from the stored bench results (``decisions bench report``).
+
+Each bench module declares ``README_ROWS``: a sequence of ``Row(label, template)``, where the
+template is a ``str.format`` string over the bench's figure names (``"{snapo_vs_lsmc:.4f}"``).
+``render_table`` fills them from ``benchmarks/<name>.json`` under a line that says where the
+figures come from (commit, date, machine, wall time, settings). In ``README.md`` each table
+sits between ``<!-- bench-table: NAME -->`` and ``<!-- /bench-table -->``; ``update_readme``
+rewrites those blocks and ``stale_blocks`` lists those that disagree with their stored JSON
+(the consistency test and ``decisions bench report --check``). A figure with no stored source
+cannot be rendered: a missing figure is an error, unless its row is ``optional`` (a peer block
+present only where the peer is installed), in which case the row is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from decisions.errors import InputError
+from decisions.jobs.bench_store import BENCH_FOLDER
+
+README = BENCH_FOLDER.parent / "README.md"
+"""The README whose tables are generated, in a source checkout."""
+
+_BLOCK = re.compile(r"(<!-- bench-table: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /bench-table -->)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a README table: a label and a format template over the bench's figures."""
+
+    label: str
+    template: str
+    optional: bool = False
+    """Left out (instead of failing) when one of its figures is absent, e.g. a peer's block."""
+
+    def fields(self) -> list[str]:
+        """The figure names the template reads."""
+        return [field for _, field, _, _ in string.Formatter().parse(self.template) if field]
+
+
+def load_result(name: str, folder: Path = BENCH_FOLDER) -> dict[str, Any]:
+    """The stored result ``<folder>/<name>.json`` (``bench_store.save_result``'s record).
+
+    Raises:
+        InputError: (field ``name``) no stored result, or one that is not a JSON object.
+    """
+    path = folder / f"{name}.json"
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError("name", f"no stored result {path} (run `decisions bench {name} --save`)") from None
+    except json.JSONDecodeError as error:
+        raise InputError("name", f"{path} is not JSON: {error}") from None
+    if not isinstance(record, dict) or not isinstance(record.get("figures"), dict):
+        raise InputError("name", f"{path} has no 'figures' object")
+    return record
+
+
+def provenance(record: Mapping[str, Any]) -> str:
+    """One line: where a stored result comes from (file, commit, date, machine, wall time, settings)."""
+    machine = record.get("machine", {})
+    commit = str(record.get("commit") or "unknown commit")
+    short = commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
+    budget = record.get("budget") or {}
+    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(budget.items())) or "defaults"
+    return (
+        f"From `benchmarks/{record['name']}.json`: commit {short}, {str(record.get('date', ''))[:10]}, "
+        f"{machine.get('cores', '?')} cores ({machine.get('cpu', '?')}), {record.get('wall_seconds', '?')} s wall time, "
+        f"settings: {settings}."
+    )
+
+
+def render_rows(figures: Mapping[str, Any], rows: Sequence[Row], name: str) -> list[str]:
+    """The table's markdown lines, ``| figure | value |``.
+
+    Raises:
+        InputError: (field ``figures``) a non-optional row reads a figure the result lacks.
+    """
+    lines = ["| figure | value |", "|---|---|"]
+    for row in rows:
+        missing = [field for field in row.fields() if field not in figures]
+        if missing:
+            if row.optional:
+                continue
+            raise InputError("figures", f"benchmarks/{name}.json lacks {missing} (row {row.label!r})")
+        lines.append(f"| {row.label} | {row.template.format_map(figures)} |")
+    return lines
+
+
+def render_table(name: str, rows: Sequence[Row], folder: Path = BENCH_FOLDER) -> str:
+    """The README block of bench ``name``: its provenance line and its table."""
+    record = load_result(name, folder)
+    return "\n".join([provenance(record), "", *render_rows(record["figures"], rows, name)]) + "\n"
+
+
+def _rendered(text: str, tables: Mapping[str, str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        body = tables.get(match["name"], match["body"])
+        return match.group(1) + body + match.group(4)
+
+    return _BLOCK.sub(replace, text)
+
+
+def readme_blocks(text: str) -> dict[str, str]:
+    """The README's generated blocks: bench name -> current body."""
+    return {m["name"]: m["body"] for m in _BLOCK.finditer(text)}
+
+
+def stale_blocks(text: str, tables: Mapping[str, str]) -> list[str]:
+    """Names of the blocks whose body differs from the table rendered from the stored result."""
+    return sorted(name for name, body in readme_blocks(text).items() if name in tables and body != tables[name])
+
+
+def update_readme(tables: Mapping[str, str], readme: Path = README) -> list[str]:
+    """Rewrite the README's blocks from ``tables``; returns the names of those that changed."""
+    text = readme.read_text()
+    changed = stale_blocks(text, tables)
+    if changed:
+        readme.write_text(_rendered(text, tables))
+    return changed
