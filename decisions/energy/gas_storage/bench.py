@@ -40,6 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from decisions.core.evaluate import compare
+from decisions.core.float64_check import require_float64_program
 from decisions.core.pytrees import cast_leaves
 from decisions.core.timing import bump_and_revalue
 from decisions.energy.gas_storage import baselines, intrinsic, snapo_policy
@@ -293,6 +294,9 @@ def fd_errors(trained: TrainedPolicy, scenario: Scenario, *, paths: int = 64, se
       that straddles a kink of one of the paths x days decisions differs from the
       one-sided derivative: a diagnostic, not a bound.
 
+    Every objective is traced and checked to hold only float64 values (``core.float64_check``),
+    so the figures are float64 comparisons whatever the process compiled before.
+
     Returns:
         The three figures.
     """
@@ -314,6 +318,7 @@ def fd_errors(trained: TrainedPolicy, scenario: Scenario, *, paths: int = 64, se
                     return jnp.mean(values)
 
                 held = jax.jit(lambda p, view: value(p, view))
+                require_float64_program("the gas storage objective", lambda p: value(p, None), params)
                 grads = jax.jit(jax.grad(lambda p, reacts=reacts: value(p, None if reacts else jax.lax.stop_gradient(p))))(
                     params
                 )

@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from decisions.core.evaluate import compare
+from decisions.core.float64_check import require_float64_program
 from decisions.core.timing import VMAP_CHUNKS, bump_and_revalue
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
@@ -259,7 +260,8 @@ def fd_errors(
     On the scenario shortened to ``horizon_years`` (the policy's features do not
     depend on the horizon), ``paths`` fixed paths, the inputs ``FD_CHECKS`` and the
     policy reacting (the full pathwise derivative). x64 is enabled only inside
-    ``jax.enable_x64``; nothing compiled here is reused outside it.
+    ``jax.enable_x64``; nothing compiled here is reused outside it, and each objective is
+    traced and checked to hold only float64 values (``core.float64_check``).
 
     Returns:
         ``fd_max_rel_err`` (smooth SNAPO objective at the final temperature) and
@@ -279,6 +281,7 @@ def fd_errors(
                 outcome, _ = rollout(trained.policy, policy_params, p, normals, tau=tau, smooth=smooth)
                 return jnp.mean(outcome.value)
 
+            require_float64_program("the pension objective", value, params)
             value_fn = jax.jit(value)
             grads = jax.jit(jax.grad(value))(params)
             worst = 0.0

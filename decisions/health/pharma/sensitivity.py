@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from jax import Array
-from jax.extend import core as jcore
 
+from decisions.core.float64_check import float64_array, require_float64_program
 from decisions.core.pytrees import cast_leaves
 from decisions.health.pharma import chain
 from decisions.health.pharma.chain import CQA_NAMES, Profiles
@@ -156,18 +156,13 @@ def fd_check(
     jac = cqa_jacobian if jacobian is None else jacobian
     g = grid(scenario)
     with jax.enable_x64(True):
-        if not jax.config.jax_enable_x64:
-            raise FloatingPointError("fd_check: x64 is not in effect inside jax.enable_x64(True)")
         x = jnp.asarray(cpp_vector(scenario) if cpps is None else cpps, jnp.float64)
         prof = cast_leaves(chain.constant_profiles(g) if profiles is None else profiles, jnp.float64)
         c = constants(scenario, jnp.float64)
-        _require_float64("the inputs", {np.dtype(a.dtype) for a in jax.tree_util.tree_leaves((x, prof, c))})
         f = jax.jit(lambda v: chain.cqas(v, prof, c, g))
-        _require_float64(
-            "the traced Jacobian", _float_dtypes(jax.make_jaxpr(jac, static_argnums=3)(x, prof, c, g))
-        )
-        _require_float64("the traced CQA function", _float_dtypes(jax.make_jaxpr(f)(x)))
-        adjoint = _float64_array("the Jacobian", jac(x, prof, c, g))
+        require_float64_program("the traced Jacobian", jac, x, prof, c, g, static_argnums=(3,))
+        require_float64_program("the traced CQA function", f, x)
+        adjoint = float64_array("the Jacobian", jac(x, prof, c, g))
         fd = central_differences(f, np.asarray(x), relative_step)
     return max_relative_error(adjoint, fd), table(adjoint), table(fd)
 
@@ -183,7 +178,7 @@ def central_differences(f: Callable[[Array], Array], x: np.ndarray, relative_ste
     Returns:
         Column ``j``: ``(f(x + h e_j) - f(x - h e_j)) / (2 h)``, with ``2 h`` the step taken.
     """
-    x = _float64_array("the finite-difference point", x)
+    x = float64_array("the finite-difference point", x)
     columns = []
     for j in range(x.shape[0]):
         h = relative_step * max(abs(float(x[j])), 1.0)
@@ -193,8 +188,8 @@ def central_differences(f: Callable[[Array], Array], x: np.ndarray, relative_ste
         step = up[j] - down[j]  # exact in float64: the step actually taken
         if not step > 0.0:
             raise FloatingPointError(f"finite-difference step {h:g} vanishes at x[{j}] = {x[j]:g}")
-        high = _float64_array("f(x + h)", f(jnp.asarray(up)))
-        low = _float64_array("f(x - h)", f(jnp.asarray(down)))
+        high = float64_array("f(x + h)", f(jnp.asarray(up)))
+        low = float64_array("f(x - h)", f(jnp.asarray(down)))
         columns.append((high - low) / step)
     return np.stack(columns, axis=1)
 
@@ -212,8 +207,8 @@ def max_relative_error(adjoint: np.ndarray, fd: np.ndarray) -> float:
             identical (no sensitivity at all, or one quantity compared with itself: an
             error of exactly zero would prove nothing).
     """
-    adjoint = _float64_array("the Jacobian", adjoint)
-    fd = _float64_array("the finite differences", fd)
+    adjoint = float64_array("the Jacobian", adjoint)
+    fd = float64_array("the finite differences", fd)
     if adjoint.shape != fd.shape:
         raise ValueError(f"Jacobian {adjoint.shape} and finite differences {fd.shape} differ in shape")
     if not (np.isfinite(adjoint).all() and np.isfinite(fd).all()):
@@ -228,41 +223,3 @@ def max_relative_error(adjoint: np.ndarray, fd: np.ndarray) -> float:
     both_zero = (adjoint == 0.0) & (fd == 0.0)  # the only entries where the denominator can be 0
     err = np.divide(np.abs(adjoint - fd), denominator, out=np.zeros_like(adjoint), where=~both_zero)
     return float(np.max(err))
-
-
-def _float64_array(what: str, value: Array | np.ndarray) -> np.ndarray:
-    """``value`` as a numpy array, which must be float64."""
-    out = np.asarray(value)
-    if out.dtype != np.float64:
-        raise FloatingPointError(
-            f"{what} came out {out.dtype}, not float64: the check would not be a float64 one"
-        )
-    return out
-
-
-def _float_dtypes(closed: jcore.ClosedJaxpr) -> set[np.dtype]:
-    """Every floating dtype of a traced program (inputs, constants, every equation's values, nested)."""
-    found: set[np.dtype] = set()
-
-    def walk(jaxpr: jcore.Jaxpr) -> None:
-        values = [*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars]
-        for eqn in jaxpr.eqns:
-            values.extend([*eqn.invars, *eqn.outvars])
-        for v in values:
-            dtype = getattr(getattr(v, "aval", None), "dtype", None)
-            if dtype is not None and jnp.issubdtype(dtype, jnp.floating):
-                found.add(np.dtype(dtype))
-        for sub in jcore.subjaxprs(jaxpr):
-            walk(sub)
-
-    walk(closed.jaxpr)
-    return found
-
-
-def _require_float64(what: str, dtypes: set[np.dtype]) -> None:
-    """Raise unless every floating dtype among ``dtypes`` is float64."""
-    other = sorted(str(d) for d in dtypes if jnp.issubdtype(d, jnp.floating) and d != np.float64)
-    if other:
-        raise FloatingPointError(
-            f"{what} hold {', '.join(other)} values, not only float64 (is x64 in effect?)"
-        )

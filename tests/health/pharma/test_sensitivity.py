@@ -145,7 +145,7 @@ def test_fd_check_refuses_float32_inputs_and_traces(
     with pytest.raises(FloatingPointError, match="traced Jacobian hold float32"):
         fd_check(scenario, jacobian=lambda x, p, c, g: cqa_jacobian(x, p, c, g).astype(jnp.float32))
     monkeypatch.setattr(sensitivity, "constants", lambda s, dtype=jnp.float32: constants(s, jnp.float32))
-    with pytest.raises(FloatingPointError, match="inputs hold float32"):
+    with pytest.raises(FloatingPointError, match="inputs of the traced Jacobian hold float32"):
         fd_check(scenario)
 
 
