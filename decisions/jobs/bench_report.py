@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from decisions.core.bench_row import Row
 from decisions.errors import InputError
 from decisions.jobs.bench_store import BENCH_FOLDER
 
@@ -28,20 +27,6 @@ README = BENCH_FOLDER.parent / "README.md"
 """The README whose tables are generated, in a source checkout."""
 
 _BLOCK = re.compile(r"(<!-- bench-table: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /bench-table -->)", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of a README table: a label and a format template over the bench's figures."""
-
-    label: str
-    template: str
-    optional: bool = False
-    """Left out (instead of failing) when one of its figures is absent, e.g. a peer's block."""
-
-    def fields(self) -> list[str]:
-        """The figure names the template reads."""
-        return [field for _, field, _, _ in string.Formatter().parse(self.template) if field]
 
 
 def load_result(name: str, folder: Path = BENCH_FOLDER) -> dict[str, Any]:

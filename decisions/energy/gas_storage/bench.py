@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from decisions.core.bench_row import Row
 from decisions.core.evaluate import compare
 from decisions.core.float64_check import require_float64_program
 from decisions.core.pytrees import cast_leaves
@@ -57,7 +58,6 @@ from decisions.energy.gas_storage.scenario import DeterministicPrices, Scenario
 from decisions.energy.gas_storage.simulator import rollout
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings, TrainedPolicy
 from decisions.energy.gas_storage.spec import DEFAULT_LSMC_PATHS
-from decisions.jobs.bench_report import Row
 
 ProgressFn = Callable[[str, int, int], None]
 

@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from decisions.core.bench_row import Row
 from decisions.core.evaluate import compare
 from decisions.core.float64_check import require_float64_program
 from decisions.core.timing import VMAP_CHUNKS, bump_and_revalue
@@ -48,7 +49,6 @@ from decisions.finance.pension.policy import FUNDING_AND_TIME
 from decisions.finance.pension.scenario import Scenario, YieldCurve
 from decisions.finance.pension.sensitivity import count_sensitivities
 from decisions.finance.pension.simulator import draw_normals, rollout
-from decisions.jobs.bench_report import Row
 
 ProgressFn = Callable[[str, int, int], None]
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from decisions.core.bench_row import Row
 from decisions.finance.wealth.beyond import Inflation, score_beyond
 from decisions.finance.wealth.compare import family_table, headline, score_families
 from decisions.finance.wealth.dp import solve
@@ -36,7 +37,6 @@ from decisions.finance.wealth.planner import DEFAULT_PLANNER_PATH, default_plann
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule, rule_policy, tune_rule
 from decisions.finance.wealth.simulate import dp_policy, draw_normals, evaluate, mean_and_se
-from decisions.jobs.bench_report import Row
 
 ProgressFn = Callable[[str, int, int], None]
 

@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from decisions.core.bench_row import Row
 from decisions.core.timing import best_of, bump_and_revalue
 from decisions.health.pharma import chain, sensitivity
 from decisions.health.pharma.compare import compare_with_baseline
@@ -42,7 +43,6 @@ from decisions.health.pharma.params import CPP_NAMES, draw_constants, grid
 from decisions.health.pharma.scenario import Scenario
 from decisions.health.pharma.snapo_policy import OptimiseSettings, optimise, problem
 from decisions.health.pharma.spec import BaselineSettings
-from decisions.jobs.bench_report import Row
 
 ProgressFn = Callable[[str, int, int], None]
 

@@ -1,0 +1,20 @@
+"""One line of a README figure table, declared by a bench (``README_ROWS``) and filled from its stored result."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a README table: a label and a format template over the bench's figures."""
+
+    label: str
+    template: str
+    optional: bool = False
+    """Left out (instead of failing) when one of its figures is absent, e.g. a peer's block."""
+
+    def fields(self) -> list[str]:
+        """The figure names the template reads."""
+        return [field for _, field, _, _ in string.Formatter().parse(self.template) if field]

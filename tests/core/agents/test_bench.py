@@ -1,0 +1,146 @@
+"""Our PPO against rejax's (``core.agents.bench``) and the gymnax adapter it runs on.
+
+The default suite needs neither gymnax nor rejax: what needs gymnax skips without it, and the
+peer's figures are checked only where rejax is installed (``pytest.importorskip``), in a slow
+test. The benchmark itself is costed by compilation (tens of seconds per agent on a CPU).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from decisions.core.agents import bench
+
+OURS_KEYS = ("ours_final_return", "ours_final_return_std", "ours_train_seconds", "ours_run_seconds", "ours_compile_seconds")
+PEER_KEYS = tuple(k.replace("ours", "rejax") for k in OURS_KEYS) + (
+    "train_time_ratio_ours_over_rejax",
+    "run_time_ratio_ours_over_rejax",
+)
+
+# Enough for our PPO to beat a random policy on CartPole by far (random: about 20 steps).
+LEARN_BUDGET: dict[str, Any] = {"total_steps": 16 * 512, "seeds": 1, "eval_episodes": 16, "timed_repeats": 1, "peer": False}
+
+
+def test_without_gymnax_only_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "gymnax" else real(name, *a))
+    figures = bench.run_bench(**bench.SMOKE_BUDGET)
+    assert figures["peer_available"] is False
+    assert "gymnax is not installed" in figures["note"]
+    assert not any("/" in key for key in figures)
+
+
+def test_peer_absent_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("gymnax")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "rejax" else real(name, *a))
+    assert bench.peer_status() == (False, f"rejax is not installed ({bench.PEER_INSTALL})")
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    if real("rejax") is not None:
+        import gymnax.environments.environment as gymnax_env
+
+        monkeypatch.setattr(gymnax_env.Environment, "is_truncated", lambda *a: None, raising=False)
+        available, note = bench.peer_status()
+        assert not available and "needs gymnax<1.0" in note
+
+
+def test_hyperparameters_round_the_budget_to_iterations() -> None:
+    hp = bench.Hyperparameters(num_envs=4, rollout_steps=128)
+    assert hp.env_steps(500_000) == 976 * 512
+    with pytest.raises(ValueError, match="total_steps"):
+        hp.env_steps(100)
+    with pytest.raises(ValueError, match="seeds"):
+        bench.run_bench(seeds=0)
+
+
+def test_adapter_splits_termination_from_truncation() -> None:
+    pytest.importorskip("gymnax")
+    from decisions.core.agents.gymnax_adapter import GymnaxEnv
+    from decisions.core.spaces import Box, Discrete
+
+    env = GymnaxEnv.make("CartPole-v1", max_steps_in_episode=5)
+    params = env.default_params
+    assert isinstance(env.action_space(params), Discrete) and env.action_space(params).n == 2
+    assert isinstance(env.observation_space(params), Box) and env.observation_space(params).shape == (4,)
+
+    @partial(jax.jit, static_argnums=0)
+    def episode(env: GymnaxEnv, actions: jax.Array) -> tuple[jax.Array, ...]:
+        params = env.default_params
+        _, state = env.reset(jax.random.PRNGKey(0), params)
+
+        def step(state: Any, action: jax.Array) -> tuple[Any, tuple[jax.Array, ...]]:
+            obs, state, reward, terminated, truncated, _ = env.step(jax.random.PRNGKey(1), state, action, params)
+            return state, (obs, reward, terminated, truncated)
+
+        return jax.lax.scan(step, state, actions)[1]
+
+    # Alternating pushes keep the pole up: the fifth step is cut by the time limit.
+    obs, reward, terminated, truncated = episode(env, jnp.asarray([0, 1, 0, 1, 0], jnp.int32))
+    assert obs.dtype == jnp.float32 and obs.shape == (5, 4) and reward.shape == (5,)
+    assert not terminated.any()
+    assert truncated.tolist() == [False, False, False, False, True]
+    # Pushing one way for long enough (no time limit) topples the pole: a termination.
+    _, _, terminated, truncated = episode(GymnaxEnv.make("CartPole-v1"), jnp.ones(60, jnp.int32))
+    assert terminated.any() and not truncated.any()
+
+
+def _finite(figures: dict[str, Any], env: str, keys: tuple[str, ...]) -> None:
+    for key in keys:
+        value = figures[f"{env}/{key}"]
+        assert isinstance(value, float) and math.isfinite(value), (key, value)
+
+
+@pytest.fixture(scope="module")
+def ours_only() -> dict[str, Any]:
+    pytest.importorskip("gymnax")
+    return bench.run_bench(**LEARN_BUDGET)
+
+
+def test_ours_reported_without_the_peer(ours_only: dict[str, Any]) -> None:
+    _finite(ours_only, "CartPole-v1", (*OURS_KEYS, "random_return"))
+    assert ours_only["peer_available"] is False and ours_only["note"]
+    assert not any(key.startswith("CartPole-v1/rejax") or "ratio" in key for key in ours_only)
+    assert ours_only["CartPole-v1/env_steps"] == LEARN_BUDGET["total_steps"]
+    assert ours_only["hidden"] == [64, 64] and ours_only["num_envs"] == 4
+
+
+def test_ours_beats_a_random_policy(ours_only: dict[str, Any]) -> None:
+    ours, random = ours_only["CartPole-v1/ours_final_return"], ours_only["CartPole-v1/random_return"]
+    assert ours > 2 * random + 20, (ours, random)
+
+
+@pytest.mark.slow
+def test_smoke_budget_with_the_peer() -> None:
+    pytest.importorskip("rejax")
+    available, note = bench.peer_status()
+    if not available:
+        pytest.skip(note)
+    figures = bench.run_bench(**bench.SMOKE_BUDGET)
+    assert figures["peer_available"] is True and figures["peer"].startswith("rejax")
+    _finite(figures, "CartPole-v1", (*OURS_KEYS, *PEER_KEYS, "random_return"))
+    returns = [figures[f"CartPole-v1/{key}"] for key in ("ours_final_return", "rejax_final_return", "random_return")]
+    assert all(0 < r <= 500 for r in returns)
+
+
+@pytest.mark.slow
+def test_peer_policy_is_greedy_on_its_params() -> None:
+    pytest.importorskip("rejax")
+    if not bench.peer_status()[0]:
+        pytest.skip(bench.peer_status()[1])
+    from decisions.core.agents.gymnax_adapter import GymnaxEnv
+
+    env = GymnaxEnv.make("CartPole-v1")
+    train, policy = bench.rejax_trainer(env, bench.Hyperparameters(rollout_steps=32), 128)
+    params = jax.tree_util.tree_map(lambda x: x[0], train(jax.random.split(jax.random.PRNGKey(0), 1)))
+    obs = jnp.asarray([0.0, 0.0, 0.05, 0.0], jnp.float32)
+    actions = {int(policy(params, obs, jax.random.PRNGKey(k))) for k in range(8)}
+    assert len(actions) == 1 and actions <= {0, 1}
+    assert np.isfinite(bench.evaluate_seeds(env, policy, jax.tree_util.tree_map(lambda x: x[None], params), 1, 2)).all()
