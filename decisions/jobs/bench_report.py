@@ -56,9 +56,16 @@ def provenance(record: Mapping[str, Any]) -> str:
     settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(budget.items())) or "defaults"
     return (
         f"From `benchmarks/{record['name']}.json`: commit {short}, {str(record.get('date', ''))[:10]}, "
-        f"{machine.get('cores', '?')} cores ({machine.get('cpu', '?')}), {record.get('wall_seconds', '?')} s wall time, "
+        f"{machine.get('cores', '?')} cores ({machine.get('cpu', '?')}{_load(machine)}), "
+        f"{record.get('wall_seconds', '?')} s wall time, "
         f"settings: {settings}."
     )
+
+
+def _load(machine: Mapping[str, Any]) -> str:
+    """``, load 6.2`` when the result recorded the machine's load average (other work slows timings)."""
+    load = machine.get("load_average")
+    return f", load {load}" if load is not None else ""
 
 
 def render_rows(figures: Mapping[str, Any], rows: Sequence[Row], name: str) -> list[str]:

@@ -54,14 +54,18 @@ def json_ready(figures: dict[str, Any]) -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    """Cores, CPU model and platform of this machine."""
+    """Cores, CPU model, platform and the 1-minute load average of this machine (when the run ends)."""
     model = platform.processor() or ""
     try:
         with open("/proc/cpuinfo") as info:
             model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), model)
     except OSError:
         pass
-    return {"cores": os.cpu_count(), "cpu": model, "platform": platform.platform()}
+    try:
+        load = round(os.getloadavg()[0], 1)  # other work competing for the cores (timings are slower)
+    except OSError:
+        load = None
+    return {"cores": os.cpu_count(), "cpu": model, "platform": platform.platform(), "load_average": load}
 
 
 def git_commit() -> str | None:
