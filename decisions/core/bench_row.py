@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Row:
-    """One line of a README table: a label and a format template over the bench's figures."""
+    """One line of a README table: a label and a value, both format templates over the bench's figures."""
 
     label: str
     template: str
@@ -16,5 +16,6 @@ class Row:
     """Left out (instead of failing) when one of its figures is absent, e.g. a peer's block."""
 
     def fields(self) -> list[str]:
-        """The figure names the template reads."""
-        return [field for _, field, _, _ in string.Formatter().parse(self.template) if field]
+        """The figure names the label and the template read."""
+        parse = string.Formatter().parse
+        return [field for text in (self.label, self.template) for _, field, _, _ in parse(text) if field]

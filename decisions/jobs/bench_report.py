@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,24 +68,28 @@ def _load(machine: Mapping[str, Any]) -> str:
     return f", load {load}" if load is not None else ""
 
 
-def render_rows(figures: Mapping[str, Any], rows: Sequence[Row], name: str) -> list[str]:
+RowsSpec = Sequence[Row] | Callable[[Mapping[str, Any]], Sequence[Row]]
+"""A bench's ``README_ROWS``: rows, or a function of the figures that builds them (to bold the best row)."""
+
+
+def render_rows(figures: Mapping[str, Any], rows: RowsSpec, name: str) -> list[str]:
     """The table's markdown lines, ``| figure | value |``.
 
     Raises:
         InputError: (field ``figures``) a non-optional row reads a figure the result lacks.
     """
     lines = ["| figure | value |", "|---|---|"]
-    for row in rows:
+    for row in rows(figures) if callable(rows) else rows:
         missing = [field for field in row.fields() if field not in figures]
         if missing:
             if row.optional:
                 continue
             raise InputError("figures", f"benchmarks/{name}.json lacks {missing} (row {row.label!r})")
-        lines.append(f"| {row.label} | {row.template.format_map(figures)} |")
+        lines.append(f"| {row.label.format_map(figures)} | {row.template.format_map(figures)} |")
     return lines
 
 
-def render_table(name: str, rows: Sequence[Row], folder: Path = BENCH_FOLDER) -> str:
+def render_table(name: str, rows: RowsSpec, folder: Path = BENCH_FOLDER) -> str:
     """The README block of bench ``name``: its provenance line and its table."""
     record = load_result(name, folder)
     return "\n".join([provenance(record), "", *render_rows(record["figures"], rows, name)]) + "\n"

@@ -9,14 +9,14 @@ that belong to no domain (the core agents against a pure-JAX peer).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from decisions.errors import InputError
 from decisions.jobs import registry
-from decisions.jobs.bench_report import Row, render_table
+from decisions.jobs.bench_report import RowsSpec, render_table
 
 PLATFORM_BENCHES: Mapping[str, str] = {"agents": "decisions.core.agents.bench"}
 """Benches that belong to no domain: name -> module."""
@@ -54,9 +54,10 @@ def run(name: str, progress: Callable[[str, int, int], None] | None = None, **bu
     return json_ready(module(name).run_bench(progress, **budget))
 
 
-def readme_rows(name: str) -> Sequence[Row]:
-    """The README rows bench ``name`` declares (none: no generated table)."""
-    return tuple(getattr(module(name), "README_ROWS", ()))
+def readme_rows(name: str) -> RowsSpec:
+    """The README rows bench ``name`` declares, or the function that builds them (none: no table)."""
+    rows = getattr(module(name), "README_ROWS", ())
+    return rows if callable(rows) else tuple(rows)
 
 
 def readme_tables(folder: Path | None = None) -> dict[str, str]:

@@ -12,7 +12,8 @@ Modules, one job each:
 - ``baselines``: no battery and rule-based controllers; ``optimum``: the perfect-foresight LP;
   ``mpc``: 24 h rolling LP; ``evaluation``: ``run_baselines`` / ``evaluate``;
 - ``kpis``: CityLearn KPIs relative to no battery; ``bench``: measured figures;
-- ``agents``: the RL agents' training and scoring; ``explain``: explanations of a
+- ``agents``: the RL agents' training and scoring; ``tuning``: their hyperparameters chosen on
+  validation months inside the training months (the bench's); ``explain``: explanations of a
   controller; ``replay``: a run's saved policies reloaded, re-simulated and explained;
 - ``spec``: the job's validated model (``BuildingJob``, ``AgentName``, ``AgentSettings``) and
   ``prepare``, on light modules (no JAX); ``job``: the batch job (``run_job``) and its ``report``.

@@ -10,6 +10,8 @@ re-exported here.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -32,8 +34,28 @@ DISCRETE_LEVELS = 11
 """Action levels of DQN: -1, -0.8, ..., 1 (fraction of the battery's power)."""
 
 
-def agent_config(name: AgentName, settings: AgentSettings) -> Any:
-    """The agent's configuration tuned for week-long hourly battery episodes."""
+Overrides = Mapping[str, Any]
+"""Fields of an agent's config set over ``agent_config``'s values, e.g. ``{"learning_rate": 1e-4}``."""
+
+
+def agent_config(name: AgentName, settings: AgentSettings, overrides: Overrides | None = None) -> Any:
+    """The agent's configuration for week-long hourly battery episodes.
+
+    Args:
+        name: which agent.
+        settings: budgets (``on_policy_steps`` / ``off_policy_steps``).
+        overrides: config fields to set over the values below (``tuning.tune_agents`` chooses
+            them on a validation window); checked by the config's own validation.
+
+    Returns:
+        The agent's config (a frozen dataclass of ``name.module``).
+    """
+    config = _base_config(name, settings)
+    return dataclasses.replace(config, **overrides) if overrides else config
+
+
+def _base_config(name: AgentName, settings: AgentSettings) -> Any:
+    """``agent_config`` without overrides."""
     module = name.module
     # Long credit assignment (charge at noon, discharge in the evening peak) and a narrow initial
     # exploration noise: gamma 0.995 and log-std -1 took PPO from 0.55 to 0.89 of the LP saving
@@ -62,8 +84,9 @@ def train_agent(
     key: jax.Array,
     progress: ProgressFn | None = None,
     checkpoint: CheckpointFor | None = None,
+    overrides: Overrides | None = None,
 ) -> TrainResult:
-    """Train ``settings.seeds`` copies of an agent at once on the training months.
+    """Train ``settings.seeds`` copies of an agent, one after another, on the training months.
 
     Args:
         name: which agent.
@@ -73,12 +96,13 @@ def train_agent(
         progress: ``(task, done, total)`` callback between jitted chunks.
         checkpoint: ``checkpoints.checkpoint_file`` (or alike): each seed's training is then
             saved after every chunk to the file it gives (``<agent>-seed<k>``) and resumed from it.
+        overrides: config fields set over ``agent_config``'s (see there).
 
     Returns:
         The ``TrainResult`` (params and metrics with a leading seed axis).
     """
     env, params = agent_env(scenario, name, Split.TRAIN)
-    config = agent_config(name, settings)
+    config = agent_config(name, settings, overrides)
     results = []
     for seed, seed_key in enumerate(jax.random.split(key, settings.seeds)):
         report = None

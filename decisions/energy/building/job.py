@@ -26,7 +26,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from decisions.core.progress import Progress, silent
-from decisions.energy.building.agents import score_seeds, seed_params, train_agent
+from decisions.energy.building.agents import Overrides, score_seeds, seed_params, train_agent
 from decisions.energy.building.evaluation import run_baselines
 from decisions.energy.building.explain import IMPORTANCE_COLUMNS
 from decisions.energy.building.kpis import kpi_table
@@ -54,12 +54,19 @@ RESUMABLE = True
 """Its agents checkpoint into the run's folder: a stopped run can be resumed."""
 
 
-def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
+def run_job(
+    job: BuildingJob,
+    *,
+    progress: Progress = silent,
+    overrides: Mapping[AgentName, Overrides] | None = None,
+) -> BuildingReport:
     """Train every agent, score agents and baselines on the held-out months, explain the best.
 
     Args:
         job: the validated job.
         progress: ``(task, done, total)`` callback.
+        overrides: per agent, config fields set over ``agents.agent_config``'s (e.g. the
+            learning rates ``tuning.tune_agents`` chose on a validation window); none by default.
 
     Returns:
         The report (tables, metrics, trained agents).
@@ -78,7 +85,7 @@ def run_job(job: BuildingJob, *, progress: Progress = silent) -> BuildingReport:
         start = time.perf_counter()
         result = train_agent(
             name, scenario, job.agents, key=key, progress=lambda t, d, n, task=task: progress(task, d, n),
-            checkpoint=checkpoint_file,
+            checkpoint=checkpoint_file, overrides=(overrides or {}).get(name),
         )
         seconds[name] = time.perf_counter() - start
         results[name] = result

@@ -16,6 +16,7 @@ from decisions.energy.building.agents import AgentName, seed_params
 from decisions.errors import InputError
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import with_sections
+from tests.smoke_runs import smoke_bench
 
 pytestmark = pytest.mark.smoke_runs("building")  # the one-seed PPO job is the conformance kit's tiny job
 
@@ -72,6 +73,12 @@ def test_hourly_table_holds_every_controller_on_the_held_out_window(report) -> N
     assert set(hourly["month"]) == {9, 10, 11, 12}
     sizes = hourly.groupby(["controller", "seed"], dropna=False).size()
     assert sizes.nunique() == 1
+
+
+def test_the_rule_based_row_is_the_benchs_building_1_figure(report) -> None:
+    """The job scores the rule-based controller on the home and window the bench reports for building 1."""
+    figures, _ = smoke_bench("building")
+    assert report.metrics["saving_vs_lp_rule_based"] == pytest.approx(figures["saving_vs_lp_rule_based"], rel=1e-9)
 
 
 def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: Path) -> None:
