@@ -69,12 +69,17 @@ def machine() -> dict[str, Any]:
 
 
 def git_commit() -> str | None:
-    """The checkout's commit (with ``-dirty`` when it has uncommitted changes), or None."""
+    """The checkout's commit (with ``-dirty`` when its code has uncommitted changes), or None.
+
+    Changes under ``benchmarks/`` (earlier results of the same ``make bench``) do not count.
+    """
     root = BENCH_FOLDER.parent
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True)
+        dirty = subprocess.run(  # the stored results themselves do not make the code dirty
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", f":!{BENCH_FOLDER.name}"],
+            cwd=root, capture_output=True, text=True, check=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
     return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
