@@ -1,37 +1,79 @@
-"""Benchmark: ``CompEnv`` throughput against mobile-env, and return parity per scenario and heuristic.
+"""Benchmark: ``CompEnv`` speed against mobile-env, parity with mobile-env, and the shipped study's figures.
 
-``run_bench`` returns a flat dict:
+``run_bench`` returns a flat dict. Speed, all on mobile-env's large scenario (13 cells, 30 users)
+with the max-SNR policy, on JAX's default backend (``jax_backend``); compilation is excluded
+(every jitted function is timed after a first call):
 
-- ``sim_steps_per_second``: environment steps per second of ``CompEnv`` on the large scenario,
-  ``num_envs`` independent instances (own users and trajectories, shared cell layout) ``vmap``-ed, the max-SNR policy inside a
-  ``lax.scan`` over one episode, jitted; compilation excluded (timed on a second call);
-- ``mobile_env_steps_per_second``: mobile-env's ``env.step`` alone on the same scenario and
-  policy, one environment in Python (policy time excluded);
-- ``sim_speedup_vs_mobile_env``: their ratio;
-- ``parity/<scenario>/<policy>/...``: mean returns with 99 % CIs of each simulator, the
-  difference (ours minus mobile-env) with its Welch CI, Welch's t and its p-value; and the
-  step-level check (largest reward error, connection mismatches) on one seed.
+- ``sim_steps_per_second``: environment steps per second of ``num_envs`` independent ``CompEnv``
+  episodes (own users and trajectories, shared cell layout) ``vmap``-ed in one jitted
+  ``lax.scan`` over the episode (reset, policy and steps included);
+- ``sim_steps_per_second_1env``: the same for one environment: one jitted, unbatched episode
+  scan per call, ``single_env_episodes`` calls in a Python loop (dispatch included);
+- ``mobile_env_steps_per_second``: mobile-env's ``env.step`` alone, one environment in Python,
+  over ``throughput_episodes`` episodes (its policy and reset excluded, which favours it);
+- ``sim_throughput_ratio_vs_mobile_env``: ``sim_steps_per_second`` over
+  ``mobile_env_steps_per_second``: a throughput ratio of ``num_envs`` batched networks against
+  one Python environment, not a per-environment speed-up;
+- ``sim_1env_speed_ratio_vs_mobile_env``: ``sim_steps_per_second_1env`` over
+  ``mobile_env_steps_per_second``: one environment against one environment.
 
-Needs mobile-env for the figures that name it; without it those are NaN and
-``mobile_env_available`` is False.
+Parity with mobile-env (``parity``), per scenario (``small``, ``medium``, ``large``) and policy
+(``max_snr``, ``random``), the prefix ``parity/<scenario>/<policy>/``:
+
+- ``mobile_env_mean_return``, ``sim_mean_return`` with ``..._ci99_low``, ``..._ci99_high`` and
+  ``..._episodes``: the mean episode return of each simulator and its 99 % t-interval over
+  independent episodes (``parity_episodes[scenario]`` of mobile-env, ``sim_episodes`` of ours);
+- ``diff`` (ours minus mobile-env) with ``diff_ci99_low``, ``diff_ci99_high`` (Welch);
+  ``welch_t`` and ``p_value`` (Welch's test of equal means), ``z`` and ``p_value_z`` (the same
+  with our variance for both samples);
+- ``returns_pass``: True when the whole Welch 99 % interval of ``diff`` lies within
+  ``+-parity_tolerance`` return units (an equivalence test: it fails on a difference beyond the
+  tolerance and on too few episodes to bound one);
+- ``step_max_reward_error``, ``step_connection_mismatches``, ``step_obs_max_error``: our step
+  from mobile-env's state and action against mobile-env's step, over one episode (no mobility);
+- ``mobility_max_position_error_m``, ``mobility_max_reward_error``,
+  ``mobility_connection_mismatches``, ``mobility_obs_max_error``: a ``CompEnv`` episode running
+  free from mobile-env's reset (our movement, connections and rewards), given only mobile-env's
+  random waypoint draws, against mobile-env's episode; ``roam_area_error_m``: our roaming area
+  against mobile-env's movement area;
+- ``step_pass``: True when those step-level and mobility errors are within
+  ``parity.STEP_TOLERANCE`` (rewards, observations) and ``parity.POSITION_TOLERANCE_M``
+  (positions, roaming area) with no connection mismatch;
+- ``pass``: ``returns_pass`` and ``step_pass``.
+
+Overall, present only when at least one pair ran: ``parity_pass`` (every ``pass``);
+``parity_max_step_reward_error``, ``parity_max_mobility_position_error_m`` and
+``parity_max_mobility_reward_error`` (the largest over the pairs); ``parity_connection_mismatches``
+(step-level and mobility, summed over the pairs); ``parity_tolerance`` (return units),
+``parity_confidence`` (0.99), ``parity_mobile_env_episodes`` (mobile-env episodes run by the
+parity part, the step-level ones included) and ``parity_seconds`` (its wall time; mobile-env's
+episodes dominate it).
+
+Needs mobile-env for the figures that name it; without it the speed figures that name it are
+NaN, the parity figures absent and ``mobile_env_available`` False.
 
 With the shipped study (``study.SHIPPED_STUDY``: experts, demos and trained models), the
 evaluate stage runs on every training and unseen task (``study_episodes`` episodes per
-policy and task, common random numbers) and its figures are added: ``promptdt_vs_multitask_ppo``,
-``promptdt_beats_baselines``, ``unseen_vs_expert``, ``qoe_promptdt-<size>``,
-``qoe_non_decreasing_with_size``, ``normalised_qoe_<policy>`` (training tasks),
-``unseen_normalised_qoe_<policy>`` and ``study_evaluate_seconds``.
+policy and task, common random numbers) and ``scoring.headline``'s figures are added:
+``promptdt_vs_multitask_ppo``, ``promptdt_beats_baselines``, ``planner_vs_multitask_ppo``,
+``qoe_promptdt-<size>``, ``qoe_non_decreasing_with_size``, ``normalised_qoe_<policy>``
+(training tasks); on the unseen tasks ``unseen_normalised_qoe_<policy>``,
+``unseen_median_normalised_qoe_<policy>``, ``unseen_normalised_vs_expert``,
+``unseen_normalised_vs_multitask_ppo``, ``unseen_normalised_non_decreasing_with_size``,
+``unseen_min_qoe_gap``, and the raw-QoE ratios ``unseen_qoe_vs_expert`` and
+``unseen_qoe_vs_multitask_ppo``, each with random's ratio beside it (``..._random``); and
+``study_evaluate_seconds``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import time
 from typing import Any
 
 import jax
 
+from decisions.core.bench_row import Row
 from decisions.core.progress import Progress
 from decisions.telecom.comp import parity
 from decisions.telecom.comp.heuristics import max_snr_single
@@ -39,10 +81,26 @@ from decisions.telecom.comp.network import large
 from decisions.telecom.comp.study import SHIPPED_STUDY, StudyBudget, evaluate, headline
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
 
-__all__ = ["run_bench", "sim_steps_per_second", "study_figures"]
+__all__ = [
+    "PARITY_CONFIDENCE",
+    "PARITY_EPISODES",
+    "parity_figures",
+    "parity_summary",
+    "run_bench",
+    "sim_steps_per_second",
+    "sim_steps_per_second_1env",
+    "study_figures",
+]
 
-PARITY_EPISODES = {"small": 20, "medium": 8, "large": 4}
-"""mobile-env episodes per scenario and policy in the parity figures (mobile-env is slow)."""
+PARITY_EPISODES = {"small": 96, "medium": 16, "large": 8}
+"""mobile-env episodes per scenario and policy in the parity figures (mobile-env is slow: a
+medium episode costs ~2.6 small ones, a large one ~7.5; ``parity_seconds`` reports the time).
+Sized so that, with our 512 episodes and the return spread of each scenario (standard deviation
+~13 and ~9 on small, ~5 and ~4 on medium, ~3.5 and ~3 on large for max-SNR and random), the
+Welch 99 % interval of the difference is about +-4 return units: equivalent simulators pass the
+8-unit tolerance with probability above 0.99 in each pair."""
+PARITY_CONFIDENCE = 0.99
+"""Confidence level of the parity intervals (and of the equivalence verdict)."""
 
 
 def sim_steps_per_second(num_envs: int = 1024, seed: int = 0) -> float:
@@ -64,6 +122,30 @@ def sim_steps_per_second(num_envs: int = 1024, seed: int = 0) -> float:
     return num_envs * steps / (time.perf_counter() - start)
 
 
+def sim_steps_per_second_1env(episodes: int = 20, seed: int = 0) -> float:
+    """Steps per second of one ``CompEnv`` on the large network with the max-SNR policy.
+
+    Each episode is one call of the jitted, unbatched episode scan (``parity.single_episode_fn``:
+    reset, then policy and step inside a ``lax.scan``), waited for before the next.
+
+    Args:
+        episodes: episodes timed (one more, the first, compiles and is not timed).
+        seed: seed of the episodes.
+
+    Returns:
+        ``episodes * episode_length / seconds``.
+    """
+    params = large()
+    steps = int(params.episode_length)
+    fn = parity.single_episode_fn(max_snr_single, steps)
+    keys = jax.random.split(jax.random.PRNGKey(seed), episodes + 1)
+    fn(keys[0], params).block_until_ready()
+    start = time.perf_counter()
+    for key in keys[1:]:
+        fn(key, params).block_until_ready()
+    return episodes * steps / (time.perf_counter() - start)
+
+
 def study_figures(episodes: int = 32, progress: Progress | None = None) -> dict[str, float]:
     """The shipped study's evaluation on all tasks and its headline figures (see the module docstring)."""
     start = time.perf_counter()
@@ -72,9 +154,75 @@ def study_figures(episodes: int = 32, progress: Progress | None = None) -> dict[
     figures: dict[str, float] = {"study_evaluate_seconds": time.perf_counter() - start}
     sizes = tuple(s for s in budget.sizes if f"promptdt-{s}" in set(table.policy))
     figures.update(headline(table, sizes))
-    unseen = table[table.split == "unseen"].groupby("policy")["normalised_qoe"].mean()
-    figures.update({f"unseen_normalised_qoe_{p}": float(v) for p, v in unseen.items()})
     return figures
+
+
+def parity_figures(
+    scenario: str, policy: str, returns: dict[str, Any], steps: dict[str, float]
+) -> dict[str, Any]:
+    """The ``parity/<scenario>/<policy>/...`` figures of one pair (see the module docstring).
+
+    Args:
+        scenario: the scenario's name.
+        policy: the policy's name.
+        returns: ``parity.compare`` (or ``compare_samples``) of the pair.
+        steps: ``parity.step_parity`` of the pair.
+
+    Returns:
+        The pair's figures, ``pass`` included.
+    """
+    prefix = f"parity/{scenario}/{policy}"
+    figures: dict[str, Any] = {}
+    for sim_name in ("mobile_env", "sim"):
+        summary = returns[sim_name]
+        figures[f"{prefix}/{sim_name}_mean_return"] = summary["mean"]
+        figures[f"{prefix}/{sim_name}_ci99_low"] = summary["ci_low"]
+        figures[f"{prefix}/{sim_name}_ci99_high"] = summary["ci_high"]
+        figures[f"{prefix}/{sim_name}_episodes"] = int(summary["n"])
+    figures[f"{prefix}/diff"] = returns["diff"]
+    figures[f"{prefix}/diff_ci99_low"], figures[f"{prefix}/diff_ci99_high"] = returns["diff_ci"]
+    for key in ("welch_t", "p_value", "z", "p_value_z"):
+        figures[f"{prefix}/{key}"] = returns[key]
+    figures[f"{prefix}/returns_pass"] = bool(returns["pass"])
+    figures[f"{prefix}/step_max_reward_error"] = steps["max_reward_error"]
+    figures[f"{prefix}/step_connection_mismatches"] = int(steps["connection_mismatches"])
+    figures[f"{prefix}/step_obs_max_error"] = steps["obs_max_error"]
+    for key in (
+        "mobility_max_position_error_m",
+        "mobility_max_reward_error",
+        "mobility_obs_max_error",
+        "roam_area_error_m",
+    ):
+        figures[f"{prefix}/{key}"] = steps[key]
+    figures[f"{prefix}/mobility_connection_mismatches"] = int(steps["mobility_connection_mismatches"])
+    figures[f"{prefix}/step_pass"] = parity.step_parity_passes(steps)
+    figures[f"{prefix}/pass"] = bool(returns["pass"]) and figures[f"{prefix}/step_pass"]
+    return figures
+
+
+def parity_summary(figures: dict[str, Any]) -> dict[str, Any]:
+    """The overall parity figures over every pair's ``parity/<scenario>/<policy>/...`` figures.
+
+    Args:
+        figures: figures holding at least one pair's (``parity_figures``).
+
+    Returns:
+        ``parity_pass`` (every pair's ``pass``), ``parity_max_step_reward_error``,
+        ``parity_max_mobility_position_error_m``, ``parity_max_mobility_reward_error`` (the largest
+        over the pairs) and ``parity_connection_mismatches`` (step-level and mobility, summed).
+    """
+
+    def pairs(name: str) -> list[Any]:
+        return [v for k, v in figures.items() if k.startswith("parity/") and k.endswith(f"/{name}")]
+
+    return {
+        "parity_pass": all(pairs("pass")),
+        "parity_max_step_reward_error": max(pairs("step_max_reward_error")),
+        "parity_max_mobility_position_error_m": max(pairs("mobility_max_position_error_m")),
+        "parity_max_mobility_reward_error": max(pairs("mobility_max_reward_error")),
+        "parity_connection_mismatches": sum(pairs("step_connection_mismatches"))
+        + sum(pairs("mobility_connection_mismatches")),
+    }
 
 
 def run_bench(
@@ -86,69 +234,155 @@ def run_bench(
     policies: tuple[str, ...] = ("max_snr", "random"),
     seed: int = 0,
     study_episodes: int = 32,
+    single_env_episodes: int = 20,
+    throughput_episodes: int = 2,
+    parity_tolerance: float = parity.RETURN_TOLERANCE,
 ) -> dict[str, Any]:
-    """Measure simulator speed against mobile-env and the parity of mean episode returns.
+    """Measure simulator speed against mobile-env, parity with it, and the shipped study's figures.
 
     Args:
         progress: optional ``(task, done, total)`` callback.
         num_envs: networks stepped together for ``sim_steps_per_second``.
-        parity_episodes: mobile-env episodes per scenario (default ``PARITY_EPISODES``).
+        parity_episodes: mobile-env episodes per scenario (default ``PARITY_EPISODES``; ``{}``: no parity).
         sim_episodes: ``CompEnv`` episodes per scenario and policy.
         policies: names of ``heuristics.POLICIES`` to compare.
         seed: base seed.
         study_episodes: evaluation episodes per policy and task of the shipped study (0: skip).
+        single_env_episodes: episodes timed for ``sim_steps_per_second_1env``.
+        throughput_episodes: mobile-env episodes timed for ``mobile_env_steps_per_second``.
+        parity_tolerance: equivalence margin of ``returns_pass``, in return units.
 
     Returns:
         A flat dict of figures (see the module docstring).
     """
     report = progress or (lambda task, done, total: None)
     episodes = dict(PARITY_EPISODES if parity_episodes is None else parity_episodes)
-    available = importlib.util.find_spec("mobile_env") is not None
-    figures: dict[str, Any] = {"num_envs": num_envs, "mobile_env_available": available}
+    available = parity.mobile_env_installed()
+    figures: dict[str, Any] = {
+        "jax_backend": jax.default_backend(),
+        "num_envs": num_envs,
+        "mobile_env_available": available,
+    }
 
-    report("CompEnv throughput", 0, 1)
+    report("CompEnv throughput", 0, 2)
     figures["sim_steps_per_second"] = sim_steps_per_second(num_envs, seed)
-    report("CompEnv throughput", 1, 1)
+    report("CompEnv throughput", 1, 2)
+    figures["sim_steps_per_second_1env"] = sim_steps_per_second_1env(single_env_episodes, seed)
+    report("CompEnv throughput", 2, 2)
     if study_episodes and (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
         figures.update(study_figures(study_episodes, progress))
 
     if not available:
-        figures["mobile_env_steps_per_second"] = math.nan
-        figures["sim_speedup_vs_mobile_env"] = math.nan
+        for key in ("mobile_env_steps_per_second", "sim_throughput_ratio_vs_mobile_env",
+                    "sim_1env_speed_ratio_vs_mobile_env"):
+            figures[key] = math.nan
         return figures
 
     report("mobile-env throughput", 0, 1)
-    _, rate = parity.mobile_env_returns("large", max_snr_single, [seed, seed + 1], time_steps=True)
+    seeds = list(range(seed, seed + throughput_episodes))
+    _, rate = parity.mobile_env_returns("large", max_snr_single, seeds, time_steps=True)
     report("mobile-env throughput", 1, 1)
     figures["mobile_env_steps_per_second"] = rate
-    figures["sim_speedup_vs_mobile_env"] = figures["sim_steps_per_second"] / rate
+    figures["sim_throughput_ratio_vs_mobile_env"] = figures["sim_steps_per_second"] / rate
+    figures["sim_1env_speed_ratio_vs_mobile_env"] = figures["sim_steps_per_second_1env"] / rate
 
     total = len(episodes) * len(policies)
-    done = 0
+    if not total:
+        return figures
+    start, done, mobile_episodes = time.perf_counter(), 0, 0
     report("parity", done, total)
     for scenario, n_mobile in episodes.items():
         for name in policies:
-            result = parity.compare(scenario, name, n_mobile=n_mobile, n_sim=sim_episodes, seed=seed)
-            prefix = f"parity/{scenario}/{name}"
-            for sim_name in ("mobile_env", "sim"):
-                summary = result[sim_name]
-                figures[f"{prefix}/{sim_name}_mean_return"] = summary["mean"]
-                figures[f"{prefix}/{sim_name}_ci99_low"] = summary["ci_low"]
-                figures[f"{prefix}/{sim_name}_ci99_high"] = summary["ci_high"]
-                figures[f"{prefix}/{sim_name}_episodes"] = int(summary["n"])
-            figures[f"{prefix}/diff"] = result["diff"]
-            figures[f"{prefix}/diff_ci99_low"], figures[f"{prefix}/diff_ci99_high"] = result["diff_ci"]
-            figures[f"{prefix}/welch_t"] = result["welch_t"]
-            figures[f"{prefix}/p_value"] = result["p_value"]
-            figures[f"{prefix}/z"] = result["z"]
-            figures[f"{prefix}/p_value_z"] = result["p_value_z"]
-            steps = parity.step_parity(scenario, name, seed=seed, steps=100)
-            figures[f"{prefix}/step_max_reward_error"] = steps["max_reward_error"]
-            figures[f"{prefix}/step_connection_mismatches"] = int(steps["connection_mismatches"])
+            returns = parity.compare(
+                scenario, name, n_mobile=n_mobile, n_sim=sim_episodes, seed=seed,
+                level=PARITY_CONFIDENCE, tolerance=parity_tolerance,
+            )
+            steps = parity.step_parity(scenario, name, seed=seed)
+            figures.update(parity_figures(scenario, name, returns, steps))
+            mobile_episodes += n_mobile + 1
             done += 1
             report("parity", done, total)
+    figures.update(parity_summary(figures))
+    figures["parity_tolerance"] = float(parity_tolerance)
+    figures["parity_confidence"] = PARITY_CONFIDENCE
+    figures["parity_mobile_env_episodes"] = mobile_episodes
+    figures["parity_seconds"] = time.perf_counter() - start
     return figures
 
 
-SMOKE_BUDGET: dict[str, Any] = {"num_envs": 8, "parity_episodes": {}, "sim_episodes": 2, "study_episodes": 0}
-"""A benchmark that runs in seconds (the platform's conformance test): throughput only."""
+SMOKE_BUDGET: dict[str, Any] = {
+    "num_envs": 8,
+    "parity_episodes": {},
+    "sim_episodes": 2,
+    "study_episodes": 0,
+    "single_env_episodes": 2,
+    "throughput_episodes": 1,
+}
+"""A benchmark that runs in seconds (the platform's conformance test): speed only, no parity."""
+
+
+def _parity_row(scenario: str, policy: str) -> Row:
+    """The README row of one scenario and policy's return parity."""
+    p = f"parity/{scenario}/{policy}"
+    return Row(
+        f"parity, {scenario}, {policy.replace('_', '-')}: mean return mobile-env (episodes) / ours (episodes); "
+        "ours minus mobile-env, 99 % CI; pass",
+        f"{{{p}/mobile_env_mean_return:.2f}} ({{{p}/mobile_env_episodes}}) / {{{p}/sim_mean_return:.2f}} "
+        f"({{{p}/sim_episodes}}); {{{p}/diff:+.2f}} [{{{p}/diff_ci99_low:+.2f}}, {{{p}/diff_ci99_high:+.2f}}]; "
+        f"{{{p}/pass}}",
+        optional=True,
+    )
+
+
+README_ROWS: tuple[Row, ...] = (
+    Row(
+        "CompEnv steps/s, large scenario (13 cells, 30 users), max-SNR: vmapped envs / 1 env (JAX backend)",
+        "{sim_steps_per_second:,.0f} ({num_envs} envs) / {sim_steps_per_second_1env:,.0f} ({jax_backend})",
+    ),
+    Row(
+        "mobile-env steps/s, same scenario, one Python env (`env.step` alone); "
+        "throughput ratio (vmapped envs vs 1); one env vs one env",
+        "{mobile_env_steps_per_second:.1f}; {sim_throughput_ratio_vs_mobile_env:,.0f}x ({num_envs} vs 1); "
+        "{sim_1env_speed_ratio_vs_mobile_env:.1f}x",
+        optional=True,
+    ),
+    *(_parity_row(s, p) for s in PARITY_EPISODES for p in ("max_snr", "random")),
+    Row(
+        "step level (from mobile-env's states) and mobility (free-running episode): largest reward error; "
+        "largest position error; connection mismatches",
+        "{parity_max_step_reward_error:.1e} / {parity_max_mobility_reward_error:.1e}; "
+        "{parity_max_mobility_position_error_m:.1e} m; {parity_connection_mismatches}",
+        optional=True,
+    ),
+    Row(
+        "every parity check passes (whole 99 % CI of each return difference within the tolerance); "
+        "tolerance; mobile-env episodes; parity wall time",
+        "{parity_pass}; +-{parity_tolerance:.0f} return units; {parity_mobile_env_episodes}; {parity_seconds:.0f} s",
+        optional=True,
+    ),
+    Row(
+        "training tasks, normalised QoE (0 random, 1 best of expert and heuristics): "
+        "PromptDT large / medium / small; multi-task PPO; PromptDT / multi-task PPO",
+        "{normalised_qoe_promptdt-large:.2f} / {normalised_qoe_promptdt-medium:.2f} / "
+        "{normalised_qoe_promptdt-small:.2f}; {normalised_qoe_multitask_ppo:.2f}; {promptdt_vs_multitask_ppo:.3f}",
+        optional=True,
+    ),
+    Row(
+        "unseen tasks, normalised QoE, mean (median): PromptDT large / medium / small; multi-task PPO; max-SNR",
+        "{unseen_normalised_qoe_promptdt-large:.2f} ({unseen_median_normalised_qoe_promptdt-large:.2f}) / "
+        "{unseen_normalised_qoe_promptdt-medium:.2f} ({unseen_median_normalised_qoe_promptdt-medium:.2f}) / "
+        "{unseen_normalised_qoe_promptdt-small:.2f} ({unseen_median_normalised_qoe_promptdt-small:.2f}); "
+        "{unseen_normalised_qoe_multitask_ppo:.2f} ({unseen_median_normalised_qoe_multitask_ppo:.2f}); "
+        "{unseen_normalised_qoe_max_snr:.2f} ({unseen_median_normalised_qoe_max_snr:.2f})",
+        optional=True,
+    ),
+    Row(
+        "unseen tasks, best PromptDT / expert: normalised; raw QoE (random's raw ratio); "
+        "smallest random-to-best QoE gap",
+        "{unseen_normalised_vs_expert:.3f}; {unseen_qoe_vs_expert:.3f} ({unseen_qoe_vs_expert_random:.3f}); "
+        "{unseen_min_qoe_gap:.4f}",
+        optional=True,
+    ),
+)
+"""The README's CoMP table (``decisions bench report``): the rows of mobile-env and of the shipped
+study are left out of a run without them."""

@@ -1,15 +1,26 @@
 """Parity of ``CompEnv`` with the ``mobile-env`` package (an optional dependency).
 
-Two checks:
+Three checks:
 
-- ``step_parity``: drive mobile-env with a policy and, before each of its steps, load its
-  user positions and connections into a ``CompState`` and step ``CompEnv`` with the same
-  action: the rewards and the connections after the step must agree (mobility aside, the
-  two simulators are then deterministic functions of the same inputs);
-- ``compare``: mean episode returns of a policy over independent episodes of each
-  simulator (mobile-env seeded through its config, ours through JAX keys), with 99 %
+- ``step_parity``, step level: drive mobile-env with a policy and, before each of its steps,
+  load its user positions and connections into a ``CompState`` and step ``CompEnv`` with the
+  same action: the rewards and the connections after the step must agree (mobility aside,
+  the two simulators are then deterministic functions of the same inputs);
+- ``step_parity``, under mobility: alongside, a second ``CompState`` runs free over the whole
+  episode (its users move by our ``mobility.waypoint_step``, its connections follow our
+  step), loaded from mobile-env only at reset and fed only the random waypoints mobile-env
+  draws (the one random input; the simulators' generators differ). Its user positions,
+  rewards, connections and observations must track mobile-env's at every step, and the area
+  our users roam must be mobile-env's movement area (where the waypoints are drawn);
+- ``compare``, episode level: mean episode returns of a policy over independent episodes of
+  each simulator (mobile-env seeded through its config, ours through JAX keys), with 99 %
   confidence intervals and Welch's t-test. The simulators' random streams differ, so only
-  the return distributions can agree.
+  the return distributions can agree. The verdict (``compare_samples``) is an equivalence
+  test: parity passes when the whole Welch confidence interval of the difference of mean
+  returns lies within ``+-tolerance`` (``RETURN_TOLERANCE`` by default; two one-sided tests
+  at ``(1 - level) / 2`` each). It fails on a real difference beyond the tolerance and on
+  too few episodes to bound the difference (an interval wider than the tolerance), never
+  merely because a test found no difference.
 
 Everything that imports mobile-env does so lazily, so this module imports without it.
 """
@@ -17,6 +28,7 @@ Everything that imports mobile-env does so lazily, so this module imports withou
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 import time
 from collections.abc import Callable
@@ -27,19 +39,46 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
-from decisions.telecom.comp.env import CompEnv, CompState, with_positions
+from decisions.telecom.comp.env import CompEnv, CompState, observe, with_positions
 from decisions.telecom.comp.heuristics import POLICIES, Policy, pad_central_obs, unpad_action
 from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS, SCENARIOS, NetworkParams
 
 __all__ = [
+    "POSITION_TOLERANCE_M",
+    "RETURN_TOLERANCE",
+    "STEP_TOLERANCE",
     "compare",
+    "compare_samples",
     "episode_returns_fn",
     "make_mobile_env",
+    "mobile_env_installed",
     "mobile_env_returns",
     "sim_returns",
+    "single_episode_fn",
     "step_parity",
+    "step_parity_passes",
     "summarise",
 ]
+
+RETURN_TOLERANCE = 8.0
+"""Largest difference of mean episode returns (ours minus mobile-env) that counts as parity: 8
+return units, 4 % of the return range ``[-100, 100]`` of a 100-step episode and a fifth of the
+~40 units between the max-SNR and random policies. Measured: letting users roam the whole
+300 x 300 m large map instead of mobile-env's 200 x 200 m movement area moves the large
+max-SNR mean return by ~14 (-1.1 to 13.0 over 512 episodes), beyond it (the slow test
+``test_the_return_verdict_fails_when_users_roam_the_whole_large_map``)."""
+STEP_TOLERANCE = 1e-4
+"""Largest per-step reward or observation difference of the step-level and mobility checks
+(float32 against mobile-env's float64; rewards and observations lie in ``[-1, 1]``; measured
+below 1e-5)."""
+POSITION_TOLERANCE_M = 0.01
+"""Largest user position difference, in metres, of the mobility check over an episode (float32
+positions accumulate rounding; a user walks 1.5 m a step)."""
+
+
+def mobile_env_installed() -> bool:
+    """Whether the optional mobile-env package can be imported (without importing it)."""
+    return importlib.util.find_spec("mobile_env") is not None
 
 
 def make_mobile_env(scenario: str, seed: int) -> Any:
@@ -112,19 +151,8 @@ def mobile_env_returns(
     return np.asarray(returns), rate
 
 
-@functools.lru_cache(maxsize=32)
-def episode_returns_fn(policy: Policy, steps: int) -> Callable[[jax.Array, NetworkParams], jax.Array]:
-    """A jitted ``(keys, params) -> returns`` running one ``steps``-step episode per key (cached).
-
-    ``params`` is an argument, not a constant, so every padded network shares one compilation.
-
-    Args:
-        policy: a ``heuristics`` policy.
-        steps: episode length (static).
-
-    Returns:
-        The function; ``keys`` is a batch of PRNG keys, ``returns`` has one entry per key.
-    """
+def _episode(policy: Policy, steps: int) -> Callable[[jax.Array, NetworkParams], jax.Array]:
+    """``(key, params) -> return`` of one ``steps``-step ``CompEnv`` episode of ``policy`` (reset included)."""
     env = CompEnv()
 
     def episode(key: jax.Array, params: NetworkParams) -> jax.Array:
@@ -142,7 +170,40 @@ def episode_returns_fn(policy: Policy, steps: int) -> Callable[[jax.Array, Netwo
         _, rewards = jax.lax.scan(body, (obs, state), jax.random.split(k_run, steps))
         return jnp.sum(rewards)
 
-    return jax.jit(jax.vmap(episode, in_axes=(0, None)))
+    return episode
+
+
+@functools.lru_cache(maxsize=32)
+def episode_returns_fn(policy: Policy, steps: int) -> Callable[[jax.Array, NetworkParams], jax.Array]:
+    """A jitted ``(keys, params) -> returns`` running one ``steps``-step episode per key (cached).
+
+    ``params`` is an argument, not a constant, so every padded network shares one compilation.
+
+    Args:
+        policy: a ``heuristics`` policy.
+        steps: episode length (static).
+
+    Returns:
+        The function; ``keys`` is a batch of PRNG keys, ``returns`` has one entry per key.
+    """
+    return jax.jit(jax.vmap(_episode(policy, steps), in_axes=(0, None)))
+
+
+@functools.lru_cache(maxsize=32)
+def single_episode_fn(policy: Policy, steps: int) -> Callable[[jax.Array, NetworkParams], jax.Array]:
+    """A jitted ``(key, params) -> return`` of one ``steps``-step episode, not batched (cached).
+
+    The one-environment counterpart of ``episode_returns_fn``: reset, then a ``lax.scan`` of
+    ``steps`` steps each computing the policy's action and stepping the environment.
+
+    Args:
+        policy: a ``heuristics`` policy.
+        steps: episode length (static).
+
+    Returns:
+        The function; ``key`` is one PRNG key, the return a scalar.
+    """
+    return jax.jit(_episode(policy, steps))
 
 
 def sim_returns(params: NetworkParams, policy: Policy, n_episodes: int, seed: int) -> np.ndarray:
@@ -178,8 +239,66 @@ def summarise(sample: np.ndarray, level: float = 0.99) -> dict[str, float]:
     return {"mean": mean, "std": std, "n": float(n), "ci_low": mean - half, "ci_high": mean + half}
 
 
+def compare_samples(
+    ours: np.ndarray, theirs: np.ndarray, level: float = 0.99, tolerance: float = RETURN_TOLERANCE
+) -> dict[str, Any]:
+    """Statistics and verdict of two samples of episode returns (``ours`` minus ``theirs``).
+
+    Args:
+        ours: ``CompEnv``'s returns (at least two).
+        theirs: mobile-env's returns (at least two).
+        level: confidence level of the intervals.
+        tolerance: the equivalence margin of ``pass``, in return units.
+
+    Returns:
+        ``{"mobile_env": summary, "sim": summary, "diff", "diff_ci", "welch_t", "p_value", "z",
+        "p_value_z", "tolerance", "pass"}``: summaries as ``summarise``; ``diff`` is the
+        difference of means and ``diff_ci`` its Welch confidence interval; ``welch_t`` and
+        ``p_value`` Welch's test of equal means; ``z`` and ``p_value_z`` the same difference
+        tested with ``ours``' variance for both samples (reliable with a handful of mobile-env
+        episodes, where Welch's variance is noisy); ``pass`` is True when ``diff_ci`` lies
+        within ``[-tolerance, tolerance]`` (see the module docstring).
+
+    Raises:
+        ValueError: a sample has fewer than two values.
+    """
+    ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
+    if len(ours) < 2 or len(theirs) < 2:
+        raise ValueError(f"samples: need at least two returns each, got {len(ours)} and {len(theirs)}")
+    test = stats.ttest_ind(ours, theirs, equal_var=False)
+    va, vb = np.var(ours, ddof=1) / len(ours), np.var(theirs, ddof=1) / len(theirs)
+    diff = float(np.mean(ours) - np.mean(theirs))
+    if va + vb > 0:
+        dof = (va + vb) ** 2 / (va**2 / (len(ours) - 1) + vb**2 / (len(theirs) - 1))
+        half = float(stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(va + vb))
+    else:
+        half = 0.0
+    var = float(np.var(ours, ddof=1))
+    z = diff / math.sqrt(var / len(ours) + var / len(theirs)) if var > 0 else 0.0
+    low, high = diff - half, diff + half
+    return {
+        "mobile_env": summarise(theirs, level),
+        "sim": summarise(ours, level),
+        "diff": diff,
+        "diff_ci": (low, high),
+        "welch_t": float(test.statistic) if va + vb > 0 else 0.0,
+        "p_value": float(test.pvalue) if va + vb > 0 else 1.0,
+        "z": z,
+        "p_value_z": float(2 * stats.norm.sf(abs(z))),
+        "tolerance": float(tolerance),
+        "pass": bool(-tolerance <= low and high <= tolerance),
+    }
+
+
 def compare(
-    scenario: str, policy_name: str, n_mobile: int, n_sim: int = 512, seed: int = 0, level: float = 0.99
+    scenario: str,
+    policy_name: str,
+    n_mobile: int,
+    n_sim: int = 512,
+    seed: int = 0,
+    level: float = 0.99,
+    tolerance: float = RETURN_TOLERANCE,
+    params: NetworkParams | None = None,
 ) -> dict[str, Any]:
     """Compare mean episode returns of a named policy in mobile-env and ``CompEnv``.
 
@@ -190,102 +309,147 @@ def compare(
         n_sim: ``CompEnv`` episodes.
         seed: base seed.
         level: confidence level of the intervals.
+        tolerance: equivalence margin of the verdict, in return units.
+        params: ``CompEnv``'s network (default the scenario's; another one, e.g. perturbed,
+            shows what the check detects).
 
     Returns:
-        ``{"scenario", "policy", "mobile_env": summary, "sim": summary, "diff", "diff_ci",
-        "welch_t", "p_value", "z", "p_value_z"}`` (summaries as ``summarise``; ``diff`` is sim minus mobile-env
-        and ``diff_ci`` its Welch confidence interval; ``z`` and ``p_value_z`` test the
-        difference with the simulator's variance for both samples).
+        ``{"scenario", "policy"}`` and ``compare_samples``' statistics and verdict.
     """
     policy = POLICIES[policy_name]
     theirs, _ = mobile_env_returns(scenario, policy, list(range(seed, seed + n_mobile)))
-    ours = sim_returns(SCENARIOS[scenario](), policy, n_sim, seed + 10_000)
-    test = stats.ttest_ind(ours, theirs, equal_var=False)
-    va, vb = np.var(ours, ddof=1) / len(ours), np.var(theirs, ddof=1) / len(theirs)
-    dof = (va + vb) ** 2 / (va**2 / (len(ours) - 1) + vb**2 / (len(theirs) - 1))
-    diff = float(np.mean(ours) - np.mean(theirs))
-    half = float(stats.t.ppf(0.5 + level / 2, dof) * math.sqrt(va + vb))
-    # Under the null both samples share the simulator's (large-sample) variance: a z-test that
-    # stays reliable with a handful of mobile-env episodes, where Welch's variance is noisy.
-    var = float(np.var(ours, ddof=1))
-    z = diff / math.sqrt(var / len(ours) + var / len(theirs)) if var > 0 else 0.0
-    return {
-        "scenario": scenario,
-        "policy": policy_name,
-        "mobile_env": summarise(theirs, level),
-        "sim": summarise(ours, level),
-        "diff": diff,
-        "diff_ci": (diff - half, diff + half),
-        "welch_t": float(test.statistic),
-        "p_value": float(test.pvalue),
-        "z": z,
-        "p_value_z": float(2 * stats.norm.sf(abs(z))),
-    }
+    ours = sim_returns(SCENARIOS[scenario]() if params is None else params, policy, n_sim, seed + 10_000)
+    return {"scenario": scenario, "policy": policy_name, **compare_samples(ours, theirs, level, tolerance)}
+
+
+def _mobile_env_connections(env: Any) -> np.ndarray:
+    """mobile-env's current connections as a padded ``(MAX_USERS, MAX_CELLS)`` bool array."""
+    conn = np.zeros((MAX_USERS, MAX_CELLS), bool)
+    for bs, ues in env.connections.items():
+        for ue in ues:
+            conn[ue.ue_id, bs.bs_id] = True
+    return conn
+
+
+def _mobile_env_positions(env: Any) -> np.ndarray:
+    """mobile-env's current user positions, padded to ``(MAX_USERS, 2)`` (float64)."""
+    pos = np.zeros((MAX_USERS, 2))
+    for ue_id, ue in env.users.items():
+        pos[ue_id] = (ue.x, ue.y)
+    return pos
 
 
 def _state_from_mobile_env(env: Any, template: CompState, params: NetworkParams) -> CompState:
     """A ``CompState`` holding mobile-env's current user positions and connections."""
-    pos = np.zeros((MAX_USERS, 2), np.float32)
-    conn = np.zeros((MAX_USERS, MAX_CELLS), bool)
-    for ue_id, ue in env.users.items():
-        pos[ue_id] = (ue.x, ue.y)
-    for bs, ues in env.connections.items():
-        for ue in ues:
-            conn[ue.ue_id, bs.bs_id] = True
-    return with_positions(template.replace(conn=jnp.asarray(conn)), jnp.asarray(pos), params)
+    pos = _mobile_env_positions(env).astype(np.float32)
+    conn = jnp.asarray(_mobile_env_connections(env))
+    return with_positions(template.replace(conn=conn), jnp.asarray(pos), params)
 
 
-def step_parity(scenario: str, policy_name: str, seed: int = 0, steps: int = 100) -> dict[str, float]:
-    """Step both simulators from mobile-env's states with the same actions and compare.
+def _waypoints_used(env: Any, pos: np.ndarray) -> np.ndarray:
+    """The waypoints mobile-env's last ``move`` walked its users towards, padded to ``(MAX_USERS, 2)``.
+
+    mobile-env draws a user's waypoint lazily in ``move`` and drops it once the user lands on
+    it: a user still holding one walked towards it, the others landed on theirs (``pos``,
+    the positions after the move).
+    """
+    waypoints = pos.copy()
+    for ue, (wx, wy) in env.movement.waypoints.items():
+        waypoints[ue.ue_id] = (wx, wy)
+    return waypoints
+
+
+@functools.cache
+def _jit_step() -> Callable[..., tuple[Any, ...]]:
+    """``CompEnv().step`` jitted with the network as an argument (one compilation for every network)."""
+    return jax.jit(CompEnv().step)
+
+
+@functools.cache
+def _jit_observe() -> Callable[[CompState, NetworkParams], jax.Array]:
+    """``env.observe`` jitted with the network as an argument."""
+    return jax.jit(observe)
+
+
+def step_parity(
+    scenario: str,
+    policy_name: str,
+    seed: int = 0,
+    steps: int = 100,
+    params: NetworkParams | None = None,
+) -> dict[str, float]:
+    """Step both simulators with the same actions and compare, from mobile-env's states and free-running.
+
+    One mobile-env episode drives two ``CompEnv`` states (see the module docstring): one
+    loaded from mobile-env before every step (step level, no mobility), one loaded only at
+    reset that moves its users itself and is given only mobile-env's random waypoints
+    (mobility over the episode).
 
     Args:
         scenario: ``small``, ``medium`` or ``large``.
         policy_name: a key of ``heuristics.POLICIES`` (drives mobile-env).
         seed: mobile-env seed.
         steps: steps to compare (at most the episode length).
+        params: ``CompEnv``'s network (default the scenario's; another one, e.g. perturbed,
+            shows what the check detects).
 
     Returns:
-        ``{"steps", "max_reward_error", "connection_mismatches", "obs_max_error"}``: the
-        largest absolute reward difference, the number of (user, cell) connections that
-        differ after the step, and the largest absolute difference of the observations at
-        reset (padded mobile-env observation against ``observe`` of the loaded state).
+        ``{"steps", "max_reward_error", "connection_mismatches", "obs_max_error",
+        "mobility_max_position_error_m", "mobility_max_reward_error",
+        "mobility_connection_mismatches", "mobility_obs_max_error", "roam_area_error_m"}``.
+        Step level: the largest absolute reward difference, the number of (user, cell)
+        connections that differ after the step, and the largest absolute difference of the
+        observations at reset (padded mobile-env observation against ``observe`` of the
+        loaded state). Mobility (the free-running state): the largest distance in metres
+        between a user's position and mobile-env's after a step, the largest reward
+        difference, the (user, cell) connection mismatches summed over the steps, the largest
+        observation difference after a step; and the largest difference, in metres, between
+        the area our users roam (``params.size``) and mobile-env's movement area.
     """
-    from decisions.telecom.comp.env import observe
-
-    params = SCENARIOS[scenario]()
+    params = SCENARIOS[scenario]() if params is None else params
     sim = CompEnv()
     act = _policy_fn(POLICIES[policy_name], params)
-    sim_step = jax.jit(lambda key, state, action: sim.step(key, state, action, params))
+    sim_step, sim_observe = _jit_step(), _jit_observe()
     env = make_mobile_env(scenario, seed)
     n_cells, n_users = env.NUM_STATIONS, env.NUM_USERS
     obs, _ = env.reset()
     _, template = sim.reset(jax.random.PRNGKey(0), params)
     state = _state_from_mobile_env(env, template, params)
+    free = state
     obs_err = float(
         np.max(
             np.abs(
-                np.asarray(observe(state, params))
-                - pad_central_obs(obs, n_cells, n_users, MAX_CELLS, MAX_USERS)
+                np.asarray(sim_observe(state, params)) - pad_central_obs(obs, n_cells, n_users, MAX_CELLS, MAX_USERS)
             )
         )
     )
+    roam = np.asarray(params.size, np.float64) - np.array([env.movement.width, env.movement.height], np.float64)
     key = jax.random.PRNGKey(seed)
     max_err, mismatches, done, n = 0.0, 0, False, 0
+    free_pos_err, free_err, free_mismatches, free_obs_err = 0.0, 0.0, 0, 0.0
     while not done and n < steps:
         key, sub = jax.random.split(key)
         state = _state_from_mobile_env(env, state, params)
         action = unpad_action(act(pad_central_obs(obs, n_cells, n_users, MAX_CELLS, MAX_USERS), sub), n_users)
         padded = np.zeros(MAX_USERS, np.int32)
         padded[:n_users] = action
-        _, new_state, reward, _, _, _ = sim_step(sub, state, jnp.asarray(padded))
+        _, new_state, reward, _, _, _ = sim_step(sub, state, jnp.asarray(padded), params)
         obs, their_reward, terminated, truncated, _ = env.step(action)
+        theirs = _mobile_env_connections(env)
         max_err = max(max_err, abs(float(reward) - float(their_reward)))
-        theirs = np.zeros((MAX_USERS, MAX_CELLS), bool)
-        for bs, ues in env.connections.items():
-            for ue in ues:
-                theirs[ue.ue_id, bs.bs_id] = True
         mismatches += int(np.sum(theirs != np.asarray(new_state.conn)))
         state = new_state
+        # free-running: its own positions and connections, mobile-env's waypoint draws only
+        their_pos = _mobile_env_positions(env)
+        free = free.replace(waypoint=jnp.asarray(_waypoints_used(env, their_pos), jnp.float32))
+        free_obs, free, free_reward, _, _, _ = sim_step(sub, free, jnp.asarray(padded), params)
+        user = np.arange(MAX_USERS) < n_users
+        gap = np.linalg.norm(np.asarray(free.pos, np.float64)[user] - their_pos[user], axis=1)
+        free_pos_err = max(free_pos_err, float(np.max(gap)))
+        free_err = max(free_err, abs(float(free_reward) - float(their_reward)))
+        free_mismatches += int(np.sum(theirs != np.asarray(free.conn)))
+        their_obs = pad_central_obs(obs, n_cells, n_users, MAX_CELLS, MAX_USERS)
+        free_obs_err = max(free_obs_err, float(np.max(np.abs(np.asarray(free_obs) - their_obs))))
         done = terminated or truncated
         n += 1
     return {
@@ -293,4 +457,27 @@ def step_parity(scenario: str, policy_name: str, seed: int = 0, steps: int = 100
         "max_reward_error": max_err,
         "connection_mismatches": float(mismatches),
         "obs_max_error": obs_err,
+        "mobility_max_position_error_m": free_pos_err,
+        "mobility_max_reward_error": free_err,
+        "mobility_connection_mismatches": float(free_mismatches),
+        "mobility_obs_max_error": free_obs_err,
+        "roam_area_error_m": float(np.max(np.abs(roam))),
     }
+
+
+def step_parity_passes(result: dict[str, float]) -> bool:
+    """Whether a ``step_parity`` result is parity: rewards and observations within ``STEP_TOLERANCE``,
+    user positions within ``POSITION_TOLERANCE_M``, no connection mismatch, the same roaming area."""
+    return bool(
+        max(
+            result["max_reward_error"],
+            result["obs_max_error"],
+            result["mobility_max_reward_error"],
+            result["mobility_obs_max_error"],
+        )
+        <= STEP_TOLERANCE
+        and result["mobility_max_position_error_m"] <= POSITION_TOLERANCE_M
+        and result["connection_mismatches"] == 0
+        and result["mobility_connection_mismatches"] == 0
+        and result["roam_area_error_m"] <= POSITION_TOLERANCE_M
+    )

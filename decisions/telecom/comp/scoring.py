@@ -241,8 +241,12 @@ def conditioning_spread(table: pd.DataFrame) -> dict[str, float]:
     }
 
 
+_BEST_OF = ("expert", *BASELINES)
+"""The policies whose best QoE on a task is 1 on the normalised scale (random's is 0)."""
+
+
 def _normalise(table: pd.DataFrame) -> pd.DataFrame:
-    reference = {"expert", *BASELINES}
+    reference = set(_BEST_OF)
     out = []
     for _, group in table.groupby("task", sort=False):
         low = float(group.loc[group.policy == "random", "qoe"].iloc[0])
@@ -263,9 +267,26 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
       which are not baselines), else 0;
     - ``<reference>_vs_multitask_ppo``: the same ratio for each of the ``REFERENCES`` evaluated;
       ``planner_vs_multitask_ppo`` approaches the best any policy can reach (see ``planner``);
-    - ``unseen_vs_expert``: mean QoE of PromptDT on the unseen tasks over the experts';
     - ``qoe_<size>``: mean QoE of each size on the training tasks, and
       ``qoe_non_decreasing_with_size`` (1 or 0).
+
+    On the unseen tasks (when the table has any), "PromptDT" is the size best on the training
+    tasks, and the figures are on the same normalised scale (0 random, 1 the best of the
+    expert and the heuristics on each task):
+
+    - ``unseen_normalised_qoe_<policy>`` and ``unseen_median_normalised_qoe_<policy>``: the mean
+      and the median over the unseen tasks of each policy's normalised QoE (the median is robust
+      to a task whose random-to-best gap is tiny, see ``unseen_min_qoe_gap``);
+    - ``unseen_normalised_vs_expert``, ``unseen_normalised_vs_multitask_ppo``: PromptDT's mean
+      normalised QoE over the expert's (1 when the expert is the best on every task), over the
+      multi-task PPO's;
+    - ``unseen_normalised_non_decreasing_with_size``: 1 when the sizes' mean normalised QoE does not
+      decrease with size, else 0;
+    - ``unseen_min_qoe_gap``: the smallest random-to-best raw QoE gap, the normalisation's denominator;
+    - ``unseen_qoe_vs_expert``, ``unseen_qoe_vs_multitask_ppo``: PromptDT's mean raw QoE over the
+      expert's, the multi-task PPO's, each with random's raw ratio to the same reference beside it
+      (``unseen_qoe_vs_expert_random``, ``unseen_qoe_vs_multitask_ppo_random``): QoE lies in
+      ``[0, 1]`` and random play already scores most of it, so a raw ratio reads only against random's.
     """
     train = table[table.split == "train"]
     unseen = table[table.split == "unseen"]
@@ -281,10 +302,31 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     for name in REFERENCES:
         if name in norm.index:
             out[f"{name}_vs_multitask_ppo"] = float(norm[name] / norm["multitask_ppo"])
-    q_unseen = unseen.groupby("policy")["qoe"].mean()
-    if len(unseen):
-        out["unseen_vs_expert"] = float(q_unseen[best] / q_unseen["expert"])
-        out["unseen_vs_multitask_ppo"] = float(q_unseen[best] / q_unseen["multitask_ppo"])
     sizes_qoe = [float(qoe[n]) for n in names]
-    out["qoe_non_decreasing_with_size"] = float(all(b >= a for a, b in zip(sizes_qoe, sizes_qoe[1:], strict=False)))
+    out["qoe_non_decreasing_with_size"] = float(_non_decreasing(sizes_qoe))
+    if len(unseen):
+        out.update(_unseen_figures(unseen, best, names))
+    return out
+
+
+def _non_decreasing(values: Sequence[float]) -> bool:
+    """Whether ``values`` never decrease."""
+    return all(b >= a for a, b in zip(values, values[1:], strict=False))
+
+
+def _unseen_figures(unseen: pd.DataFrame, best: str, names: Sequence[str]) -> dict[str, float]:
+    """``headline``'s figures on the unseen tasks' rows (see ``headline``), ``best`` the PromptDT compared."""
+    norm = unseen.groupby("policy")["normalised_qoe"]
+    mean, median = norm.mean(), norm.median()
+    q_unseen = unseen.groupby("policy")["qoe"].mean()
+    reference = unseen[unseen.policy.isin(_BEST_OF)].groupby("task")["qoe"].max()
+    random = unseen[unseen.policy == "random"].set_index("task")["qoe"]
+    out = {f"unseen_normalised_qoe_{p}": float(v) for p, v in mean.items()}
+    out.update({f"unseen_median_normalised_qoe_{p}": float(v) for p, v in median.items()})
+    out["unseen_min_qoe_gap"] = float((reference - random.reindex(reference.index)).min())
+    out["unseen_normalised_non_decreasing_with_size"] = float(_non_decreasing([float(mean[n]) for n in names]))
+    for ref in ("expert", "multitask_ppo"):
+        out[f"unseen_normalised_vs_{ref}"] = float(mean[best] / mean[ref])
+        out[f"unseen_qoe_vs_{ref}"] = float(q_unseen[best] / q_unseen[ref])
+        out[f"unseen_qoe_vs_{ref}_random"] = float(q_unseen["random"] / q_unseen[ref])
     return out

@@ -1,0 +1,93 @@
+"""``decisions bench comp`` figures on its smoke budget (speed only), and how parity figures are assembled.
+
+The smoke run is the conformance kit's (``tests.smoke_runs``), shared through the module's
+``smoke_runs`` mark; the full bench (minutes of mobile-env episodes) runs in a slow test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from decisions.jobs.bench_report import render_rows
+from decisions.telecom.comp import bench, parity
+from decisions.telecom.comp.study import SHIPPED_STUDY, headline
+from tests.smoke_runs import smoke_bench
+
+pytestmark = pytest.mark.smoke_runs("comp")
+
+STEP_OK = {
+    "steps": 100.0,
+    "max_reward_error": 5e-7,
+    "connection_mismatches": 0.0,
+    "obs_max_error": 2e-6,
+    "mobility_max_position_error_m": 3e-4,
+    "mobility_max_reward_error": 6e-7,
+    "mobility_connection_mismatches": 0.0,
+    "mobility_obs_max_error": 4e-6,
+    "roam_area_error_m": 0.0,
+}
+
+
+def test_bench_reports_batched_and_single_env_speed_beside_mobile_env() -> None:
+    figures, seen = smoke_bench("comp")
+    assert figures["num_envs"] == bench.SMOKE_BUDGET["num_envs"] and isinstance(figures["jax_backend"], str)
+    assert figures["sim_steps_per_second"] > 0 and figures["sim_steps_per_second_1env"] > 0
+    assert "sim_speedup_vs_mobile_env" not in figures
+    assert not any(key.startswith("parity") for key in figures)  # the smoke budget runs no parity
+    assert "CompEnv throughput" in seen
+    if not figures["mobile_env_available"]:
+        assert math.isnan(figures["sim_throughput_ratio_vs_mobile_env"])
+        return
+    rate = figures["mobile_env_steps_per_second"]
+    assert rate > 0 and "mobile-env throughput" in seen
+    assert figures["sim_throughput_ratio_vs_mobile_env"] == pytest.approx(figures["sim_steps_per_second"] / rate)
+    assert figures["sim_1env_speed_ratio_vs_mobile_env"] == pytest.approx(figures["sim_steps_per_second_1env"] / rate)
+
+
+def test_parity_figures_pass_only_when_returns_and_steps_agree() -> None:
+    rng = np.random.default_rng(1)
+    ours = rng.normal(0.0, 4.0, 512)
+    good = parity.compare_samples(ours, rng.normal(0.0, 4.0, 16))
+    figures = bench.parity_figures("medium", "max_snr", good, STEP_OK)
+    prefix = "parity/medium/max_snr"
+    assert figures[f"{prefix}/returns_pass"] and figures[f"{prefix}/step_pass"] and figures[f"{prefix}/pass"]
+    assert figures[f"{prefix}/mobile_env_episodes"] == 16 and figures[f"{prefix}/sim_episodes"] == 512
+    assert figures[f"{prefix}/diff_ci99_low"] < figures[f"{prefix}/diff"] < figures[f"{prefix}/diff_ci99_high"]
+    assert figures[f"{prefix}/mobility_connection_mismatches"] == 0
+
+    shifted = parity.compare_samples(ours, rng.normal(-10.0, 4.0, 16))
+    failed = bench.parity_figures("medium", "max_snr", shifted, STEP_OK)
+    assert not failed[f"{prefix}/returns_pass"] and failed[f"{prefix}/step_pass"] and not failed[f"{prefix}/pass"]
+    drifted = bench.parity_figures("medium", "max_snr", good, {**STEP_OK, "mobility_max_position_error_m": 0.5})
+    assert drifted[f"{prefix}/returns_pass"] and not drifted[f"{prefix}/step_pass"] and not drifted[f"{prefix}/pass"]
+
+
+def test_every_readme_row_reads_figures_the_bench_makes() -> None:
+    """With mobile-env and the shipped study every row renders: none reads a figure the bench lacks."""
+    figures, _ = smoke_bench("comp")
+    figures.update({"mobile_env_steps_per_second": 10.0, "sim_throughput_ratio_vs_mobile_env": 1.0,
+                    "sim_1env_speed_ratio_vs_mobile_env": 1.0})
+    rng = np.random.default_rng(2)
+    returns = parity.compare_samples(rng.normal(0.0, 1.0, 64), rng.normal(0.0, 1.0, 8))
+    for scenario in bench.PARITY_EPISODES:
+        for policy in ("max_snr", "random"):
+            figures.update(bench.parity_figures(scenario, policy, returns, STEP_OK))
+    figures.update(bench.parity_summary(figures))
+    figures.update({"parity_tolerance": 8.0, "parity_mobile_env_episodes": 1, "parity_seconds": 1.0})
+    figures.update(headline(pd.read_csv(SHIPPED_STUDY / "evaluation.csv"), ("small", "medium", "large")))
+    lines = render_rows(figures, bench.README_ROWS, "comp")
+    assert len(lines) == 2 + len(bench.README_ROWS)
+    assert figures["parity_pass"] and figures["parity_connection_mismatches"] == 0
+
+
+@pytest.mark.slow  # the whole bench without the study: ~10 minutes of mobile-env episodes
+def test_full_bench_parity_passes() -> None:
+    pytest.importorskip("mobile_env")
+    figures = bench.run_bench(study_episodes=0)
+    failed = [key for key, value in figures.items() if key.endswith("/pass") and not value]
+    assert figures["parity_pass"], failed
+    assert figures["parity_mobile_env_episodes"] == 2 * sum(n + 1 for n in bench.PARITY_EPISODES.values())
