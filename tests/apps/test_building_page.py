@@ -49,10 +49,11 @@ def _untrained_agent(
     key: jax.Array,
     progress: ProgressFn | None = None,
     checkpoint: object = None,
+    overrides: object = None,
 ) -> TrainResult:
     """Stand-in for ``agents.train_agent``: freshly initialised PPO params, one per seed."""
     env, params = agent_env(scenario, name, "train")
-    policy = ActorCriticPolicy.from_env(env, params, agent_config(name, settings))
+    policy = ActorCriticPolicy.from_env(env, params, agent_config(name, settings, overrides))
     seeds = [policy.init(k) for k in jax.random.split(key, settings.seeds)]
     stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *seeds)
     if progress is not None:
