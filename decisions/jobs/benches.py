@@ -1,7 +1,7 @@
 """Every benchmark ``decisions bench`` knows: one per registered domain, plus the platform's own.
 
 A bench is a module with ``run_bench(progress=None, **budget) -> dict`` and ``SMOKE_BUDGET``;
-it may declare ``README_ROWS`` (``bench_report.Row``), the README table generated from its
+it may declare ``README_ROWS`` (``core.bench_row.Row``), the README table generated from its
 stored result. The domains' benches come from the registry; ``PLATFORM_BENCHES`` adds those
 that belong to no domain (the core agents against a pure-JAX peer).
 """
