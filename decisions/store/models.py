@@ -178,3 +178,30 @@ class Artifact(_OfRun, Base):
 
     def __repr__(self) -> str:
         return f"Artifact(run_id={self.run_id!r}, name={self.name!r}, path={self.path!r})"
+
+
+class Deployment(Base):
+    """An operating policy chosen for deployment from a run's results (the governance record).
+
+    The newest row of a ``kind`` is the deployed policy; older rows are the history of choices.
+    """
+
+    __tablename__ = "deployments"
+    __table_args__ = (Index("ix_deployments_kind_chosen_at", "kind", "chosen_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    """The run whose result holds the chosen policy."""
+    kind: Mapped[str] = mapped_column(String(64))
+    """The domain, e.g. "utility"."""
+    label: Mapped[str] = mapped_column(String(255))
+    """What was chosen, in words (e.g. "learnt, linear, lambda 0.3")."""
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    """What identifies the policy within the run (method, scalarisation, lambda...) and its figures."""
+    note: Mapped[str | None] = mapped_column(Text, default=None)
+    """Why, in the chooser's words."""
+    chosen_by: Mapped[str | None] = mapped_column(String(255), default=None)
+    chosen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+    def __repr__(self) -> str:
+        return f"Deployment(id={self.id!r}, kind={self.kind!r}, run_id={self.run_id!r}, label={self.label!r})"

@@ -1,0 +1,159 @@
+"""``decisions bench utility``: the figures the utility-weight agent promises, measured.
+
+One flat dict (printed as JSON by the CLI), from the study of ``study.run_study`` on held-out
+simulated requests (exact values, not estimates) and the Open Bandit sample:
+
+- ``gain_share_of_oracle``: at the production weights' revenue, the share of the engagement gap
+  between the best single global weight vector and the per-context oracle that the learnt policy
+  closes (each front read as its best random mix of two points with at least that revenue);
+  ``gain_share_of_request_oracle`` against the clairvoyant per-request oracle;
+  ``engagement_gain_vs_production`` / ``_vs_global`` at that revenue;
+- ``hypervolume_ratio_vs_global``: hypervolume of the learnt linear sweep over the best global
+  weights' sweep, exact values, reference point the worst value of any method on each objective;
+  ``hv_<method>`` for every method; ``chebyshev_points_beyond_linear_<method>``;
+- ``<estimator>_rel_error`` (engagement) and ``..._revenue``: each off-policy estimator's relative
+  error for the learnt policy at lambda 0.5 on held-out uniform logs, with its bootstrap interval
+  (``_ci_low``/``_ci_high``); ``production_logger_<estimator>_rel_error`` the same on logs of the
+  epsilon-production logger;
+- ``obd_rel_error_<estimator>_<campaign>`` and their intervals: Bernoulli TS's click rate
+  estimated from the Open Bandit sample's random logs against its own logs
+  (``obd_study.standard_check``);
+- ``drift_day<d>_*``: the lambda-0.5 utility per day of the policy trained on day 0, the one
+  retrained on the day before, and day 0's best global weights;
+- ``decide_p50_ms``/``decide_p99_ms`` (one request, after compilation) and
+  ``batch_requests_per_s`` (100,000 requests in one batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from decisions.core.bench_row import Row
+from decisions.recsys.utility import obd_study, serving
+from decisions.recsys.utility import simulator as sim_mod
+from decisions.recsys.utility.spec import prepare
+from decisions.recsys.utility.study import run_study
+
+ProgressFn = Callable[[str, int, int], None]
+
+SMOKE_BUDGET: dict[str, Any] = {
+    "train_requests": 2000, "evaluation_requests": 2000, "steps": 40, "test_requests": 256, "oracle_draws": 2,
+    "points": 3, "bootstrap": 10, "drift_days": 3, "requests_per_day": 500, "timing_calls": 50,
+    "batch_requests": 2000, "obd_bootstrap": 10, "obd_sims": 2000,
+}
+"""A benchmark that runs in seconds (the conformance test's)."""
+
+
+def run_bench(
+    progress: ProgressFn | None = None,
+    *,
+    train_requests: int = 100_000,
+    evaluation_requests: int = 100_000,
+    steps: int = 4000,
+    test_requests: int = 4096,
+    oracle_draws: int = 48,
+    points: int = 11,
+    bootstrap: int = 200,
+    drift_days: int = 5,
+    requests_per_day: int = 50_000,
+    timing_calls: int = 2000,
+    batch_requests: int = 100_000,
+    obd_bootstrap: int = 200,
+    obd_sims: int = 100_000,
+) -> dict[str, Any]:
+    """Run the study at this budget, time serving, and run the Open Bandit check.
+
+    Args:
+        progress: optional ``(task, done, total)`` callback.
+        train_requests: simulated training log requests (validation: a fifth of it).
+        evaluation_requests: held-out log requests of the off-policy estimates.
+        steps: Q-network Adam steps.
+        test_requests: fresh requests every policy is scored on exactly.
+        oracle_draws: users per context the per-context oracle averages over.
+        points: lambda values of the sweep.
+        bootstrap: resamples of the off-policy intervals.
+        drift_days: days of the drift scenario.
+        requests_per_day: logged requests per drift day.
+        timing_calls: single-request decisions timed.
+        batch_requests: requests in the timed batch.
+        obd_bootstrap: resamples of the Open Bandit intervals.
+        obd_sims: Monte Carlo draws of the Bernoulli TS policy.
+
+    Returns:
+        A flat dict of figures.
+    """
+    report = progress or (lambda task, done, total: None)
+    spec = {
+        "job": {"name": "bench"},
+        "logs": {"train_requests": train_requests, "validation_requests": max(train_requests // 5, 100),
+                 "evaluation_requests": evaluation_requests},
+        "agent": {"steps": steps, "log_every": min(500, steps)},
+        "frontier": {"test_requests": test_requests, "oracle_draws": oracle_draws, "points": points,
+                     "bootstrap": bootstrap},
+        "drift": {"days": drift_days, "requests_per_day": requests_per_day},
+    }
+    job = prepare(spec)
+    study = run_study(job, report)
+    figures: dict[str, Any] = {**study.figures, "actions": int(job.weights.matrix().shape[0]),
+                               "train_requests": train_requests, "evaluation_requests": evaluation_requests,
+                               "test_requests": test_requests}
+
+    production = prepare({**spec, "logs": {**spec["logs"], "logger": "production"}, "drift": {"days": 0}})
+    figures.update(_production_logger_errors(production, study.model, report))
+
+    assert study.model is not None
+    world = sim_mod.make_world(job.simulator)
+    contexts = np.asarray(sim_mod.draw_profiles(jax.random.PRNGKey(123), world, batch_requests).context())
+    report("serving speed", 0, 2)
+    latency = serving.latency_ms(study.model, contexts, calls=timing_calls)
+    figures.update({"decide_p50_ms": latency["p50"], "decide_p99_ms": latency["p99"]})
+    report("serving speed", 1, 2)
+    figures["batch_requests_per_s"] = serving.throughput(study.model, contexts)
+    figures["batch_requests"] = batch_requests
+    report("serving speed", 2, 2)
+
+    report("open bandit check", 0, 1)
+    obd_figures, _ = obd_study.standard_check(n_boot=obd_bootstrap, seed=0, n_sim=obd_sims)
+    figures.update(obd_figures)
+    report("open bandit check", 1, 1)
+    return figures
+
+
+def _production_logger_errors(job: Any, model: Any, progress: ProgressFn) -> dict[str, float]:
+    """Each estimator's relative error for the same learnt policy on held-out epsilon-production logs."""
+    from decisions.recsys.utility.study import off_policy_errors
+
+    errors = off_policy_errors(job, model, progress)
+    figures: dict[str, float] = {}
+    for row in errors.itertuples():
+        suffix = "" if row.objective == "engagement" else f"_{row.objective}"
+        figures[f"production_logger_{row.estimator}_rel_error{suffix}"] = float(row.rel_error)
+    return figures
+
+
+README_ROWS: tuple[Row, ...] = (
+    Row(
+        "learnt policy at the production revenue: engagement gap closed, global weights -> per-context oracle",
+        "{gain_share_of_oracle:.2f} (to the clairvoyant per-request oracle: {gain_share_of_request_oracle:.2f})",
+    ),
+    Row(
+        "engagement at the production revenue: learnt vs production weights, vs best global weights",
+        "{engagement_gain_vs_production:+.1%}, {engagement_gain_vs_global:+.1%}",
+    ),
+    Row("hypervolume, learnt front / best global weights' front (exact)", "{hypervolume_ratio_vs_global:.2f}"),
+    Row(
+        "off-policy error at lambda 0.5, 100k uniform logs (engagement): DR, IPS, SNIPS, DM",
+        "{dr_rel_error:.3f}, {ips_rel_error:.3f}, {snips_rel_error:.3f}, {dm_rel_error:.3f}",
+    ),
+    Row(
+        "Open Bandit sample, BTS click rate from random logs (all): rel. error DR, IPS, SNIPS",
+        "{obd_rel_error_dr_all:.2f}, {obd_rel_error_ips_all:.2f}, {obd_rel_error_snips_all:.2f}",
+    ),
+    Row("serving: one request p99, batch throughput",
+        "{decide_p99_ms:.3f} ms, {batch_requests_per_s:,.0f} requests/s"),
+)
+"""The README's utility table (``decisions bench report``)."""

@@ -1,0 +1,36 @@
+"""The utility-weight job: simulate logs (or read the user's), train the Q-network, sweep lambda, evaluate.
+
+``run_job(job, progress)`` runs ``study.run_study`` (or, with ``logs.path``, ``study.run_logged_study``
+on the user's log: every value then a doubly robust estimate) and wraps it in a ``UtilityReport`` whose
+metrics are the study's figures (the store records them, the app reads them back), less those a
+run leaves undefined (NaN: e.g. a front that never reaches the production revenue has no engagement
+there, and so no gain share).
+"""
+
+from __future__ import annotations
+
+import math
+
+from decisions.core.progress import Progress, silent
+from decisions.recsys.utility.report import UtilityReport
+from decisions.recsys.utility.spec import UtilityJob
+
+REPORT_MODEL = UtilityReport
+
+
+def run_job(job: UtilityJob, *, progress: Progress = silent) -> UtilityReport:
+    """Run a prepared job and return its report (nothing is recorded here)."""
+    from decisions.recsys.utility.study import run_logged_study, run_study
+
+    if job.logs.path is None:
+        study = run_study(job, progress)
+    else:
+        from decisions.recsys.utility.logs import read_logs
+
+        logs, _ = read_logs(job.logs.path, int(job.weights.matrix().shape[0]))
+        study = run_logged_study(job, logs, progress)
+    return UtilityReport(
+        front=study.front, off_policy=study.off_policy, estimator_errors=study.estimator_errors,
+        segments=study.segments, drift=study.drift, obd_front=study.obd_front, model=study.model,
+        metrics={k: float(v) for k, v in study.figures.items() if math.isfinite(v)},
+    )

@@ -1,0 +1,87 @@
+"""The result of a utility-weight job: the front, the off-policy check, segments, drift, a chart.
+
+The CLI prints it, the store records its metrics and files, and the app's Utility weights page
+draws it from the CSV files read back (a recorded run and a fresh one look the same).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+
+METHOD_LABELS = {
+    "learnt": "learnt (Q-network)",
+    "global": "best global weights",
+    "linucb": "LinUCB",
+    "context_oracle": "per-context oracle",
+    "request_oracle": "per-request oracle",
+    "production": "production weights",
+}
+"""Display names of the front's methods."""
+
+
+@dataclass(kw_only=True)
+class UtilityReport(TablesReport):
+    """Everything a utility-weight run produced.
+
+    Attributes:
+        front: one row per (``method``, ``scalarisation``, ``lambda``) with the exact
+            ``engagement``, ``revenue``, ``success``, ``hides`` and lambda-``utility`` on the test
+            requests, the chosen weight vectors' mean (``w_save``, ``w_hide``, ``w_revenue``) and how
+            many distinct vectors were chosen (production: one row, lambda NaN); every row is a
+            deployable operating policy.
+        off_policy: the learnt policy per lambda: each estimator's estimate and bootstrap interval
+            of engagement and revenue on held-out logs, with the exact value (``truth``) and
+            ``rel_error``.
+        estimator_errors: the same at the reference lambda (0.5).
+        segments: per user segment at lambda 0.5: the learnt policy's mean weights and outcomes
+            beside production's.
+        drift: per day: the lambda utility of the day-0 policy, the policy retrained on the day
+            before, and the best global weights of day 0 and of the day before (empty without drift).
+        obd_front: the real click-versus-item-value front on the Open Bandit sample, one row per
+            lambda (``obd_study.real_front``: click estimates by IPS and DR with intervals, the exact
+            item value, domination flags).
+        model: the trained ``QModel`` (saved as ``qnet.msgpack``).
+        metrics: headline figures.
+    """
+
+    front: pd.DataFrame
+    off_policy: pd.DataFrame
+    estimator_errors: pd.DataFrame
+    segments: pd.DataFrame
+    drift: pd.DataFrame
+    obd_front: pd.DataFrame
+    model: Any = None
+
+    def save_files(self, directory: Path) -> dict[str, Path]:
+        """Write the front chart (``chart``, PNG) and the trained Q-network (``qnet``, msgpack)."""
+        from decisions.recsys.utility.qnet import save_model
+
+        return {"chart": front_chart(self.front, directory / "front.png"),
+                **trained_file(directory, "qnet", self.model, save_model)}
+
+
+def front_chart(front: pd.DataFrame, path: Path) -> Path:
+    """Engagement against revenue of every method's sweep (exact values), production as a star."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for (method, scalarisation), rows in front.groupby(["method", "scalarisation"], sort=False):
+        label = METHOD_LABELS.get(str(method), str(method))
+        if method == "production":
+            ax.scatter(rows["revenue"], rows["engagement"], marker="*", s=160, color="black", label=label, zorder=5)
+            continue
+        style = "--" if scalarisation == "chebyshev" else "-"
+        ordered = rows.sort_values("lambda")
+        ax.plot(ordered["revenue"], ordered["engagement"], style, marker="o", markersize=3,
+                label=f"{label}{' (Chebyshev)' if scalarisation == 'chebyshev' else ''}")
+    ax.set_xlabel("revenue per request")
+    ax.set_ylabel("engagement (success - hide cost x hides)")
+    ax.set_title("Pareto sweep over lambda, exact values on held-out requests")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save_figure(fig, path)

@@ -1,0 +1,453 @@
+"""The whole study on the simulator: logs, the Q-network, baselines, the lambda sweep scored exactly,
+off-policy estimates on held-out logs, front metrics and the drift scenario.
+
+``run_study(job, progress)`` returns a ``Study``: tables (one row per method and lambda for the
+front; one per estimator for the off-policy check; one per day for drift; one per segment for the
+chosen policy) and flat figures. The job and the bench both call it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from jax import Array
+
+from decisions.core.progress import Progress, silent
+from decisions.recsys.utility import baselines, frontier, obd_study, ope, qnet
+from decisions.recsys.utility import objectives as obj
+from decisions.recsys.utility import simulator as sim_mod
+from decisions.recsys.utility.spec import Conditioning, Logger, UtilityJob
+
+REFERENCE_LAMBDA = 0.5
+"""The lambda of the headline off-policy check (the sweep's nearest point)."""
+
+
+@dataclass
+class Study:
+    """What one study found: tables and flat figures."""
+
+    front: pd.DataFrame
+    """One row per (method, scalarisation, lambda): exact engagement, revenue, success, hides, utility."""
+    off_policy: pd.DataFrame
+    """The learnt policy per lambda: each estimator's engagement and revenue estimates, intervals, exact values."""
+    estimator_errors: pd.DataFrame
+    """At the reference lambda: each estimator's relative error per objective and logger."""
+    segments: pd.DataFrame
+    """Per segment at the reference lambda: the learnt policy's mean weights and outcomes against production."""
+    drift: pd.DataFrame
+    """Per day: utility of the day-0 policy, the retrained policy and the day-0 global weights."""
+    obd_front: pd.DataFrame
+    """The real front on the Open Bandit sample (``obd_study.real_front`` over the sweep's lambdas)."""
+    figures: dict[str, float] = field(default_factory=dict)
+    model: qnet.QModel | None = None
+
+
+@dataclass
+class _World:
+    """The simulated world and the action set of one study."""
+
+    job: UtilityJob
+    world: sim_mod.World
+    weights: Array
+    production: int
+
+    def simulate(self, key: Array, n: int, logger: np.ndarray, *, exact: bool, day: float = 0.0) -> sim_mod.SimBatch:
+        return sim_mod.simulate(key, self.job.simulator, self.world, self.weights, jnp.asarray(logger), n, day,
+                                exact=exact)
+
+
+def _logs(batch: sim_mod.SimBatch) -> qnet.Logs:
+    return qnet.Logs(np.asarray(batch.context), np.asarray(batch.action), np.asarray(batch.propensity),
+                     np.asarray(batch.reward))
+
+
+def _logger(w: _World) -> np.ndarray:
+    actions = int(w.weights.shape[0])
+    if w.job.logs.logger is Logger.PRODUCTION:
+        return sim_mod.epsilon_logger(actions, w.production, w.job.logs.epsilon)
+    return sim_mod.uniform_logger(actions)
+
+
+def _exact(outcomes: np.ndarray, actions: np.ndarray, hide_cost: float) -> dict[str, float]:
+    """Mean exact outcomes and objectives of choosing ``actions`` on requests with (n, A, 3) ``outcomes``."""
+    chosen = outcomes[np.arange(len(actions)), actions]
+    success, hides, revenue = chosen.mean(axis=0)
+    return {"engagement": float(success - hide_cost * hides), "revenue": float(revenue),
+            "success": float(success), "hides": float(hides)}
+
+
+def _utility(outcomes: np.ndarray, actions: np.ndarray, lam: float, scales: obj.Scales, hide_cost: float) -> float:
+    """Exact lambda-utility of choosing ``actions`` on requests with (n, A, 3) ``outcomes``."""
+    values = _exact(outcomes, actions, hide_cost)
+    return float(obj.linear(jnp.asarray([values["engagement"], values["revenue"]]), lam, scales.array()))
+
+
+def run_study(job: UtilityJob, progress: Progress = silent) -> Study:
+    """Run the study a job describes on the simulator (see the module docstring)."""
+    s = job.simulator
+    w = _World(job, sim_mod.make_world(s), jnp.asarray(job.weights.matrix()), job.weights.production_index())
+    keys = jax.random.split(jax.random.PRNGKey(job.logs.seed), 6)
+    logger = _logger(w)
+    progress("simulate logs", 0, 4)
+    train = w.simulate(keys[0], job.logs.train_requests, logger, exact=False)
+    validation = w.simulate(keys[1], job.logs.validation_requests, logger, exact=False)
+    progress("simulate logs", 1, 4)
+    held_out = w.simulate(keys[2], job.logs.evaluation_requests, logger, exact=True)
+    progress("simulate logs", 2, 4)
+    test = w.simulate(keys[3], job.frontier.test_requests, logger, exact=True)
+    progress("simulate logs", 3, 4)
+    expected = sim_mod.context_outcomes(keys[4], s, w.world, w.weights, test.profile, draws=job.frontier.oracle_draws)
+    progress("simulate logs", 4, 4)
+
+    scales = obj.scales_from_logs(np.asarray(train.reward), s.hide_cost)
+    model, training = qnet.train(
+        _logs(train), _logs(validation), np.asarray(w.weights), scales, s.hide_cost, job.agent,
+        importance_weighted=job.agent.importance_weighted,
+        progress=lambda done, total: progress("train Q-network", done, total),
+    )
+    front = _sweep(w, model, scales, train, validation, test, np.asarray(expected), progress)
+    off_policy, errors = _off_policy(w, model, held_out, keys[5], progress)
+    figures = _front_figures(front, w)
+    figures.update({f"qnet_{k}": v for k, v in training.items()})
+    figures.update(_error_figures(errors))
+    segments = _segments(w, model, test, scales)
+    drift = _drift(w, scales, progress) if job.drift.days else pd.DataFrame()
+    if len(drift):
+        figures.update(_drift_figures(drift))
+    progress("open bandit front", 0, 1)
+    obd_front = obd_study.real_front(job.frontier.grid(), n_boot=job.frontier.bootstrap, seed=job.logs.seed)
+    progress("open bandit front", 1, 1)
+    return Study(front, off_policy, errors, segments, drift, obd_front, figures, model)
+
+
+def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.SimBatch,
+           validation: sim_mod.SimBatch, test: sim_mod.SimBatch, expected: np.ndarray,
+           progress: Progress) -> pd.DataFrame:
+    """Every method's exact objectives on the test requests at every lambda."""
+    job, hide_cost = w.job, w.job.simulator.hide_cost
+    outcomes = np.asarray(test.outcomes)
+    true_values = obj.objectives(jnp.asarray(outcomes), hide_cost)
+    context_values = obj.objectives(jnp.asarray(expected), hide_cost)
+    context = jnp.asarray(test.context)
+    per_action = baselines.per_action_values(np.asarray(train.action), np.asarray(train.reward), w.weights.shape[0],
+                                             hide_cost)
+    linucb = baselines.fit_linucb(np.asarray(train.context), np.asarray(train.action), np.asarray(train.reward),
+                                  w.weights.shape[0], hide_cost, scales.array())
+    val = (np.asarray(validation.context), np.asarray(validation.action), np.asarray(validation.propensity),
+           np.asarray(validation.reward))
+    n = outcomes.shape[0]
+    scalarisations = ["linear", "chebyshev"] if job.frontier.chebyshev else ["linear"]
+    weights = np.asarray(w.weights)
+    production = np.full(n, w.production)
+    rows: list[dict[str, Any]] = [
+        {"method": "production", "scalarisation": "fixed", "lambda": np.nan, "source": "exact",
+         **_exact(outcomes, production, hide_cost),
+         "utility": np.nan, **_mean_weights(weights, production), "distinct_weights": 1},
+    ]
+    lambdas = job.frontier.grid()
+    for i, lam in enumerate(lambdas):
+        chosen: dict[tuple[str, str], np.ndarray] = {}
+        for method in scalarisations:
+            if model.conditioning == Conditioning.VECTOR or method == "linear":
+                chosen[("learnt", method)] = np.asarray(qnet.decide(model, context, lam, method))
+            chosen[("global", method)] = np.full(n, baselines.best_global(per_action, lam, scales.array(), method))
+            chosen[("context_oracle", method)] = np.asarray(
+                baselines.oracle_actions(context_values, lam, scales.array(), method))
+        alpha = baselines.tune_linucb(linucb, val, lam, job.frontier.linucb_alphas)
+        chosen[("linucb", "linear")] = np.asarray(baselines.linucb_decide(linucb, context, lam, alpha))
+        chosen[("request_oracle", "linear")] = np.asarray(
+            baselines.oracle_actions(true_values, lam, scales.array(), "linear"))
+        for (method, scalarisation), acts in chosen.items():
+            rows.append({"method": method, "scalarisation": scalarisation, "lambda": lam, "source": "exact",
+                         **_exact(outcomes, acts, hide_cost), "utility": _utility(outcomes, acts, lam, scales, hide_cost),
+                         **_mean_weights(weights, acts), "distinct_weights": int(len(np.unique(acts)))})
+        progress("sweep lambda", i + 1, len(lambdas))
+    return pd.DataFrame(rows)
+
+
+def _mean_weights(weights: np.ndarray, actions: np.ndarray) -> dict[str, float]:
+    """The chosen weight vectors' mean over requests, by head."""
+    mean = weights[actions].mean(axis=0)
+    return {"w_save": float(mean[0]), "w_hide": float(mean[1]), "w_revenue": float(mean[2])}
+
+
+def _points(front: pd.DataFrame, method: str, scalarisation: str | None = None) -> np.ndarray:
+    mask = front["method"] == method
+    if scalarisation is not None:
+        mask &= front["scalarisation"] == scalarisation
+    return front.loc[mask, ["engagement", "revenue"]].to_numpy()
+
+
+def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
+    """Hypervolumes, the gain share at the production revenue, and what Chebyshev adds."""
+    production = _points(front, "production")[0]
+    everything = front[["engagement", "revenue"]].to_numpy()
+    reference = everything.min(axis=0) - 1e-6
+    figures: dict[str, float] = {
+        "production_engagement": float(production[0]), "production_revenue": float(production[1]),
+        "hv_reference_engagement": float(reference[0]), "hv_reference_revenue": float(reference[1]),
+    }
+    at_revenue: dict[str, float] = {}
+    for method in ("learnt", "global", "linucb", "context_oracle", "request_oracle"):
+        points = _points(front, method, "linear")
+        figures[f"hv_{method}"] = frontier.hypervolume(points, reference)
+        at_revenue[method] = frontier.engagement_at(points, float(production[1]))
+        figures[f"engagement_at_production_revenue_{method}"] = at_revenue[method]
+    figures["hypervolume_ratio_vs_global"] = figures["hv_learnt"] / figures["hv_global"]
+    gap = at_revenue["context_oracle"] - at_revenue["global"]
+    figures["gain_share_of_oracle"] = (at_revenue["learnt"] - at_revenue["global"]) / gap
+    figures["gain_share_of_request_oracle"] = (at_revenue["learnt"] - at_revenue["global"]) / (
+        at_revenue["request_oracle"] - at_revenue["global"])
+    figures["engagement_gain_vs_production"] = at_revenue["learnt"] / production[0] - 1.0
+    figures["engagement_gain_vs_global"] = at_revenue["learnt"] / at_revenue["global"] - 1.0
+    if (front["scalarisation"] == "chebyshev").any():
+        for method in ("learnt", "global"):
+            linear_points = _points(front, method, "linear")
+            cheb = _points(front, method, "chebyshev")
+            figures[f"chebyshev_points_beyond_linear_{method}"] = float(frontier.points_beyond(cheb, linear_points))
+            figures[f"chebyshev_points_undominated_{method}"] = float(frontier.points_undominated_by(cheb, linear_points))
+            figures[f"hv_{method}_chebyshev"] = frontier.hypervolume(cheb, reference)
+    return figures
+
+
+def _reference_lambda(w: _World) -> float:
+    grid = np.asarray(w.job.frontier.grid())
+    return float(grid[np.argmin(np.abs(grid - REFERENCE_LAMBDA))])
+
+
+def _ope_inputs(model: qnet.QModel, batch: sim_mod.SimBatch, lam: float, hide_cost: float) -> ope.OpeInputs:
+    """The learnt greedy policy at ``lam`` as an off-policy problem on ``batch``'s logs (q_hat = the Q-net)."""
+    context = jnp.asarray(batch.context)
+    chosen = qnet.decide(model, context, lam)
+    actions = int(model.weights.shape[0])
+    q_hat = np.asarray(qnet.action_values(model, context))
+    rewards = np.asarray(obj.objectives(jnp.asarray(batch.reward), hide_cost))
+    return ope.OpeInputs.from_policy(rewards, np.asarray(batch.action), np.asarray(batch.propensity),
+                                     np.asarray(jax.nn.one_hot(chosen, actions)), q_hat)
+
+
+def off_policy_errors(job: UtilityJob, model: qnet.QModel, progress: Progress = silent) -> pd.DataFrame:
+    """Every estimator's error for ``model``'s policy at the reference lambda on fresh held-out logs of
+    ``job``'s logger (e.g. the epsilon-production logger for a model trained on uniform logs)."""
+    w = _World(job, sim_mod.make_world(job.simulator), jnp.asarray(job.weights.matrix()),
+               job.weights.production_index())
+    key = jax.random.PRNGKey(job.logs.seed + 7)
+    held_out = w.simulate(key, job.logs.evaluation_requests, _logger(w), exact=True)
+    return _off_policy(w, model, held_out, jax.random.fold_in(key, 1), progress, [_reference_lambda(w)])[1]
+
+
+def _off_policy(w: _World, model: qnet.QModel, held_out: sim_mod.SimBatch, key: Array,
+                progress: Progress, lambdas: list[float] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each lambda's learnt policy estimated on held-out logs with intervals, against its exact value there."""
+    hide_cost = w.job.simulator.hide_cost
+    outcomes = np.asarray(held_out.outcomes)
+    context = jnp.asarray(held_out.context)
+    frame = w.job.frontier
+    rows, errors = [], []
+    if lambdas is None:
+        lambdas = frame.grid() if model.conditioning == Conditioning.VECTOR else []
+    reference = _reference_lambda(w)
+    for i, lam in enumerate(lambdas):
+        inputs = _ope_inputs(model, held_out, lam, hide_cost)
+        exact = _exact(outcomes, np.asarray(qnet.decide(model, context, lam)), hide_cost)
+        table = ope.summary_table(inputs, jax.random.fold_in(key, i), n_boot=frame.bootstrap, tau=frame.switch_tau,
+                                  truth=[exact["engagement"], exact["revenue"]], objectives=["engagement", "revenue"])
+        table.insert(0, "lambda", lam)
+        rows.append(table)
+        if lam == reference:
+            errors.append(table.assign(logger=w.job.logs.logger.value))
+        progress("off-policy estimates", i + 1, len(lambdas))
+    empty = pd.DataFrame()
+    return (pd.concat(rows, ignore_index=True) if rows else empty), (pd.concat(errors, ignore_index=True)
+                                                                       if errors else empty)
+
+
+def _error_figures(errors: pd.DataFrame) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    for row in errors.itertuples():
+        suffix = "" if row.objective == "engagement" else f"_{row.objective}"
+        figures[f"{row.estimator}_rel_error{suffix}"] = float(row.rel_error)
+        figures[f"{row.estimator}_estimate{suffix}"] = float(row.estimate)
+        figures[f"{row.estimator}_ci_low{suffix}"] = float(row.ci_low)
+        figures[f"{row.estimator}_ci_high{suffix}"] = float(row.ci_high)
+    if len(errors):
+        figures["ope_truth"] = float(errors.loc[errors["objective"] == "engagement", "truth"].iloc[0])
+    return figures
+
+
+def _segments(w: _World, model: qnet.QModel, test: sim_mod.SimBatch, scales: obj.Scales) -> pd.DataFrame:
+    """Per segment at the reference lambda: the learnt weights and outcomes against production's."""
+    hide_cost = w.job.simulator.hide_cost
+    lam = _reference_lambda(w)
+    chosen = np.asarray(qnet.decide(model, jnp.asarray(test.context), lam))
+    segment = np.asarray(test.profile.segment)
+    outcomes = np.asarray(test.outcomes)
+    weights = np.asarray(w.weights)
+    rows = []
+    for index, name in enumerate(sim_mod.SEGMENTS):
+        mask = segment == index
+        if not mask.any():
+            continue
+        learnt = _exact(outcomes[mask], chosen[mask], hide_cost)
+        base = _exact(outcomes[mask], np.full(int(mask.sum()), w.production), hide_cost)
+        mean_w = weights[chosen[mask]].mean(axis=0)
+        rows.append({
+            "segment": name, "share": float(mask.mean()), "lambda": lam,
+            "w_save": float(mean_w[0]), "w_hide": float(mean_w[1]), "w_revenue": float(mean_w[2]),
+            **{f"{k}_learnt": v for k, v in learnt.items()},
+            **{f"{k}_production": v for k, v in base.items()},
+        })
+    return pd.DataFrame(rows)
+
+
+def _drift(w: _World, scales: obj.Scales, progress: Progress) -> pd.DataFrame:
+    """Per day: the policy trained on day 0 against the one retrained on the day before, and day-0 global weights."""
+    job, settings = w.job, w.job.drift
+    hide_cost = job.simulator.hide_cost
+    key = jax.random.PRNGKey(job.logs.seed + 1_000)
+    uniform = sim_mod.uniform_logger(int(w.weights.shape[0]))
+    days = settings.days
+    models: list[qnet.QModel] = []
+    globals_: list[int] = []
+    rows = []
+    for day in range(days):
+        k_log, k_val, k_test = jax.random.split(jax.random.fold_in(key, day), 3)
+        test = w.simulate(k_test, job.frontier.test_requests, uniform, exact=True, day=float(day))
+        outcomes = np.asarray(test.outcomes)
+        context = jnp.asarray(test.context)
+        if day:
+            def utility(acts: np.ndarray, outcomes: np.ndarray = outcomes) -> float:
+                return _utility(outcomes, acts, settings.lam, scales, hide_cost)
+
+            n = outcomes.shape[0]
+            rows.append({
+                "day": day,
+                "day0_policy": utility(np.asarray(qnet.decide(models[0], context, settings.lam))),
+                "retrained_policy": utility(np.asarray(qnet.decide(models[-1], context, settings.lam))),
+                "day0_global": utility(np.full(n, globals_[0])),
+                "retrained_global": utility(np.full(n, globals_[-1])),
+            })
+        if day < days - 1:
+            logs = w.simulate(k_log, settings.requests_per_day, uniform, exact=False, day=float(day))
+            val = w.simulate(k_val, max(settings.requests_per_day // 5, 100), uniform, exact=False, day=float(day))
+            model, _ = qnet.train(_logs(logs), _logs(val), np.asarray(w.weights), scales, hide_cost, job.agent)
+            models.append(model)
+            per_action = baselines.per_action_values(np.asarray(logs.action), np.asarray(logs.reward),
+                                                     int(w.weights.shape[0]), hide_cost)
+            globals_.append(baselines.best_global(per_action, settings.lam, scales.array()))
+        progress("drift days", day + 1, days)
+    return pd.DataFrame(rows)
+
+
+def _drift_figures(drift: pd.DataFrame) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    for row in drift.itertuples():
+        figures[f"drift_day{row.day}_day0_policy"] = float(row.day0_policy)
+        figures[f"drift_day{row.day}_retrained_policy"] = float(row.retrained_policy)
+        figures[f"drift_day{row.day}_day0_global"] = float(row.day0_global)
+    last = drift.iloc[-1]
+    figures["drift_last_day_retrained_minus_day0"] = float(last.retrained_policy - last.day0_policy)
+    figures["drift_days_retrained_wins"] = float((drift["retrained_policy"] > drift["day0_policy"]).sum())
+    return figures
+
+
+LOGGED_SPLIT = (0.7, 0.1)
+"""Shares of a user's log (in file order) for training and validation; the rest is held out for the
+off-policy estimates."""
+_LOGGED_OBJECTIVES = ("engagement", "revenue", "success", "hides")
+
+
+def _split(logs: qnet.Logs) -> tuple[qnet.Logs, qnet.Logs, qnet.Logs]:
+    """Training, validation and held-out parts of a log, in time order."""
+    n = len(logs.action)
+    first, second = int(n * LOGGED_SPLIT[0]), int(n * sum(LOGGED_SPLIT))
+    parts = [qnet.Logs(*(np.asarray(x)[a:b] for x in logs)) for a, b in ((0, first), (first, second), (second, n))]
+    return parts[0], parts[1], parts[2]
+
+
+def _estimated(model: qnet.QModel, held_out: qnet.Logs, actions: np.ndarray, key: Array, frame: Any,
+               ) -> dict[str, float]:
+    """DR estimates (with bootstrap intervals) of a deterministic policy's four figures on held-out logs."""
+    hide_cost = model.hide_cost
+    outcomes = jnp.asarray(held_out.reward)
+    rewards = jnp.concatenate([obj.objectives(outcomes, hide_cost), outcomes[:, :2]], axis=1)
+    predicted = qnet.predict_outcomes(model, jnp.asarray(held_out.context))
+    q_hat = jnp.concatenate([obj.objectives(predicted, hide_cost), predicted[..., :2]], axis=-1)
+    inputs = ope.OpeInputs.from_policy(np.asarray(rewards), held_out.action, held_out.propensity,
+                                       np.asarray(jax.nn.one_hot(actions, model.weights.shape[0])), np.asarray(q_hat))
+    estimate = ope.estimate_all(inputs, frame.switch_tau)["dr"]
+    low, high = ope.bootstrap(inputs, key, frame.bootstrap, tau=frame.switch_tau)["dr"]
+    values: dict[str, float] = {}
+    for index, name in enumerate(_LOGGED_OBJECTIVES):
+        values[name] = float(estimate[index])
+        values[f"{name}_ci_low"] = float(low[index])
+        values[f"{name}_ci_high"] = float(high[index])
+    return values
+
+
+def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = silent) -> Study:
+    """The study on a user's log: no simulator, so every value is a doubly robust estimate on the held-out part.
+
+    The log is split in time order (``LOGGED_SPLIT``): the Q-network and the baselines learn on the
+    first part, LinUCB's bonus is chosen on the second, and every method's operating points are
+    estimated on the last (DR with the Q-network as reward model, bootstrap intervals).
+    """
+    train, validation, held_out = _split(logs)
+    hide_cost = job.simulator.hide_cost
+    weights = np.asarray(job.weights.matrix())
+    production = job.weights.production_index()
+    scales = obj.scales_from_logs(train.reward, hide_cost)
+    model, training = qnet.train(train, validation, weights, scales, hide_cost, job.agent,
+                                 importance_weighted=job.agent.importance_weighted,
+                                 progress=lambda done, total: progress("train Q-network", done, total))
+    per_action = baselines.per_action_values(train.action, train.reward, len(weights), hide_cost)
+    linucb = baselines.fit_linucb(train.context, train.action, train.reward, len(weights), hide_cost, scales.array())
+    context = jnp.asarray(held_out.context)
+    key = jax.random.PRNGKey(job.logs.seed + 11)
+    n = len(held_out.action)
+    rows = [{"method": "production", "scalarisation": "fixed", "lambda": np.nan, "source": "dr",
+             **_estimated(model, held_out, np.full(n, production), key, job.frontier),
+             **_mean_weights(weights, np.full(n, production))}]
+    scalarisations = ["linear", "chebyshev"] if job.frontier.chebyshev else ["linear"]
+    lambdas = job.frontier.grid()
+    val = (validation.context, validation.action, validation.propensity, validation.reward)
+    for i, lam in enumerate(lambdas):
+        chosen: dict[tuple[str, str], np.ndarray] = {}
+        for method in scalarisations:
+            if model.conditioning == Conditioning.VECTOR or method == "linear":
+                chosen[("learnt", method)] = np.asarray(qnet.decide(model, context, lam, method))
+            chosen[("global", method)] = np.full(n, baselines.best_global(per_action, lam, scales.array(), method))
+        alpha = baselines.tune_linucb(linucb, val, lam, job.frontier.linucb_alphas)
+        chosen[("linucb", "linear")] = np.asarray(baselines.linucb_decide(linucb, context, lam, alpha))
+        for (method, scalarisation), acts in chosen.items():
+            rows.append({"method": method, "scalarisation": scalarisation, "lambda": lam, "source": "dr",
+                         **_estimated(model, held_out, acts, key, job.frontier), **_mean_weights(weights, acts),
+                         "distinct_weights": int(len(np.unique(acts)))})
+        progress("sweep lambda", i + 1, len(lambdas))
+    front = pd.DataFrame(rows)
+    figures = {f"qnet_{k}": v for k, v in training.items()}
+    figures.update(_estimated_front_figures(front))
+    obd_front = obd_study.real_front(lambdas, n_boot=job.frontier.bootstrap, seed=job.logs.seed)
+    return Study(front, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), obd_front, figures, model)
+
+
+def _estimated_front_figures(front: pd.DataFrame) -> dict[str, float]:
+    """Front figures from estimated values (labelled ``estimated_``): hypervolume ratio, gain at production revenue."""
+    production = _points(front, "production")[0]
+    reference = front[["engagement", "revenue"]].to_numpy().min(axis=0) - 1e-6
+    figures = {"estimated_production_engagement": float(production[0]),
+               "estimated_production_revenue": float(production[1])}
+    at_revenue = {}
+    for method in ("learnt", "global", "linucb"):
+        points = _points(front, method, "linear")
+        figures[f"estimated_hv_{method}"] = frontier.hypervolume(points, reference)
+        at_revenue[method] = frontier.engagement_at(points, float(production[1]))
+    figures["estimated_hypervolume_ratio_vs_global"] = figures["estimated_hv_learnt"] / figures["estimated_hv_global"]
+    figures["estimated_engagement_gain_vs_production"] = at_revenue["learnt"] / production[0] - 1.0
+    figures["estimated_engagement_gain_vs_global"] = at_revenue["learnt"] / at_revenue["global"] - 1.0
+    return figures

@@ -1,0 +1,96 @@
+"""The deployed operating policies: which run's policy was chosen, when, by whom, and the history.
+
+An operator picks an operating point (for the utility domain, a lambda on the learnt front) from a
+recorded run; ``choose`` records it, ``history`` lists the choices newest first, and the newest
+choice of a kind is the deployed policy (``deployed``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from decisions.errors import InputError
+from decisions.store.db import session_scope
+from decisions.store.models import Deployment
+from decisions.store.repository import run_row
+
+
+@dataclass(frozen=True)
+class DeploymentRecord:
+    """One recorded choice of an operating policy."""
+
+    id: int
+    run_id: int
+    kind: str
+    label: str
+    settings: dict[str, Any]
+    note: str | None
+    chosen_by: str | None
+    chosen_at: datetime
+
+
+def _record(row: Deployment) -> DeploymentRecord:
+    return DeploymentRecord(row.id, row.run_id, row.kind, row.label, dict(row.settings or {}), row.note,
+                            row.chosen_by, row.chosen_at)
+
+
+def _plain(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings as strict JSON (non-finite numbers become None)."""
+    clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in settings.items()}
+    try:
+        json.dumps(clean, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise InputError("settings", f"must be plain JSON ({err})") from None
+    return clean
+
+
+def _user() -> str | None:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in some containers
+        return None
+
+
+def choose(run_id: int, kind: str, label: str, settings: Mapping[str, Any], *, note: str | None = None,
+           chosen_by: str | None = None, url: str | None = None) -> DeploymentRecord:
+    """Record that run ``run_id``'s policy described by ``settings`` is now deployed for ``kind``.
+
+    Raises:
+        RunNotFoundError: the run does not exist.
+        InputError: the run is of another kind, the label is empty, or the settings are not plain JSON.
+    """
+    if not label.strip():
+        raise InputError("label", "must not be empty")
+    with session_scope(url) as session:
+        run = run_row(session, run_id)
+        if run.kind != kind:
+            raise InputError("run", f"run {run_id} is a {run.kind!r} run, not {kind!r}")
+        row = Deployment(run_id=run_id, kind=kind, label=label.strip()[:255], settings=_plain(settings),
+                         note=note or None, chosen_by=chosen_by or _user())
+        session.add(row)
+        session.flush()
+        return _record(row)
+
+
+def history(kind: str, *, limit: int | None = 100, url: str | None = None) -> list[DeploymentRecord]:
+    """The choices recorded for ``kind``, newest first."""
+    query = select(Deployment).where(Deployment.kind == kind).order_by(Deployment.chosen_at.desc(),
+                                                                        Deployment.id.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    with session_scope(url, read_only=True) as session:
+        return [_record(row) for row in session.scalars(query)]
+
+
+def deployed(kind: str, *, url: str | None = None) -> DeploymentRecord | None:
+    """The policy deployed for ``kind`` now (the newest choice), or None."""
+    latest = history(kind, limit=1, url=url)
+    return latest[0] if latest else None
