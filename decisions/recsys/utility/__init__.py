@@ -6,6 +6,8 @@ Typical use (each name is imported from its module on first use)::
     from decisions.recsys import utility
     job = utility.prepare({"logs": {"train_requests": 100_000}})      # InputError names the field
     study = utility.run_study(job, progress=...)                      # logs, Q-network, sweep, OPE
+    logs, names = utility.read_logs("log.csv", actions=91)            # a user's log (schema: logs.py)
+    study = utility.run_logged_study(job, logs)                       # the same, every value a DR estimate
     study.front; study.off_policy; study.segments; study.drift        # tables; study.figures
     utility.decide(study.model, contexts, lam=0.3)                    # serving: weight-vector indices
     inputs = utility.OpeInputs.from_policy(rewards, actions, propensity, target_probs, q_hat)
@@ -19,6 +21,8 @@ from decisions.core.lazy import lazy_exports
 from decisions.jobs.domain import Domain
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "logged": ("run_logged_study",),
+    "logs": ("read_logs", "write_logs"),
     "obd_study": ("real_front", "standard_check"),
     "ope": ("ESTIMATORS", "OpeInputs", "bootstrap", "estimate_all", "summary_table"),
     "qnet": ("QModel", "decide", "load_model", "save_model", "train"),

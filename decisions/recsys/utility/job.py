@@ -1,6 +1,6 @@
 """The utility-weight job: simulate logs (or read the user's), train the Q-network, sweep lambda, evaluate.
 
-``run_job(job, progress)`` runs ``study.run_study`` (or, with ``logs.path``, ``study.run_logged_study``
+``run_job(job, progress)`` runs ``study.run_study`` (or, with ``logs.path``, ``logged.run_logged_study``
 on the user's log: every value then a doubly robust estimate) and wraps it in a ``UtilityReport`` whose
 metrics are the study's figures (the store records them, the app reads them back), less those a
 run leaves undefined (NaN: e.g. a front that never reaches the production revenue has no engagement
@@ -20,7 +20,8 @@ REPORT_MODEL = UtilityReport
 
 def run_job(job: UtilityJob, *, progress: Progress = silent) -> UtilityReport:
     """Run a prepared job and return its report (nothing is recorded here)."""
-    from decisions.recsys.utility.study import run_logged_study, run_study
+    from decisions.recsys.utility.logged import run_logged_study
+    from decisions.recsys.utility.study import run_study
 
     if job.logs.path is None:
         study = run_study(job, progress)

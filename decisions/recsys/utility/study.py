@@ -147,7 +147,7 @@ def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.Sim
     rows: list[dict[str, Any]] = [
         {"method": "production", "scalarisation": "fixed", "lambda": np.nan, "source": "exact",
          **_exact(outcomes, production, hide_cost),
-         "utility": np.nan, **_mean_weights(weights, production), "distinct_weights": 1},
+         "utility": np.nan, **mean_weights(weights, production), "distinct_weights": 1},
     ]
     lambdas = job.frontier.grid()
     for i, lam in enumerate(lambdas):
@@ -165,18 +165,19 @@ def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.Sim
         for (method, scalarisation), acts in chosen.items():
             rows.append({"method": method, "scalarisation": scalarisation, "lambda": lam, "source": "exact",
                          **_exact(outcomes, acts, hide_cost), "utility": _utility(outcomes, acts, lam, scales, hide_cost),
-                         **_mean_weights(weights, acts), "distinct_weights": int(len(np.unique(acts)))})
+                         **mean_weights(weights, acts), "distinct_weights": int(len(np.unique(acts)))})
         progress("sweep lambda", i + 1, len(lambdas))
     return pd.DataFrame(rows)
 
 
-def _mean_weights(weights: np.ndarray, actions: np.ndarray) -> dict[str, float]:
+def mean_weights(weights: np.ndarray, actions: np.ndarray) -> dict[str, float]:
     """The chosen weight vectors' mean over requests, by head."""
     mean = weights[actions].mean(axis=0)
     return {"w_save": float(mean[0]), "w_hide": float(mean[1]), "w_revenue": float(mean[2])}
 
 
-def _points(front: pd.DataFrame, method: str, scalarisation: str | None = None) -> np.ndarray:
+def front_points(front: pd.DataFrame, method: str, scalarisation: str | None = None) -> np.ndarray:
+    """(engagement, revenue) of one method's rows of a front table (optionally one scalarisation's)."""
     mask = front["method"] == method
     if scalarisation is not None:
         mask &= front["scalarisation"] == scalarisation
@@ -185,7 +186,7 @@ def _points(front: pd.DataFrame, method: str, scalarisation: str | None = None) 
 
 def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
     """Hypervolumes, the gain share at the production revenue, and what Chebyshev adds."""
-    production = _points(front, "production")[0]
+    production = front_points(front, "production")[0]
     everything = front[["engagement", "revenue"]].to_numpy()
     reference = everything.min(axis=0) - 1e-6
     figures: dict[str, float] = {
@@ -194,7 +195,7 @@ def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
     }
     at_revenue: dict[str, float] = {}
     for method in ("learnt", "global", "linucb", "context_oracle", "request_oracle"):
-        points = _points(front, method, "linear")
+        points = front_points(front, method, "linear")
         figures[f"hv_{method}"] = frontier.hypervolume(points, reference)
         at_revenue[method] = frontier.engagement_at(points, float(production[1]))
         figures[f"engagement_at_production_revenue_{method}"] = at_revenue[method]
@@ -207,8 +208,8 @@ def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
     figures["engagement_gain_vs_global"] = at_revenue["learnt"] / at_revenue["global"] - 1.0
     if (front["scalarisation"] == "chebyshev").any():
         for method in ("learnt", "global"):
-            linear_points = _points(front, method, "linear")
-            cheb = _points(front, method, "chebyshev")
+            linear_points = front_points(front, method, "linear")
+            cheb = front_points(front, method, "chebyshev")
             figures[f"chebyshev_points_beyond_linear_{method}"] = float(frontier.points_beyond(cheb, linear_points))
             figures[f"chebyshev_points_undominated_{method}"] = float(frontier.points_undominated_by(cheb, linear_points))
             figures[f"hv_{method}_chebyshev"] = frontier.hypervolume(cheb, reference)
@@ -355,99 +356,3 @@ def _drift_figures(drift: pd.DataFrame) -> dict[str, float]:
     figures["drift_days_retrained_wins"] = float((drift["retrained_policy"] > drift["day0_policy"]).sum())
     return figures
 
-
-LOGGED_SPLIT = (0.7, 0.1)
-"""Shares of a user's log (in file order) for training and validation; the rest is held out for the
-off-policy estimates."""
-_LOGGED_OBJECTIVES = ("engagement", "revenue", "success", "hides")
-
-
-def _split(logs: qnet.Logs) -> tuple[qnet.Logs, qnet.Logs, qnet.Logs]:
-    """Training, validation and held-out parts of a log, in time order."""
-    n = len(logs.action)
-    first, second = int(n * LOGGED_SPLIT[0]), int(n * sum(LOGGED_SPLIT))
-    parts = [qnet.Logs(*(np.asarray(x)[a:b] for x in logs)) for a, b in ((0, first), (first, second), (second, n))]
-    return parts[0], parts[1], parts[2]
-
-
-def _estimated(model: qnet.QModel, held_out: qnet.Logs, actions: np.ndarray, key: Array, frame: Any,
-               ) -> dict[str, float]:
-    """DR estimates (with bootstrap intervals) of a deterministic policy's four figures on held-out logs."""
-    hide_cost = model.hide_cost
-    outcomes = jnp.asarray(held_out.reward)
-    rewards = jnp.concatenate([obj.objectives(outcomes, hide_cost), outcomes[:, :2]], axis=1)
-    predicted = qnet.predict_outcomes(model, jnp.asarray(held_out.context))
-    q_hat = jnp.concatenate([obj.objectives(predicted, hide_cost), predicted[..., :2]], axis=-1)
-    inputs = ope.OpeInputs.from_policy(np.asarray(rewards), held_out.action, held_out.propensity,
-                                       np.asarray(jax.nn.one_hot(actions, model.weights.shape[0])), np.asarray(q_hat))
-    estimate = ope.estimate_all(inputs, frame.switch_tau)["dr"]
-    low, high = ope.bootstrap(inputs, key, frame.bootstrap, tau=frame.switch_tau)["dr"]
-    values: dict[str, float] = {}
-    for index, name in enumerate(_LOGGED_OBJECTIVES):
-        values[name] = float(estimate[index])
-        values[f"{name}_ci_low"] = float(low[index])
-        values[f"{name}_ci_high"] = float(high[index])
-    return values
-
-
-def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = silent) -> Study:
-    """The study on a user's log: no simulator, so every value is a doubly robust estimate on the held-out part.
-
-    The log is split in time order (``LOGGED_SPLIT``): the Q-network and the baselines learn on the
-    first part, LinUCB's bonus is chosen on the second, and every method's operating points are
-    estimated on the last (DR with the Q-network as reward model, bootstrap intervals).
-    """
-    train, validation, held_out = _split(logs)
-    hide_cost = job.simulator.hide_cost
-    weights = np.asarray(job.weights.matrix())
-    production = job.weights.production_index()
-    scales = obj.scales_from_logs(train.reward, hide_cost)
-    model, training = qnet.train(train, validation, weights, scales, hide_cost, job.agent,
-                                 importance_weighted=job.agent.importance_weighted,
-                                 progress=lambda done, total: progress("train Q-network", done, total))
-    per_action = baselines.per_action_values(train.action, train.reward, len(weights), hide_cost)
-    linucb = baselines.fit_linucb(train.context, train.action, train.reward, len(weights), hide_cost, scales.array())
-    context = jnp.asarray(held_out.context)
-    key = jax.random.PRNGKey(job.logs.seed + 11)
-    n = len(held_out.action)
-    rows = [{"method": "production", "scalarisation": "fixed", "lambda": np.nan, "source": "dr",
-             **_estimated(model, held_out, np.full(n, production), key, job.frontier),
-             **_mean_weights(weights, np.full(n, production))}]
-    scalarisations = ["linear", "chebyshev"] if job.frontier.chebyshev else ["linear"]
-    lambdas = job.frontier.grid()
-    val = (validation.context, validation.action, validation.propensity, validation.reward)
-    for i, lam in enumerate(lambdas):
-        chosen: dict[tuple[str, str], np.ndarray] = {}
-        for method in scalarisations:
-            if model.conditioning == Conditioning.VECTOR or method == "linear":
-                chosen[("learnt", method)] = np.asarray(qnet.decide(model, context, lam, method))
-            chosen[("global", method)] = np.full(n, baselines.best_global(per_action, lam, scales.array(), method))
-        alpha = baselines.tune_linucb(linucb, val, lam, job.frontier.linucb_alphas)
-        chosen[("linucb", "linear")] = np.asarray(baselines.linucb_decide(linucb, context, lam, alpha))
-        for (method, scalarisation), acts in chosen.items():
-            rows.append({"method": method, "scalarisation": scalarisation, "lambda": lam, "source": "dr",
-                         **_estimated(model, held_out, acts, key, job.frontier), **_mean_weights(weights, acts),
-                         "distinct_weights": int(len(np.unique(acts)))})
-        progress("sweep lambda", i + 1, len(lambdas))
-    front = pd.DataFrame(rows)
-    figures = {f"qnet_{k}": v for k, v in training.items()}
-    figures.update(_estimated_front_figures(front))
-    obd_front = obd_study.real_front(lambdas, n_boot=job.frontier.bootstrap, seed=job.logs.seed)
-    return Study(front, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), obd_front, figures, model)
-
-
-def _estimated_front_figures(front: pd.DataFrame) -> dict[str, float]:
-    """Front figures from estimated values (labelled ``estimated_``): hypervolume ratio, gain at production revenue."""
-    production = _points(front, "production")[0]
-    reference = front[["engagement", "revenue"]].to_numpy().min(axis=0) - 1e-6
-    figures = {"estimated_production_engagement": float(production[0]),
-               "estimated_production_revenue": float(production[1])}
-    at_revenue = {}
-    for method in ("learnt", "global", "linucb"):
-        points = _points(front, method, "linear")
-        figures[f"estimated_hv_{method}"] = frontier.hypervolume(points, reference)
-        at_revenue[method] = frontier.engagement_at(points, float(production[1]))
-    figures["estimated_hypervolume_ratio_vs_global"] = figures["estimated_hv_learnt"] / figures["estimated_hv_global"]
-    figures["estimated_engagement_gain_vs_production"] = at_revenue["learnt"] / production[0] - 1.0
-    figures["estimated_engagement_gain_vs_global"] = at_revenue["learnt"] / at_revenue["global"] - 1.0
-    return figures
