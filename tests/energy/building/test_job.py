@@ -81,8 +81,16 @@ def test_the_rule_based_row_is_the_benchs_building_1_figure(report) -> None:
     assert report.metrics["saving_vs_lp_rule_based"] == pytest.approx(figures["saving_vs_lp_rule_based"], rel=1e-9)
 
 
-def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: Path) -> None:
+def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
+    reports = []  # the report the recorded run saved (the job runs once)
+    run = building_job.run_job
+
+    def run_job(job: object, **kwargs: object) -> object:
+        reports.append(run(job, **kwargs))
+        return reports[-1]
+
+    monkeypatch.setattr(building_job, "run_job", run_job)  # DOMAIN.execute looks it up when it runs
     try:
         spec = _spec(agents={"names": ["ppo"], "seeds": 1}, evaluation={"explain": False})
         del spec["agents"]["off_policy_steps"]  # no off-policy agent: prepare refuses it
@@ -95,7 +103,8 @@ def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: P
         paths = {a.name: Path(a.path) for a in record.artifacts}
         assert paths["chart"].stat().st_size > 10_000
         policy, params = ppo.load_policy(paths["policy_ppo_seed0"])
-        trained = building_job.run_job(job).policies["ppo"]  # same seed: same training
+        [report] = reports
+        trained = report.policies["ppo"]  # the policy the run trained, before it was saved and loaded back
         obs = jax.random.normal(jax.random.PRNGKey(3), (16, 27))
         key = jax.random.PRNGKey(0)
         expected = jax.vmap(lambda o: trained.policy(seed_params(trained, 0), o, key))(obs)

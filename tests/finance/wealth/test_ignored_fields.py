@@ -49,7 +49,7 @@ def _scores(problem: WealthProblem, planner: Planner, paths: int = 2_000) -> tup
 
 def test_target_as_goal_is_the_same_problem() -> None:
     for data in (TARGET_ONLY, TARGET_AND_GOALS):
-        problem = WealthProblem.parse(data)
+        problem = WealthProblem.parse({**data, "rho": 1.5})  # a coarser DP grid (the values agree on any): 5x faster
         folded = problem.target_as_goal()
         assert folded.target is None and len(folded.goals) == len(problem.goals) + 1
         assert folded.goals[-1].year == problem.horizon and folded.goals[-1].options[0].cost == problem.target

@@ -10,8 +10,9 @@ import pytest
 
 from decisions.finance.wealth import DOMAIN
 from decisions.finance.wealth import job as wealth_job
-from decisions.finance.wealth.bench import multi_goal_problem
+from decisions.finance.wealth.bench import EXAMPLE_MULTI_GOAL
 from decisions.finance.wealth.planner import load_planner, planner_training
+from decisions.finance.wealth.problem import WealthProblem
 from decisions.jobs.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import assert_input_error
@@ -55,26 +56,27 @@ def test_prepare_validates_the_spec(tmp_path: Path) -> None:
 
 
 def test_a_small_recorded_job_reports_every_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    job = wealth_job.prepare(_spec(evaluation={"paths": 2_000}))
-    report = wealth_job.run_job(job)
-    assert list(report.comparison["policy"]) == ["dp", "planner", "funding_rule"]
-    assert report.metrics["planner_vs_dp"] > 0.9 and report.metrics["plan_ms"] > 0
-    assert report.metrics["dp_value"] == pytest.approx(report.metrics["expected_utility_dp"], rel=0.05)
-    goals = report.goals
-    funded = goals.groupby("goal")[["dp", "planner", "funding_rule"]].sum()
-    np.testing.assert_allclose(funded.to_numpy(), 1.0, atol=1e-9)  # each goal's options (incl. not funded) sum to 1
-    assert set(report.wealth_fan["policy"]) == {"dp", "planner", "funding_rule"} and (report.wealth_fan["p95"] >= report.wealth_fan["p5"]).all()
-    assert {"dp_portfolio", "planner_portfolio"} <= set(report.plan.columns)
-    written = report.save(tmp_path / "tables")
-    assert written["chart"].stat().st_size > 0
-    assert pd.read_csv(written["plan"]).shape == report.plan.shape
-
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
-        run_id = DOMAIN.execute(job, url=url)
+        job = wealth_job.prepare(_spec(evaluation={"paths": 2_000}))
+        run_id = DOMAIN.execute(job, url=url)  # the job runs once: its report is read back from the record
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and record.kind == DOMAIN.name
-        assert {"comparison", "goals", "plan", "wealth_fan", "chart"} <= {a.name for a in record.artifacts}
+        written = {a.name: Path(a.path) for a in record.artifacts}
+        assert {"comparison", "goals", "plan", "wealth_fan", "chart"} <= set(written)
+        report = DOMAIN.report_model.load(record)  # equal to run_job's report (tests/jobs/test_conformance.py)
+        assert report.metrics == record.latest_metrics()
+        assert list(report.comparison["policy"]) == ["dp", "planner", "funding_rule"]
+        assert report.metrics["planner_vs_dp"] > 0.9 and report.metrics["plan_ms"] > 0
+        assert report.metrics["dp_value"] == pytest.approx(report.metrics["expected_utility_dp"], rel=0.05)
+        goals = report.goals
+        funded = goals.groupby("goal")[["dp", "planner", "funding_rule"]].sum()
+        np.testing.assert_allclose(funded.to_numpy(), 1.0, atol=1e-9)  # each goal's options (incl. not funded) sum to 1
+        assert set(report.wealth_fan["policy"]) == {"dp", "planner", "funding_rule"} and (report.wealth_fan["p95"] >= report.wealth_fan["p5"]).all()
+        assert {"dp_portfolio", "planner_portfolio"} <= set(report.plan.columns)
+        assert written["chart"].stat().st_size > 0
+        assert pd.read_csv(written["plan"]).shape == report.plan.shape
+
         trained = wealth_job.prepare(
             _spec(planner={"train_problems": 32, "train_steps": 256 * 32 * 2}, evaluation={"paths": 500, "dp": False})
         )
@@ -83,11 +85,11 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path, monkeypatch: p
         assert record.status == RunStatus.SUCCEEDED and "dp_value" not in record.latest_metrics()
         paths = {a.name: Path(a.path) for a in record.artifacts}
         assert load_planner(paths["planner"]).policy.hidden == (256, 256)
-        # the job refines on problems drawn from the training family; two small ones here, so
-        # that the DP labels them in seconds (test_distill covers the labels themselves)
-        monkeypatch.setattr(
-            wealth_job, "sample_problems", lambda count, family, market: [multi_goal_problem(100.0), multi_goal_problem(60.0)][:count]
-        )
+        # the job refines on problems drawn from the training family; two small ones here, on a
+        # coarse DP grid (rho 1.5: 380 nodes, not 770), so that the DP labels them in a second
+        # (test_distill covers the labels themselves)
+        small = [WealthProblem.parse({**EXAMPLE_MULTI_GOAL, "initial_wealth": w, "rho": 1.5}) for w in (100.0, 60.0)]
+        monkeypatch.setattr(wealth_job, "sample_problems", lambda count, family, market: small[:count])
         refined = wealth_job.prepare(
             _spec(planner={"distill_problems": 2, "distill_rounds": 2, "distill_steps": [10, 20]}, evaluation={"paths": 500, "dp": False})
         )
