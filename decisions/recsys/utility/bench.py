@@ -53,7 +53,7 @@ def run_bench(
     *,
     train_requests: int = 100_000,
     evaluation_requests: int = 100_000,
-    steps: int = 4000,
+    steps: int = 8000,
     test_requests: int = 4096,
     oracle_draws: int = 48,
     points: int = 11,
