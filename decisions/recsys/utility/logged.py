@@ -20,8 +20,8 @@ from jax import Array
 from decisions.core.progress import Progress, silent
 from decisions.recsys.utility import baselines, frontier, obd_study, ope, qnet
 from decisions.recsys.utility import objectives as obj
-from decisions.recsys.utility.spec import Conditioning, UtilityJob
-from decisions.recsys.utility.study import Study, front_points, mean_weights
+from decisions.recsys.utility.spec import UtilityJob
+from decisions.recsys.utility.study import Study, deployable_choices, front_points, mean_weights
 
 LOGGED_SPLIT = (0.7, 0.1)
 """Shares of a user's log (in file order) for training and validation; the rest is held out for the
@@ -84,13 +84,8 @@ def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = sile
     lambdas = job.frontier.grid()
     val = (validation.context, validation.action, validation.propensity, validation.reward)
     for i, lam in enumerate(lambdas):
-        chosen: dict[tuple[str, str], np.ndarray] = {}
-        for method in scalarisations:
-            if model.conditioning == Conditioning.VECTOR or method == "linear":
-                chosen[("learnt", method)] = np.asarray(qnet.decide(model, context, lam, method))
-            chosen[("global", method)] = np.full(n, baselines.best_global(per_action, lam, scales.array(), method))
-        alpha = baselines.tune_linucb(linucb, val, lam, job.frontier.linucb_alphas)
-        chosen[("linucb", "linear")] = np.asarray(baselines.linucb_decide(linucb, context, lam, alpha))
+        chosen = deployable_choices(model, context, lam, scalarisations, per_action, linucb, val,
+                                    job.frontier.linucb_alphas)
         for (method, scalarisation), acts in chosen.items():
             rows.append({"method": method, "scalarisation": scalarisation, "lambda": lam, "source": "dr",
                          **_estimated(model, held_out, acts, key, job.frontier), **mean_weights(weights, acts),

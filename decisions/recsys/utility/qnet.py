@@ -164,6 +164,7 @@ def train(
     *,
     importance_weighted: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    warm_start: QModel | None = None,
 ) -> tuple[QModel, dict[str, float]]:
     """Fit the Q-network on ``logs`` by minibatch regression, keeping the best validation loss.
 
@@ -176,6 +177,8 @@ def train(
         settings: widths, steps, batch and learning rate.
         importance_weighted: weigh each example by ``1 / (A * propensity)`` (a biased logger).
         progress: called with (steps done, total) after each chunk.
+        warm_start: a model of the same architecture to continue from (its parameters and input and
+            target normalisation), e.g. yesterday's when retraining on today's logs.
 
     Returns:
         The model and its training figures (``train_loss``, ``validation_loss``, ``best_step``).
@@ -195,6 +198,9 @@ def train(
         embedding=settings.embedding,
         conditioning=settings.conditioning,
     )
+    if warm_start is not None:
+        model = model._replace(context_mean=warm_start.context_mean, context_scale=warm_start.context_scale,
+                               target_mean=warm_start.target_mean, target_scale=warm_start.target_scale)
     key = jax.random.PRNGKey(settings.seed)
     k_init, k_train, k_val = jax.random.split(key, 3)
     inputs = _targets(model, logs, k_train)
@@ -205,6 +211,8 @@ def train(
         sample_weight = sample_weight / sample_weight.mean()
     network = model.network
     params = network.init(k_init, inputs[0][:2], inputs[1][:2], method=TwoTower.logged)
+    if warm_start is not None:
+        params = jax.tree.map(lambda new, old: jnp.asarray(old, new.dtype), params, warm_start.params)
     optimiser = optax.adam(settings.learning_rate)
     run_chunk = _chunk_runner(network, optimiser, settings.batch_size, settings.log_every)
     val_loss = jax.jit(functools.partial(_loss, network))

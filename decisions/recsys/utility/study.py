@@ -151,15 +151,11 @@ def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.Sim
     ]
     lambdas = job.frontier.grid()
     for i, lam in enumerate(lambdas):
-        chosen: dict[tuple[str, str], np.ndarray] = {}
+        chosen = deployable_choices(model, context, lam, scalarisations, per_action, linucb, val,
+                                    job.frontier.linucb_alphas)
         for method in scalarisations:
-            if model.conditioning == Conditioning.VECTOR or method == "linear":
-                chosen[("learnt", method)] = np.asarray(qnet.decide(model, context, lam, method))
-            chosen[("global", method)] = np.full(n, baselines.best_global(per_action, lam, scales.array(), method))
             chosen[("context_oracle", method)] = np.asarray(
                 baselines.oracle_actions(context_values, lam, scales.array(), method))
-        alpha = baselines.tune_linucb(linucb, val, lam, job.frontier.linucb_alphas)
-        chosen[("linucb", "linear")] = np.asarray(baselines.linucb_decide(linucb, context, lam, alpha))
         chosen[("request_oracle", "linear")] = np.asarray(
             baselines.oracle_actions(true_values, lam, scales.array(), "linear"))
         for (method, scalarisation), acts in chosen.items():
@@ -168,6 +164,23 @@ def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.Sim
                          **mean_weights(weights, acts), "distinct_weights": int(len(np.unique(acts)))})
         progress("sweep lambda", i + 1, len(lambdas))
     return pd.DataFrame(rows)
+
+
+def deployable_choices(
+    model: qnet.QModel, context: Array, lam: float, scalarisations: list[str], per_action: np.ndarray,
+    linucb: baselines.LinUCB, validation: tuple[np.ndarray, ...], alphas: list[float],
+) -> dict[tuple[str, str], np.ndarray]:
+    """Each deployable method's weight vector per request at ``lam``: the learnt policy and the best global
+    weights per scalarisation, and LinUCB (its bonus chosen on the validation logs), by (method, scalarisation)."""
+    n = context.shape[0]
+    chosen: dict[tuple[str, str], np.ndarray] = {}
+    for method in scalarisations:
+        if model.conditioning == Conditioning.VECTOR or method == "linear":
+            chosen[("learnt", method)] = np.asarray(qnet.decide(model, context, lam, method))
+        chosen[("global", method)] = np.full(n, baselines.best_global(per_action, lam, model.scales, method))
+    alpha = baselines.tune_linucb(linucb, validation, lam, alphas)
+    chosen[("linucb", "linear")] = np.asarray(baselines.linucb_decide(linucb, context, lam, alpha))
+    return chosen
 
 
 def mean_weights(weights: np.ndarray, actions: np.ndarray) -> dict[str, float]:
@@ -307,7 +320,8 @@ def _segments(w: _World, model: qnet.QModel, test: sim_mod.SimBatch, scales: obj
 
 
 def _drift(w: _World, scales: obj.Scales, progress: Progress) -> pd.DataFrame:
-    """Per day: the policy trained on day 0 against the one retrained on the day before, and day-0 global weights."""
+    """Per day: the policy trained on day 0 against the one retrained on the day before (continuing from the
+    previous day's model), and day-0 global weights."""
     job, settings = w.job, w.job.drift
     hide_cost = job.simulator.hide_cost
     key = jax.random.PRNGKey(job.logs.seed + 1_000)
@@ -336,7 +350,8 @@ def _drift(w: _World, scales: obj.Scales, progress: Progress) -> pd.DataFrame:
         if day < days - 1:
             logs = w.simulate(k_log, settings.requests_per_day, uniform, exact=False, day=float(day))
             val = w.simulate(k_val, max(settings.requests_per_day // 5, 100), uniform, exact=False, day=float(day))
-            model, _ = qnet.train(_logs(logs), _logs(val), np.asarray(w.weights), scales, hide_cost, job.agent)
+            model, _ = qnet.train(_logs(logs), _logs(val), np.asarray(w.weights), scales, hide_cost, job.agent,
+                                  warm_start=models[-1] if models else None)
             models.append(model)
             per_action = baselines.per_action_values(np.asarray(logs.action), np.asarray(logs.reward),
                                                      int(w.weights.shape[0]), hide_cost)
