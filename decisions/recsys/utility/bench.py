@@ -144,16 +144,39 @@ README_ROWS: tuple[Row, ...] = (
         "engagement at the production revenue: learnt vs production weights, vs best global weights",
         "{engagement_gain_vs_production:+.1%}, {engagement_gain_vs_global:+.1%}",
     ),
-    Row("hypervolume, learnt front / best global weights' front (exact)", "{hypervolume_ratio_vs_global:.2f}"),
     Row(
-        "off-policy error at lambda 0.5, 100k uniform logs (engagement): DR, IPS, SNIPS, DM",
-        "{dr_rel_error:.3f}, {ips_rel_error:.3f}, {snips_rel_error:.3f}, {dm_rel_error:.3f}",
+        "hypervolume (exact): learnt / best global weights (ratio); LinUCB, per-context oracle",
+        "{hv_learnt:.3f} / {hv_global:.3f} ({hypervolume_ratio_vs_global:.2f}); {hv_linucb:.3f}, {hv_context_oracle:.3f}",
     ),
     Row(
-        "Open Bandit sample, BTS click rate from random logs (all): rel. error DR, IPS, SNIPS",
-        "{obd_rel_error_dr_all:.2f}, {obd_rel_error_ips_all:.2f}, {obd_rel_error_snips_all:.2f}",
+        "Chebyshev sweep, points no linear-sweep point dominates (learnt, global); above every mix of them",
+        "{chebyshev_points_undominated_learnt:.0f}, {chebyshev_points_undominated_global:.0f}; "
+        "{chebyshev_points_beyond_linear_learnt:.0f}, {chebyshev_points_beyond_linear_global:.0f} (of 11 each)",
     ),
-    Row("serving: one request p99, batch throughput",
+    Row(
+        "off-policy rel. error, learnt policy at lambda 0.5, 100k uniform logs (engagement): DR, IPS, SNIPS, DM, "
+        "switch-DR",
+        "{dr_rel_error:.3f}, {ips_rel_error:.3f}, {snips_rel_error:.3f}, {dm_rel_error:.3f}, {switch_dr_rel_error:.3f}",
+    ),
+    Row(
+        "the same on 100k epsilon-production logs (epsilon 0.1): DR, IPS, SNIPS, DM, switch-DR",
+        "{production_logger_dr_rel_error:.3f}, {production_logger_ips_rel_error:.3f}, "
+        "{production_logger_snips_rel_error:.3f}, {production_logger_dm_rel_error:.3f}, "
+        "{production_logger_switch_dr_rel_error:.3f}",
+    ),
+    Row(
+        "drift, lambda-0.5 utility on day 4: retrained daily / trained on day 0 / day-0 global weights; "
+        "days 2-4 the retrained policy wins",
+        "{drift_day4_retrained_policy:.3f} / {drift_day4_day0_policy:.3f} / {drift_day4_day0_global:.3f}; "
+        "{drift_days_retrained_wins:.0f} of 3",
+    ),
+    Row(
+        "Open Bandit sample, BTS click rate from random logs (campaign all): rel. error DR, IPS, SNIPS, DM "
+        "(truth {obd_truth_all:.4f}, 95% CI {obd_truth_ci_low_all:.4f}-{obd_truth_ci_high_all:.4f})",
+        "{obd_rel_error_dr_all:.2f}, {obd_rel_error_ips_all:.2f}, {obd_rel_error_snips_all:.2f}, "
+        "{obd_rel_error_dm_all:.2f}",
+    ),
+    Row("serving: one request p99 (after compilation), batch throughput",
         "{decide_p99_ms:.3f} ms, {batch_requests_per_s:,.0f} requests/s"),
 )
 """The README's utility table (``decisions bench report``)."""
