@@ -116,16 +116,32 @@ def front_points(front: pd.DataFrame, off_policy: pd.DataFrame) -> pd.DataFrame:
     frame["_key"] = _lambda_key(frame["lambda"]).where(learnt, np.nan)
     estimates = estimates.assign(_key=_lambda_key(estimates["lambda"])).drop(columns="lambda")
     merged = frame.merge(estimates, on="_key", how="left").drop(columns="_key")
+    estimated = is_estimated(front)
+    merged["values"] = "DR estimates on the held-out log" if estimated else "exact on the simulator"
     for objective in OBJECTIVES:
+        if estimated:  # a run on a log file: the front's own values are the DR estimates, with intervals
+            merged[f"dr_{objective}"] = merged[objective]
+            merged[f"dr_{objective}_low"] = merged[f"{objective}_ci_low"]
+            merged[f"dr_{objective}_high"] = merged[f"{objective}_ci_high"]
+            merged[f"dr_{objective}_ci"] = [
+                _interval_text(e, lo, hi) for e, lo, hi in zip(
+                    merged[objective], merged[f"{objective}_ci_low"], merged[f"{objective}_ci_high"], strict=True)
+            ]
         merged[f"dr_{objective}_ci"] = merged[f"dr_{objective}_ci"].fillna("")
     return merged
+
+
+def is_estimated(front: pd.DataFrame) -> bool:
+    """Whether a front's values are DR estimates (a run on a user's log) rather than exact (the simulator)."""
+    return "source" in front and len(front) > 0 and bool((front["source"] == "dr").all())
 
 
 FRONT_TOOLTIP = [
     alt.Tooltip("series:N", title="method"),
     alt.Tooltip("lambda:Q", title="lambda", format=".2f"),
-    alt.Tooltip("engagement:Q", title="engagement (exact)", format=".4f"),
-    alt.Tooltip("revenue:Q", title="revenue (exact)", format=".4f"),
+    alt.Tooltip("values:N", title="values"),
+    alt.Tooltip("engagement:Q", format=".4f"),
+    alt.Tooltip("revenue:Q", format=".4f"),
     alt.Tooltip("success:Q", format=".4f"),
     alt.Tooltip("hides:Q", format=".4f"),
     alt.Tooltip("w_save:Q", title="mean w_save", format=".3f"),

@@ -116,15 +116,25 @@ def job_spec(settings: dict, output_dir: str | None) -> dict:
 def show_front(report: UtilityReport, run_id: int) -> None:
     """The frontier chart of every method and the table of the learnt operating points."""
     st.subheader("The engagement-revenue front")
-    st.caption(
-        "Every point is a deployable operating policy, scored exactly on the same fresh test requests "
-        "of the simulator. Lines sweep lambda from engagement (0) to revenue (1); dashed: Chebyshev "
-        "scalarisation; the star is today's production weights. Hover a point for its weights and, on the "
-        "learnt points, the doubly robust off-policy estimate from the held-out logs with its 95% interval."
-    )
+    if utility_views.is_estimated(report.front):
+        st.caption(
+            "A run on a request log: every point is a deployable operating policy whose values are doubly "
+            "robust estimates on the held-out part of the log (hover for the 95% intervals). Lines sweep "
+            "lambda from engagement (0) to revenue (1); dashed: Chebyshev scalarisation; the star is the "
+            "production weights."
+        )
+    else:
+        st.caption(
+            "Every point is a deployable operating policy, scored exactly on the same fresh test requests "
+            "of the simulator. Lines sweep lambda from engagement (0) to revenue (1); dashed: Chebyshev "
+            "scalarisation; the star is today's production weights. Hover a point for its weights and, on the "
+            "learnt points, the doubly robust off-policy estimate from the held-out logs with its 95% interval."
+        )
     st.altair_chart(utility_views.frontier_chart(report.front, report.off_policy), width="stretch")
     st.markdown("**The learnt policy's operating points** (linear scalarisation)")
-    st.caption("Exact values on the test requests beside the DR estimates from held-out logs (95% intervals).")
+    st.caption("Exact values on the test requests beside the DR estimates from held-out logs (95% intervals)."
+               if not utility_views.is_estimated(report.front) else
+               "DR estimates on the held-out part of the log, with 95% intervals.")
     st.dataframe(
         utility_views.learnt_points(report.front, report.off_policy), hide_index=True, width="stretch",
         column_config={name: st.column_config.NumberColumn(format="%.4f")
@@ -145,7 +155,8 @@ def show_deployment(report: UtilityReport, run_id: int, url: str) -> None:
         point = left.selectbox("Operating point", points, format_func=utility_views.point_label, key="deploy_point")
         note = right.text_input("Note (why this point)", key="deploy_note")
         label, settings = utility_views.deployment(report.front, report.off_policy, point)
-        summary = (f"Exact engagement {settings['engagement']:.4f}, revenue {settings['revenue']:.4f}, "
+        kind = "Estimated" if utility_views.is_estimated(report.front) else "Exact"
+        summary = (f"{kind} engagement {settings['engagement']:.4f}, revenue {settings['revenue']:.4f}, "
                    f"mean weights (save {settings['w_save']:.2f}, hide {settings['w_hide']:.2f}, "
                    f"revenue {settings['w_revenue']:.2f}).")
         st.caption(summary)

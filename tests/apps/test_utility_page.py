@@ -207,3 +207,29 @@ def test_deploying_an_operating_point_records_it_and_shows_the_history(store_url
     history = at.dataframe[1].value
     assert list(history["run"]) == [run_id] and list(history["lambda"]) == [0.5]
     assert list(history["note"]) == ["keep revenue near production"]
+
+
+def test_a_run_on_a_users_log_opens_with_its_estimated_front(store_url: str, tmp_path: Path) -> None:
+    """A run on a log file has no simulator: its front is doubly robust estimates with intervals, and the
+    sections that need the truth (segments, the off-policy check, drift) are empty."""
+    front = _front().query("method in ['production', 'learnt', 'global', 'linucb']").assign(source="dr")
+    for name in ("engagement", "revenue", "success", "hides"):
+        front[f"{name}_ci_low"] = front[name] * 0.95
+        front[f"{name}_ci_high"] = front[name] * 1.05
+    empty = pd.DataFrame()
+    report = UtilityReport(front=front.drop(columns="utility").reset_index(drop=True), off_policy=empty,
+                           estimator_errors=empty, segments=empty, drift=empty,
+                           obd_front=_hand_made_report().obd_front,
+                           metrics={"estimated_hypervolume_ratio_vs_global": 1.2})
+    run_id = record_report(store_url, report, tmp_path / "logged", kind=DOMAIN.name)
+    at = open_report(UTILITY_PAGE, run_id)
+    assert not at.exception, at.exception
+    subheaders = [s.value for s in at.subheader]
+    assert "The engagement-revenue front" in subheaders and "Per segment" not in subheaders
+    at.selectbox(key="deploy_point").select(("linear", 0.5))
+    at.button(key="deploy").click().run()
+    assert not at.exception and deployments.history(DOMAIN.name, url=store_url)[0].settings["lambda"] == 0.5
+    assert any(c.value.startswith("A run on a request log") for c in at.caption)
+    points = utility_views.front_points(report.front, report.off_policy)
+    assert set(points["values"]) == {"DR estimates on the held-out log"}
+    assert points["dr_engagement_ci"].str.len().gt(0).all()  # every point's own interval, baselines too
