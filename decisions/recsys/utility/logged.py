@@ -18,10 +18,10 @@ import pandas as pd
 from jax import Array
 
 from decisions.core.progress import Progress, silent
-from decisions.recsys.utility import baselines, frontier, obd_study, ope, qnet
+from decisions.recsys.utility import baselines, obd_study, ope, qnet
 from decisions.recsys.utility import objectives as obj
 from decisions.recsys.utility.spec import UtilityJob
-from decisions.recsys.utility.study import Study, deployable_choices, front_points, mean_weights
+from decisions.recsys.utility.study import Study, deployable_choices, front_points, gain_figures, mean_weights
 
 LOGGED_SPLIT = (0.7, 0.1)
 """Shares of a user's log (in file order) for training and validation; the rest is held out for the
@@ -99,17 +99,8 @@ def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = sile
 
 
 def _estimated_front_figures(front: pd.DataFrame) -> dict[str, float]:
-    """Front figures from estimated values (labelled ``estimated_``): hypervolume ratio, gain at production revenue."""
+    """Front figures from the estimated values (``study.gain_figures``, names prefixed ``estimated_``)."""
     production = front_points(front, "production")[0]
-    reference = front[["engagement", "revenue"]].to_numpy().min(axis=0) - 1e-6
-    figures = {"estimated_production_engagement": float(production[0]),
-               "estimated_production_revenue": float(production[1])}
-    at_revenue = {}
-    for method in ("learnt", "global", "linucb"):
-        points = front_points(front, method, "linear")
-        figures[f"estimated_hv_{method}"] = frontier.hypervolume(points, reference)
-        at_revenue[method] = frontier.engagement_at(points, float(production[1]))
-    figures["estimated_hypervolume_ratio_vs_global"] = figures["estimated_hv_learnt"] / figures["estimated_hv_global"]
-    figures["estimated_engagement_gain_vs_production"] = at_revenue["learnt"] / production[0] - 1.0
-    figures["estimated_engagement_gain_vs_global"] = at_revenue["learnt"] / at_revenue["global"] - 1.0
-    return figures
+    return {"estimated_production_engagement": float(production[0]),
+            "estimated_production_revenue": float(production[1]),
+            **gain_figures(front, ("learnt", "global", "linucb"), prefix="estimated_")}

@@ -197,29 +197,53 @@ def front_points(front: pd.DataFrame, method: str, scalarisation: str | None = N
     return front.loc[mask, ["engagement", "revenue"]].to_numpy()
 
 
-def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
-    """Hypervolumes, the gain share at the production revenue, and what Chebyshev adds."""
+def method_front(front: pd.DataFrame, method: str, scalarisation: str | None = None) -> np.ndarray:
+    """A method's deployable points: every scalarisation's sweep (or one), the best global weights with the
+    production weights (themselves one global weight vector)."""
+    points = front_points(front, method, scalarisation)
+    if method == "global":
+        points = np.vstack([points, front_points(front, "production")])
+    return points
+
+
+def gain_figures(front: pd.DataFrame, methods: tuple[str, ...], prefix: str = "") -> dict[str, float]:
+    """Hypervolumes and engagement at the production revenue of each method's front, and the learnt policy's
+    gain over the best global weights as a share of the gap to each oracle (names prefixed ``prefix``).
+
+    Each front is every deployable point of the method (``method_front``), read as its best random mix of
+    two points; the hypervolume's reference point is the worst value of any row on each objective.
+    """
     production = front_points(front, "production")[0]
-    everything = front[["engagement", "revenue"]].to_numpy()
-    reference = everything.min(axis=0) - 1e-6
-    figures: dict[str, float] = {
-        "production_engagement": float(production[0]), "production_revenue": float(production[1]),
-        "hv_reference_engagement": float(reference[0]), "hv_reference_revenue": float(reference[1]),
-    }
+    reference = front[["engagement", "revenue"]].to_numpy().min(axis=0) - 1e-6
+    figures = {f"{prefix}hv_reference_engagement": float(reference[0]),
+               f"{prefix}hv_reference_revenue": float(reference[1])}
     at_revenue: dict[str, float] = {}
-    for method in ("learnt", "global", "linucb", "context_oracle", "request_oracle"):
-        points = front_points(front, method, "linear")
-        figures[f"hv_{method}"] = frontier.hypervolume(points, reference)
+    for method in methods:
+        points = method_front(front, method)
+        figures[f"{prefix}hv_{method}"] = frontier.hypervolume(points, reference)
         at_revenue[method] = frontier.engagement_at(points, float(production[1]))
-        figures[f"engagement_at_production_revenue_{method}"] = at_revenue[method]
-    figures["hypervolume_ratio_vs_global"] = figures["hv_learnt"] / figures["hv_global"]
-    gap = at_revenue["context_oracle"] - at_revenue["global"]
-    figures["gain_share_of_oracle"] = (at_revenue["learnt"] - at_revenue["global"]) / gap
-    figures["gain_share_of_request_oracle"] = (at_revenue["learnt"] - at_revenue["global"]) / (
-        at_revenue["request_oracle"] - at_revenue["global"])
-    figures["engagement_gain_vs_production"] = at_revenue["learnt"] / production[0] - 1.0
-    figures["engagement_gain_vs_global"] = at_revenue["learnt"] / at_revenue["global"] - 1.0
+        figures[f"{prefix}engagement_at_production_revenue_{method}"] = at_revenue[method]
+    figures[f"{prefix}hypervolume_ratio_vs_global"] = figures[f"{prefix}hv_learnt"] / figures[f"{prefix}hv_global"]
+    figures[f"{prefix}engagement_gain_vs_production"] = at_revenue["learnt"] / production[0] - 1.0
+    figures[f"{prefix}engagement_gain_vs_global"] = at_revenue["learnt"] / at_revenue["global"] - 1.0
+    for oracle, name in (("context_oracle", "gain_share_of_oracle"), ("request_oracle", "gain_share_of_request_oracle")):
+        if oracle in at_revenue:
+            gap = at_revenue[oracle] - at_revenue["global"]
+            figures[f"{prefix}{name}"] = (at_revenue["learnt"] - at_revenue["global"]) / gap
+    return figures
+
+
+def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
+    """Front figures (``gain_figures``), each also from the linear sweeps alone, and what Chebyshev adds."""
+    production = front_points(front, "production")[0]
+    figures: dict[str, float] = {"production_engagement": float(production[0]),
+                                 "production_revenue": float(production[1])}
+    methods = ("learnt", "global", "linucb", "context_oracle", "request_oracle")
+    figures.update(gain_figures(front, methods))
+    linear = front[front["scalarisation"].isin(["linear", "fixed"])]
+    figures.update(gain_figures(linear, methods, prefix="linear_"))
     if (front["scalarisation"] == "chebyshev").any():
+        reference = np.asarray([figures["hv_reference_engagement"], figures["hv_reference_revenue"]])
         for method in ("learnt", "global"):
             linear_points = front_points(front, method, "linear")
             cheb = front_points(front, method, "chebyshev")
