@@ -137,6 +137,24 @@ def test_q_network_recovers_a_planted_optimum() -> None:
     assert figures["validation_loss"] < 1.0
 
 
+def test_lambda_input_q_network_learns_a_lambda_dependent_choice() -> None:
+    rng = np.random.default_rng(1)
+    n, weights = 6000, np.asarray(simplex_grid(2), np.float32)
+    action = rng.integers(0, len(weights), n)
+    # success follows the save weight, revenue the revenue weight: lambda 0 wants (1, 0, 0), lambda 1 (0, 0, 1)
+    reward = np.stack([weights[action, 0], np.zeros(n), weights[action, 2]], axis=1)
+    reward = (reward + 0.05 * rng.normal(size=reward.shape)).astype(np.float32)
+    logs = qnet.Logs(rng.normal(size=(n, 2)).astype(np.float32), action, np.full(n, 1 / len(weights)), reward)
+    settings = QNetSettings(hidden=(32,), embedding=8, steps=800, batch_size=256, learning_rate=3e-3, log_every=200,
+                            conditioning="lambda")
+    model, _ = qnet.train(logs, logs, weights, obj.Scales(1.0, 1.0), 0.0, settings)
+    probe = jnp.zeros((1, 2))
+    assert weights[int(qnet.decide(model, probe, 0.0)[0])].tolist() == [1.0, 0.0, 0.0]
+    assert weights[int(qnet.decide(model, probe, 1.0)[0])].tolist() == [0.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="linear scalarisation only"):
+        qnet.decide(model, probe, 0.5, "chebyshev")
+
+
 def test_saved_q_network_reloads_to_the_same_decisions(tmp_path, batch: sim_mod.SimBatch) -> None:
     logs = qnet.Logs(*(np.asarray(x) for x in (batch.context, batch.action, batch.propensity, batch.reward)))
     settings = QNetSettings(hidden=(16,), embedding=4, steps=20, log_every=10)

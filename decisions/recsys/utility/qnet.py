@@ -93,16 +93,22 @@ def action_features(weights: Array, lam: Array | None = None) -> Array:
     """The action tower's input: the weight vector (and lam, broadcast, for the ``lambda`` conditioning)."""
     if lam is None:
         return weights
-    lam = jnp.broadcast_to(jnp.asarray(lam, weights.dtype), weights.shape[:-1] + (1,))
-    return jnp.concatenate([weights, lam], axis=-1)
+    return jnp.concatenate([weights, _lambda_column(lam, weights)], axis=-1)
 
 
 def context_features(context: Array, lam: Array | None = None) -> Array:
     """The context tower's input (with lam appended for the ``lambda`` conditioning)."""
     if lam is None:
         return context
-    lam = jnp.broadcast_to(jnp.asarray(lam, context.dtype), context.shape[:-1] + (1,))
-    return jnp.concatenate([context, lam], axis=-1)
+    return jnp.concatenate([context, _lambda_column(lam, context)], axis=-1)
+
+
+def _lambda_column(lam: Array, like: Array) -> Array:
+    """lam (a scalar, or one per row of ``like``) as a column beside ``like``'s features."""
+    lam = jnp.asarray(lam, like.dtype)
+    if lam.ndim == like.ndim - 1 and lam.ndim > 0:
+        lam = lam[..., None]
+    return jnp.broadcast_to(lam, like.shape[:-1] + (1,))
 
 
 def predict_outcomes(model: QModel, context: Array) -> Array:

@@ -16,6 +16,7 @@ from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_fil
 
 METHOD_LABELS = {
     "learnt": "learnt (Q-network)",
+    "learnt_lambda_input": "learnt (lambda as an input)",
     "global": "best global weights",
     "linucb": "LinUCB",
     "context_oracle": "per-context oracle",

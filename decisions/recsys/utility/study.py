@@ -87,8 +87,13 @@ def _utility(outcomes: np.ndarray, actions: np.ndarray, lam: float, scales: obj.
     return float(obj.linear(jnp.asarray([values["engagement"], values["revenue"]]), lam, scales.array()))
 
 
-def run_study(job: UtilityJob, progress: Progress = silent) -> Study:
-    """Run the study a job describes on the simulator (see the module docstring)."""
+def run_study(job: UtilityJob, progress: Progress = silent, *, lambda_input_too: bool = False) -> Study:
+    """Run the study a job describes on the simulator (see the module docstring).
+
+    With ``lambda_input_too`` (and the default ``vector`` conditioning) a second Q-network with lambda as
+    an input (the abstract's form, ``conditioning = "lambda"``, same settings otherwise) learns on the
+    same logs; its linear sweep joins the front as method ``learnt_lambda_input``.
+    """
     s = job.simulator
     w = _World(job, sim_mod.make_world(s), jnp.asarray(job.weights.matrix()), job.weights.production_index())
     keys = jax.random.split(jax.random.PRNGKey(job.logs.seed), 6)
@@ -111,6 +116,9 @@ def run_study(job: UtilityJob, progress: Progress = silent) -> Study:
         progress=lambda done, total: progress("train Q-network", done, total),
     )
     front = _sweep(w, model, scales, train, validation, test, np.asarray(expected), progress)
+    if lambda_input_too and model.conditioning == Conditioning.VECTOR:
+        front = pd.concat([front, _lambda_input_rows(w, scales, train, validation, test, progress)],
+                          ignore_index=True)
     off_policy, errors = _off_policy(w, model, held_out, keys[5], progress)
     figures = _front_figures(front, w)
     figures.update({f"qnet_{k}": v for k, v in training.items()})
@@ -123,6 +131,24 @@ def run_study(job: UtilityJob, progress: Progress = silent) -> Study:
     obd_front = obd_study.real_front(job.frontier.grid(), n_boot=job.frontier.bootstrap, seed=job.logs.seed)
     progress("open bandit front", 1, 1)
     return Study(front, off_policy, errors, segments, drift, obd_front, figures, model)
+
+
+def _lambda_input_rows(w: _World, scales: obj.Scales, train: sim_mod.SimBatch, validation: sim_mod.SimBatch,
+                       test: sim_mod.SimBatch, progress: Progress) -> pd.DataFrame:
+    """The linear sweep of a Q-network with lambda as an input, trained on the same logs, scored exactly."""
+    hide_cost = w.job.simulator.hide_cost
+    settings = w.job.agent.model_copy(update={"conditioning": Conditioning.LAMBDA})
+    model, _ = qnet.train(_logs(train), _logs(validation), np.asarray(w.weights), scales, hide_cost, settings,
+                          importance_weighted=settings.importance_weighted,
+                          progress=lambda done, total: progress("train lambda-input Q-network", done, total))
+    outcomes, weights = np.asarray(test.outcomes), np.asarray(w.weights)
+    rows = []
+    for lam in w.job.frontier.grid():
+        acts = np.asarray(qnet.decide(model, jnp.asarray(test.context), lam))
+        rows.append({"method": "learnt_lambda_input", "scalarisation": "linear", "lambda": lam, "source": "exact",
+                     **_exact(outcomes, acts, hide_cost), "utility": _utility(outcomes, acts, lam, scales, hide_cost),
+                     **mean_weights(weights, acts), "distinct_weights": int(len(np.unique(acts)))})
+    return pd.DataFrame(rows)
 
 
 def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.SimBatch,
@@ -230,6 +256,11 @@ def gain_figures(front: pd.DataFrame, methods: tuple[str, ...], prefix: str = ""
         if oracle in at_revenue:
             gap = at_revenue[oracle] - at_revenue["global"]
             figures[f"{prefix}{name}"] = (at_revenue["learnt"] - at_revenue["global"]) / gap
+            if oracle == "context_oracle":
+                for other in set(methods) - {"learnt", "global", "context_oracle", "request_oracle"}:
+                    figures[f"{prefix}{name}_{other}"] = (at_revenue[other] - at_revenue["global"]) / gap
+                    figures[f"{prefix}hypervolume_ratio_vs_global_{other}"] = (
+                        figures[f"{prefix}hv_{other}"] / figures[f"{prefix}hv_global"])
     return figures
 
 
@@ -238,7 +269,8 @@ def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
     production = front_points(front, "production")[0]
     figures: dict[str, float] = {"production_engagement": float(production[0]),
                                  "production_revenue": float(production[1])}
-    methods = ("learnt", "global", "linucb", "context_oracle", "request_oracle")
+    methods = tuple(m for m in ("learnt", "learnt_lambda_input", "global", "linucb", "context_oracle",
+                                "request_oracle") if (front["method"] == m).any())
     figures.update(gain_figures(front, methods))
     linear = front[front["scalarisation"].isin(["linear", "fixed"])]
     figures.update(gain_figures(linear, methods, prefix="linear_"))
