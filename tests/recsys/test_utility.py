@@ -129,7 +129,8 @@ def test_q_network_recovers_a_planted_optimum() -> None:
     target = np.where(context[:, 0] > 0, weights[action, 0], 1.0 - weights[action, 0])
     reward = np.stack([target + 0.1 * rng.normal(size=n), np.zeros(n), np.zeros(n)], axis=1).astype(np.float32)
     logs = qnet.Logs(context, action, np.full(n, 1 / len(weights)), reward)
-    settings = QNetSettings(hidden=(32,), embedding=8, steps=600, batch_size=256, learning_rate=3e-3, log_every=200)
+    settings = QNetSettings(hidden=(32,), embedding=8, steps=600, batch_size=256, learning_rate=3e-3, log_every=200,
+                            ensemble=1)
     model, figures = qnet.train(logs, logs, weights, obj.Scales(1.0, 1.0), 0.0, settings)
     probe = jnp.asarray([[1.5, 0.0], [-1.5, 0.0]])
     chosen = np.asarray(qnet.decide(model, probe, 0.0))
@@ -146,7 +147,7 @@ def test_lambda_input_q_network_learns_a_lambda_dependent_choice() -> None:
     reward = (reward + 0.05 * rng.normal(size=reward.shape)).astype(np.float32)
     logs = qnet.Logs(rng.normal(size=(n, 2)).astype(np.float32), action, np.full(n, 1 / len(weights)), reward)
     settings = QNetSettings(hidden=(32,), embedding=8, steps=800, batch_size=256, learning_rate=3e-3, log_every=200,
-                            conditioning="lambda")
+                            conditioning="lambda", ensemble=1)
     model, _ = qnet.train(logs, logs, weights, obj.Scales(1.0, 1.0), 0.0, settings)
     probe = jnp.zeros((1, 2))
     assert weights[int(qnet.decide(model, probe, 0.0)[0])].tolist() == [1.0, 0.0, 0.0]
@@ -157,10 +158,13 @@ def test_lambda_input_q_network_learns_a_lambda_dependent_choice() -> None:
 
 def test_saved_q_network_reloads_to_the_same_decisions(tmp_path, batch: sim_mod.SimBatch) -> None:
     logs = qnet.Logs(*(np.asarray(x) for x in (batch.context, batch.action, batch.propensity, batch.reward)))
-    settings = QNetSettings(hidden=(16,), embedding=4, steps=20, log_every=10)
+    settings = QNetSettings(hidden=(16,), embedding=4, steps=20, log_every=10, ensemble=2)
     model, _ = qnet.train(logs, logs, np.asarray(WEIGHTS), obj.Scales(0.5, 15.0), SIM.hide_cost, settings)
+    assert model.members == 2 and jax.tree.leaves(model.params)[0].shape[0] == 2
     qnet.save_model(tmp_path / "q.msgpack", model)
     again = qnet.load_model(tmp_path / "q.msgpack")
+    single = model._replace(params=jax.tree.map(lambda x: x[0], model.params), members=1)
+    assert not np.allclose(qnet.predict_outcomes(single, batch.context), qnet.predict_outcomes(model, batch.context))
     for lam in (0.0, 0.5, 1.0):
         np.testing.assert_array_equal(qnet.decide(model, batch.context, lam), qnet.decide(again, batch.context, lam))
     (tmp_path / "bad.msgpack").write_bytes(b"not a checkpoint")

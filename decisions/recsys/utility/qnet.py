@@ -82,6 +82,8 @@ class QModel(NamedTuple):
     hidden: tuple[int, ...]
     embedding: int
     conditioning: str
+    members: int = 1
+    """Networks in the ensemble (their parameters stacked on a leading axis when more than one)."""
 
     @property
     def network(self) -> TwoTower:
@@ -111,11 +113,17 @@ def _lambda_column(lam: Array, like: Array) -> Array:
     return jnp.broadcast_to(lam, like.shape[:-1] + (1,))
 
 
+def _apply(model: QModel, context: Array, actions: Array) -> Array:
+    """The network (the ensemble's mean) on standardised inputs: (n, d), (A, k) -> (n, A, outputs)."""
+    if model.members == 1:
+        return model.network.apply(model.params, context, actions)
+    return jax.vmap(lambda params: model.network.apply(params, context, actions))(model.params).mean(axis=0)
+
+
 def predict_outcomes(model: QModel, context: Array) -> Array:
     """Predicted (success, hides, revenue) of every action: (n, d) -> (n, A, 3) (``vector`` models)."""
     x = (context - model.context_mean) / model.context_scale
-    standardised = model.network.apply(model.params, x, model.weights)
-    return standardised * model.target_scale + model.target_mean
+    return _apply(model, x, model.weights) * model.target_scale + model.target_mean
 
 
 def action_values(model: QModel, context: Array) -> Array:
@@ -130,7 +138,7 @@ def utilities(model: QModel, context: Array, lam: Array | float, scalarisation: 
             raise ValueError("a lambda-conditioned Q-network learns the linear scalarisation only")
         x = (context - model.context_mean) / model.context_scale
         lam = jnp.asarray(lam, jnp.float32)
-        return model.network.apply(model.params, context_features(x, lam), action_features(model.weights, lam))[..., 0]
+        return _apply(model, context_features(x, lam), action_features(model.weights, lam))[..., 0]
     return obj.scalarise(action_values(model, context), lam, model.scales, scalarisation)
 
 
@@ -172,7 +180,51 @@ def train(
     progress: Callable[[int, int], None] | None = None,
     warm_start: QModel | None = None,
 ) -> tuple[QModel, dict[str, float]]:
-    """Fit the Q-network on ``logs`` by minibatch regression, keeping the best validation loss.
+    """Fit the Q-network (``settings.ensemble`` of them, seeds ``seed``, ``seed + 1``, ...) on ``logs``.
+
+    Each member is fitted by ``_train_member``; an ensemble's decisions use the mean of its members'
+    predictions, which steadies the greedy choices a single network's seed would sway.
+
+    Returns:
+        The model and its training figures (``train_loss``, ``validation_loss``, ``best_step``: the
+        members' means).
+    """
+    members = settings.ensemble
+    fitted, figures = [], []
+    for member in range(members):
+        one = settings.model_copy(update={"seed": settings.seed + member})
+        start = None
+        if warm_start is not None:
+            start = warm_start if warm_start.members == 1 else warm_start._replace(
+                params=jax.tree.map(lambda x, m=member % warm_start.members: x[m], warm_start.params), members=1)
+        model, figure = _train_member(
+            logs, validation, weights, scales, hide_cost, one, importance_weighted=importance_weighted,
+            progress=None if progress is None else (
+                lambda done, total, m=member: progress(m * total + done, members * total)),
+            warm_start=start,
+        )
+        fitted.append(model)
+        figures.append(figure)
+    mean = {name: float(np.mean([f[name] for f in figures])) for name in figures[0]}
+    if members == 1:
+        return fitted[0], mean
+    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *(m.params for m in fitted))
+    return fitted[0]._replace(params=stacked, members=members), mean
+
+
+def _train_member(
+    logs: Logs,
+    validation: Logs,
+    weights: np.ndarray,
+    scales: obj.Scales,
+    hide_cost: float,
+    settings: QNetSettings,
+    *,
+    importance_weighted: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    warm_start: QModel | None = None,
+) -> tuple[QModel, dict[str, float]]:
+    """Fit one Q-network on ``logs`` by minibatch regression, keeping the best validation loss.
 
     Args:
         logs: training logs.
@@ -220,8 +272,8 @@ def train(
     if warm_start is not None:
         params = jax.tree.map(lambda new, old: jnp.asarray(old, new.dtype), params, warm_start.params)
     optimiser = optax.adam(settings.learning_rate)
-    run_chunk = _chunk_runner(network, optimiser, settings.batch_size, settings.log_every)
-    val_loss = jax.jit(functools.partial(_loss, network))
+    run_chunk = _chunk_runner(network, settings.learning_rate, settings.batch_size, settings.log_every)
+    val_loss = _validation_loss(network)
 
     state = (params, optimiser.init(params))
     best = (float(val_loss(params, *val_inputs, jnp.ones(val_inputs[0].shape[0]))), params, 0)
@@ -246,8 +298,16 @@ def _loss(network: TwoTower, params: Params, x: Array, a: Array, y: Array, weigh
     return jnp.mean(weight * jnp.sum(error**2, axis=-1))
 
 
-def _chunk_runner(network: TwoTower, optimiser: optax.GradientTransformation, batch: int, steps: int) -> Callable:
-    """A jitted run of ``steps`` Adam steps on random minibatches."""
+@functools.cache
+def _validation_loss(network: TwoTower) -> Callable:
+    """The jitted unweighted loss of a network structure (one compile for every member and retraining)."""
+    return jax.jit(functools.partial(_loss, network))
+
+
+@functools.cache
+def _chunk_runner(network: TwoTower, learning_rate: float, batch: int, steps: int) -> Callable:
+    """A jitted run of ``steps`` Adam steps on random minibatches (cached: one compile per structure)."""
+    optimiser = optax.adam(learning_rate)
 
     @jax.jit
     def run(state: tuple[Params, Any], key: Array, inputs: tuple[Array, Array, Array], weight: Array):
@@ -277,7 +337,7 @@ def save_model(path: Any, model: QModel) -> None:
 
     description = {"hide_cost": model.hide_cost, "hidden": list(model.hidden), "embedding": model.embedding,
                    "conditioning": model.conditioning, "actions": int(model.weights.shape[0]),
-                   "context_dim": int(model.context_mean.shape[0])}
+                   "context_dim": int(model.context_mean.shape[0]), "members": model.members}
     save_trained(path, kind=MODEL_KIND, description=description,
                  params={name: getattr(model, name) for name in _ARRAYS})
 
@@ -294,6 +354,9 @@ def load_model(path: Any) -> QModel:
         network = TwoTower(hidden, int(description["embedding"]), 3 if conditioning == "vector" else 1)
         params = network.init(jax.random.PRNGKey(0), jnp.zeros((1, d + extra)), jnp.zeros((1, 3 + extra)),
                               method=TwoTower.logged)
+        members = int(description.get("members", 1))
+        if members > 1:
+            params = jax.tree.map(lambda x: jnp.stack([x] * members), params)
         return {"params": params, "context_mean": jnp.zeros(d), "context_scale": jnp.zeros(d),
                 "target_mean": jnp.zeros(3), "target_scale": jnp.zeros(3), "weights": jnp.zeros((actions, 3)),
                 "scales": jnp.zeros(2)}
@@ -301,4 +364,4 @@ def load_model(path: Any) -> QModel:
     description, arrays = load_trained(path, kind=MODEL_KIND, target=target, field="model")
     return QModel(**arrays, hide_cost=float(description["hide_cost"]),
                   hidden=tuple(int(h) for h in description["hidden"]), embedding=int(description["embedding"]),
-                  conditioning=str(description["conditioning"]))
+                  conditioning=str(description["conditioning"]), members=int(description.get("members", 1)))

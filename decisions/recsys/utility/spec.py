@@ -73,6 +73,7 @@ class QNetSettings(Settings):
     batch_size: int = Field(1024, ge=1, le=65_536, description="Examples per step.")
     learning_rate: float = Field(3e-4, gt=0.0, le=1.0, allow_inf_nan=False, description="Adam's step size.")
     log_every: int = Field(500, ge=1, description="Steps per jitted chunk (progress, early-stopping checks).")
+    ensemble: int = Field(3, ge=1, le=16, description="Networks trained with successive seeds; decisions use their mean.")
     importance_weighted: bool = Field(False, description="Weigh examples by 1 / (A propensity) (biased logs).")
     seed: int = Field(0, ge=0, description="Seed of initialisation and minibatches.")
 
