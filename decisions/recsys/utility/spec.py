@@ -97,6 +97,10 @@ class FrontierSettings(Settings):
     test_requests: int = Field(8192, ge=64, le=1_000_000, description="Fresh requests every policy is scored on exactly.")
     oracle_draws: int = Field(48, ge=1, le=1024, description="Users per context the per-context oracle averages over.")
     bootstrap: int = Field(200, ge=1, le=10_000, description="Bootstrap resamples of the off-policy intervals.")
+    ope_replications: int = Field(
+        1, ge=1, le=100,
+        description="Independent held-out logs the estimator errors at lambda 0.5 are averaged over (simulation).",
+    )
     switch_tau: float = Field(20.0, gt=0.0, allow_inf_nan=False, description="Switch-DR's importance-weight threshold.")
     linucb_alphas: list[float] = Field(
         [0.0, 0.1, 0.3, 1.0], min_length=1, description="LinUCB exploration bonuses tried on validation logs."

@@ -120,6 +120,8 @@ def run_study(job: UtilityJob, progress: Progress = silent, *, lambda_input_too:
         front = pd.concat([front, _lambda_input_rows(w, scales, train, validation, test, progress)],
                           ignore_index=True)
     off_policy, errors = _off_policy(w, model, held_out, keys[5], progress)
+    if len(errors):
+        errors = _replicated_errors(w, model, errors, jax.random.fold_in(keys[5], 7), progress)
     figures = _front_figures(front, w)
     figures.update({f"qnet_{k}": v for k, v in training.items()})
     figures.update(_error_figures(errors))
@@ -308,7 +310,27 @@ def off_policy_errors(job: UtilityJob, model: qnet.QModel, progress: Progress = 
                job.weights.production_index())
     key = jax.random.PRNGKey(job.logs.seed + 7)
     held_out = w.simulate(key, job.logs.evaluation_requests, _logger(w), exact=True)
-    return _off_policy(w, model, held_out, jax.random.fold_in(key, 1), progress, [_reference_lambda(w)])[1]
+    first = _off_policy(w, model, held_out, jax.random.fold_in(key, 1), progress, [_reference_lambda(w)])[1]
+    return _replicated_errors(w, model, first, jax.random.fold_in(key, 2), progress)
+
+
+def _replicated_errors(w: _World, model: qnet.QModel, first: pd.DataFrame, key: Array,
+                       progress: Progress) -> pd.DataFrame:
+    """The estimator errors at the reference lambda over ``frontier.ope_replications`` independent held-out
+    logs (the first given): ``first``'s rows with ``mean_rel_error``, ``max_rel_error`` and
+    ``ci_coverage`` (share of logs whose interval holds the exact value) over all of them."""
+    replications = w.job.frontier.ope_replications
+    tables = [first.assign(replication=0)]
+    for r in range(1, replications):
+        held_out = w.simulate(jax.random.fold_in(key, r), w.job.logs.evaluation_requests, _logger(w), exact=True)
+        table = _off_policy(w, model, held_out, jax.random.fold_in(key, 1000 + r), silent, [_reference_lambda(w)])[1]
+        tables.append(table.assign(replication=r))
+        progress("off-policy replications", r, replications - 1)
+    every = pd.concat(tables, ignore_index=True)
+    every["covers"] = (every["ci_low"] <= every["truth"]) & (every["truth"] <= every["ci_high"])
+    summary = every.groupby(["estimator", "objective"], sort=False).agg(
+        mean_rel_error=("rel_error", "mean"), max_rel_error=("rel_error", "max"), ci_coverage=("covers", "mean"))
+    return first.join(summary, on=["estimator", "objective"]).assign(replications=replications)
 
 
 def _off_policy(w: _World, model: qnet.QModel, held_out: sim_mod.SimBatch, key: Array,
@@ -338,15 +360,21 @@ def _off_policy(w: _World, model: qnet.QModel, held_out: sim_mod.SimBatch, key: 
 
 
 def _error_figures(errors: pd.DataFrame) -> dict[str, float]:
+    """Each estimator's mean and largest relative error over the held-out logs, its interval's coverage,
+    and the first log's estimate, interval and error (``_first_log``)."""
     figures: dict[str, float] = {}
     for row in errors.itertuples():
         suffix = "" if row.objective == "engagement" else f"_{row.objective}"
-        figures[f"{row.estimator}_rel_error{suffix}"] = float(row.rel_error)
+        figures[f"{row.estimator}_rel_error{suffix}"] = float(row.mean_rel_error)
+        figures[f"{row.estimator}_rel_error_max{suffix}"] = float(row.max_rel_error)
+        figures[f"{row.estimator}_ci_coverage{suffix}"] = float(row.ci_coverage)
+        figures[f"{row.estimator}_rel_error_first_log{suffix}"] = float(row.rel_error)
         figures[f"{row.estimator}_estimate{suffix}"] = float(row.estimate)
         figures[f"{row.estimator}_ci_low{suffix}"] = float(row.ci_low)
         figures[f"{row.estimator}_ci_high{suffix}"] = float(row.ci_high)
     if len(errors):
         figures["ope_truth"] = float(errors.loc[errors["objective"] == "engagement", "truth"].iloc[0])
+        figures["ope_replications"] = float(errors["replications"].iloc[0])
     return figures
 
 
