@@ -190,6 +190,7 @@ def train(
         members' means).
     """
     members = settings.ensemble
+    template = _template(logs, weights, scales, hide_cost, settings, warm_start)
     fitted, figures = [], []
     for member in range(members):
         one = settings.model_copy(update={"seed": settings.seed + member})
@@ -198,10 +199,9 @@ def train(
             start = warm_start if warm_start.members == 1 else warm_start._replace(
                 params=jax.tree.map(lambda x, m=member % warm_start.members: x[m], warm_start.params), members=1)
         model, figure = _train_member(
-            logs, validation, weights, scales, hide_cost, one, importance_weighted=importance_weighted,
-            progress=None if progress is None else (
-                lambda done, total, m=member: progress(m * total + done, members * total)),
-            warm_start=start,
+            logs, validation, template, one, importance_weighted,
+            None if progress is None else (lambda done, total, m=member: progress(m * total + done, members * total)),
+            start,
         )
         fitted.append(model)
         figures.append(figure)
@@ -212,35 +212,10 @@ def train(
     return fitted[0]._replace(params=stacked, members=members), mean
 
 
-def _train_member(
-    logs: Logs,
-    validation: Logs,
-    weights: np.ndarray,
-    scales: obj.Scales,
-    hide_cost: float,
-    settings: QNetSettings,
-    *,
-    importance_weighted: bool = False,
-    progress: Callable[[int, int], None] | None = None,
-    warm_start: QModel | None = None,
-) -> tuple[QModel, dict[str, float]]:
-    """Fit one Q-network on ``logs`` by minibatch regression, keeping the best validation loss.
-
-    Args:
-        logs: training logs.
-        validation: held-out logs for early stopping.
-        weights: (A, 3) the action set.
-        scales: the objectives' scales (the ``lambda`` conditioning's training utility, and decisions).
-        hide_cost: successful sessions one hide costs.
-        settings: widths, steps, batch and learning rate.
-        importance_weighted: weigh each example by ``1 / (A * propensity)`` (a biased logger).
-        progress: called with (steps done, total) after each chunk.
-        warm_start: a model of the same architecture to continue from (its parameters and input and
-            target normalisation), e.g. yesterday's when retraining on today's logs.
-
-    Returns:
-        The model and its training figures (``train_loss``, ``validation_loss``, ``best_step``).
-    """
+def _template(logs: Logs, weights: np.ndarray, scales: obj.Scales, hide_cost: float, settings: QNetSettings,
+              warm_start: QModel | None) -> QModel:
+    """A model without parameters: the input and target normalisation (from ``logs``, or ``warm_start``'s),
+    the action set, the scales and the structure."""
     context = np.asarray(logs.context, np.float32)
     reward = np.asarray(logs.reward, np.float32)
     model = QModel(
@@ -259,13 +234,28 @@ def _train_member(
     if warm_start is not None:
         model = model._replace(context_mean=warm_start.context_mean, context_scale=warm_start.context_scale,
                                target_mean=warm_start.target_mean, target_scale=warm_start.target_scale)
+    return model
+
+
+def _train_member(
+    logs: Logs,
+    validation: Logs,
+    model: QModel,
+    settings: QNetSettings,
+    importance_weighted: bool,
+    progress: Callable[[int, int], None] | None,
+    warm_start: QModel | None,
+) -> tuple[QModel, dict[str, float]]:
+    """Fit one Q-network (``model``'s structure and normalisation) by minibatch regression on ``logs``,
+    keeping the parameters of the best validation loss; ``warm_start`` (one member) gives the start."""
+    context = np.asarray(logs.context, np.float32)
     key = jax.random.PRNGKey(settings.seed)
     k_init, k_train, k_val = jax.random.split(key, 3)
     inputs = _targets(model, logs, k_train)
     val_inputs = _targets(model, validation, k_val)
     sample_weight = jnp.ones(context.shape[0], jnp.float32)
     if importance_weighted:
-        sample_weight = 1.0 / (weights.shape[0] * jnp.asarray(logs.propensity, jnp.float32))
+        sample_weight = 1.0 / (model.weights.shape[0] * jnp.asarray(logs.propensity, jnp.float32))
         sample_weight = sample_weight / sample_weight.mean()
     network = model.network
     params = network.init(k_init, inputs[0][:2], inputs[1][:2], method=TwoTower.logged)
