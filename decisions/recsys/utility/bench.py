@@ -44,7 +44,7 @@ from decisions.core.bench_row import Row
 from decisions.recsys.utility import obd_study, serving
 from decisions.recsys.utility import simulator as sim_mod
 from decisions.recsys.utility.spec import prepare
-from decisions.recsys.utility.study import run_study
+from decisions.recsys.utility.study import off_policy_errors, run_study
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -108,6 +108,7 @@ def run_bench(
     }
     job = prepare(spec)
     study = run_study(job, report, lambda_input_too=True)
+    assert study.model is not None
     figures: dict[str, Any] = {**study.figures, "actions": int(job.weights.matrix().shape[0]),
                                "train_requests": train_requests, "evaluation_requests": evaluation_requests,
                                "test_requests": test_requests}
@@ -115,7 +116,6 @@ def run_bench(
     production = prepare({**spec, "logs": {**spec["logs"], "logger": "production"}, "drift": {"days": 0}})
     figures.update(_production_logger_errors(production, study.model, report))
 
-    assert study.model is not None
     world = sim_mod.make_world(job.simulator)
     contexts = np.asarray(sim_mod.draw_profiles(jax.random.PRNGKey(123), world, batch_requests).context())
     report("serving speed", 0, 2)
@@ -135,8 +135,6 @@ def run_bench(
 
 def _production_logger_errors(job: Any, model: Any, progress: ProgressFn) -> dict[str, float]:
     """Each estimator's relative error for the same learnt policy on held-out epsilon-production logs."""
-    from decisions.recsys.utility.study import off_policy_errors
-
     errors = off_policy_errors(job, model, progress)
     figures: dict[str, float] = {}
     for row in errors.itertuples():

@@ -37,24 +37,31 @@ def _split(logs: qnet.Logs) -> tuple[qnet.Logs, qnet.Logs, qnet.Logs]:
     return parts[0], parts[1], parts[2]
 
 
-def _estimated(model: qnet.QModel, held_out: qnet.Logs, actions: np.ndarray, key: Array, frame: Any,
-               ) -> dict[str, float]:
-    """DR estimates (with bootstrap intervals) of a deterministic policy's four figures on held-out logs."""
-    hide_cost = model.hide_cost
+def _logged_values(model: qnet.QModel, held_out: qnet.Logs) -> tuple[np.ndarray, np.ndarray]:
+    """The held-out log's four figures per request (n, 4) and the Q-network's for every action (n, A, 4):
+    engagement, revenue, success, hides."""
     outcomes = jnp.asarray(held_out.reward)
-    rewards = jnp.concatenate([obj.objectives(outcomes, hide_cost), outcomes[:, :2]], axis=1)
+    rewards = jnp.concatenate([obj.objectives(outcomes, model.hide_cost), outcomes[:, :2]], axis=1)
     predicted = qnet.predict_outcomes(model, jnp.asarray(held_out.context))
-    q_hat = jnp.concatenate([obj.objectives(predicted, hide_cost), predicted[..., :2]], axis=-1)
-    inputs = ope.OpeInputs.from_policy(np.asarray(rewards), held_out.action, held_out.propensity,
-                                       np.asarray(jax.nn.one_hot(actions, model.weights.shape[0])), np.asarray(q_hat))
+    q_hat = jnp.concatenate([obj.objectives(predicted, model.hide_cost), predicted[..., :2]], axis=-1)
+    return np.asarray(rewards), np.asarray(q_hat)
+
+
+def _estimated(held_out: qnet.Logs, values: tuple[np.ndarray, np.ndarray], actions: np.ndarray, key: Array,
+               frame: Any) -> dict[str, float]:
+    """DR estimates (with bootstrap intervals) of a deterministic policy's four figures on held-out logs,
+    from ``_logged_values``."""
+    rewards, q_hat = values
+    inputs = ope.OpeInputs.from_policy(rewards, held_out.action, held_out.propensity,
+                                       np.asarray(jax.nn.one_hot(actions, q_hat.shape[1])), q_hat)
     estimate = ope.estimate_all(inputs, frame.switch_tau)["dr"]
     low, high = ope.bootstrap(inputs, key, frame.bootstrap, tau=frame.switch_tau)["dr"]
-    values: dict[str, float] = {}
+    figures: dict[str, float] = {}
     for index, name in enumerate(_LOGGED_OBJECTIVES):
-        values[name] = float(estimate[index])
-        values[f"{name}_ci_low"] = float(low[index])
-        values[f"{name}_ci_high"] = float(high[index])
-    return values
+        figures[name] = float(estimate[index])
+        figures[f"{name}_ci_low"] = float(low[index])
+        figures[f"{name}_ci_high"] = float(high[index])
+    return figures
 
 
 def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = silent) -> Study:
@@ -77,8 +84,9 @@ def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = sile
     context = jnp.asarray(held_out.context)
     key = jax.random.PRNGKey(job.logs.seed + 11)
     n = len(held_out.action)
+    values = _logged_values(model, held_out)
     rows = [{"method": "production", "scalarisation": "fixed", "lambda": np.nan, "source": "dr",
-             **_estimated(model, held_out, np.full(n, production), key, job.frontier),
+             **_estimated(held_out, values, np.full(n, production), key, job.frontier),
              **mean_weights(weights, np.full(n, production))}]
     scalarisations = ["linear", "chebyshev"] if job.frontier.chebyshev else ["linear"]
     lambdas = job.frontier.grid()
@@ -88,7 +96,7 @@ def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = sile
                                     job.frontier.linucb_alphas)
         for (method, scalarisation), acts in chosen.items():
             rows.append({"method": method, "scalarisation": scalarisation, "lambda": lam, "source": "dr",
-                         **_estimated(model, held_out, acts, key, job.frontier), **mean_weights(weights, acts),
+                         **_estimated(held_out, values, acts, key, job.frontier), **mean_weights(weights, acts),
                          "distinct_weights": int(len(np.unique(acts)))})
         progress("sweep lambda", i + 1, len(lambdas))
     front = pd.DataFrame(rows)

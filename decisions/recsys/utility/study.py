@@ -292,15 +292,11 @@ def _reference_lambda(w: _World) -> float:
     return float(grid[np.argmin(np.abs(grid - REFERENCE_LAMBDA))])
 
 
-def _ope_inputs(model: qnet.QModel, batch: sim_mod.SimBatch, lam: float, hide_cost: float) -> ope.OpeInputs:
-    """The learnt greedy policy at ``lam`` as an off-policy problem on ``batch``'s logs (q_hat = the Q-net)."""
-    context = jnp.asarray(batch.context)
-    chosen = qnet.decide(model, context, lam)
-    actions = int(model.weights.shape[0])
-    q_hat = np.asarray(qnet.action_values(model, context))
-    rewards = np.asarray(obj.objectives(jnp.asarray(batch.reward), hide_cost))
+def _ope_inputs(batch: sim_mod.SimBatch, rewards: np.ndarray, q_hat: np.ndarray, chosen: Array) -> ope.OpeInputs:
+    """A greedy policy's choices ``chosen`` as an off-policy problem on ``batch``'s logs, with ``rewards``
+    (n, 2) the logged objectives and ``q_hat`` (n, A, 2) the Q-network's, both computed once per log."""
     return ope.OpeInputs.from_policy(rewards, np.asarray(batch.action), np.asarray(batch.propensity),
-                                     np.asarray(jax.nn.one_hot(chosen, actions)), q_hat)
+                                     np.asarray(jax.nn.one_hot(chosen, q_hat.shape[1])), q_hat)
 
 
 def off_policy_errors(job: UtilityJob, model: qnet.QModel, progress: Progress = silent) -> pd.DataFrame:
@@ -344,9 +340,12 @@ def _off_policy(w: _World, model: qnet.QModel, held_out: sim_mod.SimBatch, key: 
     if lambdas is None:
         lambdas = frame.grid() if model.conditioning == Conditioning.VECTOR else []
     reference = _reference_lambda(w)
+    rewards = np.asarray(obj.objectives(jnp.asarray(held_out.reward), hide_cost))
+    q_hat = np.asarray(qnet.action_values(model, context)) if lambdas else None
     for i, lam in enumerate(lambdas):
-        inputs = _ope_inputs(model, held_out, lam, hide_cost)
-        exact = _exact(outcomes, np.asarray(qnet.decide(model, context, lam)), hide_cost)
+        chosen = qnet.decide(model, context, lam)
+        inputs = _ope_inputs(held_out, rewards, q_hat, chosen)
+        exact = _exact(outcomes, np.asarray(chosen), hide_cost)
         table = ope.summary_table(inputs, jax.random.fold_in(key, i), n_boot=frame.bootstrap, tau=frame.switch_tau,
                                   truth=[exact["engagement"], exact["revenue"]], objectives=["engagement", "revenue"])
         table.insert(0, "lambda", lam)
