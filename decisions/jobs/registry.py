@@ -18,8 +18,9 @@ from decisions.health.pharma import DOMAIN as PHARMA
 from decisions.jobs.domain import Domain
 from decisions.recsys.utility import DOMAIN as UTILITY
 from decisions.telecom.comp import DOMAIN as COMP
+from decisions.telecom.splitfl import DOMAIN as SPLITFL
 
-DOMAINS: tuple[Domain, ...] = (GAS_STORAGE, BUILDING, PENSION, WEALTH, PHARMA, COMP, UTILITY)
+DOMAINS: tuple[Domain, ...] = (GAS_STORAGE, BUILDING, PENSION, WEALTH, PHARMA, COMP, UTILITY, SPLITFL)
 """Every domain, in the order the CLI and the app list them."""
 
 MAIN: Domain = GAS_STORAGE

@@ -20,13 +20,7 @@ from decisions.telecom.splitfl.data import (
     load_fashion_mnist,
     read_idx,
 )
-from decisions.telecom.splitfl.devices import (
-    CAPABILITY_FEATURES,
-    DeviceScenario,
-    capability,
-    initial_state,
-    step,
-)
+from decisions.telecom.splitfl.devices import DeviceScenario
 
 
 @dataclass(frozen=True)
@@ -171,37 +165,6 @@ def test_device_tier_validation() -> None:
         DeviceScenario.parse({"battery_reserve": 0.5, "rejoin_share": 0.4})
     sc = DeviceScenario()
     assert sum(t.clients for t in sc.tiers.values()) == 10
-
-
-def test_battery_drain_drops_weak_device_and_recharge_brings_it_back() -> None:
-    sc = DeviceScenario.parse(tiers_with(battery_j=1000.0))
-    rng = np.random.default_rng(0)
-    state = initial_state(sc, rng)
-    weak = state.tier == state.tier_names.index("weak")
-    assert state.available.all()
-    cap0 = capability(state)
-    assert cap0.shape == (len(CAPABILITY_FEATURES),)
-    heavy = np.where(weak, 300.0, 30.0)  # a deep split: 300 J a round on the weak boards
-    rounds = 0
-    while state.available[weak].any():
-        state = step(state, heavy, round_time_s=60.0, rng=rng)
-        rounds += 1
-        assert rounds < 10
-    assert rounds == 3  # 1000 -> 700 -> 400 -> 100 J, below the 20 % reserve
-    assert state.available[~weak].all()
-    assert capability(state)[-1] == pytest.approx((~weak).mean())
-    assert capability(state)[2] > capability(state, selected=np.ones(state.clients, bool))[2]
-    # out of the rounds, switched off: recharges at 5 W (300 J a minute), back at 50 % (500 J): 100 -> 400 -> 700
-    idle = np.zeros(state.clients)
-    state = step(state, idle, round_time_s=60.0, rng=rng)
-    assert not state.available[weak].any()
-    state = step(state, idle, round_time_s=60.0, rng=rng)
-    assert state.available[weak].all() and state.round == 5
-    # a light split keeps it in: the split changes the device state
-    light = initial_state(sc, np.random.default_rng(0))
-    for _ in range(10):
-        light = step(light, np.where(weak, 20.0, 5.0), round_time_s=60.0, rng=rng)
-    assert light.available.all()
 
 
 # --- costs --------------------------------------------------------------------------------------

@@ -176,6 +176,27 @@ class TrainResult:
         return merged.sort_values(["seed", "iteration"]).reset_index(drop=True)
 
 
+def stack_results(results: list[TrainResult]) -> TrainResult:
+    """One ``TrainResult`` with a leading seed axis from per-seed results of the same agent.
+
+    For seeds trained one after another (the compiled loop is reused) rather than with the
+    agents' ``train_seeds``: on some environments XLA's CPU runtime deadlocks (every worker
+    thread parked in the Eigen pool) when a chunk is vmapped over seeds (the building domain's
+    on-policy chunk with 24 or more environments, the split-point DQN's); with one seed at a
+    time the two cores are busy anyway.
+    """
+    first = results[0]
+    params = jax.tree_util.tree_map(lambda *xs: jax.numpy.stack(xs), *[r.params for r in results])
+    metrics = {k: np.stack([np.asarray(r.metrics[k]) for r in results]) for k in first.metrics}
+    return TrainResult(
+        policy=first.policy,
+        params=params,
+        metrics=metrics,
+        train_seconds=float(sum(r.train_seconds for r in results)),
+        env_steps=first.env_steps,
+    )
+
+
 def make_result(policy: Policy, params: PyTree, log: dict[str, Array], env_steps: int, start: float) -> TrainResult:
     """The ``TrainResult`` of a finished loop (waits for ``params``; ``start`` is a ``perf_counter`` time).
 

@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import jax
-import numpy as np
 
-from decisions.core.agents.common import ProgressFn, TrainResult, config_checkpoint
+from decisions.core.agents.common import ProgressFn, TrainResult, config_checkpoint, stack_results
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario, Split
@@ -115,26 +114,6 @@ def train_agent(
             name.module.train(env, config, key=seed_key, params=params, progress=report, checkpoint=path)
         )
     return stack_results(results)
-
-
-def stack_results(results: list[TrainResult]) -> TrainResult:
-    """One ``TrainResult`` with a leading seed axis from per-seed results of the same agent.
-
-    Seeds are trained one after another (the compiled loop is reused) rather than with the
-    agents' ``train_seeds``: on this environment, XLA's CPU runtime deadlocks (every worker
-    thread parked in the Eigen pool) when the on-policy chunk is vmapped over seeds with 24 or
-    more environments each; with one seed at a time the two cores are busy anyway.
-    """
-    first = results[0]
-    params = jax.tree_util.tree_map(lambda *xs: jax.numpy.stack(xs), *[r.params for r in results])
-    metrics = {k: np.stack([np.asarray(r.metrics[k]) for r in results]) for k in first.metrics}
-    return TrainResult(
-        policy=first.policy,
-        params=params,
-        metrics=metrics,
-        train_seconds=float(sum(r.train_seconds for r in results)),
-        env_steps=first.env_steps,
-    )
 
 
 def seed_params(result: TrainResult, seed: int) -> PyTree:

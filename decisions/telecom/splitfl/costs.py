@@ -10,6 +10,7 @@ steps (batches) per round:
   forwards; ``f_i`` the client's effective MAC/s this round);
 - uplink ``= K * (B * A_l * 32 / R_up_i + latency_i)`` (``A_l`` activation floats after layer ``l``,
   32 bits a value); the downlink of the activations' gradients has the same size over ``R_down_i``;
+  with the whole network on the client (``s = L``, plain FedAvg) nothing crosses the link per step;
 - server compute ``= K * 3 * B * sum_{j>l} MAC_j * k / F_s``: the server's MAC/s ``F_s`` are shared
   equally by the ``k`` clients of the round;
 - sync (SFLV1 client-side FedAvg) ``= P_l * 32 / R_up_i + P_l * 32 / R_down_i + 2 * latency_i``, once a
@@ -27,7 +28,7 @@ steps (batches) per round:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -148,7 +149,34 @@ def split_costs(
     if min(spec.macs_per_s.min(), spec.uplink_mbps.min(), spec.downlink_mbps.min(), server_macs_per_s) <= 0:
         raise ValueError("compute and link rates must be positive")
     k = n if concurrent is None else concurrent
-    s = split_arr[..., None]  # split axes, then clients
+    return cost_terms(np, cols, split_arr[..., None], batch, local_steps, spec, server_macs_per_s, k)
+
+
+def cost_terms(
+    xp: Any,
+    cols: dict[str, Any],
+    last_layer: Any,
+    batch: Any,
+    local_steps: Any,
+    spec: ClientSpecs,
+    server_macs_per_s: Any,
+    concurrent: Any,
+) -> SplitCosts:
+    """The cost formulas (module docstring) on checked inputs, for numpy (``split_costs``) or ``jax.numpy``.
+
+    Args:
+        xp: ``numpy`` or ``jax.numpy``.
+        cols: ``table_arrays``'s columns (as ``xp`` arrays).
+        last_layer: index of the last client-side layer (``split - 1``), broadcastable against the
+            clients' axis.
+        batch, local_steps: samples per batch and batches per round.
+        spec: the clients' effective capability, each ``(n,)``.
+        server_macs_per_s: the server's MAC/s; concurrent: clients sharing it.
+
+    Returns:
+        ``SplitCosts`` broadcast to ``last_layer``'s shape and the clients' axis.
+    """
+    s = last_layer
     bits_sample = cols["out_floats"][s] * BITS_PER_VALUE * batch
     bits_params = cols["client_params"][s] * BITS_PER_VALUE
     up_bps, down_bps = spec.uplink_mbps * 1e6, spec.downlink_mbps * 1e6
@@ -156,16 +184,20 @@ def split_costs(
     device = local_steps * BACKWARD_FACTOR * batch * cols["client_macs"][s] / spec.macs_per_s
     uplink = local_steps * (bits_sample / up_bps + spec.latency_s)
     downlink = local_steps * (bits_sample / down_bps + spec.latency_s)
-    server = local_steps * BACKWARD_FACTOR * batch * cols["server_macs"][s] * k / server_macs_per_s
+    server = local_steps * BACKWARD_FACTOR * batch * cols["server_macs"][s] * concurrent / server_macs_per_s
+    # the whole network on the client (plain FedAvg): no activations cross the link
+    on_client = s == len(cols["client_macs"]) - 1
+    uplink = xp.where(on_client, 0.0, uplink)
+    downlink = xp.where(on_client, 0.0, downlink)
     sync_up = bits_params / up_bps + spec.latency_s
     sync = sync_up + bits_params / down_bps + spec.latency_s
-    server = np.broadcast_to(server, device.shape)
+    server = xp.broadcast_to(server, device.shape)
     round_time = device + uplink + server + downlink + sync
     energy = (spec.power_compute_w * device + spec.power_tx_w * (uplink + sync_up)
               + spec.power_idle_w * (round_time - device - uplink - sync_up))
     memory_mb = 4.0 * (2.0 * cols["client_params"][s] + batch * cols["client_activations"][s]) / 2**20
-    memory_mb = np.broadcast_to(memory_mb, device.shape)
-    traffic = np.broadcast_to(local_steps * bits_sample / 8 + bits_params / 8, device.shape)
+    memory_mb = xp.broadcast_to(memory_mb, device.shape)
+    traffic = xp.broadcast_to(xp.where(on_client, 0.0, local_steps * bits_sample / 8) + bits_params / 8, device.shape)
     return SplitCosts(
         device_compute_s=device,
         uplink_s=uplink,
@@ -177,7 +209,7 @@ def split_costs(
         client_memory_mb=memory_mb,
         fits_memory=memory_mb <= spec.memory_mb,
         bytes_up=traffic,
-        bytes_down=traffic.copy(),
+        bytes_down=traffic + 0.0,
     )
 
 

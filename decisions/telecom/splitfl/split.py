@@ -236,7 +236,7 @@ class RoundStats(NamedTuple):
     client_accuracy: Array
 
 
-RoundFn = Callable[[Params, Array, Array, Array, Array], tuple[Params, RoundStats]]
+RoundFn = Callable[..., tuple[Params, RoundStats]]
 
 
 def make_round(
@@ -248,21 +248,24 @@ def make_round(
     *,
     vmap_clients: bool = True,
 ) -> RoundFn:
-    """Build the jitted SFLV1 round ``round(params, x, y, counts, keys) -> (params, RoundStats)``.
+    """Build the SFLV1 round ``round(params, x, y, counts, keys, weights=None) -> (params, RoundStats)``.
 
-    ``x, y, counts`` are the selected clients' padded data (``pad_clients``), ``keys`` one PRNG key
-    per client (``jax.random.split(key, K)``; equal keys and data give equal client results).
+    ``x, y, counts`` are the clients' padded data (``pad_clients``), ``keys`` one PRNG key per client
+    (``jax.random.split(key, K)``; equal keys and data give equal client results).
     Each client starts from the global client part and its own copy of the global server part,
     with fresh optimiser states, and takes ``local_steps`` steps on minibatches of ``batch_size``
     drawn with replacement from its ``counts[i]`` samples; then client and server parts are both
-    FedAvg-ed with weights ``counts / sum(counts)``. One compile per number of clients and padded
-    length.
+    FedAvg-ed with weights ``weights / sum(weights)`` (default ``counts``; a zero weight leaves a
+    client out, all zero returns ``params`` unchanged).
 
-    ``vmap_clients=False`` runs the clients one after another inside the same jitted round
-    (``lax.map``) instead of ``vmap``: vmapping per-client conv kernels turns every conv into a
-    grouped conv, which XLA:CPU runs very slowly for the depthwise ``mobilenet`` (a 10-client x
-    5-step round did not finish in 9 minutes on 2 cores, against ~35 ms per single step); the
-    small ``cnn`` vmaps fine. Results are the same either way.
+    ``vmap_clients=True``: the whole round is one jitted function, clients ``vmap``-ed (one compile
+    per number of clients and padded length). ``vmap_clients=False``: the clients with a non-zero
+    weight run one after another, each a jitted call with its local steps unrolled, then the average.
+    Vmapping per-client conv kernels turns every conv into a grouped conv, which XLA:CPU runs very
+    slowly for the depthwise ``mobilenet`` (a 10-client x 5-step round did not finish in 9 minutes on
+    2 cores), and a conv inside a ``lax.scan`` or ``lax.map`` loop runs about 4x slower than
+    unrolled (measured: 5 scanned MobileNet steps 0.72 s, unrolled 0.16 s); the small ``cnn`` vmaps
+    fine. Results are the same either way.
 
     Raises:
         InputError: (``split``) outside ``[1, L-1]``; (``local_steps``/``batch_size``) below 1.
@@ -272,6 +275,7 @@ def make_round(
         raise InputError("local_steps", f"must be >= 1, got {local_steps}")
     if batch_size < 1:
         raise InputError("batch_size", f"must be >= 1, got {batch_size}")
+    unroll = 1 if vmap_clients else local_steps
 
     def client_train(
         cp: Params, sp: Params, x: Array, y: Array, n: Array, key: Array
@@ -284,23 +288,42 @@ def make_round(
             return (c, s, cs, ss), (loss, acc)
 
         (cp, sp, _, _), (losses, accs) = jax.lax.scan(
-            body, (cp, sp, optimizer.init(cp), optimizer.init(sp)), idx
+            body, (cp, sp, optimizer.init(cp), optimizer.init(sp)), idx, unroll=unroll
         )
         return cp, sp, jnp.mean(losses), jnp.mean(accs)
 
-    def round_fn(params: Params, x: Array, y: Array, counts: Array, keys: Array) -> tuple[Params, RoundStats]:
-        cp, sp = split_params(params, split)
-        if vmap_clients:
-            cps, sps, losses, accs = jax.vmap(client_train, in_axes=(None, None, 0, 0, 0, 0))(
-                cp, sp, x, y, counts, keys
-            )
-        else:
-            cps, sps, losses, accs = jax.lax.map(lambda a: client_train(cp, sp, *a), (x, y, counts, keys))
-        new = join_params(fedavg(cps, counts), fedavg(sps, counts))
-        w = counts.astype(jnp.float32) / jnp.sum(counts)
-        return new, RoundStats(jnp.sum(w * losses), jnp.sum(w * accs), losses, accs)
+    def combine(params: Params, cps: Params, sps: Params, losses: Array, accs: Array, w: Array):
+        total = jnp.sum(w)
+        safe = jnp.where(total > 0, w, 1.0)
+        new = join_params(fedavg(cps, safe), fedavg(sps, safe))
+        new = jax.tree.map(lambda a, b: jnp.where(total > 0, a, b), new, params)
+        share = safe / jnp.sum(safe)
+        return new, RoundStats(jnp.sum(share * losses), jnp.sum(share * accs), losses, accs)
 
-    return jax.jit(round_fn)
+    @jax.jit
+    def vmapped(params: Params, x: Array, y: Array, counts: Array, keys: Array, w: Array):
+        cp, sp = split_params(params, split)
+        cps, sps, losses, accs = jax.vmap(client_train, in_axes=(None, None, 0, 0, 0, 0))(
+            cp, sp, x, y, counts, keys
+        )
+        return combine(params, cps, sps, losses, accs, w)
+
+    one_client = jax.jit(client_train)
+    combine_jit = jax.jit(combine)
+
+    def looped(params: Params, x: Array, y: Array, counts: Array, keys: Array, w: Array):
+        cp, sp = split_params(params, split)
+        chosen = [i for i in range(len(w)) if float(w[i]) > 0] or [0]
+        outs = [one_client(cp, sp, x[i], y[i], counts[i], keys[i]) for i in chosen]
+        stacked = jax.tree.map(lambda *a: jnp.stack(a), *outs)
+        w_chosen = jnp.asarray(w)[jnp.asarray(chosen)]
+        return combine_jit(params, *stacked, w_chosen)
+
+    def round_fn(params: Params, x: Array, y: Array, counts: Array, keys: Array, weights: Array | None = None):
+        w = jnp.asarray(counts if weights is None else weights, jnp.float32)
+        return (vmapped if vmap_clients else looped)(params, x, y, counts, keys, w)
+
+    return round_fn
 
 
 def _eval_chunk(net: SplitNet, params: Params, x: Array, y: Array, mask: Array) -> tuple[Array, Array]:

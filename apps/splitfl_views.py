@@ -1,0 +1,556 @@
+"""Views of the Split learning page: table shaping and Altair charts of a recorded run's report.
+
+Pure functions of report tables (no Streamlit calls), so they are testable without running the
+page. Tables are those of ``decisions.telecom.splitfl.SplitFLReport`` (a recorded run is reopened
+with ``app_common.report_loader``):
+
+- ``best_fixed`` / ``fedavg`` / ``default_strategies`` / ``strategy_label``: which strategies the
+  page shows by default and how they are named (the largest fixed split is plain FedAvg);
+- ``curves`` / ``accuracy_chart``: test accuracy per round or against the simulated wall clock;
+- ``device_by_tier`` / ``device_by_client`` / ``device_chart``: a strategy's chosen split beside the
+  devices' battery and CPU share, per tier (``rounds``) or per client (``clients``, first seed);
+- ``dropout_frame`` / ``dropout_chart`` and ``fate_counts`` / ``fate_chart``: who missed the rounds;
+- ``energy_frame`` / ``energy_chart``: energy per client-round of each tier;
+- ``summary_view``: the summary table with readable names and the never-reached target as empty;
+- ``headline`` / ``choice_text``: the figures and the line on top of the report.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+AGENTS = ("dqn_client", "dqn_round")
+"""The headline agents: one split per client, one split per round."""
+FATES = ("trained", "timed_out", "refused", "battery_out", "missed", "offline")
+"""What became of a client in a round (``clients.csv``'s ``fate``), best first."""
+FATE_LABELS = {
+    "trained": "trained",
+    "timed_out": "timed out (straggler)",
+    "refused": "refused (memory)",
+    "battery_out": "battery ran out",
+    "missed": "missed (not chosen)",
+    "offline": "offline (battery reserve)",
+}
+FATE_COLOURS = ("#54a24b", "#f58518", "#e45756", "#b279a2", "#9d9d9d", "#4c78a8")
+PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#ff9da6",
+           "#9d755d", "#bab0ac", "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#17becf",
+           "#bcbd22", "#7f7f7f", "#e377c2", "#ff7f0e")
+"""Colours of the strategies, by their position in the summary (stable whatever is selected)."""
+TIER_ORDER = ("weak", "medium", "strong")
+"""The default fleet's tiers, in this order when present (others follow in table order)."""
+DEVICE_PANELS = (
+    ("split", "split (client-side layers)"),
+    ("battery", "battery share"),
+    ("cpu", "CPU share available"),
+)
+"""``(column, axis title)`` of the device chart's panels."""
+MEAN_OF_SEEDS = None
+"""The ``seed`` argument meaning the mean over every seed."""
+
+_FIXED = re.compile(r"^fixed_(\d+)$")
+
+
+def fixed_split(name: str) -> int | None:
+    """The split of a fixed-split strategy (``"fixed_3"`` -> 3), None for any other strategy."""
+    match = _FIXED.match(str(name))
+    return int(match.group(1)) if match else None
+
+
+def fedavg(strategies: Sequence[str]) -> str | None:
+    """The largest fixed split (the whole network on the client: plain FedAvg), or None when no fixed split ran."""
+    fixed = [(fixed_split(s), s) for s in strategies if fixed_split(s) is not None]
+    return max(fixed)[1] if fixed else None
+
+
+def _time_key(values: pd.Series) -> pd.Series:
+    """Times to the target with NaN read as never (inf), for ranking."""
+    return values.astype(float).fillna(math.inf)
+
+
+def best_fixed(summary: pd.DataFrame) -> str | None:
+    """The fixed split in hindsight: shortest mean time to the target, then the higher final accuracy.
+
+    Args:
+        summary: the report's ``summary`` table (``strategy``, ``time_to_target_s`` (inf: never),
+            ``final_test_acc``).
+
+    Returns:
+        The strategy name, or None when no fixed split ran. When no fixed split reached the target,
+        the most accurate one.
+    """
+    fixed = summary[summary["strategy"].map(lambda s: fixed_split(s) is not None)]
+    if fixed.empty:
+        return None
+    ranked = fixed.assign(_time=_time_key(fixed["time_to_target_s"]),
+                          _acc=fixed["final_test_acc"].astype(float).fillna(-math.inf),
+                          _split=fixed["strategy"].map(fixed_split))
+    ranked = ranked.sort_values(["_time", "_acc", "_split"], ascending=[True, False, True], kind="stable")
+    return str(ranked["strategy"].iloc[0])
+
+
+def default_strategies(summary: pd.DataFrame) -> list[str]:
+    """The strategies drawn by default: the agents, the greedy rule, the best fixed split and FedAvg.
+
+    Args:
+        summary: the report's ``summary`` table.
+
+    Returns:
+        Those present, in that order, each once (the best fixed split may be FedAvg).
+    """
+    names = [str(s) for s in summary["strategy"]]
+    wanted = [*AGENTS, "greedy", best_fixed(summary), fedavg(names)]
+    return [s for s in dict.fromkeys(wanted) if s is not None and s in names]
+
+
+def strategy_label(name: str, fedavg_name: str | None = None) -> str:
+    """Readable name of a strategy.
+
+    Args:
+        name: ``fixed_<k>``, ``random``, ``greedy``, ``dqn_round``, ``dqn_client``, ``dqn_client_m<M>``,
+            ``dqn_client_decay<d>`` (or another name, returned as it is).
+        fedavg_name: the run's largest fixed split, labelled FedAvg.
+
+    Returns:
+        E.g. ``"split 3"``, ``"FedAvg (split 9)"``, ``"DQN per client, committee of 5"``.
+    """
+    name = str(name)
+    split = fixed_split(name)
+    if split is not None:
+        return f"FedAvg (split {split})" if name == fedavg_name else f"split {split}"
+    fixed_names = {"random": "random split", "greedy": "greedy rule",
+                   "dqn_round": "DQN per round", "dqn_client": "DQN per client"}
+    if name in fixed_names:
+        return fixed_names[name]
+    for agent in AGENTS:
+        rest = name.removeprefix(agent + "_")
+        if rest == name:
+            continue
+        base = fixed_names[agent]
+        if re.fullmatch(r"m\d+", rest):
+            return f"{base}, committee of {rest[1:]}"
+        if rest.startswith("decay"):
+            return f"{base}, decay {rest.removeprefix('decay')}"
+    return name
+
+
+def labels(summary: pd.DataFrame) -> dict[str, str]:
+    """Every strategy of the summary -> its label (``strategy_label``), in the summary's order."""
+    names = [str(s) for s in summary["strategy"]]
+    top = fedavg(names)
+    return {s: strategy_label(s, top) for s in names}
+
+
+def colours(summary: pd.DataFrame) -> dict[str, str]:
+    """Label -> colour of every strategy of the summary, by its position (the same whatever is selected)."""
+    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels(summary).values())}
+
+
+def _colour(frame: pd.DataFrame, palette: Mapping[str, str] | None, *, title: str | None = None) -> alt.Color:
+    """The colour encoding of the ``label`` column: the palette's colours in the frame's order."""
+    present = list(dict.fromkeys(frame["label"])) if "label" in frame else []
+    scale = (alt.Scale(domain=present, range=[palette.get(s, "#7f7f7f") for s in present])
+             if palette is not None and present else alt.Scale(domain=present))
+    return alt.Color("label:N", title=title, sort=present, scale=scale,
+                     legend=alt.Legend(orient="bottom", columns=3, labelLimit=0))
+
+
+def _kind(name: str) -> str:
+    return "agent" if str(name).startswith("dqn") else "baseline"
+
+
+def seeds(rounds: pd.DataFrame) -> list[int]:
+    """The seeds of a run's ``rounds`` table, ascending."""
+    return sorted(int(s) for s in rounds["seed"].unique()) if "seed" in rounds else []
+
+
+def _of_seed(frame: pd.DataFrame, seed: int | None) -> pd.DataFrame:
+    return frame if seed is None or "seed" not in frame else frame[frame["seed"] == seed]
+
+
+def curves(rounds: pd.DataFrame, strategies: Sequence[str], *, seed: int | None = MEAN_OF_SEEDS,
+           names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Per strategy and round: test accuracy, the simulated wall clock, participants and dropouts.
+
+    Args:
+        rounds: the report's ``rounds`` table.
+        strategies: which strategies, in display order.
+        seed: one seed, or ``MEAN_OF_SEEDS`` (None): the mean over the seeds at each round.
+        names: strategy -> label (default ``strategy_label``).
+
+    Returns:
+        ``strategy, label, kind (agent | baseline), round, test_acc, wall_clock_s, round_time_s,
+        participants, dropouts``, strategies in the order given, rounds ascending.
+    """
+    columns = ["strategy", "label", "kind", "round", "test_acc", "wall_clock_s", "round_time_s",
+               "participants", "dropouts"]
+    rows = _of_seed(rounds, seed)
+    rows = rows[rows["strategy"].isin(list(strategies))]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    values = ["test_acc", "wall_clock_s", "round_time_s", "participants", "dropouts"]
+    mean = rows.groupby(["strategy", "round"], sort=False)[values].mean().reset_index()
+    order = {s: i for i, s in enumerate(strategies)}
+    mean = mean.sort_values(["strategy", "round"], key=lambda c: c.map(order) if c.name == "strategy" else c,
+                            kind="stable", ignore_index=True)
+    top = fedavg([str(s) for s in rounds["strategy"].unique()])
+    mean["label"] = [(names or {}).get(s) or strategy_label(s, top) for s in mean["strategy"]]
+    mean["kind"] = mean["strategy"].map(_kind)
+    return mean[columns]
+
+
+def accuracy_chart(curve: pd.DataFrame, *, x: str = "round", log_x: bool = False,
+                   palette: Mapping[str, str] | None = None, target: float | None = None,
+                   height: int = 340) -> alt.LayerChart:
+    """Test accuracy of every strategy against the round or the simulated wall clock.
+
+    One line per strategy (agents solid, baselines dashed), a dotted rule at the target accuracy
+    when given.
+
+    Args:
+        curve: ``curves``' table.
+        x: ``"round"`` or ``"wall_clock_s"``.
+        log_x: a log time axis (the fixed splits' clocks differ by orders of magnitude).
+        palette: label -> colour (``colours``).
+        target: the target test accuracy, if known.
+        height: the chart's height in pixels.
+
+    Returns:
+        The line layer (and the target rule).
+    """
+    if x not in ("round", "wall_clock_s"):
+        raise ValueError(f"x must be 'round' or 'wall_clock_s', got {x!r}")
+    axis = (alt.X("round:Q", title="round", axis=alt.Axis(tickMinStep=1)) if x == "round" else
+            alt.X("wall_clock_s:Q", title="wall-clock time (s, simulated fleet)",
+                  scale=alt.Scale(type="log") if log_x else alt.Scale(zero=True)))
+    tooltip = [alt.Tooltip("label:N", title="strategy"), alt.Tooltip("round:Q"),
+               alt.Tooltip("test_acc:Q", title="test accuracy", format=".3f"),
+               alt.Tooltip("wall_clock_s:Q", title="wall clock (s)", format=",.1f"),
+               alt.Tooltip("round_time_s:Q", title="round time (s)", format=",.2f"),
+               alt.Tooltip("dropouts:Q", format=".1f")]
+    lines = alt.Chart(curve).mark_line(point=alt.OverlayMarkDef(size=25, filled=True)).encode(
+        x=axis,
+        y=alt.Y("test_acc:Q", title="test accuracy", scale=alt.Scale(zero=False)),
+        color=_colour(curve, palette),
+        strokeDash=alt.StrokeDash("kind:N", legend=None,
+                                  scale=alt.Scale(domain=["agent", "baseline"], range=[[1, 0], [5, 3]])),
+        detail="strategy:N", order="round:Q", tooltip=tooltip,
+    )
+    layers: list[alt.Chart] = [lines]
+    if target is not None and math.isfinite(target):
+        layers.append(alt.Chart(pd.DataFrame({"target": [float(target)]})).mark_rule(
+            color="black", strokeDash=[2, 2]).encode(y="target:Q", tooltip=[alt.Tooltip("target:Q", format=".3f")]))
+    return alt.layer(*layers).properties(height=height)
+
+
+def tiers(frame: pd.DataFrame, prefix: str = "split_") -> list[str]:
+    """The tier names of a table's ``<prefix><tier>`` columns (``weak, medium, strong`` first)."""
+    found = [str(c)[len(prefix):] for c in frame.columns if str(c).startswith(prefix)]
+    return [t for t in TIER_ORDER if t in found] + [t for t in found if t not in TIER_ORDER]
+
+
+def device_by_tier(rounds: pd.DataFrame, strategy: str, *, seed: int | None = MEAN_OF_SEEDS) -> pd.DataFrame:
+    """A strategy's mean split, battery share, CPU share and energy of each tier's clients, per round.
+
+    Args:
+        rounds: the report's ``rounds`` table (``split_<tier>``, ``battery_<tier>``, ``cpu_<tier>``,
+            ``energy_j_<tier>``).
+        strategy: the strategy.
+        seed: one seed, or ``MEAN_OF_SEEDS``.
+
+    Returns:
+        ``round, tier, split, battery, cpu, energy_j``: one row per round and tier.
+    """
+    columns = ["round", "tier", "split", "battery", "cpu", "energy_j"]
+    rows = _of_seed(rounds, seed)
+    rows = rows[rows["strategy"] == strategy]
+    parts = []
+    for tier in tiers(rounds):
+        cols = {f"{q}_{tier}": q for q in ("split", "battery", "cpu", "energy_j") if f"{q}_{tier}" in rows}
+        part = rows[["round", *cols]].rename(columns=cols).groupby("round").mean().reset_index()
+        parts.append(part.assign(tier=tier))
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(parts, ignore_index=True).reindex(columns=columns)
+    return out.sort_values(["round"], kind="stable", ignore_index=True)
+
+
+def device_by_client(clients: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """A strategy's per-client rows (first seed): round, client, tier, split, fate, battery, CPU, energy.
+
+    Args:
+        clients: the report's ``clients`` table.
+        strategy: the strategy.
+
+    Returns:
+        The rows with a ``device`` label (``"weak #0"``), rounds ascending.
+    """
+    columns = ["round", "client", "device", "tier", "split", "fate", "battery", "cpu", "energy_j"]
+    if clients.empty or "strategy" not in clients:
+        return pd.DataFrame(columns=columns)
+    rows = clients[clients["strategy"] == strategy].copy()
+    rows["device"] = [f"{t} #{c}" for t, c in zip(rows["tier"], rows["client"], strict=True)]
+    return rows.reindex(columns=columns).sort_values(["round", "client"], ignore_index=True)
+
+
+def device_chart(frame: pd.DataFrame, *, per_client: bool = False, height: int = 150) -> alt.VConcatChart:
+    """The chosen split above the devices' battery and CPU share, per round, one line per tier (or client).
+
+    Args:
+        frame: ``device_by_tier``'s table, or ``device_by_client``'s with ``per_client``.
+        per_client: one line per client (coloured by its tier), points shaped by the client's fate.
+        height: each panel's height in pixels.
+
+    Returns:
+        Three panels (``DEVICE_PANELS``) sharing the round axis.
+    """
+    order = [t for t in TIER_ORDER if t in set(frame["tier"])] + [
+        t for t in dict.fromkeys(frame["tier"]) if t not in TIER_ORDER]
+    colour = alt.Color("tier:N", title="tier", sort=order, legend=alt.Legend(orient="top"))
+    tooltip = ["round:Q", "tier:N", alt.Tooltip("split:Q", format=".2f"), alt.Tooltip("battery:Q", format=".1%"),
+               alt.Tooltip("cpu:Q", title="CPU share", format=".1%"), alt.Tooltip("energy_j:Q", format=",.2f")]
+    if per_client:
+        tooltip = ["device:N", "fate:N", *tooltip]
+    panels = []
+    for column, title in DEVICE_PANELS:
+        y_scale = alt.Scale(domain=[0, 1]) if column in ("battery", "cpu") else alt.Scale(zero=False)
+        y_axis = alt.Axis(format="%") if column in ("battery", "cpu") else alt.Axis(tickMinStep=1)
+        base = alt.Chart(frame).encode(
+            x=alt.X("round:Q", title="round", axis=alt.Axis(tickMinStep=1)),
+            y=alt.Y(f"{column}:Q", title=title, scale=y_scale, axis=y_axis),
+            color=colour, tooltip=tooltip,
+            detail="device:N" if per_client else "tier:N",
+        )
+        if per_client and column == "split":
+            layer = alt.layer(
+                base.mark_line(opacity=0.5, interpolate="step-after"),
+                base.mark_point(filled=True, size=40).encode(
+                    shape=alt.Shape("fate:N", sort=list(FATES), title="fate", legend=alt.Legend(orient="top"))),
+            )
+            panels.append(layer.properties(height=height))
+        else:
+            mark = base.mark_line(interpolate="step-after" if column == "split" else "linear",
+                                  opacity=0.6 if per_client else 1.0, point=not per_client)
+            panels.append(mark.properties(height=height))
+    return alt.vconcat(*panels).resolve_scale(color="shared")
+
+
+def dropout_chart(curve: pd.DataFrame, *, palette: Mapping[str, str] | None = None,
+                  height: int = 260) -> alt.Chart:
+    """Clients that did not train in each round (any cause), one line per strategy.
+
+    Args:
+        curve: ``curves``' table.
+        palette: label -> colour (``colours``).
+        height: the chart's height in pixels.
+    """
+    return alt.Chart(curve).mark_line(point=True).encode(
+        x=alt.X("round:Q", title="round", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("dropouts:Q", title="clients not trained"),
+        color=_colour(curve, palette),
+        strokeDash=alt.StrokeDash("kind:N", legend=None,
+                                  scale=alt.Scale(domain=["agent", "baseline"], range=[[1, 0], [5, 3]])),
+        detail="strategy:N",
+        tooltip=[alt.Tooltip("label:N", title="strategy"), "round:Q", alt.Tooltip("dropouts:Q", format=".1f"),
+                 alt.Tooltip("participants:Q", format=".1f")],
+    ).properties(height=height)
+
+
+def fate_counts(clients: pd.DataFrame, strategies: Sequence[str],
+                names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """How many client-rounds of each strategy ended in each fate (first seed), with their share.
+
+    Args:
+        clients: the report's ``clients`` table.
+        strategies: which strategies, in display order.
+        names: strategy -> label (default ``strategy_label``).
+
+    Returns:
+        ``strategy, label, fate, count, share``: every fate of ``FATES`` for every strategy present
+        (zero counts kept), in that order.
+    """
+    columns = ["strategy", "label", "fate", "count", "share"]
+    if clients.empty or "strategy" not in clients:
+        return pd.DataFrame(columns=columns)
+    rows = clients[clients["strategy"].isin(list(strategies))]
+    present = [s for s in strategies if s in set(rows["strategy"])]
+    fates = [*FATES, *sorted(set(rows["fate"]) - set(FATES))]
+    counts = rows.groupby(["strategy", "fate"]).size()
+    top = fedavg([str(s) for s in clients["strategy"].unique()])
+    out = []
+    for strategy in present:
+        total = int(counts.loc[strategy].sum())
+        for fate in fates:
+            n = int(counts.get((strategy, fate), 0))
+            out.append({"strategy": strategy, "label": (names or {}).get(strategy) or strategy_label(strategy, top),
+                        "fate": fate, "count": n, "share": n / total if total else 0.0})
+    return pd.DataFrame(out, columns=columns)
+
+
+def fate_chart(counts: pd.DataFrame) -> alt.Chart:
+    """Each strategy's client-rounds by fate as one bar stacked to 100%."""
+    order = list(dict.fromkeys(counts["label"]))
+    fates = list(dict.fromkeys(counts["fate"]))
+    colours_ = [FATE_COLOURS[FATES.index(f)] if f in FATES else "#7f7f7f" for f in fates]
+    return alt.Chart(counts).mark_bar().encode(
+        y=alt.Y("label:N", sort=order, title=None),
+        x=alt.X("share:Q", title="share of client-rounds (first seed)", axis=alt.Axis(format="%"),
+                scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("fate:N", sort=fates, title=None, scale=alt.Scale(domain=fates, range=colours_),
+                        legend=alt.Legend(orient="bottom", columns=3, labelExpr=_fate_label_expr())),
+        order=alt.Order("fate_order:Q"),
+        tooltip=[alt.Tooltip("label:N", title="strategy"), "fate:N", "count:Q", alt.Tooltip("share:Q", format=".1%")],
+    ).transform_calculate(fate_order=f"indexof({fates!r}, datum.fate)").properties(height=30 * len(order) + 40)
+
+
+def _fate_label_expr() -> str:
+    """A Vega expression naming each fate in words in the legend."""
+    cases = " : ".join(f"datum.label == '{k}' ? '{v}'" for k, v in FATE_LABELS.items())
+    return f"{cases} : datum.label"
+
+
+def energy_frame(summary: pd.DataFrame, strategies: Sequence[str],
+                 names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Mean energy per client and round of each tier, per strategy (``energy_j_per_round_<tier>``).
+
+    Args:
+        summary: the report's ``summary`` table.
+        strategies: which strategies, in display order.
+        names: strategy -> label (default ``labels(summary)``).
+
+    Returns:
+        ``strategy, label, tier, energy_j``.
+    """
+    names = dict(names or labels(summary))
+    prefix = "energy_j_per_round_"
+    by = summary.set_index("strategy")
+    rows = [{"strategy": s, "label": names.get(s, s), "tier": tier, "energy_j": float(by.loc[s, prefix + tier])}
+            for s in strategies if s in by.index for tier in tiers(summary, prefix)]
+    return pd.DataFrame(rows, columns=["strategy", "label", "tier", "energy_j"])
+
+
+def energy_chart(energy: pd.DataFrame, *, height: int = 300) -> alt.Chart:
+    """Grouped bars: each strategy's mean energy per client-round, one bar per tier."""
+    order = list(dict.fromkeys(energy["label"]))
+    tier_order = [t for t in TIER_ORDER if t in set(energy["tier"])] + [
+        t for t in dict.fromkeys(energy["tier"]) if t not in TIER_ORDER]
+    return alt.Chart(energy).mark_bar().encode(
+        x=alt.X("label:N", sort=order, title=None, axis=alt.Axis(labelAngle=-30, labelLimit=200)),
+        xOffset=alt.XOffset("tier:N", sort=tier_order),
+        y=alt.Y("energy_j:Q", title="energy per client and round (J)"),
+        color=alt.Color("tier:N", sort=tier_order, title="tier", legend=alt.Legend(orient="top")),
+        tooltip=[alt.Tooltip("label:N", title="strategy"), "tier:N", alt.Tooltip("energy_j:Q", format=",.3f")],
+    ).properties(height=height)
+
+
+SUMMARY_COLUMNS = (
+    "final_test_acc", "final_test_acc_std", "best_test_acc", "time_to_target_s", "time_to_target_s_std",
+    "total_time_s", "mean_round_s", "dropout_rate", "straggler_rate", "refused_rate", "offline_rate",
+    "battery_deaths", "deadline_rounds", "mb_per_round", "mean_split",
+)
+"""The summary's figures in the order the page lists them (the per-tier energies follow)."""
+
+
+def summary_view(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary table for display: label and role first, a never-reached target as empty.
+
+    Args:
+        summary: the report's ``summary`` table.
+
+    Returns:
+        ``strategy, label, role, reached_target`` then ``SUMMARY_COLUMNS`` present and the per-tier
+        energies; ``time_to_target_s`` is NaN where the target was never reached (inf in the run),
+        and so is its spread.
+    """
+    view = summary.copy()
+    names = labels(summary)
+    best, top = best_fixed(summary), fedavg(list(names))
+    view["label"] = view["strategy"].map(names)
+
+    def role(name: str) -> str:
+        parts = []
+        if name in AGENTS:
+            parts.append("agent")
+        elif name.startswith("dqn"):
+            parts.append("agent ablation")
+        if name == best:
+            parts.append("best fixed split")
+        if name == top:
+            parts.append("FedAvg")
+        return ", ".join(parts)
+
+    view["role"] = view["strategy"].map(role)
+    times = view["time_to_target_s"].astype(float)
+    view["reached_target"] = np.isfinite(times)
+    view["time_to_target_s"] = times.where(np.isfinite(times))
+    if "time_to_target_s_std" in view:
+        spread = view["time_to_target_s_std"].astype(float)
+        view["time_to_target_s_std"] = spread.where(np.isfinite(spread))
+    energy = [f"energy_j_per_round_{t}" for t in tiers(summary, "energy_j_per_round_")]
+    columns = ["strategy", "label", "role", "reached_target", *[c for c in SUMMARY_COLUMNS if c in view], *energy]
+    return view[columns].reset_index(drop=True)
+
+
+def _fmt(metrics: Mapping[str, float], name: str, fmt: str) -> str:
+    value = metrics.get(name)
+    if value is None or not math.isfinite(float(value)):
+        return "n/a"
+    return fmt.format(float(value))
+
+
+HEADLINE = (
+    ("time_to_target_ratio_vs_best_fixed", "Time to target vs best fixed split", "{:.2f}×"),
+    ("final_test_acc_vs_best_fixed", "Final accuracy vs best fixed split", "{:.3f}×"),
+    ("dropout_rate_agent", "Agent's dropout rate", "{:.1%}"),
+    ("split_equivalence_max_err", "Split vs unsplit max error", "{:.1e}"),
+    ("centralised_test_acc", "Centralised test accuracy", "{:.1%}"),
+)
+"""``(metric, label, format)`` of the headline figures, in display order."""
+
+
+def headline(metrics: Mapping[str, float]) -> list[tuple[str, str, str | None]]:
+    """The headline figures as ``(label, value, delta)`` for ``st.metric``; ``"n/a"`` when missing.
+
+    A run whose agent or best fixed split never reached the target records no time ratio (the job
+    leaves undefined figures out), so that tile reads ``"n/a"``.
+    """
+    return [(label, _fmt(metrics, name, fmt), None) for name, label, fmt in HEADLINE]
+
+
+def choice_text(summary: pd.DataFrame, metrics: Mapping[str, float]) -> str:
+    """One line naming the best fixed split and FedAvg, and whether the target was reached.
+
+    Args:
+        summary: the report's ``summary`` table.
+        metrics: the run's metrics (``time_to_target_ratio_vs_best_fixed`` absent: undefined).
+    """
+    names = labels(summary)
+    best, top = best_fixed(summary), fedavg(list(names))
+    parts = []
+    if best is not None:
+        times = summary.set_index("strategy")["time_to_target_s"].astype(float)
+        reached = math.isfinite(float(times.loc[best]))
+        how = (f"reaches the target in {float(times.loc[best]):,.1f} s" if reached else
+               "no fixed split reaches the target; chosen on final accuracy")
+        also = "; it is plain FedAvg, the whole network on the client" if best == top else ""
+        parts.append(f"Best fixed split in hindsight: **{names[best]}** ({how}{also}).")
+    if top is not None and top != best:
+        parts.append(f"FedAvg is **{names[top]}** (the whole network on the client).")
+    if "time_to_target_ratio_vs_best_fixed" not in metrics:
+        parts.append("No time ratio: the agent or the best fixed split did not reach the target accuracy.")
+    return " ".join(parts)
+
+
+def target_accuracy(metrics: Mapping[str, float], config: Mapping[str, Any] | None = None) -> float | None:
+    """The target test accuracy: the run's ``target_share`` (default 0.95) of the centralised accuracy, if known."""
+    central = metrics.get("centralised_test_acc")
+    if central is None or not math.isfinite(float(central)):
+        return None
+    share = ((config or {}).get("training") or {}).get("target_share", 0.95)
+    return float(share) * float(central)

@@ -1,0 +1,130 @@
+"""The capability-aware split-point agent: a committee of the core's DQNs with a majority vote.
+
+QSplitFL's CommitteeDQN keeps M Q-heads and lets them vote. Here the M members are the core DQN
+(``decisions.core.agents.dqn``: double Q-learning, target network, Huber loss) trained on M seeds
+(``dqn.train``, one after another) on the split environment of ``env``; a decision is
+the action most members choose, ties going to the tied action with the highest mean Q over the
+members. ``save_committee``/``load_committee`` round-trip it (msgpack, no pickle).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+from decisions.core.agents import dqn
+from decisions.core.agents.common import ProgressFn, stack_results
+from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.env import Environment
+from decisions.errors import InputError
+
+
+@dataclass(frozen=True)
+class Committee:
+    """M DQN members voting on each decision.
+
+    Attributes:
+        policy: the members' (shared) greedy ``DQNPolicy`` description.
+        params: the members' params, stacked on a leading member axis.
+        train_seconds: wall time of training (0 for a loaded committee).
+    """
+
+    policy: dqn.DQNPolicy
+    params: Any
+    train_seconds: float = 0.0
+
+    @property
+    def members(self) -> int:
+        """Number of members M."""
+        return int(jax.tree.leaves(self.params)[0].shape[0])
+
+    def q_values(self, obs: Array) -> Array:
+        """``(M, A)`` Q-values of one observation (``(M, ..., A)`` for a batch)."""
+
+        def one(params: Any) -> Array:
+            return self.policy.network.apply(params["q"], self.policy.features(params, obs))
+
+        return jax.vmap(one)(self.params)
+
+    def act(self, obs: Array) -> Array:
+        """The committee's action for one observation (or a batch): majority vote, ties to the highest mean Q."""
+        return vote(self.q_values(obs))
+
+
+def vote(q: Array) -> Array:
+    """Majority vote over the leading member axis of Q-values ``(M, ..., A)``, ties to the highest mean Q.
+
+    Returns:
+        int32 actions of shape ``q.shape[1:-1]``.
+    """
+    num_actions = q.shape[-1]
+    votes = jnp.sum(jax.nn.one_hot(jnp.argmax(q, axis=-1), num_actions), axis=0)
+    mean_q = jnp.mean(q, axis=0)
+    top = votes == jnp.max(votes, axis=-1, keepdims=True)
+    return jnp.argmax(jnp.where(top, mean_q, -jnp.inf), axis=-1).astype(jnp.int32)
+
+
+def train_committee(
+    env: Environment[Any, Any],
+    config: dqn.DQNConfig,
+    *,
+    members: int,
+    key: Array,
+    progress: ProgressFn | None = None,
+) -> Committee:
+    """Train ``members`` DQNs at once on ``env`` (one seed each) and make them a committee.
+
+    Args:
+        env: the split environment (``env.RoundSplitEnv`` or ``env.ClientSplitEnv``).
+        config: the core DQN's settings.
+        members: committee size M (>= 1).
+        key: PRNG key (split into the members' seeds).
+        progress: optional ``(task, done, total)`` callback.
+
+    Raises:
+        InputError: (``agent.committee``) below 1.
+    """
+    if members < 1:
+        raise InputError("agent.committee", f"must be at least 1, got {members}")
+    # one member after another (the compiled loop reused): vmapping the loop over seeds deadlocks
+    # XLA:CPU here (``common.stack_results``)
+    result = stack_results(
+        [dqn.train(env, config, key=k, progress=progress) for k in jax.random.split(key, members)]
+    )
+    assert isinstance(result.policy, dqn.DQNPolicy)
+    return Committee(result.policy, result.params, result.train_seconds)
+
+
+COMMITTEE_FORMAT = "decisions.splitfl_committee/1"
+"""Tag in the metadata of files written by ``save_committee``."""
+
+
+def save_committee(path: str | os.PathLike[str], committee: Committee) -> None:
+    """Write a committee to ``path`` (the core's msgpack checkpoint: stacked params and the policy description)."""
+    meta = {"format": COMMITTEE_FORMAT, "members": committee.members, "policy": committee.policy.to_dict()}
+    save_pytree(path, committee.params, metadata=meta)
+
+
+def load_committee(path: str | os.PathLike[str]) -> Committee:
+    """Read a committee written by ``save_committee``.
+
+    Raises:
+        InputError: (``agent.path``) the file is missing or not a committee.
+    """
+    try:
+        meta = load_metadata(path)
+        if meta.get("format") != COMMITTEE_FORMAT:
+            raise ValueError(f"not a split-point committee (format {meta.get('format')!r})")
+        policy = dqn.DQNPolicy.from_dict(meta["policy"])
+        members = int(meta["members"])
+        one = jax.eval_shape(policy.init, jax.random.PRNGKey(0))
+        template = jax.tree.map(lambda a: jax.ShapeDtypeStruct((members, *a.shape), a.dtype), one)
+        params = load_pytree(path, template)
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise InputError("agent.path", f"cannot read a committee from {path}: {exc}") from exc
+    return Committee(policy, params)

@@ -1,0 +1,197 @@
+"""``decisions bench splitfl``: the figures the split-point agent promises, measured.
+
+One flat dict (printed as JSON by the CLI) from two studies (``study.run_study``), non-IID
+(Dirichlet) data, test accuracy on held-out images, several seeds:
+
+- **digits** (the small CNN, scikit-learn's digits): the headline, unprefixed;
+- **Fashion-MNIST** (the MobileNet-style network, the real 60k/10k images subsampled to the
+  budget), every figure prefixed ``fashion_``.
+
+Per study:
+
+- ``time_to_target_ratio_vs_best_fixed`` (mean over seeds; ``_std``, ``_worst``): the wall-clock
+  time the agent (per-client mode) takes to reach the target accuracy (``target_share`` of the
+  centralised model's), over that of the best fixed split in hindsight (per seed, the fixed split
+  that reached it first); ``final_test_acc_vs_best_fixed`` (and ``_vs_max_fixed``, against the best
+  final accuracy of any fixed split) at the same round budget; ``dropout_rate_agent`` and
+  ``dropout_margin_vs_fixed`` (the lowest fixed-split dropout rate minus the agent's, worst seed);
+- ``time_ratio_<strategy>`` / ``final_acc_<strategy>`` / ``dropout_rate_<strategy>`` for every
+  strategy (fixed splits, random, greedy, both agent modes), means over seeds;
+- the ablations as ``time_ratio_dqn_client_m<M>`` (committee size) and
+  ``time_ratio_dqn_client_decay<lambda>`` beside the default ``time_ratio_dqn_client``;
+- ``split_equivalence_max_err``: split training against unsplit training, every split point of the
+  network, one SGD step;
+- ``rounds_per_second``: the first run of the first seed (fresh, compile included; digits: 100
+  rounds x 10 clients of the small CNN), and ``agent_train_seconds``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from decisions.core.bench_row import Row
+from decisions.telecom.splitfl.spec import prepare
+from decisions.telecom.splitfl.study import (
+    Study,
+    best_fixed,
+    run_study,
+    split_equivalence_max_err,
+    time_ratio_of,
+)
+
+ProgressFn = Callable[[str, int, int], None]
+
+SMOKE_BUDGET: dict[str, Any] = {
+    "rounds": 2, "seeds": 1, "env_steps": 200, "fashion_rounds": 0, "ablations": False, "fixed_splits": [3, 9],
+}
+"""A benchmark that runs in seconds (the conformance test's): digits only, a few rounds, no ablations."""
+
+DIGITS_SPEC: dict[str, Any] = {
+    "data": {"dataset": "digits", "concentration": 0.1},
+    "training": {"local_steps": 10},
+    "devices": {"round_deadline_s": 5.0, "link_jitter": 0.5},
+}
+"""The digits study (the example's settings)."""
+
+FASHION_SPEC: dict[str, Any] = {
+    "data": {"dataset": "fashion", "concentration": 0.1, "train_samples": 12_000, "test_samples": 2_000},
+    "training": {"local_steps": 5, "learning_rate": 0.05},
+    "devices": {"round_deadline_s": 30.0, "link_jitter": 0.5,
+                "tiers": {"weak": {"clients": 4, "cpu_macs_per_s": 0.1e9, "memory_mb": 3, "battery_j": 300,
+                                   "link_mbps": 20, "downlink_mbps": 20, "latency_ms": 10, "power_w_compute": 2.0,
+                                   "power_w_tx": 1.5, "idle_w": 0.3, "recharge_w": 0.2}}},
+}
+"""The Fashion-MNIST study: the deeper network needs more memory and a longer deadline (weak tier:
+3 MB, other tiers as in the defaults)."""
+
+
+def _with_default_tiers(spec: dict[str, Any]) -> dict[str, Any]:
+    from decisions.telecom.splitfl.devices import DeviceScenario
+
+    tiers = {k: v.model_dump() for k, v in DeviceScenario().tiers.items()}
+    for name, values in spec.get("devices", {}).get("tiers", {}).items():
+        tiers[name] = values
+    return {**spec, "devices": {**spec.get("devices", {}), "tiers": tiers}}
+
+
+def strategy_figures(study: Study) -> dict[str, float]:
+    """``time_ratio_<s>`` (time to target over the best fixed split's, mean over seeds), ``final_acc_<s>``,
+    ``dropout_rate_<s>`` for every strategy."""
+    runs = study.runs
+    best = best_fixed(runs)
+    base = runs.set_index(["seed", "strategy"])["time_to_target_s"]
+    ratio = runs.apply(lambda r: time_ratio_of(r["time_to_target_s"], base[(r["seed"], best[r["seed"]])]), axis=1)
+    frame = runs.assign(time_ratio=ratio).groupby("strategy", sort=False)
+    figures: dict[str, float] = {}
+    for name, rows in frame:
+        figures[f"time_ratio_{name}"] = float(rows["time_ratio"].mean())
+        figures[f"final_acc_{name}"] = float(rows["final_test_acc"].mean())
+        figures[f"dropout_rate_{name}"] = float(rows["dropout_rate"].mean())
+    figures["best_fixed_split"] = float(pd.Series([int(s.split("_")[1]) for s in best]).mode().iloc[0])
+    return figures
+
+
+def study_figures(spec: dict[str, Any], progress: ProgressFn, prefix: str = "") -> dict[str, float]:
+    """Run one study and flatten its figures (module docstring), names prefixed with ``prefix``."""
+    job = prepare(_with_default_tiers(spec))
+    study = run_study(job, progress)
+    figures = {
+        **study.headline, **strategy_figures(study),
+        "split_equivalence_max_err": split_equivalence_max_err(job),
+        "centralised_test_acc": float(np.mean(list(study.centralised.values()))),
+        "target_share": job.training.target_share,
+        "rounds": float(job.training.rounds),
+        "clients": float(sum(t.clients for t in job.devices.tiers.values())),
+        "rounds_per_second": study.rounds_per_second,
+        "agent_train_seconds": study.agent_seconds,
+    }
+    return {f"{prefix}{k}": float(v) for k, v in figures.items()}
+
+
+def run_bench(
+    progress: ProgressFn | None = None,
+    *,
+    rounds: int = 100,
+    seeds: int = 3,
+    env_steps: int = 50_000,
+    fashion_rounds: int = 50,
+    fashion_seeds: int = 2,
+    ablations: bool = True,
+    fixed_splits: list[int] | None = None,
+) -> dict[str, Any]:
+    """Run the digits study and (when ``fashion_rounds`` > 0) the Fashion-MNIST study.
+
+    Args:
+        progress: optional ``(task, done, total)`` callback.
+        rounds: federated rounds per digits run.
+        seeds: digits seeds.
+        env_steps: simulated decisions each committee member trains on.
+        fashion_rounds: rounds per Fashion-MNIST run (0: skip that study).
+        fashion_seeds: Fashion-MNIST seeds.
+        ablations: run the committee-size and decay ablations (digits only).
+        fixed_splits: the fixed splits run (default: every split of the network).
+
+    Returns:
+        A flat dict of figures.
+    """
+    report = progress or (lambda task, done, total: None)
+
+    def budget(spec: dict[str, Any], r: int, s: int, ablate: bool) -> dict[str, Any]:
+        training = {**spec["training"], "rounds": r, "seeds": list(range(s))}
+        study: dict[str, Any] = {} if ablate else {"committees": [], "decays": []}
+        if fixed_splits is not None:
+            study["fixed_splits"] = fixed_splits
+        return {**spec, "job": {"name": "bench"}, "training": training, "agent": {"env_steps": env_steps},
+                "study": study}
+
+    figures = study_figures(budget(DIGITS_SPEC, rounds, seeds, ablations), report)
+    if fashion_rounds > 0:
+        fashion = budget(FASHION_SPEC, fashion_rounds, fashion_seeds, False)
+        figures.update(study_figures(fashion, report, "fashion_"))
+        figures["fashion_seeds"] = float(fashion_seeds)
+        figures["fashion_rounds"] = float(fashion_rounds)
+    return figures
+
+
+README_ROWS: tuple[Row, ...] = (
+    Row(
+        "digits, small CNN, {seeds:.0f} seeds x {rounds:.0f} rounds x {clients:.0f} clients (Dirichlet 0.1): "
+        "wall-clock time to {target_share:.0%} of the centralised accuracy, agent (per-client) / best fixed split "
+        "in hindsight",
+        "{time_to_target_ratio_vs_best_fixed:.2f} (std {time_to_target_ratio_vs_best_fixed_std:.2f}, worst "
+        "{time_to_target_ratio_vs_best_fixed_worst:.2f})",
+    ),
+    Row(
+        "digits: final test accuracy, agent / best fixed split (/ best final of any fixed split); dropout rate, "
+        "agent vs lowest fixed split",
+        "{final_test_acc_vs_best_fixed:.3f} ({final_test_acc_vs_max_fixed:.3f}); {dropout_rate_agent:.3f} "
+        "(margin {dropout_margin_vs_fixed:+.3f})",
+    ),
+    Row(
+        "digits: time ratio of the per-round agent / greedy rule / random / plain FedAvg (split 9)",
+        "{time_ratio_dqn_round:.2f} / {time_ratio_greedy:.2f} / {time_ratio_random:.2f} / {time_ratio_fixed_9:.2f}",
+    ),
+    Row(
+        "digits ablations, time ratio: committee 1 / 3 / 5; loss-drop decay 0 / 0.05",
+        "{time_ratio_dqn_client_m1:.2f} / {time_ratio_dqn_client:.2f} / {time_ratio_dqn_client_m5:.2f}; "
+        "{time_ratio_dqn_client_decay0:.2f} / {time_ratio_dqn_client:.2f}",
+    ),
+    Row(
+        "Fashion-MNIST, MobileNet-style, {fashion_seeds:.0f} seeds x {fashion_rounds:.0f} rounds: time to target "
+        "ratio vs best fixed; final accuracy ratio; agent dropout rate",
+        "{fashion_time_to_target_ratio_vs_best_fixed:.2f} (worst {fashion_time_to_target_ratio_vs_best_fixed_worst:.2f});"
+        " {fashion_final_test_acc_vs_best_fixed:.3f}; {fashion_dropout_rate_agent:.3f}",
+        optional=True,
+    ),
+    Row(
+        "split training vs unsplit, max parameter difference over every split (CNN; MobileNet)",
+        "{split_equivalence_max_err:.1e}; {fashion_split_equivalence_max_err:.1e}",
+        optional=True,
+    ),
+    Row("simulation speed, digits: rounds per second (first run, compile included)", "{rounds_per_second:.1f}"),
+)
+"""The README's split-learning table, filled from the stored bench result."""

@@ -1,0 +1,208 @@
+"""The real federation: split-federated training rounds under a strategy, on the simulated fleet.
+
+Each round (``run_federation``): the strategy picks each client's split from the fleet's state; the
+fleet plays the round (``fleet.play_round``: who trains, how long, the energy, the next state); the
+clients that made it train for real (``split.make_round`` at their split, SFLV1: one server copy
+per client, FedAvg of both parts by sample count; clients at different splits are trained split
+by split and averaged together); the model is scored on the validation set (the reward's loss) and
+on the held-out test set; the reward of ``env.round_reward`` is recorded with the real loss.
+
+``LearningCache``: split training equals unsplit training (``split.equivalence_error`` is 0.0),
+so the model after round ``t`` depends only on which clients took part in rounds ``1..t`` (and the
+seed), not on their splits. Runs of one seed share a cache keyed by that history: a strategy
+whose participants so far are the same as an earlier run's reuses its models instead of training
+them again (the first run at each history trains at its own splits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from decisions.telecom.splitfl import env as E
+from decisions.telecom.splitfl import fleet as fl
+from decisions.telecom.splitfl.model import Params, SplitNet
+from decisions.telecom.splitfl.split import ClientData, RoundFn, evaluate, make_round
+from decisions.telecom.splitfl.strategies import Strategy
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class Federation:
+    """One seed's federated task: the network, the clients' data, the fleet, the workload.
+
+    Attributes:
+        net: the network.
+        data: the clients' padded training data.
+        val: ``(x, y)`` validation data (the reward's loss; not a client's).
+        test: ``(x, y)`` held-out test data (the reported accuracy).
+        pe: the fleet and reward params (``env.env_params``; its surrogate is not used here).
+        optimizer: the clients' and server's optimiser.
+        local_steps, batch_size: the round's workload per client.
+        seed: seeds the initial model, the minibatches and the fleet's randomness.
+        vmap_clients: vmap the clients (``split.make_round``).
+    """
+
+    net: SplitNet
+    data: ClientData
+    val: tuple[np.ndarray, np.ndarray]
+    test: tuple[np.ndarray, np.ndarray]
+    pe: E.SplitEnvParams
+    optimizer: optax.GradientTransformation
+    local_steps: int
+    batch_size: int
+    seed: int
+    vmap_clients: bool = True
+    _rounds: dict[int, RoundFn] = field(default_factory=dict, repr=False)
+
+    def round_fn(self, split: int) -> RoundFn:
+        """The compiled round at ``split`` (split ``L``, the whole network on the client, trains as ``L - 1``:
+        the same function, the same update)."""
+        split = min(split, self.net.num_layers - 1)
+        if split not in self._rounds:
+            self._rounds[split] = make_round(
+                self.net, split, self.optimizer, self.local_steps, self.batch_size, vmap_clients=self.vmap_clients
+            )
+        return self._rounds[split]
+
+
+@dataclass
+class LearningCache:
+    """Models by participation history (module docstring), for runs of the same ``Federation``."""
+
+    entries: dict[bytes, tuple[Params, float, float]] = field(default_factory=dict)
+    hits: int = 0
+    trained: int = 0
+
+
+@dataclass
+class History:
+    """A run, round by round (``rounds`` rows; ``*_start`` entries are before round 1).
+
+    Arrays are ``(rounds,)`` or ``(rounds, n)``.
+    """
+
+    strategy: str
+    test_acc: np.ndarray
+    val_loss: np.ndarray
+    round_time_s: np.ndarray
+    splits: np.ndarray
+    participated: np.ndarray
+    eligible: np.ndarray
+    timed_out: np.ndarray
+    refused: np.ndarray
+    died: np.ndarray
+    energy_j: np.ndarray
+    bytes_sent: np.ndarray
+    battery_share: np.ndarray
+    cpu_share: np.ndarray
+    reward: np.ndarray
+    test_acc_start: float
+    val_loss_start: float
+    tier: np.ndarray
+
+    @property
+    def wall_clock_s(self) -> np.ndarray:
+        """Cumulative wall-clock time at the end of each round."""
+        return np.cumsum(self.round_time_s)
+
+    def time_to(self, accuracy: float) -> float:
+        """Wall-clock seconds until the test accuracy first reaches ``accuracy`` (inf if never)."""
+        hit = np.nonzero(self.test_acc >= accuracy)[0]
+        return float(self.wall_clock_s[hit[0]]) if len(hit) else float("inf")
+
+
+def _round_keys(seed: int, t: int, clients: int) -> tuple[jax.Array, jax.Array]:
+    key = jax.random.fold_in(jax.random.PRNGKey(seed), t)
+    fleet_key, train_key = jax.random.split(key)
+    return fleet_key, jax.random.split(train_key, clients)
+
+
+def train_round(fed: Federation, params: Params, splits: np.ndarray, participated: np.ndarray, t: int) -> Params:
+    """One round of real split training for the participants, each at its split, averaged together."""
+    if not participated.any():
+        return params
+    _, keys = _round_keys(fed.seed, t, len(participated))
+    counts = np.asarray(fed.data.counts, np.float32)
+    total = float(counts[participated].sum())
+    groups = []
+    for split in np.unique(splits[participated]):
+        weights = np.where(participated & (splits == split), counts, 0.0).astype(np.float32)
+        new, _ = fed.round_fn(int(split))(params, fed.data.x, fed.data.y, fed.data.counts, keys, jnp.asarray(weights))
+        groups.append((float(weights.sum()) / total, new))
+    if len(groups) == 1:
+        return groups[0][1]
+    return jax.tree.map(lambda *leaves: sum(w * a for (w, _), a in zip(groups, leaves, strict=True)), *[g for _, g in groups])
+
+
+def run_federation(
+    fed: Federation,
+    strategy: Strategy,
+    rounds: int,
+    *,
+    cache: LearningCache | None = None,
+    progress: ProgressFn | None = None,
+) -> History:
+    """Train for ``rounds`` rounds under ``strategy`` (module docstring).
+
+    Args:
+        fed: the task.
+        strategy: chooses each round's splits.
+        rounds: number of rounds.
+        cache: models by participation history shared with other runs of ``fed`` (module docstring).
+        progress: optional ``(done, total)`` callback after each round.
+
+    Returns:
+        The run's ``History``.
+    """
+    cache = LearningCache() if cache is None else cache
+    pe, p = fed.pe, fed.pe.fleet
+    params = fed.net.init(jax.random.PRNGKey(fed.seed))
+    loss0, acc0 = evaluate(fed.net, params, *fed.val)[0], evaluate(fed.net, params, *fed.test)[1]
+    state = fl.reset(jax.random.PRNGKey(fed.seed + 7919), p)
+    play = jax.jit(fl.play_round)
+    history_key = b""
+    rows: dict[str, list[Any]] = {k: [] for k in (
+        "test_acc", "val_loss", "round_time_s", "splits", "participated", "eligible", "timed_out", "refused",
+        "died", "energy_j", "bytes_sent", "battery_share", "cpu_share", "reward")}
+    loss_prev = loss0
+    for t in range(rounds):
+        splits = np.asarray(strategy.decide(state, pe, t), np.int32)
+        cpu_share = np.asarray(state.cpu_share)
+        fleet_key, _ = _round_keys(fed.seed, t, p.clients)
+        state, out = play(fleet_key, state, p, jnp.asarray(splits))
+        part = np.asarray(out.participated)
+        history_key += np.packbits(part).tobytes()
+        if history_key in cache.entries:
+            params, val_loss, acc = cache.entries[history_key]
+            cache.hits += 1
+        else:
+            params = train_round(fed, params, splits, part, t)
+            val_loss = evaluate(fed.net, params, *fed.val)[0]
+            acc = evaluate(fed.net, params, *fed.test)[1]
+            cache.entries[history_key] = (params, val_loss, acc)
+            cache.trained += 1
+        reward = float(E.round_reward(pe, out, jnp.float32(t), jnp.float32(loss_prev), jnp.float32(val_loss)))
+        loss_prev = val_loss
+        for name, value in (
+            ("test_acc", acc), ("val_loss", val_loss), ("round_time_s", float(out.round_time_s)),
+            ("splits", splits), ("participated", part), ("eligible", np.asarray(out.eligible)),
+            ("timed_out", np.asarray(out.timed_out)), ("refused", np.asarray(out.refused)),
+            ("died", np.asarray(out.died)), ("energy_j", np.asarray(out.energy_j)),
+            ("bytes_sent", np.asarray(out.bytes_sent)),
+            ("battery_share", np.asarray(state.battery_j / p.capacity_j)), ("cpu_share", cpu_share),
+            ("reward", reward),
+        ):
+            rows[name].append(value)
+        if progress is not None:
+            progress(t + 1, rounds)
+    arrays = {k: np.asarray(v) for k, v in rows.items()}
+    return History(strategy=strategy.name, test_acc_start=acc0, val_loss_start=loss0,
+                   tier=np.asarray(p.tier), **arrays)

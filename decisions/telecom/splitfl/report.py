@@ -1,0 +1,109 @@
+"""The result of a split-federated learning job: per-run figures, round-by-round curves, a chart.
+
+The CLI prints it, the store records its metrics and files, and the app's Split learning page draws
+it from the CSV files read back (a recorded run and a fresh one look the same).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+
+
+@dataclass(kw_only=True)
+class SplitFLReport(TablesReport):
+    """Everything a split-federated learning study produced.
+
+    Attributes:
+        summary: one row per strategy: means over seeds of ``runs``' figures, with the spread of the
+            final accuracy and of the time to the target.
+        runs: one row per strategy and seed: final and best test accuracy, wall-clock time to the
+            target accuracy (inf: never), total and mean round time, dropout (client-rounds not
+            trained, any cause), straggler (timed out), refusal (memory) and offline rates, battery
+            deaths, MB per round, the mean split of the participants, energy per round per tier.
+        rounds: one row per seed, strategy and round: test accuracy, validation loss, round time,
+            wall clock, participants, dropouts, reward, and per tier the mean split, battery share,
+            CPU share and energy.
+        clients: the first seed's per-client rows (strategy, round, client, tier, split, fate,
+            battery share, CPU share, energy, time).
+        committees: the trained agents by strategy name (saved as msgpack files).
+    """
+
+    summary: pd.DataFrame
+    runs: pd.DataFrame
+    rounds: pd.DataFrame
+    clients: pd.DataFrame
+    committees: Any = None
+
+    def save_files(self, directory: Path) -> dict[str, Path]:
+        """Write the accuracy chart (``chart``, PNG) and each committee (``committee_<name>``, msgpack)."""
+        from decisions.telecom.splitfl.agent import save_committee
+
+        files = {"chart": accuracy_chart(self.rounds, directory / "accuracy.png")}
+        for name, committee in (self.committees or {}).items():
+            files.update(trained_file(directory, f"committee_{name}", committee, save_committee))
+        return files
+
+
+def accuracy_chart(rounds: pd.DataFrame, path: Path) -> Path:
+    """Test accuracy against wall-clock time (first seed) of the agents, the best fixed splits, FedAvg."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    first = rounds[rounds["seed"] == rounds["seed"].min()]
+    for name, rows in first.groupby("strategy", sort=False):
+        style = "-" if str(name).startswith("dqn") else ":"
+        ax.plot(rows["wall_clock_s"], rows["test_acc"], style, label=str(name), linewidth=1.2)
+    ax.set_xscale("log")
+    ax.set_xlabel("wall-clock time (s, simulated fleet)")
+    ax.set_ylabel("test accuracy")
+    ax.legend(fontsize=7, ncol=2)
+    return save_figure(fig, path)
+
+
+def round_rows(seed: int, strategy: str, history: Any, tier_names: tuple[str, ...]) -> pd.DataFrame:
+    """``rounds``' rows of one run (``federation.History``)."""
+    r = len(history.round_time_s)
+    frame: dict[str, Any] = {
+        "seed": seed, "strategy": strategy, "round": np.arange(1, r + 1),
+        "test_acc": history.test_acc, "val_loss": history.val_loss,
+        "round_time_s": history.round_time_s, "wall_clock_s": history.wall_clock_s,
+        "participants": history.participated.sum(axis=1),
+        "dropouts": (~history.participated).sum(axis=1), "reward": history.reward,
+    }
+    for k, name in enumerate(tier_names):
+        mask = history.tier == k
+        if not mask.any():
+            continue
+        frame[f"split_{name}"] = history.splits[:, mask].mean(axis=1)
+        frame[f"battery_{name}"] = history.battery_share[:, mask].mean(axis=1)
+        frame[f"cpu_{name}"] = history.cpu_share[:, mask].mean(axis=1)
+        frame[f"energy_j_{name}"] = history.energy_j[:, mask].mean(axis=1)
+    return pd.DataFrame(frame)
+
+
+def client_rows(strategy: str, history: Any, tier_names: tuple[str, ...]) -> pd.DataFrame:
+    """``clients``' rows of one run."""
+    r, n = history.splits.shape
+    fate = np.full((r, n), "offline", dtype=object)
+    fate[history.eligible] = "missed"
+    fate[history.refused] = "refused"
+    fate[history.timed_out] = "timed_out"
+    fate[history.died] = "battery_out"
+    fate[history.participated] = "trained"
+    return pd.DataFrame({
+        "strategy": strategy,
+        "round": np.repeat(np.arange(1, r + 1), n),
+        "client": np.tile(np.arange(n), r),
+        "tier": np.tile(np.asarray(tier_names, dtype=object)[history.tier], r),
+        "split": history.splits.ravel(),
+        "fate": fate.ravel(),
+        "battery": history.battery_share.ravel(),
+        "cpu": history.cpu_share.ravel(),
+        "energy_j": history.energy_j.ravel(),
+    })

@@ -1,0 +1,211 @@
+"""The split-federated learning job spec: its validated model and ``prepare``, with no JAX.
+
+Tables: ``[job]``, ``[data]`` (digits or Fashion-MNIST, the Dirichlet non-IID partition),
+``[training]`` (network, rounds, local workload, seeds, the accuracy target), ``[devices]`` (the
+fleet: ``devices.DeviceScenario``), ``[agent]`` (the committee DQN and its reward) and ``[study]``
+(which baselines and ablations run). A bad spec is refused naming the field before JAX loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from decisions.core.settings import Settings, refuse_unused
+from decisions.errors import InputError
+from decisions.jobs.base import JobBase, spec_path
+from decisions.telecom.splitfl.devices import DeviceScenario
+
+SECTIONS = ("data", "training", "devices", "agent", "study")
+"""The spec's tables besides ``[job]``."""
+
+
+class DatasetName(StrEnum):
+    """The image sets."""
+
+    DIGITS = "digits"
+    """scikit-learn's bundled 8x8 handwritten digits (1,797 images)."""
+    FASHION = "fashion"
+    """Fashion-MNIST (60,000 + 10,000 images, 28x28) from Debian's ``dataset-fashion-mnist``."""
+
+
+class Arch(StrEnum):
+    """The split networks (``model.ARCHS``)."""
+
+    CNN = "cnn"
+    MOBILENET = "mobilenet"
+
+
+LAYERS = {Arch.CNN: 9, Arch.MOBILENET: 13}
+"""Layers of each network (``model.make_net(arch).num_layers``; a test keeps them equal)."""
+
+DEFAULT_ARCH = {DatasetName.DIGITS: Arch.CNN, DatasetName.FASHION: Arch.MOBILENET}
+"""The network each dataset's images fit."""
+
+
+class DataSettings(Settings):
+    """The data and its non-IID partition over the clients."""
+
+    section = "data"
+
+    dataset: DatasetName = Field(DatasetName.DIGITS, description="digits | fashion.")
+    path: str | None = Field(None, description="Folder of the Fashion-MNIST IDX files (default: Debian's).")
+    concentration: float = Field(
+        0.5, gt=0.0, le=1000.0, allow_inf_nan=False, description="Dirichlet label-skew concentration (small: skewed)."
+    )
+    train_samples: int | None = Field(None, ge=100, description="Training images used (default: all).")
+    test_samples: int | None = Field(None, ge=50, description="Test images used (default: all).")
+    validation_share: float = Field(
+        0.1, gt=0.0, lt=0.5, description="Share of the training images held out for the reward's validation loss."
+    )
+
+
+class TrainingSettings(Settings):
+    """The federated training: network, rounds, local workload, seeds and the accuracy target."""
+
+    section = "training"
+
+    arch: Arch | None = Field(None, description="cnn | mobilenet (default: cnn on digits, mobilenet on fashion).")
+    rounds: int = Field(100, ge=1, le=2000, description="Federated rounds per run.")
+    local_steps: int = Field(5, ge=1, le=200, description="Minibatch steps per client per round.")
+    batch_size: int = Field(32, ge=1, le=1024, description="Samples per minibatch.")
+    learning_rate: float = Field(0.05, gt=0.0, le=10.0, allow_inf_nan=False, description="SGD step size.")
+    seeds: list[int] = Field([0, 1, 2], min_length=1, max_length=20, description="Seeds (data partition, model, fleet).")
+    target_share: float = Field(
+        0.95, gt=0.0, le=1.0, description="Target test accuracy as a share of the centralised model's."
+    )
+    centralised_steps: int | None = Field(
+        None, ge=1, description="SGD steps of the centralised reference (default: rounds x local_steps)."
+    )
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+            raise ValueError(f"must be distinct non-negative integers, got {seeds}")
+        return seeds
+
+
+class Mode(StrEnum):
+    """What one decision sets."""
+
+    ROUND = "round"
+    """One split for every client of the round."""
+    CLIENT = "client"
+    """One split per client, clients in turn."""
+
+
+class AgentSettings(Settings):
+    """The committee DQN (the core's DQN, M members voting) and its reward."""
+
+    section = "agent"
+
+    modes: list[Mode] = Field([Mode.ROUND, Mode.CLIENT], min_length=1, description="round and/or client.")
+    committee: int = Field(3, ge=1, le=15, description="Committee members M (majority vote).")
+    decay: float = Field(0.05, ge=0.0, le=10.0, allow_inf_nan=False, description="lambda of exp(-lambda t) on the loss drop.")
+    loss_weight: float = Field(1.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of the decayed loss drop.")
+    time_weight: float = Field(1.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of round time / deadline.")
+    dropout_weight: float = Field(1.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of the missed-client share.")
+    energy_weight: float = Field(0.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of energy / battery capacity.")
+    env_steps: int = Field(50_000, ge=100, le=10_000_000, description="Simulated decisions each member trains on.")
+    hidden: tuple[int, ...] = Field((64, 64), min_length=1, max_length=4, description="Q-network widths.")
+    gamma: float = Field(0.95, ge=0.0, lt=1.0, description="Discount per decision.")
+    learning_rate: float = Field(1e-3, gt=0.0, le=1.0, allow_inf_nan=False, description="Adam step size.")
+    seed: int = Field(0, ge=0, description="Seed of the agents' training.")
+
+    @field_validator("modes")
+    @classmethod
+    def _unique(cls, modes: list[Mode]) -> list[Mode]:
+        if len(set(modes)) != len(modes):
+            raise ValueError(f"each mode at most once, got {[m.value for m in modes]}")
+        return modes
+
+    @field_validator("hidden")
+    @classmethod
+    def _widths(cls, widths: tuple[int, ...]) -> tuple[int, ...]:
+        for width in widths:
+            if not 1 <= width <= 1024:
+                raise ValueError(f"each width must lie in [1, 1024], got {width}")
+        return widths
+
+
+class StudySettings(Settings):
+    """Which baselines and ablations run beside the agents."""
+
+    section = "study"
+
+    fixed_splits: list[int] | None = Field(
+        None, description="Fixed splits run as baselines (default: every split 1..L, L being plain FedAvg)."
+    )
+    random: bool = Field(True, description="Run the random-split baseline.")
+    greedy: bool = Field(True, description="Run the greedy deadline/battery rule.")
+    committees: list[int] = Field([1, 5], max_length=6, description="Committee sizes of the ablation (client mode).")
+    decays: list[float] = Field([0.0], max_length=6, description="Loss-drop decays of the ablation (client mode).")
+
+    @field_validator("committees")
+    @classmethod
+    def _sizes(cls, sizes: list[int]) -> list[int]:
+        for m in sizes:
+            if not 1 <= m <= 15:
+                raise ValueError(f"each committee size must lie in [1, 15], got {m}")
+        return sizes
+
+    @field_validator("decays")
+    @classmethod
+    def _decays(cls, decays: list[float]) -> list[float]:
+        for d in decays:
+            if not 0.0 <= d <= 10.0:
+                raise ValueError(f"each decay must lie in [0, 10], got {d}")
+        return decays
+
+
+class SplitFLJob(JobBase):
+    """A validated split-federated learning study."""
+
+    SECTIONS = SECTIONS
+
+    name: str = Field("splitfl", min_length=1, max_length=200)
+    data: DataSettings = Field(default_factory=DataSettings)
+    training: TrainingSettings = Field(default_factory=TrainingSettings)
+    devices: DeviceScenario = Field(default_factory=DeviceScenario)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    study: StudySettings = Field(default_factory=StudySettings)
+
+    @property
+    def arch(self) -> Arch:
+        """The network: the one given, or the dataset's."""
+        return self.training.arch or DEFAULT_ARCH[self.data.dataset]
+
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """A relative ``data.path`` is relative to the spec file."""
+        section = data.get("data")
+        if isinstance(section, dict) and isinstance(section.get("path"), str):
+            section["path"] = str(spec_path(section["path"], base_dir))
+
+
+JOB_MODEL = SplitFLJob
+
+
+def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> SplitFLJob:
+    """Validate a job spec into a ``SplitFLJob``.
+
+    Raises:
+        InputError: naming the first bad field: also a network that does not take the dataset's
+            images, a ``data.path`` given for digits, a fixed split outside ``[1, L]``.
+    """
+    job = SplitFLJob.from_spec(spec, base_dir)
+    if job.arch is not DEFAULT_ARCH[job.data.dataset]:
+        raise InputError("training.arch", f"{job.arch.value} does not take the {job.data.dataset.value} images; "
+                         f"use {DEFAULT_ARCH[job.data.dataset].value}")
+    if job.data.dataset is DatasetName.DIGITS:
+        refuse_unused(job.data, ("path",), prefix="data", problem="is used only with dataset = 'fashion'")
+    layers = LAYERS[job.arch]
+    for split in job.study.fixed_splits or []:
+        if not 1 <= split <= layers:
+            raise InputError("study.fixed_splits", f"{split} is outside [1, {layers}] for {job.arch.value}")
+    return job

@@ -1,0 +1,150 @@
+"""Split strategies: who decides each round's splits, from the fleet's state.
+
+A strategy maps the fleet's state before a round (and the round's index) to one split per client,
+``(n,)`` ints in ``[1, L]`` (``L``: the whole network on the client, plain FedAvg):
+
+- ``FixedSplit``: the same split every round (every fixed split is a baseline; ``L`` is FedAvg);
+- ``RandomSplit``: a uniformly random split each round, the same for every client;
+- ``GreedyRule``: from the device model, the deepest split at which every available client fits its
+  memory, meets the deadline and keeps its battery above the reserve; when no split does, the split
+  that keeps the most clients (then the shortest round);
+- ``RoundAgent``: the committee on ``env.round_obs``, one split for the round;
+- ``ClientAgent``: the committee on ``env.client_obs``, clients in turn (``env.client_order``), each
+  seeing the running straggler time of the clients before it, exactly as in ``env.ClientSplitEnv``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Protocol
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from decisions.telecom.splitfl import env as E
+from decisions.telecom.splitfl import fleet as fl
+from decisions.telecom.splitfl.agent import Committee
+
+
+class Strategy(Protocol):
+    """Chooses each round's splits."""
+
+    name: str
+
+    def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
+        """``(n,)`` splits in ``[1, L]`` for round ``t`` (0-based)."""
+        ...
+
+
+@dataclass
+class FixedSplit:
+    """The same split for everyone, every round."""
+
+    split: int
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = self.name or f"fixed_{self.split}"
+
+    def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
+        """``split`` for every client."""
+        return np.full(pe.fleet.clients, self.split, np.int32)
+
+
+@dataclass
+class RandomSplit:
+    """A uniformly random split each round, the same for every client."""
+
+    seed: int
+    name: str = "random"
+    rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rng = np.random.default_rng(self.seed)
+
+    def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
+        """One random split in ``[1, L]`` for every client."""
+        return np.full(pe.fleet.clients, self.rng.integers(1, pe.fleet.layers + 1), np.int32)
+
+
+@jax.jit
+def _greedy(state: fl.FleetState, p: fl.FleetParams) -> Array:
+    costs = E.all_split_costs(state, p)
+    after = state.battery_j - costs.energy_j
+    ok = costs.fits_memory & (costs.round_time_s <= p.deadline_s) & (after >= p.reserve * p.capacity_j)
+    kept = jnp.sum(ok & state.available, axis=1)
+    every = kept == jnp.sum(state.available)
+    splits = jnp.arange(1, p.layers + 1)
+    deepest = jnp.max(jnp.where(every, splits, 0))
+    latency = jnp.max(jnp.where(state.available, costs.round_time_s, 0.0), axis=1)
+    fallback = jnp.lexsort((latency, -kept))[0] + 1
+    return jnp.where(deepest > 0, deepest, fallback)
+
+
+@dataclass
+class GreedyRule:
+    """The deepest split that keeps every available client within the deadline, memory and battery reserve."""
+
+    name: str = "greedy"
+
+    def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
+        """The rule's split for every client (module docstring)."""
+        return np.full(pe.fleet.clients, int(_greedy(state, pe.fleet)), np.int32)
+
+
+@partial(jax.jit, static_argnums=1)
+def _round_action(committee_params: object, policy: object, state: fl.FleetState, pe: E.SplitEnvParams, t: Array):
+    committee = Committee(policy, committee_params)  # type: ignore[arg-type]
+    return committee.act(E.round_obs(state, pe, t)) + 1
+
+
+@dataclass
+class RoundAgent:
+    """The committee choosing one split for the round."""
+
+    committee: Committee
+    name: str = "dqn_round"
+
+    def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
+        """The committee's split for every client."""
+        split = _round_action(self.committee.params, self.committee.policy, state, pe, jnp.asarray(t))
+        return np.full(pe.fleet.clients, int(split), np.int32)
+
+
+def client_decisions(committee: Committee, state: fl.FleetState, pe: E.SplitEnvParams, t: Array) -> Array:
+    """Per-client splits, clients in turn as in ``env.ClientSplitEnv`` (jit-able)."""
+    p = pe.fleet
+    costs = E.all_split_costs(state, p)
+    order = E.client_order(p)
+
+    def body(carry: tuple[Array, Array], turn: Array) -> tuple[tuple[Array, Array], None]:
+        running, splits = carry
+        client = order[turn]
+        obs = E.client_obs(state, pe, costs, client, running, turn, t)
+        split = committee.act(obs) + 1
+        _, running = E.client_share(pe, state, costs, client, split, running)
+        return (running, splits.at[client].set(split)), None
+
+    init = (jnp.zeros(()), jnp.ones(p.clients, jnp.int32))
+    (_, splits), _ = jax.lax.scan(body, init, jnp.arange(p.clients))
+    return splits
+
+
+@partial(jax.jit, static_argnums=1)
+def _client_actions(committee_params: object, policy: object, state: fl.FleetState, pe: E.SplitEnvParams, t: Array):
+    return client_decisions(Committee(policy, committee_params), state, pe, t)  # type: ignore[arg-type]
+
+
+@dataclass
+class ClientAgent:
+    """The committee choosing each client's split in turn."""
+
+    committee: Committee
+    name: str = "dqn_client"
+
+    def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
+        """The committee's split per client."""
+        return np.asarray(_client_actions(self.committee.params, self.committee.policy, state, pe, jnp.asarray(t)))

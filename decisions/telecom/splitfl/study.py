@@ -1,0 +1,349 @@
+"""The split-point study: agents trained on the simulator, then every strategy run for real, seed by seed.
+
+``run_study(job)``:
+
+1. the agents: per mode (``round``, ``client``) a committee of the core's DQNs trained on the split
+   environment (``env``) of the job's fleet and network, once for all seeds (the members' own
+   training seeds are not the evaluation seeds); the committee-size ablation takes the first ``m``
+   members of one committee of ``max(sizes)``; the decay ablation trains its own committee;
+2. per seed: the data (a Dirichlet partition of the seed), the centralised reference (the unsplit
+   network on the pooled client data, ``centralised_steps`` steps of ``batch_size x clients``) and
+   its test accuracy, which sets the target; then every strategy (fixed splits, random, greedy, the
+   agents, the ablations) runs ``rounds`` real rounds on the same fleet randomness, sharing one
+   ``federation.LearningCache``;
+3. the figures: per strategy and seed the final test accuracy, the wall-clock time to the target,
+   dropout, straggler and refusal rates, energy per tier, bytes; the best fixed split **in
+   hindsight** is, per seed, the fixed split with the shortest time to the target (ties: the higher
+   final accuracy), and the headline ratios compare the agent (client mode when it runs) with it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pandas as pd
+
+from decisions.core.agents import dqn
+from decisions.telecom.splitfl import env as E
+from decisions.telecom.splitfl import fleet as fl
+from decisions.telecom.splitfl.agent import Committee, train_committee
+from decisions.telecom.splitfl.data import Dataset, dirichlet_partition, load_digits_data, load_fashion_mnist
+from decisions.telecom.splitfl.federation import Federation, History, LearningCache, run_federation
+from decisions.telecom.splitfl.model import SplitNet, make_net
+from decisions.telecom.splitfl.spec import DatasetName, Mode, SplitFLJob
+from decisions.telecom.splitfl.split import equivalence_error, evaluate, full_step, pad_clients
+from decisions.telecom.splitfl.strategies import (
+    ClientAgent,
+    FixedSplit,
+    GreedyRule,
+    RandomSplit,
+    RoundAgent,
+    Strategy,
+)
+
+ProgressFn = Callable[[str, int, int], None]
+"""``(task, done, total)``."""
+
+HEADLINE_AGENT = {Mode.CLIENT: "dqn_client", Mode.ROUND: "dqn_round"}
+
+
+@dataclass
+class Study:
+    """A finished study.
+
+    Attributes:
+        job: the spec.
+        histories: ``{seed: {strategy: History}}``.
+        runs: one row per strategy and seed (``run_metrics``).
+        summary: one row per strategy, means and spreads over seeds.
+        headline: the agent's ratios against the best fixed split in hindsight, and the checks.
+        centralised: ``{seed: test accuracy of the centralised reference}``.
+        committees: the trained agents by strategy name.
+        agent_seconds: wall time of the agents' training.
+    """
+
+    job: SplitFLJob
+    histories: dict[int, dict[str, History]]
+    runs: pd.DataFrame
+    summary: pd.DataFrame
+    headline: dict[str, float]
+    centralised: dict[int, float]
+    committees: dict[str, Committee] = field(repr=False)
+    agent_seconds: float = 0.0
+    tier_names: tuple[str, ...] = ()
+    rounds_per_second: float = float("nan")
+    """Rounds a second of the first seed's first run (compile included, nothing cached)."""
+
+
+def load_dataset(job: SplitFLJob, seed: int) -> Dataset:
+    """The job's images (digits split by ``seed``; Fashion-MNIST's own split), subsampled as configured."""
+    d = job.data
+    data = load_digits_data(seed=seed) if d.dataset is DatasetName.DIGITS else load_fashion_mnist(d.path)
+    rng = np.random.default_rng(10_000 + seed)
+    x_tr, y_tr, x_te, y_te = data.x_train, data.y_train, data.x_test, data.y_test
+    if d.train_samples is not None and d.train_samples < len(y_tr):
+        keep = rng.choice(len(y_tr), d.train_samples, replace=False)
+        x_tr, y_tr = x_tr[keep], y_tr[keep]
+    if d.test_samples is not None and d.test_samples < len(y_te):
+        keep = rng.choice(len(y_te), d.test_samples, replace=False)
+        x_te, y_te = x_te[keep], y_te[keep]
+    return Dataset(x_tr, y_tr, x_te, y_te, data.classes)
+
+
+def optimizer(job: SplitFLJob) -> optax.GradientTransformation:
+    """Plain SGD at the job's learning rate (element-wise: split training equals unsplit training)."""
+    return optax.sgd(job.training.learning_rate)
+
+
+def fleet_for(job: SplitFLJob, net: SplitNet) -> fl.FleetParams:
+    """The job's fleet with the network's layer table and the round's workload."""
+    return fl.fleet_params(job.devices, net.layer_table(), job.training.batch_size, job.training.local_steps)
+
+
+def env_params_for(job: SplitFLJob, fleet: fl.FleetParams, data_share: Any, decay: float | None = None) -> E.SplitEnvParams:
+    """The split environment's params for the job (``decay`` overrides the agent's)."""
+    a = job.agent
+    return E.env_params(
+        fleet, data_share, job.training.rounds, decay=a.decay if decay is None else decay,
+        loss_weight=a.loss_weight, time_weight=a.time_weight, dropout_weight=a.dropout_weight,
+        energy_weight=a.energy_weight,
+    )
+
+
+def build_federation(job: SplitFLJob, seed: int) -> tuple[Federation, tuple[np.ndarray, np.ndarray]]:
+    """One seed's task: validation split, Dirichlet partition, padded client data; and the pooled client data.
+
+    Raises:
+        InputError: (``data.concentration`` / ``devices.tiers``) a partition that leaves a client empty.
+    """
+    data = load_dataset(job, seed)
+    net = make_net(job.arch.value)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(data.y_train))
+    n_val = max(1, int(round(job.data.validation_share * len(order))))
+    val_idx, train_idx = order[:n_val], order[n_val:]
+    fleet = fleet_for(job, net)
+    parts = dirichlet_partition(data.y_train[train_idx], fleet.clients, job.data.concentration, seed)
+    clients = [(data.x_train[train_idx[p]], data.y_train[train_idx[p]]) for p in parts]
+    counts = np.array([len(p) for p in parts], np.float64)
+    fed = Federation(
+        net=net,
+        data=pad_clients(clients),
+        val=(data.x_train[val_idx], data.y_train[val_idx]),
+        test=(data.x_test, data.y_test),
+        pe=env_params_for(job, fleet, counts),
+        optimizer=optimizer(job),
+        local_steps=job.training.local_steps,
+        batch_size=job.training.batch_size,
+        seed=seed,
+        vmap_clients=job.arch.value == "cnn",
+    )
+    return fed, (data.x_train[train_idx], data.y_train[train_idx])
+
+
+def centralised_accuracy(job: SplitFLJob, fed: Federation, pooled: tuple[np.ndarray, np.ndarray]) -> float:
+    """Test accuracy of the unsplit network trained on the pooled client data (the target's reference)."""
+    t = job.training
+    steps = t.centralised_steps or t.rounds * t.local_steps
+    batch = t.batch_size * fed.pe.fleet.clients
+    opt, net = fed.optimizer, fed.net
+    params = net.init(jax.random.PRNGKey(fed.seed))
+    x, y = jnp.asarray(pooled[0]), jnp.asarray(pooled[1])
+    idx = jax.random.randint(jax.random.PRNGKey(fed.seed + 1), (steps, batch), 0, len(pooled[1]))
+
+    def body(carry: tuple[Any, Any], ix: jax.Array) -> tuple[tuple[Any, Any], None]:
+        p, s = full_step(net, opt, carry[0], carry[1], x[ix], y[ix])[:2]
+        return (p, s), None
+
+    if fed.vmap_clients:  # the small CNN: one scanned loop
+        params, _ = jax.jit(lambda p: jax.lax.scan(body, (p, opt.init(p)), idx)[0])(params)
+    else:  # convolutions inside a scan run ~4x slower on XLA:CPU (split.make_round): one jitted step a call
+        step = jax.jit(lambda c, ix: body(c, ix)[0])
+        carry = (params, opt.init(params))
+        for i in range(steps):
+            carry = step(carry, idx[i])
+        params = carry[0]
+    return evaluate(net, params, *fed.test)[1]
+
+
+def dqn_config(job: SplitFLJob, mode: Mode) -> dqn.DQNConfig:
+    """The core DQN's settings for a mode (per-client episodes are ``n`` times longer)."""
+    a = job.agent
+    return dqn.DQNConfig(
+        total_env_steps=a.env_steps, num_envs=8, learning_starts=min(2000, a.env_steps // 4), hidden=a.hidden,
+        gamma=a.gamma, bootstrap_truncated=False, log_every=200, batch_size=64, exploration_fraction=0.3,
+        learning_rate=a.learning_rate, tau=0.01, buffer_size=max(a.env_steps, 1000),
+    )
+
+
+def train_agents(job: SplitFLJob, progress: ProgressFn | None = None) -> tuple[dict[str, Committee], float]:
+    """The agents by strategy name (module docstring, step 1), and their total training seconds."""
+    net = make_net(job.arch.value)
+    fleet = fleet_for(job, net)
+    share = np.ones(fleet.clients)
+    key = jax.random.PRNGKey(job.agent.seed)
+    agents: dict[str, Committee] = {}
+    seconds = 0.0
+
+    def report(task: str) -> Callable[[str, int, int], None] | None:
+        return None if progress is None else (lambda _t, done, total: progress(task, done, total))
+
+    for mode in job.agent.modes:
+        pe = env_params_for(job, fleet, share)
+        environment = E.ClientSplitEnv(pe) if mode is Mode.CLIENT else E.RoundSplitEnv(pe)
+        size = job.agent.committee
+        if mode is Mode.CLIENT:
+            size = max([size, *job.study.committees])
+        committee = train_committee(environment, dqn_config(job, mode), members=size,
+                                    key=jax.random.fold_in(key, 1 if mode is Mode.CLIENT else 0),
+                                    progress=report(f"agent ({mode.value})"))
+        seconds += committee.train_seconds
+        name = HEADLINE_AGENT[mode]
+        agents[name] = first_members(committee, job.agent.committee)
+        if mode is Mode.CLIENT:
+            for m in job.study.committees:
+                if m != job.agent.committee:
+                    agents[f"{name}_m{m}"] = first_members(committee, m)
+            for d in job.study.decays:
+                if d != job.agent.decay:
+                    ablation = train_committee(E.ClientSplitEnv(env_params_for(job, fleet, share, decay=d)),
+                                               dqn_config(job, mode), members=job.agent.committee,
+                                               key=jax.random.fold_in(key, 2),
+                                               progress=report(f"agent (decay {d:g})"))
+                    seconds += ablation.train_seconds
+                    agents[f"{name}_decay{d:g}"] = ablation
+    return agents, seconds
+
+
+def first_members(committee: Committee, m: int) -> Committee:
+    """A committee of the first ``m`` members."""
+    return Committee(committee.policy, jax.tree.map(lambda a: a[:m], committee.params), committee.train_seconds)
+
+
+def strategies(job: SplitFLJob, agents: dict[str, Committee], seed: int) -> list[Strategy]:
+    """Every strategy the study runs for a seed: fixed splits, random, greedy, agents, ablations."""
+    layers = make_net(job.arch.value).num_layers
+    out: list[Strategy] = [FixedSplit(s) for s in (job.study.fixed_splits or range(1, layers + 1))]
+    if job.study.random:
+        out.append(RandomSplit(seed))
+    if job.study.greedy:
+        out.append(GreedyRule())
+    for name, committee in agents.items():
+        agent = ClientAgent if name.startswith(HEADLINE_AGENT[Mode.CLIENT]) else RoundAgent
+        out.append(agent(committee, name=name))
+    return out
+
+
+def run_metrics(history: History, target: float, tier_names: tuple[str, ...], deadline: float) -> dict[str, Any]:
+    """One run's figures (module docstring, step 3)."""
+    eligible = history.eligible
+    row: dict[str, Any] = {
+        "strategy": history.strategy,
+        "final_test_acc": float(history.test_acc[-1]),
+        "best_test_acc": float(history.test_acc.max()),
+        "time_to_target_s": history.time_to(target),
+        "total_time_s": float(history.round_time_s.sum()),
+        "mean_round_s": float(history.round_time_s.mean()),
+        "dropout_rate": float(1.0 - history.participated.mean()),
+        "straggler_rate": float(history.timed_out.sum() / max(eligible.sum(), 1)),
+        "refused_rate": float(history.refused.sum() / max(eligible.sum(), 1)),
+        "battery_deaths": int(history.died.sum()),
+        "offline_rate": float(1.0 - eligible.mean()),
+        "deadline_rounds": float(np.mean(history.round_time_s >= deadline - 1e-6)),
+        "mb_per_round": float(history.bytes_sent.sum(axis=1).mean() / 1e6),
+        "mean_split": float(history.splits[history.participated].mean()) if history.participated.any() else float("nan"),
+    }
+    for k, name in enumerate(tier_names):
+        mask = history.tier == k
+        row[f"energy_j_per_round_{name}"] = float(history.energy_j[:, mask].mean()) if mask.any() else 0.0
+    return row
+
+
+def _summarise(runs: pd.DataFrame) -> pd.DataFrame:
+    numeric = runs.drop(columns=["seed"]).groupby("strategy", sort=False)
+    mean = numeric.mean(numeric_only=True)
+    std = numeric.std(numeric_only=True, ddof=0).add_suffix("_std")
+    return pd.concat([mean, std[["final_test_acc_std", "time_to_target_s_std"]]], axis=1).reset_index()
+
+
+def best_fixed(runs: pd.DataFrame) -> pd.Series:
+    """Per seed, the fixed split in hindsight: shortest time to the target, then the higher final accuracy."""
+    fixed = runs[runs["strategy"].str.startswith("fixed_")]
+    ranked = fixed.sort_values(["seed", "time_to_target_s", "final_test_acc"], ascending=[True, True, False])
+    return ranked.groupby("seed").head(1).set_index("seed")["strategy"]
+
+
+def time_ratio_of(time: float, reference: float) -> float:
+    """``time / reference`` of two times to the target; NaN when the reference never reached it."""
+    return float(time / reference) if math.isfinite(reference) else float("nan")
+
+
+def headline(job: SplitFLJob, runs: pd.DataFrame) -> dict[str, float]:
+    """The agent's ratios against the best fixed split in hindsight (mean, std, worst over seeds)."""
+    agent = HEADLINE_AGENT[Mode.CLIENT if Mode.CLIENT in job.agent.modes else Mode.ROUND]
+    best = best_fixed(runs)
+    by = runs.set_index(["seed", "strategy"])
+    time_ratio, acc_ratio, acc_vs_max, drop_gap = [], [], [], []
+    fixed = runs[runs["strategy"].str.startswith("fixed_")]
+    for seed, name in best.items():
+        a, b = by.loc[(seed, agent)], by.loc[(seed, name)]
+        time_ratio.append(time_ratio_of(a["time_to_target_s"], b["time_to_target_s"]))
+        acc_ratio.append(a["final_test_acc"] / b["final_test_acc"])
+        acc_vs_max.append(a["final_test_acc"] / fixed[fixed["seed"] == seed]["final_test_acc"].max())
+        drop_gap.append(fixed[fixed["seed"] == seed]["dropout_rate"].min() - a["dropout_rate"])
+    t, acc = np.asarray(time_ratio, float), np.asarray(acc_ratio, float)
+    return {
+        "time_to_target_ratio_vs_best_fixed": float(np.mean(t)),
+        "time_to_target_ratio_vs_best_fixed_std": float(np.std(t)),
+        "time_to_target_ratio_vs_best_fixed_worst": float(np.max(t)),
+        "final_test_acc_vs_best_fixed": float(np.mean(acc)),
+        "final_test_acc_vs_best_fixed_worst": float(np.min(acc)),
+        "final_test_acc_vs_max_fixed": float(np.mean(acc_vs_max)),
+        "dropout_rate_agent": float(runs[runs["strategy"] == agent]["dropout_rate"].mean()),
+        "dropout_margin_vs_fixed": float(np.min(drop_gap)),
+        "seeds": float(len(best)),
+    }
+
+
+def run_study(job: SplitFLJob, progress: ProgressFn | None = None) -> Study:
+    """Train the agents, run every strategy on every seed, and score them (module docstring)."""
+    agents, agent_seconds = train_agents(job, progress)
+    histories: dict[int, dict[str, History]] = {}
+    rows, centralised = [], {}
+    speed = float("nan")
+    tier_names = tuple(job.devices.tiers)
+    for seed in job.training.seeds:
+        fed, pooled = build_federation(job, seed)
+        centralised[seed] = centralised_accuracy(job, fed, pooled)
+        target = job.training.target_share * centralised[seed]
+        cache = LearningCache()
+        histories[seed] = {}
+        for strategy in strategies(job, agents, seed):
+            task = f"seed {seed}: {strategy.name}"
+            report = None if progress is None else (lambda d, n, task=task: progress(task, d, n))
+            start = time.perf_counter()
+            h = run_federation(fed, strategy, job.training.rounds, cache=cache, progress=report)
+            if not math.isfinite(speed):
+                speed = job.training.rounds / (time.perf_counter() - start)
+            histories[seed][strategy.name] = h
+            rows.append({"seed": seed, **run_metrics(h, target, tier_names, job.devices.round_deadline_s)})
+    runs = pd.DataFrame(rows)
+    return Study(job, histories, runs, _summarise(runs), headline(job, runs), centralised, agents,
+                 agent_seconds, tier_names, speed)
+
+
+def split_equivalence_max_err(job: SplitFLJob, seed: int = 0) -> float:
+    """The largest parameter difference between one split step and one unsplit step, over every split."""
+    net = make_net(job.arch.value)
+    rng = np.random.default_rng(seed)
+    x = rng.random((job.training.batch_size, *net.input_shape), np.float32)
+    y = rng.integers(0, 10, job.training.batch_size)
+    return equivalence_error(net, jax.random.PRNGKey(seed), (x, y), optimizer(job))
