@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-all lint app bench clean
+.PHONY: install demo test test-all lint app bench data clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ app: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/decisions bench --all --save
 	$(BIN)/decisions bench report
+
+# Fashion-MNIST for the split learning study (Debian's dataset-fashion-mnist, MIT; needs root).
+data:
+	test -d /usr/share/datasets/fashion-mnist || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dataset-fashion-mnist)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

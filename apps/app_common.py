@@ -7,6 +7,7 @@ folder of the main script (``apps/``) on ``sys.path`` while a page runs.
 from __future__ import annotations
 
 import hmac
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -56,17 +57,28 @@ Figure = tuple[str, str, str | None]
 """A headline figure for ``st.metric``: ``(label, value, delta)``."""
 
 
-def format_figures(metrics: Mapping[str, float], headline: Iterable[tuple[str, str, str]]) -> list[Figure]:
+def format_figures(
+    metrics: Mapping[str, float], headline: Iterable[tuple[str, str, str]], *, missing: str | None = None
+) -> list[Figure]:
     """The headline figures a run has, formatted.
 
     Args:
         metrics: the run's metrics.
         headline: ``(metric name, label, format string)`` in display order.
+        missing: shown for a listed metric that is absent or not finite (default: leave it out).
 
     Returns:
-        ``(label, fmt.format(value), None)`` for each listed metric present in ``metrics``.
+        ``(label, fmt.format(value), None)`` for each listed metric present in ``metrics`` (and
+        ``(label, missing, None)`` for the others when ``missing`` is given).
     """
-    return [(label, fmt.format(metrics[name]), None) for name, label, fmt in headline if name in metrics]
+    figures: list[Figure] = []
+    for name, label, fmt in headline:
+        value = metrics.get(name)
+        if value is not None and math.isfinite(float(value)):
+            figures.append((label, fmt.format(float(value)), None))
+        elif missing is not None:
+            figures.append((label, missing, None))
+    return figures
 
 
 def metric_row(figures: Sequence[Figure]) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import altair as alt
+import app_common
 import numpy as np
 import pandas as pd
 
@@ -497,13 +498,6 @@ def summary_view(summary: pd.DataFrame) -> pd.DataFrame:
     return view[columns].reset_index(drop=True)
 
 
-def _fmt(metrics: Mapping[str, float], name: str, fmt: str) -> str:
-    value = metrics.get(name)
-    if value is None or not math.isfinite(float(value)):
-        return "n/a"
-    return fmt.format(float(value))
-
-
 HEADLINE = (
     ("time_to_target_ratio_vs_best_fixed", "Time to target vs best fixed split", "{:.2f}×"),
     ("final_test_acc_vs_best_fixed", "Final accuracy vs best fixed split", "{:.3f}×"),
@@ -520,7 +514,7 @@ def headline(metrics: Mapping[str, float]) -> list[tuple[str, str, str | None]]:
     A run whose agent or best fixed split never reached the target records no time ratio (the job
     leaves undefined figures out), so that tile reads ``"n/a"``.
     """
-    return [(label, _fmt(metrics, name, fmt), None) for name, label, fmt in HEADLINE]
+    return app_common.format_figures(metrics, HEADLINE, missing="n/a")
 
 
 def choice_text(summary: pd.DataFrame, metrics: Mapping[str, float]) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import altair as alt
+import app_common
 import numpy as np
 import pandas as pd
 
@@ -479,13 +480,6 @@ def obd_chart(obd_front: pd.DataFrame, *, height: int = 420) -> alt.LayerChart:
     return alt.layer(line, bars, points).properties(height=height)
 
 
-def _fmt(metrics: Mapping[str, float], name: str, fmt: str) -> str:
-    value = metrics.get(name)
-    if value is None or not math.isfinite(float(value)):
-        return "n/a"
-    return fmt.format(float(value))
-
-
 HEADLINE = (
     ("gain_share_of_oracle", "Gain share of the per-context oracle", "{:.1%}"),
     ("hypervolume_ratio_vs_global", "Hypervolume vs best global weights", "{:.3f}×"),
@@ -497,4 +491,4 @@ HEADLINE = (
 
 def headline(report: UtilityReport) -> list[tuple[str, str, str | None]]:
     """The four headline figures as ``(label, value, delta)`` for ``st.metric``; ``"n/a"`` when missing."""
-    return [(label, _fmt(report.metrics, name, fmt), None) for name, label, fmt in HEADLINE]
+    return app_common.format_figures(report.metrics, HEADLINE, missing="n/a")

@@ -219,12 +219,8 @@ def _advance(pe: SplitEnvParams, key: Array, fleet_state: fl.FleetState, t: Arra
     return new_fleet, new_progress, reward, info
 
 
-class RoundSplitEnv(Environment[RoundEnvState, SplitEnvParams]):
-    """One split for every client, once a round (module docstring).
-
-    Args:
-        params: the default params (``env_params``).
-    """
+class _SplitEnv:
+    """What both split environments share: params given at construction, splits ``1..L`` as actions."""
 
     def __init__(self, params: SplitEnvParams) -> None:
         self._params = params
@@ -233,6 +229,18 @@ class RoundSplitEnv(Environment[RoundEnvState, SplitEnvParams]):
     def default_params(self) -> SplitEnvParams:
         """The params given at construction."""
         return self._params
+
+    def action_space(self, params: SplitEnvParams) -> Discrete:
+        """Split ``1..L`` as actions ``0..L-1``."""
+        return Discrete(params.fleet.layers)
+
+
+class RoundSplitEnv(_SplitEnv, Environment[RoundEnvState, SplitEnvParams]):
+    """One split for every client, once a round (module docstring).
+
+    Args:
+        params: the default params (``env_params``).
+    """
 
     def reset(self, key: PRNGKey, params: SplitEnvParams) -> tuple[Array, RoundEnvState]:
         """Fresh fleet, round 0."""
@@ -253,25 +261,13 @@ class RoundSplitEnv(Environment[RoundEnvState, SplitEnvParams]):
         """``7 + 1 + 2L`` features."""
         return Box(-10.0, 10.0, (8 + 2 * params.fleet.layers,), jnp.float32)
 
-    def action_space(self, params: SplitEnvParams) -> Discrete:
-        """Split ``1..L`` as actions ``0..L-1``."""
-        return Discrete(params.fleet.layers)
 
-
-class ClientSplitEnv(Environment[ClientEnvState, SplitEnvParams]):
+class ClientSplitEnv(_SplitEnv, Environment[ClientEnvState, SplitEnvParams]):
     """One split per client, clients in turn, a round every ``n`` steps (module docstring).
 
     Args:
         params: the default params (``env_params``).
     """
-
-    def __init__(self, params: SplitEnvParams) -> None:
-        self._params = params
-
-    @property
-    def default_params(self) -> SplitEnvParams:
-        """The params given at construction."""
-        return self._params
 
     def _obs(self, state: ClientEnvState, params: SplitEnvParams) -> Array:
         costs = all_split_costs(state.fleet, params.fleet)
@@ -315,7 +311,3 @@ class ClientSplitEnv(Environment[ClientEnvState, SplitEnvParams]):
     def observation_space(self, params: SplitEnvParams) -> Box:
         """``12 + 2L`` features."""
         return Box(-10.0, 10.0, (12 + 2 * params.fleet.layers,), jnp.float32)
-
-    def action_space(self, params: SplitEnvParams) -> Discrete:
-        """Split ``1..L`` as actions ``0..L-1``."""
-        return Discrete(params.fleet.layers)
