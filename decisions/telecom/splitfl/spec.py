@@ -74,6 +74,9 @@ class TrainingSettings(Settings):
     local_steps: int = Field(5, ge=1, le=200, description="Minibatch steps per client per round.")
     batch_size: int = Field(32, ge=1, le=1024, description="Samples per minibatch.")
     learning_rate: float = Field(0.05, gt=0.0, le=10.0, allow_inf_nan=False, description="SGD step size.")
+    momentum: float = Field(
+        0.0, ge=0.0, lt=1.0, description="SGD momentum (its state starts afresh each round, like the optimiser's)."
+    )
     seeds: list[int] = Field([0, 1, 2], min_length=1, max_length=20, description="Seeds (data partition, model, fleet).")
     target_share: float = Field(
         0.95, gt=0.0, le=1.0, description="Target test accuracy as a share of the centralised model's."

@@ -99,8 +99,9 @@ def load_dataset(job: SplitFLJob, seed: int) -> Dataset:
 
 
 def optimizer(job: SplitFLJob) -> optax.GradientTransformation:
-    """Plain SGD at the job's learning rate (element-wise: split training equals unsplit training)."""
-    return optax.sgd(job.training.learning_rate)
+    """SGD at the job's learning rate and momentum (element-wise: split training equals unsplit training)."""
+    t = job.training
+    return optax.sgd(t.learning_rate, momentum=t.momentum or None)
 
 
 def fleet_for(job: SplitFLJob, net: SplitNet) -> fl.FleetParams:
