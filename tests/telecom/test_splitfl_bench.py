@@ -1,0 +1,65 @@
+"""``decisions bench splitfl`` figures on its smoke budget, and how the ratios against the best fixed split are read.
+
+The smoke run is the conformance kit's (``tests.smoke_runs``), shared through the module's
+``smoke_runs`` mark.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from decisions.telecom.splitfl.bench import README_ROWS
+from decisions.telecom.splitfl.study import best_fixed, time_ratio_of
+from tests.smoke_runs import smoke_bench
+
+pytestmark = pytest.mark.smoke_runs("splitfl")
+
+
+def test_smoke_bench_figures() -> None:
+    figures, tasks = smoke_bench("splitfl")
+    assert figures["split_equivalence_max_err"] <= 1e-5
+    assert figures["rounds_per_second"] > 0 and figures["rounds"] == 2.0 and figures["clients"] == 10.0
+    for name in ("fixed_3", "fixed_9", "random", "greedy", "dqn_round", "dqn_client"):
+        assert 0.0 <= figures[f"final_acc_{name}"] <= 1.0
+        assert 0.0 <= figures[f"dropout_rate_{name}"] <= 1.0
+    # split 9 (the whole CNN) does not fit the weak tier's 0.5 MB: its four clients never train
+    assert figures["dropout_rate_fixed_9"] >= 0.4
+    assert any(task.startswith("agent (client)") for task in tasks)
+    assert any(task.startswith("seed 0: dqn_client") for task in tasks)
+
+
+def test_readme_rows_name_only_figures_the_full_bench_writes() -> None:
+    written = {
+        "seeds", "rounds", "clients", "target_share", "time_to_target_ratio_vs_best_fixed",
+        "time_to_target_ratio_vs_best_fixed_std", "time_to_target_ratio_vs_best_fixed_worst",
+        "final_test_acc_vs_best_fixed", "final_test_acc_vs_max_fixed", "dropout_rate_agent",
+        "dropout_margin_vs_fixed", "time_ratio_dqn_round", "time_ratio_greedy", "time_ratio_random",
+        "time_ratio_fixed_9", "time_ratio_dqn_client_m1", "time_ratio_dqn_client", "time_ratio_dqn_client_m5",
+        "time_ratio_dqn_client_decay0", "split_equivalence_max_err", "rounds_per_second",
+    }
+    for row in README_ROWS:
+        fields = set(row.fields())
+        if row.optional:
+            assert any(f.startswith("fashion_") for f in fields)
+        else:
+            assert fields <= written, fields - written
+
+
+def test_best_fixed_in_hindsight_and_ratios() -> None:
+    runs = pd.DataFrame({
+        "seed": [0, 0, 0, 1, 1, 1],
+        "strategy": ["fixed_1", "fixed_2", "dqn_client"] * 2,
+        "time_to_target_s": [50.0, 40.0, 20.0, math.inf, 30.0, 60.0],
+        "final_test_acc": [0.9, 0.8, 0.9, 0.9, 0.9, 0.9],
+    })
+    best = best_fixed(runs)
+    assert best.to_dict() == {0: "fixed_2", 1: "fixed_2"}
+    assert time_ratio_of(20.0, 40.0) == 0.5
+    assert math.isinf(time_ratio_of(math.inf, 40.0))
+    assert np.isnan(time_ratio_of(math.inf, math.inf))
+    tie = runs.assign(time_to_target_s=[40.0, 40.0, 1.0, 1.0, 1.0, 1.0], final_test_acc=[0.7, 0.8, 0, 0.9, 0.8, 0])
+    assert best_fixed(tie).to_dict() == {0: "fixed_2", 1: "fixed_1"}
