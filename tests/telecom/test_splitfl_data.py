@@ -202,8 +202,10 @@ def test_round_latency_is_the_straggler() -> None:
     c = split_costs(VGG5, [1, 5], 50, 2, specs, sc.server_macs_per_s)
     assert c.round_time_s.shape == (2, 3)
     np.testing.assert_allclose(round_latency(c), c.round_time_s.max(axis=1))
-    weak = names.index("weak")
-    assert (round_latency(c) == c.round_time_s[:, weak]).all()
+    # the straggler moves with the split: at split 1 the phone's 2 Mb/s uplink carries the large
+    # activations; at split 5 the weak board computes most of the network
+    assert round_latency(c)[0] == c.round_time_s[0, names.index("medium")]
+    assert round_latency(c)[1] == c.round_time_s[1, names.index("weak")]
     only_strong = np.array([n == "strong" for n in names])
     np.testing.assert_allclose(round_latency(c, only_strong), c.round_time_s[:, names.index("strong")])
     assert (c.energy_j > 0).all()
