@@ -207,8 +207,9 @@ def test_mixed_splits_train_like_one_split() -> None:
     fed = small_federation()
     params = CNN.init(jax.random.PRNGKey(0))
     part = np.ones(10, bool)
-    mixed = train_round(fed, params, np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 3]), part, 0)
-    single = train_round(fed, params, np.full(10, 3), part, 0)
+    keys = jax.random.split(jax.random.PRNGKey(0), 10)
+    mixed = train_round(fed, params, np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 3]), part, keys)
+    single = train_round(fed, params, np.full(10, 3), part, keys)
     for a, b in zip(jax.tree.leaves(mixed), jax.tree.leaves(single), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
 

@@ -40,7 +40,7 @@ from decisions.telecom.splitfl.study import (
     best_fixed,
     run_study,
     split_equivalence_max_err,
-    time_ratio_of,
+    vs_best_fixed,
 )
 
 ProgressFn = Callable[[str, int, int], None]
@@ -83,13 +83,9 @@ def _with_default_tiers(spec: dict[str, Any]) -> dict[str, Any]:
 def strategy_figures(study: Study) -> dict[str, float]:
     """``time_ratio_<s>`` (time to target over the best fixed split's, mean over seeds), ``final_acc_<s>``,
     ``dropout_rate_<s>`` for every strategy."""
-    runs = study.runs
-    best = best_fixed(runs)
-    base = runs.set_index(["seed", "strategy"])["time_to_target_s"]
-    ratio = runs.apply(lambda r: time_ratio_of(r["time_to_target_s"], base[(r["seed"], best[r["seed"]])]), axis=1)
-    frame = runs.assign(time_ratio=ratio).groupby("strategy", sort=False)
+    best = best_fixed(study.runs)
     figures: dict[str, float] = {}
-    for name, rows in frame:
+    for name, rows in vs_best_fixed(study.runs).groupby("strategy", sort=False):
         figures[f"time_ratio_{name}"] = float(rows["time_ratio"].mean())
         figures[f"final_acc_{name}"] = float(rows["final_test_acc"].mean())
         figures[f"dropout_rate_{name}"] = float(rows["dropout_rate"].mean())

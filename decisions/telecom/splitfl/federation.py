@@ -119,17 +119,24 @@ class History:
         return float(self.wall_clock_s[hit[0]]) if len(hit) else float("inf")
 
 
+_play_round = jax.jit(fl.play_round)
+
+
 def _round_keys(seed: int, t: int, clients: int) -> tuple[jax.Array, jax.Array]:
     key = jax.random.fold_in(jax.random.PRNGKey(seed), t)
     fleet_key, train_key = jax.random.split(key)
     return fleet_key, jax.random.split(train_key, clients)
 
 
-def train_round(fed: Federation, params: Params, splits: np.ndarray, participated: np.ndarray, t: int) -> Params:
-    """One round of real split training for the participants, each at its split, averaged together."""
+def train_round(
+    fed: Federation, params: Params, splits: np.ndarray, participated: np.ndarray, keys: jax.Array
+) -> Params:
+    """One round of real split training for the participants, each at its split, averaged together.
+
+    ``keys``: one minibatch key per client (``_round_keys``).
+    """
     if not participated.any():
         return params
-    _, keys = _round_keys(fed.seed, t, len(participated))
     counts = np.asarray(fed.data.counts, np.float32)
     total = float(counts[participated].sum())
     groups = []
@@ -167,7 +174,6 @@ def run_federation(
     params = fed.net.init(jax.random.PRNGKey(fed.seed))
     loss0, acc0 = evaluate(fed.net, params, *fed.val)[0], evaluate(fed.net, params, *fed.test)[1]
     state = fl.reset(jax.random.PRNGKey(fed.seed + 7919), p)
-    play = jax.jit(fl.play_round)
     history_key = b""
     rows: dict[str, list[Any]] = {k: [] for k in (
         "test_acc", "val_loss", "round_time_s", "splits", "participated", "eligible", "timed_out", "refused",
@@ -176,15 +182,15 @@ def run_federation(
     for t in range(rounds):
         splits = np.asarray(strategy.decide(state, pe, t), np.int32)
         cpu_share = np.asarray(state.cpu_share)
-        fleet_key, _ = _round_keys(fed.seed, t, p.clients)
-        state, out = play(fleet_key, state, p, jnp.asarray(splits))
+        fleet_key, train_keys = _round_keys(fed.seed, t, p.clients)
+        state, out = _play_round(fleet_key, state, p, jnp.asarray(splits))
         part = np.asarray(out.participated)
         history_key += np.packbits(part).tobytes()
         if history_key in cache.entries:
             params, val_loss, acc = cache.entries[history_key]
             cache.hits += 1
         else:
-            params = train_round(fed, params, splits, part, t)
+            params = train_round(fed, params, splits, part, train_keys)
             val_loss = evaluate(fed.net, params, *fed.val)[0]
             acc = evaluate(fed.net, params, *fed.test)[1]
             cache.entries[history_key] = (params, val_loss, acc)

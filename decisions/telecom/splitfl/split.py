@@ -313,7 +313,7 @@ def make_round(
 
     def looped(params: Params, x: Array, y: Array, counts: Array, keys: Array, w: Array):
         cp, sp = split_params(params, split)
-        chosen = [i for i in range(len(w)) if float(w[i]) > 0] or [0]
+        chosen = np.flatnonzero(np.asarray(w) > 0).tolist() or [0]
         outs = [one_client(cp, sp, x[i], y[i], counts[i], keys[i]) for i in chosen]
         stacked = jax.tree.map(lambda *a: jnp.stack(a), *outs)
         w_chosen = jnp.asarray(w)[jnp.asarray(chosen)]

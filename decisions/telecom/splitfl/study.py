@@ -287,30 +287,33 @@ def time_ratio_of(time: float, reference: float) -> float:
     return float(time / reference) if math.isfinite(reference) else float("nan")
 
 
+def vs_best_fixed(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each run with ``time_ratio`` (``time_ratio_of``) and ``acc_ratio`` (final test accuracy) against its
+    seed's best fixed split in hindsight (``best_fixed``)."""
+    best = best_fixed(runs)
+    ref = runs.set_index(["seed", "strategy"]).loc[list(best.items())].reset_index("strategy", drop=True)
+    base_time = runs["seed"].map(ref["time_to_target_s"])
+    time_ratio = [time_ratio_of(t, b) for t, b in zip(runs["time_to_target_s"], base_time, strict=True)]
+    return runs.assign(time_ratio=time_ratio, acc_ratio=runs["final_test_acc"] / runs["seed"].map(ref["final_test_acc"]))
+
+
 def headline(job: SplitFLJob, runs: pd.DataFrame) -> dict[str, float]:
     """The agent's ratios against the best fixed split in hindsight (mean, std, worst over seeds)."""
     agent = HEADLINE_AGENT[Mode.CLIENT if Mode.CLIENT in job.agent.modes else Mode.ROUND]
-    best = best_fixed(runs)
-    by = runs.set_index(["seed", "strategy"])
-    time_ratio, acc_ratio, acc_vs_max, drop_gap = [], [], [], []
-    fixed = runs[runs["strategy"].str.startswith("fixed_")]
-    for seed, name in best.items():
-        a, b = by.loc[(seed, agent)], by.loc[(seed, name)]
-        time_ratio.append(time_ratio_of(a["time_to_target_s"], b["time_to_target_s"]))
-        acc_ratio.append(a["final_test_acc"] / b["final_test_acc"])
-        acc_vs_max.append(a["final_test_acc"] / fixed[fixed["seed"] == seed]["final_test_acc"].max())
-        drop_gap.append(fixed[fixed["seed"] == seed]["dropout_rate"].min() - a["dropout_rate"])
-    t, acc = np.asarray(time_ratio, float), np.asarray(acc_ratio, float)
+    scored = vs_best_fixed(runs)
+    mine = scored[scored["strategy"] == agent].set_index("seed")
+    fixed = runs[runs["strategy"].str.startswith("fixed_")].groupby("seed")
+    t, acc = mine["time_ratio"].to_numpy(float), mine["acc_ratio"].to_numpy(float)
     return {
         "time_to_target_ratio_vs_best_fixed": float(np.mean(t)),
         "time_to_target_ratio_vs_best_fixed_std": float(np.std(t)),
         "time_to_target_ratio_vs_best_fixed_worst": float(np.max(t)),
         "final_test_acc_vs_best_fixed": float(np.mean(acc)),
         "final_test_acc_vs_best_fixed_worst": float(np.min(acc)),
-        "final_test_acc_vs_max_fixed": float(np.mean(acc_vs_max)),
-        "dropout_rate_agent": float(runs[runs["strategy"] == agent]["dropout_rate"].mean()),
-        "dropout_margin_vs_fixed": float(np.min(drop_gap)),
-        "seeds": float(len(best)),
+        "final_test_acc_vs_max_fixed": float((mine["final_test_acc"] / fixed["final_test_acc"].max()).mean()),
+        "dropout_rate_agent": float(mine["dropout_rate"].mean()),
+        "dropout_margin_vs_fixed": float((fixed["dropout_rate"].min() - mine["dropout_rate"]).min()),
+        "seeds": float(len(mine)),
     }
 
 
