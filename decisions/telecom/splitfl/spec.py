@@ -82,7 +82,7 @@ class TrainingSettings(Settings):
         0.95, gt=0.0, le=1.0, description="Target test accuracy as a share of the centralised model's."
     )
     centralised_steps: int | None = Field(
-        None, ge=1, description="SGD steps of the centralised reference (default: rounds x local_steps)."
+        None, ge=1, description="SGD steps of the centralised reference (default: rounds x local_steps x clients)."
     )
 
     @field_validator("seeds")

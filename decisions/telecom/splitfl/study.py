@@ -7,7 +7,7 @@
    training seeds are not the evaluation seeds); the committee-size ablation takes the first ``m``
    members of one committee of ``max(sizes)``; the decay ablation trains its own committee;
 2. per seed: the data (a Dirichlet partition of the seed), the centralised reference (the unsplit
-   network on the pooled client data, ``centralised_steps`` steps of ``batch_size x clients``) and
+   network on the pooled client data, as many ``batch_size`` steps as the clients take together) and
    its test accuracy, which sets the target; then every strategy (fixed splits, random, greedy, the
    agents, the ablations) runs ``rounds`` real rounds on the same fleet randomness, sharing one
    ``federation.LearningCache``;
@@ -151,10 +151,15 @@ def build_federation(job: SplitFLJob, seed: int) -> tuple[Federation, tuple[np.n
 
 
 def centralised_accuracy(job: SplitFLJob, fed: Federation, pooled: tuple[np.ndarray, np.ndarray]) -> float:
-    """Test accuracy of the unsplit network trained on the pooled client data (the target's reference)."""
+    """Test accuracy of the unsplit network trained on the pooled client data (the target's reference).
+
+    By default it takes as many sequential minibatch steps, of the clients' batch size, as all the clients
+    together take over the run (rounds x local steps x clients): the same samples and the same gradient
+    work as federated training, without the averaging.
+    """
     t = job.training
-    steps = t.centralised_steps or t.rounds * t.local_steps
-    batch = t.batch_size * fed.pe.fleet.clients
+    steps = t.centralised_steps or t.rounds * t.local_steps * fed.pe.fleet.clients
+    batch = t.batch_size
     opt, net = fed.optimizer, fed.net
     params = net.init(jax.random.PRNGKey(fed.seed))
     x, y = jnp.asarray(pooled[0]), jnp.asarray(pooled[1])
