@@ -1,0 +1,1 @@
+"""Mobility domains: traffic-signal control on SUMO (``traffic``)."""
