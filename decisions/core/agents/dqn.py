@@ -17,6 +17,13 @@ checkpoint/resume, several seeds at once) is the shared off-policy loop of
 ``train`` returns the greedy policy; its params hold the Q-network weights and the
 observation statistics, and ``save_policy`` / ``load_policy`` round-trip them (msgpack; the
 file also holds the policy's description, so loading needs nothing else).
+
+**Action masks** (for the host loop, ``offpolicy.host_loop``): ``explore_masked``,
+``random_valid_action`` and ``update_masked`` are the masked twins of ``explore``,
+``random_action`` and ``update`` (epsilon-greedy among the valid actions; the double-DQN
+argmax over the next state's valid actions), and ``DQNPolicy.masked_action`` the masked greedy
+policy. ``agent_for_shapes`` builds the agent from shapes when there is no functional
+``Environment`` to read them from.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import numpy as np
 import optax
 from jax import Array
 
-from decisions.core.agents.common import check_config, check_number
+from decisions.core.agents.common import check_config, check_int, check_number
 from decisions.core.agents.offpolicy import (
     NetworkPolicy,
     OffPolicyConfig,
@@ -49,6 +56,7 @@ __all__ = [
     "DQNConfig",
     "DQNPolicy",
     "DQNState",
+    "agent_for_shapes",
     "load_policy",
     "make_agent",
     "save_policy",
@@ -94,6 +102,11 @@ def q_network(hidden: tuple[int, ...], num_actions: int) -> MLP:
     return MLP(hidden=hidden, out=num_actions, activation=nn.relu)
 
 
+def masked_argmax(q: Array, mask: Array) -> Array:
+    """``argmax`` over the last axis among the actions where ``mask`` is True (0 if none is)."""
+    return jnp.argmax(jnp.where(mask, q, -jnp.inf), axis=-1)
+
+
 @dataclass(frozen=True)
 class DQNPolicy(NetworkPolicy):
     """The greedy policy ``argmax_a Q(normalised obs, a)``; hashable, so jitted evaluators reuse it.
@@ -126,6 +139,20 @@ class DQNPolicy(NetworkPolicy):
         del key
         x = self.features(params, obs)
         return jnp.argmax(self.network.apply(params["q"], x), axis=-1).astype(self.action_dtype)
+
+    def masked_action(self, params: PyTree, obs: Array, mask: Array) -> Array:
+        """The greedy action(s) among the valid ones.
+
+        Args:
+            params: the policy's params.
+            obs: one observation or a batch (leading axes are kept).
+            mask: bool ``(..., num_actions)``, True where an action is valid.
+
+        Returns:
+            ``argmax`` of the Q-values over the valid actions, in ``action_dtype``.
+        """
+        q = self.network.apply(params["q"], self.features(params, obs))
+        return masked_argmax(q, mask).astype(self.action_dtype)
 
 
 class DQNState(NamedTuple):
@@ -187,6 +214,18 @@ class DQNAgent:
         take_random = jax.random.uniform(explore_key, (obs.shape[0],)) < self.config.epsilon(frac)
         return jnp.where(take_random, random, greedy)
 
+    def random_valid_action(self, key: Array, mask: Array) -> Array:
+        """Uniformly random valid action indices, one per row of ``mask`` (bool ``(num, num_actions)``)."""
+        return jax.random.categorical(key, jnp.where(mask, 0.0, -jnp.inf)).astype(self.action_dtype)
+
+    def explore_masked(self, state: DQNState, obs: Array, mask: Array, key: Array, frac: Array) -> Array:
+        """``explore`` restricted to the valid actions (``mask``: bool ``(num, num_actions)``)."""
+        greedy = masked_argmax(self.network.apply(state.params, obs), mask).astype(self.action_dtype)
+        explore_key, random_key = jax.random.split(key)
+        random = self.random_valid_action(random_key, mask)
+        take_random = jax.random.uniform(explore_key, (obs.shape[0],)) < self.config.epsilon(frac)
+        return jnp.where(take_random, random, greedy)
+
     def env_action(self, action: Array) -> Array:
         """The stored action index is the environment's action."""
         return action
@@ -194,10 +233,35 @@ class DQNAgent:
     def update(self, state: DQNState, batch: Transition, key: Array) -> tuple[DQNState, dict[str, Array]]:
         """One double-DQN Huber step, then the target update; metrics ``q_loss`` and ``q_mean``."""
         del key
+        return self._td_update(state, batch, None)
+
+    def update_masked(
+        self, state: DQNState, batch: Transition, next_mask: Array, key: Array
+    ) -> tuple[DQNState, dict[str, Array]]:
+        """``update`` whose double-DQN argmax keeps to the next state's valid actions.
+
+        Args:
+            state: the training state.
+            batch: a replay batch (normalised observations).
+            next_mask: bool ``(batch, num_actions)``, the actions valid in ``batch.next_obs``.
+            key: unused.
+
+        Returns:
+            As ``update``.
+        """
+        del key
+        return self._td_update(state, batch, next_mask)
+
+    def _td_update(
+        self, state: DQNState, batch: Transition, next_mask: Array | None
+    ) -> tuple[DQNState, dict[str, Array]]:
         config, network = self.config, self.network
         next_online = network.apply(state.params, batch.next_obs)
         next_target = network.apply(state.target_params, batch.next_obs)
-        best = jnp.argmax(next_online, axis=-1)
+        if next_mask is None:
+            best = jnp.argmax(next_online, axis=-1)
+        else:
+            best = masked_argmax(next_online, next_mask)
         next_value = jnp.take_along_axis(next_target, best[:, None], axis=-1)[:, 0]
         target = jax.lax.stop_gradient(batch.reward + batch.discount * next_value)
         action = batch.action.astype(jnp.int32)
@@ -242,10 +306,42 @@ def make_agent(env: Environment[Any, Any], config: DQNConfig, params: PyTree | N
     space = env.action_space(params)
     if not isinstance(space, Discrete):
         raise ValueError(f"DQN needs a Discrete action space, {env.name} has {type(space).__name__}")
-    policy = DQNPolicy(
+    return agent_for_shapes(
+        config,
         obs_shape=tuple(env.observation_space(params).shape),
         num_actions=space.n,
         action_dtype=np.dtype(space.dtype).name,
+    )
+
+
+def agent_for_shapes(
+    config: DQNConfig, *, obs_shape: tuple[int, ...], num_actions: int, action_dtype: str = "int32"
+) -> DQNAgent:
+    """The DQN agent for observations of ``obs_shape`` and ``num_actions`` discrete actions.
+
+    For environments that are not a functional ``Environment`` (the host loop's
+    ``offpolicy.host_loop.MultiAgentVecEnv``: ``obs_shape=(envs.obs_dim,)``,
+    ``num_actions=envs.num_actions``).
+
+    Args:
+        config: the DQN settings.
+        obs_shape: shape of one observation.
+        num_actions: number of discrete actions (>= 1).
+        action_dtype: dtype name of the actions.
+
+    Returns:
+        The agent, with its greedy policy.
+
+    Raises:
+        TypeError: ``config`` is not a ``DQNConfig``.
+        ValueError: ``num_actions`` is not a positive integer.
+    """
+    check_config(config, DQNConfig)
+    check_int("num_actions", num_actions, 1)
+    policy = DQNPolicy(
+        obs_shape=tuple(int(d) for d in obs_shape),
+        num_actions=int(num_actions),
+        action_dtype=action_dtype,
         hidden=config.hidden,
     )
     return DQNAgent(config=config, policy=policy)

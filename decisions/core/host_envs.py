@@ -1,0 +1,306 @@
+"""Host environments for the off-policy host loop: simulators that run outside JAX, numpy in and out.
+
+A ``MultiAgentVecEnv`` is a fixed number of *slots* (parallel environments x controlled agents
+per environment) stepped together, with gymnasium's vector auto-reset and per-slot action
+masks. ``offpolicy.host_loop.train_agent_host`` trains one agent on all the slots (parameter
+sharing). Adapters: ``GymVecSlots`` (gymnasium environments in this process, one slot each) and
+``SubprocessVecSlots`` (any ``MultiAgentVecEnv`` factories, one spawned process each, stepped
+in parallel: a simulator that allows one instance per process, such as libsumo). This module
+does not import JAX, so a spawned environment process starts in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import gymnasium
+import numpy as np
+
+__all__ = ["GymVecSlots", "MultiAgentVecEnv", "SlotStep", "SubprocessVecSlots", "run_episodes"]
+
+class SlotStep(NamedTuple):
+    """What ``MultiAgentVecEnv.step`` returns (any 7-tuple in this order is accepted)."""
+
+    obs: np.ndarray  # (slots, obs_dim) float32, next observations; a new episode's first where one ended
+    mask: np.ndarray  # (slots, num_actions) bool, actions valid in ``obs``
+    reward: np.ndarray  # (slots,) float32
+    terminated: np.ndarray  # (slots,) bool, a terminal state was reached (no bootstrap)
+    truncated: np.ndarray  # (slots,) bool, the episode was cut (bootstraps from ``final_obs``)
+    final_obs: np.ndarray  # (slots, obs_dim) float32, the observation the step produced (== obs where no episode ended)
+    final_mask: np.ndarray  # (slots, num_actions) bool, actions valid in ``final_obs`` (== mask where no episode ended)
+
+
+@runtime_checkable
+class MultiAgentVecEnv(Protocol):
+    """Host environments as ``num_slots`` slots stepped together (gymnasium vector-env semantics).
+
+    A slot is one controlled agent of one environment copy (a traffic signal of a simulation);
+    observations are padded to ``obs_dim`` and actions to ``num_actions`` (padded actions are
+    invalid in the masks). Every slot acts at every step. When a slot's episode ends
+    (``terminated | truncated``) the environment resets it in the same ``step`` and returns the
+    new episode's first observation and mask, with the finished step's in ``final_obs`` /
+    ``final_mask``. A simulation whose agents all end together resets once for all its slots.
+
+    Attributes:
+        num_slots: slots (the agent config's ``num_envs``).
+        obs_dim: width of an observation row.
+        num_actions: width of a mask row (the agent's number of discrete actions).
+    """
+
+    num_slots: int
+    obs_dim: int
+    num_actions: int
+
+    def reset(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """Start every slot's episode; ``seed`` seeds the environments (derive one per copy from it).
+
+        Returns:
+            ``(obs, mask)``: float32 ``(slots, obs_dim)`` and bool ``(slots, num_actions)``.
+        """
+        ...
+
+    def step(self, actions: np.ndarray) -> SlotStep:
+        """Act in every slot (``actions``: int ``(slots,)`` action indices), auto-resetting ended episodes."""
+        ...
+
+    def close(self) -> None:
+        """Release the simulators."""
+        ...
+
+
+def run_episodes(
+    envs: MultiAgentVecEnv,
+    act: Callable[[np.ndarray, np.ndarray], Any],
+    *,
+    seed: int,
+    episodes_per_slot: int = 1,
+    max_steps: int = 100_000,
+) -> np.ndarray:
+    """Undiscounted returns of each slot's first ``episodes_per_slot`` episodes under ``act``.
+
+    Args:
+        envs: the environments (reset with ``seed``).
+        act: ``act(obs, mask) -> actions``, e.g. ``partial(greedy_actions, policy, params)``.
+        seed: passed to ``envs.reset``.
+        episodes_per_slot: episodes counted per slot (later ones are ignored).
+        max_steps: vector steps at most; episodes unfinished by then are NaN.
+
+    Returns:
+        float64 ``(slots, episodes_per_slot)`` returns.
+    """
+    obs, mask = envs.reset(seed)
+    returns = np.full((envs.num_slots, episodes_per_slot), np.nan)
+    running, count = np.zeros(envs.num_slots), np.zeros(envs.num_slots, np.int64)
+    for _ in range(max_steps):
+        if np.all(count >= episodes_per_slot):
+            break
+        out = SlotStep(*envs.step(np.asarray(act(obs, mask))))
+        running += out.reward
+        for slot in np.flatnonzero(out.terminated | out.truncated):
+            if count[slot] < episodes_per_slot:
+                returns[slot, count[slot]] = running[slot]
+            count[slot] += 1
+            running[slot] = 0.0
+        obs, mask = out.obs, out.mask
+    return returns
+
+
+def _pad(x: np.ndarray, width: int, fill: Any) -> np.ndarray:
+    """``x`` ``(..., w)`` padded with ``fill`` to ``(..., width)``."""
+    pad = np.full((*x.shape[:-1], width - x.shape[-1]), fill, x.dtype)
+    return np.concatenate([x, pad], axis=-1)
+
+
+class GymVecSlots:
+    """Gymnasium environments in this process as a ``MultiAgentVecEnv``, one slot each.
+
+    Observations are flattened (``gymnasium.spaces.flatten``) to float32 and zero-padded to the
+    widest; action ``i`` of a slot is its ``Discrete`` space's ``start + i``, valid for ``i < n``
+    and, where the environment's ``info`` has an ``"action_mask"`` (reset and step), where it is
+    true. Ended episodes are reset at once (``reset()`` without a seed).
+
+    Args:
+        envs: a gymnasium environment or a sequence of them, with ``Discrete`` action spaces.
+
+    Raises:
+        ValueError: no environment, or an action space that is not ``Discrete``.
+    """
+
+    def __init__(self, envs: gymnasium.Env | Sequence[gymnasium.Env]) -> None:
+        self.envs = [envs] if isinstance(envs, gymnasium.Env) else list(envs)
+        if not self.envs:
+            raise ValueError("envs: needs at least one environment")
+        for env in self.envs:
+            if not isinstance(env.action_space, gymnasium.spaces.Discrete):
+                raise ValueError(f"envs: needs Discrete action spaces, got {env.action_space}")
+        self._n = [int(env.action_space.n) for env in self.envs]
+        self.num_slots = len(self.envs)
+        self.obs_dim = max(gymnasium.spaces.flatdim(env.observation_space) for env in self.envs)
+        self.num_actions = max(self._n)
+
+    @classmethod
+    def make(cls, env_id: str, **kwargs: Any) -> GymVecSlots:
+        """One ``gymnasium.make(env_id, **kwargs)`` environment (a picklable factory with ``partial``)."""
+        return cls(gymnasium.make(env_id, **kwargs))
+
+    def _row(self, slot: int, obs: Any, info: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        env, n = self.envs[slot], self._n[slot]
+        flat = np.asarray(gymnasium.spaces.flatten(env.observation_space, obs), np.float32)
+        mask = np.zeros(self.num_actions, bool)
+        mask[:n] = np.asarray(info["action_mask"], bool) if "action_mask" in info else True
+        return _pad(flat, self.obs_dim, 0.0), mask
+
+    def reset(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """Reset environment ``i`` with ``seed + i``; returns ``(obs, mask)``."""
+        rows = [self._row(i, *env.reset(seed=seed + i)) for i, env in enumerate(self.envs)]
+        return np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows])
+
+    def step(self, actions: np.ndarray) -> SlotStep:
+        """Step every environment with its action index, resetting those whose episode ended."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_slots,):
+            raise ValueError(f"actions: expected shape ({self.num_slots},), got {actions.shape}")
+        fields: list[tuple[Any, ...]] = []
+        for i, env in enumerate(self.envs):
+            if not 0 <= actions[i] < self._n[i]:
+                raise ValueError(f"actions: slot {i} has {self._n[i]} actions, got {actions[i]}")
+            obs, reward, terminated, truncated, info = env.step(int(env.action_space.start) + int(actions[i]))
+            final_obs, final_mask = now_obs, now_mask = self._row(i, obs, info)
+            if terminated or truncated:
+                now_obs, now_mask = self._row(i, *env.reset())
+            fields.append((now_obs, now_mask, reward, terminated, truncated, final_obs, final_mask))
+        obs, mask, reward, terminated, truncated, final_obs, final_mask = zip(*fields, strict=True)
+        return SlotStep(
+            np.stack(obs), np.stack(mask), np.asarray(reward, np.float32), np.asarray(terminated, bool),
+            np.asarray(truncated, bool), np.stack(final_obs), np.stack(final_mask),
+        )
+
+    def close(self) -> None:
+        """Close every environment."""
+        for env in self.envs:
+            env.close()
+
+
+def _worker(conn: Any, make_env: Callable[[], MultiAgentVecEnv]) -> None:
+    """A ``SubprocessVecSlots`` process: build the environment, send its sizes, then serve method calls."""
+    try:
+        env = make_env()
+        conn.send((True, (env.num_slots, env.obs_dim, env.num_actions)))
+        while True:
+            method, args = conn.recv()
+            try:
+                conn.send((True, tuple(getattr(env, method)(*args) or ())))
+            except Exception:  # reported to the parent, which raises
+                conn.send((False, traceback.format_exc()))
+            if method == "close":
+                return
+    except Exception:
+        conn.send((False, traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+class SubprocessVecSlots:
+    """``MultiAgentVecEnv`` factories each run in their own process (spawn), stepped in parallel.
+
+    The slots are the factories' in order; observations and masks are padded to the widest
+    (padded actions invalid). Reset seeds are ``seed + first slot`` of each part. Use it as a
+    context manager or call ``close``.
+
+    Args:
+        make_env_fns: picklable factories returning a ``MultiAgentVecEnv`` each (module-level
+            functions or ``partial``s of them, e.g. ``partial(GymVecSlots.make, "CartPole-v1")``).
+
+    Raises:
+        RuntimeError: a process failed (its traceback in the message).
+    """
+
+    def __init__(self, make_env_fns: Sequence[Callable[[], MultiAgentVecEnv]]) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._conns, self._procs = [], []
+        for make_env in make_env_fns:
+            parent, child = context.Pipe()
+            proc = context.Process(target=_worker, args=(child, make_env), daemon=True)
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        try:
+            sizes = [self._receive(i) for i in range(len(self._conns))]
+        except Exception:
+            self.close()
+            raise
+        slots = [s[0] for s in sizes]
+        self._first = np.cumsum([0, *slots])
+        self.num_slots = int(self._first[-1])
+        self.obs_dim = max(s[1] for s in sizes)
+        self.num_actions = max(s[2] for s in sizes)
+
+    def _receive(self, i: int) -> Any:
+        try:
+            ok, value = self._conns[i].recv()
+        except (EOFError, OSError) as error:
+            self._procs[i].join(timeout=5)
+            code = self._procs[i].exitcode
+            raise RuntimeError(f"environment process {i} ended without answering (exit code {code})") from error
+        if not ok:
+            raise RuntimeError(f"environment process {i} failed:\n{value}")
+        return value
+
+    def _call(self, method: str, args: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        for conn, a in zip(self._conns, args, strict=True):
+            conn.send((method, a))
+        return [self._receive(i) for i in range(len(self._conns))]
+
+    def _widen(self, parts: list[tuple[Any, ...]]) -> list[np.ndarray]:
+        """Concatenate the parts' arrays field by field, padding observations and masks."""
+        out = []
+        for field in zip(*parts, strict=True):
+            arrays = [np.asarray(x) for x in field]
+            if arrays[0].ndim == 2:
+                width = self.obs_dim if arrays[0].dtype != np.bool_ else self.num_actions
+                arrays = [_pad(x, width, x.dtype.type(0)) for x in arrays]
+            out.append(np.concatenate(arrays))
+        return out
+
+    def reset(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """Reset every part (part ``j`` with ``seed`` + its first slot); returns ``(obs, mask)``."""
+        obs, mask = self._widen(self._call("reset", [(seed + int(f),) for f in self._first[:-1]]))
+        return obs, mask
+
+    def step(self, actions: np.ndarray) -> SlotStep:
+        """Send each part its slots' actions, then gather the results."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_slots,):
+            raise ValueError(f"actions: expected shape ({self.num_slots},), got {actions.shape}")
+        parts = [(actions[a:b],) for a, b in zip(self._first[:-1], self._first[1:], strict=True)]
+        return SlotStep(*self._widen(self._call("step", parts)))
+
+    def close(self) -> None:
+        """Close the environments and end the processes, all at once (idempotent)."""
+        for conn, proc in zip(self._conns, self._procs, strict=True):
+            try:
+                if proc.is_alive():
+                    conn.send(("close", ()))
+            except OSError:
+                pass
+        for conn, proc in zip(self._conns, self._procs, strict=True):
+            try:
+                if proc.is_alive():
+                    conn.recv()
+            except (OSError, EOFError):
+                pass
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+            conn.close()
+        self._conns, self._procs = [], []
+
+    def __enter__(self) -> SubprocessVecSlots:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
