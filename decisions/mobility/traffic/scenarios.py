@@ -1,0 +1,269 @@
+"""Scenario registry: sumo-rl's networks and demand, and their pedestrian variants.
+
+Scenarios (:data:`SCENARIOS`) use the files shipped in the ``sumo_rl`` package:
+
+- ``single-intersection``: sumo-rl's 4-arm junction, two one-way roads (0-3600 s);
+- ``cologne1``, ``ingolstadt1``: one real junction each from RESCO (Ault & Sharon 2021), in
+  RESCO's windows (25200-28800 s and 57600-61200 s);
+- ``grid4x4``, ``arterial4x4``: RESCO's synthetic 16-signal networks (0-3600 s).
+
+The pedestrian variant of a network (:func:`pedestrian_network`) is built by netconvert with
+``--sidewalks.guess --crossings.guess --walkingareas``. netconvert *regenerates* the signal
+programmes for the crossings: each green phase is split into a phase with pedestrian green and a
+pedestrian-clearance phase with the same vehicle green, turning vehicles that cross a crossing get
+``g`` (yield) instead of ``G``, and green durations are kept (split into green + clearance). So a
+pedestrian net's fixed-time programme and sumo-rl's green-phase set differ from the original
+net's: sumo-rl sees about twice as many green phases (each vehicle phase with and without
+pedestrian green; ingolstadt1 also gains a pedestrian-only phase).
+``single-intersection`` ships node/edge files; its pedestrian net is built from them with the
+centre node made a traffic light (the original net was built with other options, so its
+vehicle links differ slightly from the pedestrian net's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import platformdirs
+
+from decisions.errors import InputError
+from decisions.mobility.traffic.sumo_setup import binary, ensure_sumo, sumo_version
+
+__all__ = [
+    "PEDESTRIAN_OPTIONS",
+    "SCENARIOS",
+    "Scenario",
+    "check_net",
+    "default_cache_dir",
+    "get_scenario",
+    "network",
+    "pedestrian_network",
+    "scenario_names",
+]
+
+PEDESTRIAN_OPTIONS: tuple[str, ...] = (
+    "--sidewalks.guess",
+    "true",
+    "--crossings.guess",
+    "true",
+    "--walkingareas",
+    "true",
+)
+"""netconvert options that add sidewalks, crossings and walking areas (and regenerate tl programmes)."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A signalised network with its vehicle demand and control timing.
+
+    Attributes:
+        name: registry name.
+        net_file: the original SUMO network (``.net.xml``).
+        route_file: the vehicle demand (``.rou.xml``: trips, vehicles or flows).
+        begin: first simulated second (RESCO's window start).
+        end: last simulated second (an episode is ``end - begin`` seconds).
+        delta_time: seconds between decisions of a controller.
+        yellow_time: seconds of yellow inserted by sumo-rl between two green phases.
+        min_green: seconds a green phase is held before sumo-rl accepts a change (after yellow).
+        node_file: node file to build the pedestrian net from (when the net ships as node/edge files).
+        edge_file: edge file paired with ``node_file``.
+        signalised_nodes: nodes of ``node_file`` made ``traffic_light`` in the pedestrian net.
+    """
+
+    name: str
+    net_file: Path
+    route_file: Path
+    begin: int
+    end: int
+    delta_time: int = 5
+    yellow_time: int = 2
+    min_green: int = 5
+    node_file: Path | None = None
+    edge_file: Path | None = None
+    signalised_nodes: tuple[str, ...] = ()
+
+    @property
+    def seconds(self) -> int:
+        """Length of an episode in simulated seconds."""
+        return self.end - self.begin
+
+
+def _nets_dir() -> Path:
+    """sumo-rl's bundled networks (located without importing ``sumo_rl``, which needs SUMO_HOME)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("sumo_rl")
+    if spec is None or spec.origin is None:
+        raise InputError("sumo_rl", "the sumo-rl package is not installed (pip install sumo-rl==1.4.5)")
+    return Path(spec.origin).parent / "nets"
+
+
+def _resco(name: str, route: str, begin: int, end: int) -> Scenario:
+    folder = _nets_dir() / "RESCO" / name
+    return Scenario(name, folder / f"{name}.net.xml", folder / route, begin, end)
+
+
+@cache
+def _registry() -> dict[str, Scenario]:
+    single = _nets_dir() / "single-intersection"
+    return {
+        "single-intersection": Scenario(
+            "single-intersection",
+            single / "single-intersection.net.xml",
+            single / "single-intersection.rou.xml",
+            0,
+            3600,
+            node_file=single / "single-intersection.nod.xml",
+            edge_file=single / "single-intersection.edg.xml",
+            signalised_nodes=("t",),
+        ),
+        "cologne1": _resco("cologne1", "cologne1.rou.xml", 25200, 28800),
+        "ingolstadt1": _resco("ingolstadt1", "ingolstadt1.rou.xml", 57600, 61200),
+        "grid4x4": _resco("grid4x4", "grid4x4_1.rou.xml", 0, 3600),
+        "arterial4x4": _resco("arterial4x4", "arterial4x4_1.rou.xml", 0, 3600),
+    }
+
+
+SCENARIOS: tuple[str, ...] = ("single-intersection", "cologne1", "ingolstadt1", "grid4x4", "arterial4x4")
+"""Registered scenario names."""
+
+
+def scenario_names() -> tuple[str, ...]:
+    """Names of the registered scenarios."""
+    return SCENARIOS
+
+
+def get_scenario(name: str | Scenario) -> Scenario:
+    """Look a scenario up by name (a :class:`Scenario` is returned as is).
+
+    Raises:
+        InputError: ``scenario`` for an unknown name.
+    """
+    if isinstance(name, Scenario):
+        return name
+    registry = _registry()
+    if name not in registry:
+        raise InputError("scenario", f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}")
+    return registry[name]
+
+
+def default_cache_dir() -> Path:
+    """Where built networks are cached: ``$DECISIONS_TRAFFIC_CACHE`` or the user cache directory."""
+    override = os.environ.get("DECISIONS_TRAFFIC_CACHE")
+    return Path(override) if override else Path(platformdirs.user_cache_dir("decisions")) / "traffic"
+
+
+def check_net(path: Path, field: str = "scenario.net_file") -> Path:
+    """Check that a file is a readable SUMO network (``<net>`` root element).
+
+    Args:
+        path: the ``.net.xml`` file.
+        field: the input field named in errors.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        InputError: ``field`` when the file is missing, not XML or not a SUMO network.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(field, f"{path} does not exist")
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise InputError(field, f"{path} does not parse as XML ({exc})") from None
+    if root.tag != "net":
+        raise InputError(field, f"{path} is not a SUMO network (root <{root.tag}>, expected <net>)")
+    return path
+
+
+def _digest(scenario: Scenario) -> str:
+    """Hash of everything the pedestrian net depends on: input files, options, SUMO version."""
+    h = hashlib.sha256()
+    for part in (sumo_version(), *PEDESTRIAN_OPTIONS, *scenario.signalised_nodes):
+        h.update(part.encode() + b"\0")
+    files = (scenario.node_file, scenario.edge_file) if scenario.node_file else (scenario.net_file,)
+    for file in files:
+        h.update(Path(file).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _signalised_node_file(scenario: Scenario, out: Path) -> Path:
+    """A copy of the scenario's node file with ``signalised_nodes`` turned into traffic lights."""
+    tree = ET.parse(scenario.node_file)
+    for node in tree.getroot().iter("node"):
+        if node.get("id") in scenario.signalised_nodes:
+            node.set("type", "traffic_light")
+    tree.write(out)
+    return out
+
+
+def pedestrian_network(scenario: str | Scenario, cache_dir: Path | None = None) -> Path:
+    """The scenario's network with sidewalks, crossings and walking areas, built once and cached.
+
+    The file is named by a hash of the inputs, the netconvert options and the SUMO version, and
+    written atomically (netconvert writes a temporary file in the cache directory, renamed when
+    complete), so concurrent builders and interrupted builds never leave a partial net.
+
+    Args:
+        scenario: a registered name or a :class:`Scenario`.
+        cache_dir: the cache directory (default :func:`default_cache_dir`).
+
+    Returns:
+        Path of the pedestrian ``.net.xml``.
+
+    Raises:
+        InputError: ``scenario`` for an unknown name; ``scenario.net_file`` when the source net
+            does not parse (netconvert fails).
+    """
+    scenario = get_scenario(scenario)
+    source_field = "scenario.node_file" if scenario.node_file else "scenario.net_file"
+    sources = (scenario.node_file, scenario.edge_file) if scenario.node_file else (scenario.net_file,)
+    for file in sources:
+        if file is None or not Path(file).is_file():
+            raise InputError(source_field, f"{file} does not exist")
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    target = cache_dir / f"{scenario.name}.ped.{_digest(scenario)}.net.xml"
+    if target.is_file():
+        return target
+    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".build-") as tmp:
+        partial = Path(tmp) / "ped.net.xml"
+        if scenario.node_file:
+            nodes = _signalised_node_file(scenario, Path(tmp) / "nodes.nod.xml")
+            inputs = ["--node-files", str(nodes), "--edge-files", str(scenario.edge_file)]
+        else:
+            inputs = ["--sumo-net-file", str(scenario.net_file)]
+        cmd = [str(binary("netconvert")), *inputs, *PEDESTRIAN_OPTIONS, "--no-warnings", "-o", str(partial)]
+        env = {**os.environ, "SUMO_HOME": str(ensure_sumo())}
+        result = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        if result.returncode != 0 or not partial.is_file():
+            problem = " ".join((result.stderr or result.stdout).split())[-300:]
+            raise InputError(source_field, f"netconvert could not read {sources[0]}: {problem}")
+        os.replace(partial, target)
+    return target
+
+
+def network(scenario: str | Scenario, pedestrians: bool, cache_dir: Path | None = None) -> Path:
+    """The network to simulate: the pedestrian variant, or the original net checked to parse.
+
+    Args:
+        scenario: a registered name or a :class:`Scenario`.
+        pedestrians: build/return the net with sidewalks and crossings.
+        cache_dir: the cache directory for pedestrian nets.
+
+    Returns:
+        Path of the ``.net.xml`` to simulate.
+    """
+    scenario = get_scenario(scenario)
+    if pedestrians:
+        return pedestrian_network(scenario, cache_dir)
+    return check_net(scenario.net_file)
