@@ -1,0 +1,233 @@
+"""The traffic-signal job spec: its validated model and ``prepare``, with no JAX and no SUMO.
+
+Tables: ``[job]``, ``[scenarios]`` (which networks, with or without pedestrians, episode
+length), ``[demand]`` (pedestrian rate, vehicle scale, the training and the held-out test
+demand seeds), ``[reward]`` (the fair agent's weights), ``[agent]`` (the core DQN trained on
+parallel SUMO processes) and ``[study]`` (baselines, the vehicle-only ablation, sumo-rl's
+default-reward agent, the no-pedestrian comparison and the fairness sweep). A bad spec is
+refused naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from decisions.core.settings import Settings
+from decisions.errors import InputError
+from decisions.jobs.base import JobBase, spec_path
+
+SECTIONS = ("scenarios", "demand", "reward", "agent", "study")
+"""The spec's tables besides ``[job]``."""
+
+SCENARIO_NAMES = ("single-intersection", "cologne1", "ingolstadt1", "grid4x4", "arterial4x4")
+"""The scenarios ``scenarios.SCENARIOS`` registers (a test keeps them equal)."""
+
+CONTROLLER_NAMES = ("fixed", "webster", "actuated", "max_pressure", "queue_greedy", "ped_greedy")
+"""The baseline controllers ``controllers.CONTROLLERS`` registers (a test keeps them equal)."""
+
+CUSTOM = "custom"
+"""The scenario name of a user's own network (``scenarios.net_file`` and ``scenarios.route_file``)."""
+
+HEURISTICS = ("fixed", "webster", "actuated", "max_pressure", "queue_greedy")
+"""The heuristics the fair agent's vehicle delay is held against (the best per scenario)."""
+
+
+def _known(values: list[str], known: tuple[str, ...], what: str) -> list[str]:
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown}; known: {', '.join(known)}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"each {what} at most once, got {values}")
+    return values
+
+
+def _seeds(seeds: list[int]) -> list[int]:
+    if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise ValueError(f"must be distinct non-negative integers, got {seeds}")
+    return seeds
+
+
+class ScenarioSettings(Settings):
+    """Which networks run, and for how long."""
+
+    section = "scenarios"
+
+    names: list[str] = Field(
+        ["single-intersection", "cologne1", "ingolstadt1"], min_length=1, description="Scenarios with pedestrians."
+    )
+    pedestrians: bool = Field(True, description="Add sidewalks, crossings and pedestrian flows.")
+    seconds: int | None = Field(
+        None, ge=30, le=86_400, description="Simulated seconds per episode (default: the scenario's window)."
+    )
+    net_file: str | None = Field(None, description="Network of the 'custom' scenario (.net.xml).")
+    route_file: str | None = Field(None, description="Vehicle demand of the 'custom' scenario (.rou.xml).")
+    begin: int = Field(0, ge=0, description="First simulated second of the 'custom' scenario.")
+
+    @field_validator("names")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        return _known(names, (*SCENARIO_NAMES, CUSTOM), "scenario")
+
+
+class DemandSettings(Settings):
+    """The demand draws: training seeds for the agents, held-out seeds for every comparison."""
+
+    section = "demand"
+
+    ped_rate_per_hour: float = Field(
+        120.0, ge=0.0, le=5_000.0, allow_inf_nan=False, description="Pedestrians per hour per pedestrian flow."
+    )
+    vehicle_scale: float = Field(
+        1.0, gt=0.0, le=5.0, allow_inf_nan=False, description="Factor on the scenario's vehicle demand."
+    )
+    depart_jitter_s: float = Field(
+        60.0, ge=0.0, le=3_600.0, allow_inf_nan=False, description="Random shift of each departure (s)."
+    )
+    train_seeds: list[int] = Field(
+        [0, 1, 2, 3], min_length=1, max_length=64, description="Demand seeds the agents train on."
+    )
+    test_seeds: list[int] = Field(
+        [100, 101, 102], min_length=1, max_length=64, description="Held-out demand seeds every controller is scored on."
+    )
+
+    @field_validator("train_seeds", "test_seeds")
+    @classmethod
+    def _distinct(cls, seeds: list[int]) -> list[int]:
+        return _seeds(seeds)
+
+
+class RewardSettings(Settings):
+    """The fair agent's reward: minus weighted halted vehicles, waiting pedestrians and the longest wait."""
+
+    section = "reward"
+
+    veh_weight: float = Field(1.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of halted vehicles.")
+    ped_weight: float = Field(1.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of waiting pedestrians.")
+    fairness_weight: float = Field(
+        1.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of the longest single wait (either group)."
+    )
+
+
+class AgentSettings(Settings):
+    """The core DQN, one network shared by every signal of a scenario, trained on parallel SUMO processes."""
+
+    section = "agent"
+
+    env_steps: int = Field(20_000, ge=100, le=10_000_000, description="Decisions (signal-steps) of training.")
+    num_envs: int = Field(2, ge=1, le=64, description="SUMO simulations run in parallel processes.")
+    hidden: tuple[int, ...] = Field((64, 64), min_length=1, max_length=4, description="Q-network widths.")
+    gamma: float = Field(0.95, ge=0.0, lt=1.0, description="Discount per decision.")
+    learning_rate: float = Field(1e-3, gt=0.0, le=1.0, allow_inf_nan=False, description="Adam step size.")
+    seed: int = Field(0, ge=0, description="Seed of the agents' training.")
+
+    @field_validator("hidden")
+    @classmethod
+    def _widths(cls, widths: tuple[int, ...]) -> tuple[int, ...]:
+        for width in widths:
+            if not 1 <= width <= 1024:
+                raise ValueError(f"each width must lie in [1, 1024], got {width}")
+        return widths
+
+
+class StudySettings(Settings):
+    """What runs beside the fair agent."""
+
+    section = "study"
+
+    controllers: list[str] = Field(list(CONTROLLER_NAMES), description="Baseline controllers scored.")
+    vehicle_only: bool = Field(True, description="Train the vehicle-only agent (the ablation).")
+    default_reward: bool = Field(True, description="Train an agent on sumo-rl's default reward (diff-waiting-time).")
+    without_pedestrians: list[str] = Field(
+        [], description="Scenarios also run without pedestrians (DQN vs fixed-time, max-pressure, queue-greedy)."
+    )
+    fairness_weights: list[float] = Field(
+        [], max_length=8, description="Fairness weights of the trade-off sweep (one fair agent each; [] to skip)."
+    )
+
+    @field_validator("controllers")
+    @classmethod
+    def _controllers(cls, names: list[str]) -> list[str]:
+        return _known(names, CONTROLLER_NAMES, "controller")
+
+    @field_validator("without_pedestrians")
+    @classmethod
+    def _plain(cls, names: list[str]) -> list[str]:
+        return _known(names, SCENARIO_NAMES, "scenario")
+
+    @field_validator("fairness_weights")
+    @classmethod
+    def _weights(cls, weights: list[float]) -> list[float]:
+        for w in weights:
+            if not 0.0 <= w <= 1e4:
+                raise ValueError(f"each fairness weight must lie in [0, 1e4], got {w}")
+        return weights
+
+
+class TrafficJob(JobBase):
+    """A validated traffic-signal study."""
+
+    SECTIONS = SECTIONS
+
+    name: str = Field("traffic", min_length=1, max_length=200)
+    scenarios: ScenarioSettings = Field(default_factory=ScenarioSettings)
+    demand: DemandSettings = Field(default_factory=DemandSettings)
+    reward: RewardSettings = Field(default_factory=RewardSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    study: StudySettings = Field(default_factory=StudySettings)
+
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """Relative ``scenarios.net_file`` / ``route_file`` are relative to the spec file."""
+        section = data.get("scenarios")
+        if isinstance(section, dict):
+            for key in ("net_file", "route_file"):
+                if isinstance(section.get(key), str):
+                    section[key] = str(spec_path(section[key], base_dir))
+
+
+JOB_MODEL = TrafficJob
+
+
+def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> TrafficJob:
+    """Validate a job spec into a ``TrafficJob``.
+
+    Raises:
+        InputError: naming the first bad field: also fair-reward weights that are all zero,
+            training seeds that overlap the held-out ones, and a custom network that is missing
+            or does not parse as a SUMO network.
+    """
+    job = TrafficJob.from_spec(spec, base_dir)
+    s = job.scenarios
+    if CUSTOM in s.names:
+        for key in ("net_file", "route_file"):
+            if getattr(s, key) is None:
+                raise InputError(f"scenarios.{key}", "is required with the 'custom' scenario")
+        _check_custom_files(Path(s.net_file or ""), Path(s.route_file or ""))
+    elif s.net_file is not None or s.route_file is not None:
+        raise InputError("scenarios.net_file", "is used only with the 'custom' scenario in scenarios.names")
+    r = job.reward
+    if r.veh_weight == r.ped_weight == r.fairness_weight == 0.0:
+        raise InputError("reward.weights", "veh_weight, ped_weight and fairness_weight are all zero")
+    overlap = sorted(set(job.demand.train_seeds) & set(job.demand.test_seeds))
+    if overlap:
+        raise InputError("demand.test_seeds", f"{overlap} are also training seeds; test demand must be held out")
+    return job
+
+
+def _check_custom_files(net_file: Path, route_file: Path) -> None:
+    """A custom network must parse as a SUMO network, its routes as XML (no SUMO import: plain XML)."""
+    import xml.etree.ElementTree as ET
+
+    for key, path, root_tag in (("net_file", net_file, "net"), ("route_file", route_file, "routes")):
+        if not path.is_file():
+            raise InputError(f"scenarios.{key}", f"{path} does not exist")
+        try:
+            root = ET.parse(path).getroot()
+        except ET.ParseError as exc:
+            raise InputError(f"scenarios.{key}", f"{path} does not parse as XML ({exc})") from None
+        if root.tag != root_tag:
+            raise InputError(f"scenarios.{key}", f"{path} has root <{root.tag}>, expected <{root_tag}>")
