@@ -1,0 +1,96 @@
+"""``decisions bench traffic``: the figures the fair signal agent promises, measured on SUMO.
+
+One flat dict (printed as JSON by the CLI) from one study (``study.run_study``): agents trained on
+the training demand seeds, every controller scored on held-out demand seeds (SUMO seeds with
+random departure shifts), per scenario:
+
+- ``veh_delay_vs_best_heuristic_<scenario>``: the fair agent's mean vehicle delay over that of the
+  heuristic (fixed-time, Webster, actuated, max-pressure, queue-greedy) with the lowest mean
+  vehicle delay on that scenario; ``ped_p95_wait_vs_best_heuristic_<scenario>``: its pedestrians'
+  95th-percentile wait over the same heuristic's; ``fair_beats_fixed_both_<scenario>`` (1 or 0);
+- ``vehicle_only_ped_p95_vs_fair_<scenario>``: how much longer pedestrians wait under the
+  vehicle-only agent (the ablation);
+- without pedestrians: ``nopeds_dqn_vs_max_pressure_<scenario>`` and ``nopeds_dqn_vs_fixed_<scenario>``;
+- ``<metric>_<controller>_<scenario>`` for the headline metrics of every controller (means over
+  the held-out seeds), so the README table shows both groups' raw figures;
+- ``training_sim_seconds_per_wall_second``: simulated seconds per wall second while training (all
+  SUMO processes together).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from decisions.core.bench_row import Row
+from decisions.mobility.traffic.spec import prepare
+
+ProgressFn = Callable[[str, int, int], None]
+
+RAW_METRICS = ("veh_delay_mean", "ped_wait_p95", "ped_wait_mean", "ped_wait_max")
+"""Per-controller figures flattened into the bench output."""
+
+BENCH_SPEC: dict[str, Any] = {
+    "scenarios": {"names": ["single-intersection", "cologne1", "ingolstadt1"]},
+    "study": {"without_pedestrians": ["cologne1", "ingolstadt1"]},
+}
+"""The study of the bench (the spec's defaults otherwise)."""
+
+SMOKE_BUDGET: dict[str, Any] = {"scenarios": ["single-intersection"], "seconds": 90, "env_steps": 200,
+                                "test_seeds": 1, "without_pedestrians": []}
+"""A benchmark that runs in seconds (the conformance test's)."""
+
+
+def flatten(study: Any) -> dict[str, float]:
+    """The headline and every controller's raw figures (module docstring) as one flat dict of floats."""
+    figures = {k: float(v) for k, v in study.headline.items()}
+    for _, row in study.summary.iterrows():
+        tag = f"{row['controller']}_{row['scenario']}" + ("" if row["pedestrians"] else "_plain")
+        for metric in RAW_METRICS:
+            if metric in row:
+                figures[f"{metric}_{tag}"] = float(row[metric])
+    figures["agent_train_seconds"] = float(study.train_seconds)
+    return figures
+
+
+def run_bench(
+    progress: ProgressFn | None = None,
+    *,
+    scenarios: list[str] | None = None,
+    seconds: int | None = None,
+    env_steps: int | None = None,
+    test_seeds: int = 3,
+    without_pedestrians: list[str] | None = None,
+) -> dict[str, Any]:
+    """Run the traffic study and flatten its figures.
+
+    Args:
+        progress: optional ``(task, done, total)`` callback.
+        scenarios: scenarios with pedestrians (default ``BENCH_SPEC``'s).
+        seconds: simulated seconds per episode (default: each scenario's hour).
+        env_steps: decisions each agent trains on (default: the spec's).
+        test_seeds: held-out demand seeds scored.
+        without_pedestrians: scenarios also run without pedestrians (default ``BENCH_SPEC``'s).
+
+    Returns:
+        A flat dict of figures.
+    """
+    from decisions.mobility.traffic.study import run_study
+
+    spec: dict[str, Any] = {
+        "job": {"name": "bench"},
+        "scenarios": {**BENCH_SPEC["scenarios"], **({"names": scenarios} if scenarios else {}),
+                      **({"seconds": seconds} if seconds else {})},
+        "demand": {"test_seeds": list(range(100, 100 + test_seeds))},
+        "agent": {"env_steps": env_steps} if env_steps else {},
+        "study": {**BENCH_SPEC["study"],
+                  **({"without_pedestrians": without_pedestrians} if without_pedestrians is not None else {})},
+    }
+    study = run_study(prepare(spec), progress)
+    figures = flatten(study)
+    figures["test_seeds"] = float(test_seeds)
+    return figures
+
+
+README_ROWS: tuple[Row, ...] = ()
+"""The README's traffic table, filled from the stored bench result (set once the bench is stored)."""
