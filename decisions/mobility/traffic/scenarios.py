@@ -41,6 +41,7 @@ __all__ = [
     "SCENARIOS",
     "Scenario",
     "check_net",
+    "custom_scenario",
     "default_cache_dir",
     "get_scenario",
     "network",
@@ -152,6 +153,34 @@ def get_scenario(name: str | Scenario) -> Scenario:
     if name not in registry:
         raise InputError("scenario", f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}")
     return registry[name]
+
+
+def custom_scenario(
+    net_file: Path, route_file: Path, *, begin: int = 0, seconds: int | None = None, name: str = "custom"
+) -> Scenario:
+    """A user's own network and vehicle demand as a :class:`Scenario` (default timing, 5/2/5 s).
+
+    Args:
+        net_file: the SUMO network (``.net.xml``); its pedestrian variant is built from it.
+        route_file: the vehicle demand (``.rou.xml``).
+        begin: first simulated second.
+        seconds: episode length (default 3600).
+        name: the scenario's name in reports (no whitespace: it names files).
+
+    Returns:
+        The scenario.
+
+    Raises:
+        InputError: ``scenario.net_file`` when the network does not parse, ``scenario.route_file``
+            when the demand file is missing, ``scenario.seconds`` when not positive.
+    """
+    seconds = 3600 if seconds is None else seconds
+    if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds <= 0:
+        raise InputError("scenario.seconds", f"must be a positive integer, got {seconds!r}")
+    if not Path(route_file).is_file():
+        raise InputError("scenario.route_file", f"{route_file} does not exist")
+    net = check_net(Path(net_file).resolve())
+    return Scenario(name, net, Path(route_file).resolve(), int(begin), int(begin) + seconds)
 
 
 def default_cache_dir() -> Path:

@@ -8,29 +8,97 @@ one after the other, closing each before the next). Pedestrian nets are built in
 
 Each result is :func:`metrics.episode_metrics`' dict plus ``sim_seconds``, ``wall_seconds``
 (environment creation to close, without process start-up) and ``sim_seconds_per_wall_second``.
+An episode can also record its signals' phases at every decision (:class:`PhaseTrace`, written as
+CSV: the study's replays).
 """
 
 from __future__ import annotations
 
+import csv
 import multiprocessing
 import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from decisions.errors import InputError
 from decisions.mobility.traffic.controllers import Controller, make_controller
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.env import EpisodeSpec, make_env, pending_depart_delays, prepare_episode
 from decisions.mobility.traffic.metrics import episode_metrics
-from decisions.mobility.traffic.scenarios import get_scenario, network
+from decisions.mobility.traffic.scenarios import Scenario, get_scenario, network
 from decisions.mobility.traffic.sumo_setup import uses_libsumo
 
-__all__ = ["EpisodeTask", "run_episode", "simulate", "simulate_many"]
+__all__ = ["EpisodeTask", "PhaseTrace", "read_phase_trace", "run_episode", "simulate", "simulate_many"]
+
+PHASE_TRACE_COLUMNS = ("signal", "time_s", "phase")
+"""Columns of a phase-trace CSV file."""
+
+
+class PhaseTrace:
+    """Records each signal's phase at every decision of the first ``seconds`` of an episode.
+
+    The phase is sumo-rl's green-phase index of the signal's current SUMO state (the state string
+    matched against ``ts.green_phases``), or -1 for a state that is no green phase (yellow,
+    all-red, or a programme phase sumo-rl does not offer), so controllers that act through sumo-rl
+    and those that run a SUMO programme (fixed-time, actuated) are recorded alike.
+
+    Args:
+        path: the CSV file written by ``write`` (columns :data:`PHASE_TRACE_COLUMNS`).
+        seconds: simulated seconds recorded from the episode's begin.
+    """
+
+    def __init__(self, path: Path, seconds: float = 900.0) -> None:
+        self.path = Path(path)
+        self.seconds = float(seconds)
+        self.rows: list[tuple[str, float, int]] = []
+        self._greens: dict[str, list[str]] = {}
+
+    def _green_states(self, ts: Any) -> list[str]:
+        """sumo-rl's green-phase states of ``ts`` (rebuilt by sumo-rl's rule under ``fixed_ts``)."""
+        if ts.id not in self._greens:
+            phases = getattr(ts, "green_phases", None)
+            if phases is None:  # fixed_ts: sumo-rl does not build them
+                phases = ts.sumo.trafficlight.getAllProgramLogics(ts.id)[0].phases
+                phases = [
+                    p for p in phases
+                    if "y" not in p.state and p.state.count("r") + p.state.count("s") != len(p.state)
+                ]
+            self._greens[ts.id] = [p.state for p in phases]
+        return self._greens[ts.id]
+
+    def record(self, env: Any) -> None:
+        """Append every signal's phase now (nothing after ``seconds``)."""
+        elapsed = env.sim_step - env.begin_time
+        if elapsed > self.seconds:
+            return
+        for ts_id, ts in env.traffic_signals.items():
+            state = ts.sumo.trafficlight.getRedYellowGreenState(ts_id)
+            greens = self._green_states(ts)
+            phase = greens.index(state) if state in greens else -1
+            self.rows.append((ts_id, float(elapsed), phase))
+
+    def write(self) -> Path:
+        """Write the rows as CSV; returns the path."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(PHASE_TRACE_COLUMNS)
+            writer.writerows(self.rows)
+        return self.path
+
+
+def read_phase_trace(path: Path) -> list[tuple[str, float, int]]:
+    """The ``(signal, time_s, phase)`` rows of a file written by :class:`PhaseTrace`."""
+    with Path(path).open(newline="") as fh:
+        reader = csv.reader(fh)
+        next(reader)
+        return [(signal, float(time_s), int(phase)) for signal, time_s, phase in reader]
 
 
 @dataclass(frozen=True)
@@ -38,7 +106,7 @@ class EpisodeTask:
     """One episode to run (picklable).
 
     Attributes:
-        scenario: registered scenario name.
+        scenario: registered scenario name (or a :class:`scenarios.Scenario`, e.g. a custom one).
         controller: a controller name (:data:`controllers.CONTROLLERS`) or a picklable controller.
         demand: the demand draw.
         pedestrians: simulate the pedestrian net and flows.
@@ -46,23 +114,31 @@ class EpisodeTask:
         workdir: directory for the episode's files (a unique subdirectory is made in it); None:
             a temporary directory, removed afterwards.
         cache_dir: pedestrian-net cache (default :func:`scenarios.default_cache_dir`).
+        phase_trace: where to write the signals' phases at every decision (:class:`PhaseTrace`),
+            or None.
+        trace_seconds: simulated seconds the phase trace covers.
     """
 
-    scenario: str
+    scenario: str | Scenario
     controller: str | Controller
     demand: Demand
     pedestrians: bool = True
     seconds: int | None = None
     workdir: Path | None = None
     cache_dir: Path | None = None
+    phase_trace: Path | None = None
+    trace_seconds: float = 900.0
 
 
-def run_episode(spec: EpisodeSpec, controller: Controller) -> dict[str, float]:
+def run_episode(
+    spec: EpisodeSpec, controller: Controller, *, trace: PhaseTrace | None = None
+) -> dict[str, float]:
     """Run one episode in this process (no other libsumo simulation may be open in it).
 
     Args:
         spec: the episode (:func:`env.prepare_episode`).
         controller: the controller.
+        trace: records the signals' phases at every decision (written when the episode ends).
 
     Returns:
         The episode's metrics plus ``sim_seconds``, ``wall_seconds``, ``sim_seconds_per_wall_second``.
@@ -75,12 +151,16 @@ def run_episode(spec: EpisodeSpec, controller: Controller) -> dict[str, float]:
         controller.reset(env)
         done = False
         while not done:
+            if trace is not None:
+                trace.record(env)
             _obs, _rewards, dones, _info = env.step(controller.act(env))
             done = bool(dones["__all__"])
         pending = pending_depart_delays(env)
     finally:
         env.close()
     wall = time.perf_counter() - start
+    if trace is not None:
+        trace.write()
     metrics = episode_metrics(spec.tripinfo, pending)
     metrics.update(
         sim_seconds=float(spec.seconds), wall_seconds=wall, sim_seconds_per_wall_second=spec.seconds / wall
@@ -92,7 +172,8 @@ def _run_task(task: EpisodeTask) -> dict[str, float]:
     """Prepare and run a task (in a worker process)."""
     controller = make_controller(task.controller)
     base = Path(task.workdir) if task.workdir is not None else Path(tempfile.mkdtemp(prefix="traffic-"))
-    label = f"{task.scenario}-{getattr(controller, 'name', 'controller')}-s{task.demand.seed}-{uuid.uuid4().hex[:8]}"
+    name = getattr(controller, "name", "controller")
+    label = f"{get_scenario(task.scenario).name}-{name}-s{task.demand.seed}-{uuid.uuid4().hex[:8]}"
     workdir = base / label if task.workdir is not None else base
     try:
         spec = prepare_episode(
@@ -103,7 +184,8 @@ def _run_task(task: EpisodeTask) -> dict[str, float]:
             seconds=task.seconds,
             cache_dir=task.cache_dir,
         )
-        return run_episode(spec, controller)
+        trace = PhaseTrace(task.phase_trace, task.trace_seconds) if task.phase_trace is not None else None
+        return run_episode(spec, controller, trace=trace)
     finally:
         if task.workdir is None:
             shutil.rmtree(base, ignore_errors=True)
@@ -119,7 +201,7 @@ def _check(task: EpisodeTask) -> None:
 
 
 def simulate(
-    scenario_name: str,
+    scenario_name: str | Scenario,
     controller: str | Controller,
     demand: Demand,
     *,
@@ -132,7 +214,7 @@ def simulate(
     """Run one episode and return its metrics.
 
     Args:
-        scenario_name: registered scenario name.
+        scenario_name: registered scenario name (or a :class:`scenarios.Scenario`).
         controller: controller name or object (picklable when run in a worker).
         demand: the demand draw.
         pedestrians: simulate the pedestrian net and flows.
@@ -155,12 +237,20 @@ def simulate(
     return simulate_many([task], workers=1)[0]
 
 
-def simulate_many(tasks: Sequence[EpisodeTask], workers: int) -> list[dict[str, float]]:
+def simulate_many(
+    tasks: Sequence[EpisodeTask],
+    workers: int,
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+    task_name: str = "episodes",
+) -> list[dict[str, float]]:
     """Run episodes over a pool of spawned processes.
 
     Args:
         tasks: the episodes.
         workers: processes (each runs one simulation at a time).
+        progress: optional ``(task_name, done, total)`` callback, called as results arrive (in order).
+        task_name: the task named to ``progress``.
 
     Returns:
         The metrics of each task, in order.
@@ -176,5 +266,10 @@ def simulate_many(tasks: Sequence[EpisodeTask], workers: int) -> list[dict[str, 
     if not tasks:
         return []
     context = multiprocessing.get_context("spawn")
+    results: list[dict[str, float]] = []
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
-        return list(pool.map(_run_task, tasks))
+        for result in pool.map(_run_task, tasks):
+            results.append(result)
+            if progress is not None:
+                progress(task_name, len(results), len(tasks))
+    return results

@@ -1,0 +1,381 @@
+"""The traffic-signal study: agents trained on training demand, every controller scored on held-out demand.
+
+``run_study(job)``, per scenario of ``job.scenarios.names`` (with pedestrians when
+``job.scenarios.pedestrians``):
+
+1. trains the agents (:func:`agents.train_dqn`, one after another, ``agent.num_envs`` SUMO
+   processes each): ``dqn_fair`` on the fair reward of ``job.reward``, ``dqn_vehicle`` on the
+   vehicle-only reward (``study.vehicle_only``), ``dqn_default`` on sumo-rl's default
+   ``diff-waiting-time`` (``study.default_reward``) and ``dqn_fair_w<w>`` per fairness weight of
+   ``study.fairness_weights``;
+2. scores every baseline of ``study.controllers`` and every agent on every held-out demand seed
+   (``demand.test_seeds``) through :func:`simulate.simulate_many` (two worker processes), the
+   first seed also recording the signals' phases for the first 900 simulated seconds (replays);
+
+then, per scenario of ``study.without_pedestrians``, the same on the plain network: a DQN ``dqn``
+on the vehicle-only reward against fixed-time, max-pressure and queue-greedy.
+
+The headline (per pedestrian scenario ``s``): ``veh_delay_vs_best_heuristic_s`` and
+``ped_p95_wait_vs_best_heuristic_s`` (``dqn_fair`` over the heuristic of ``spec.HEURISTICS`` with
+the lowest mean vehicle delay among those run, named in ``Study.best_heuristic``),
+``fair_beats_fixed_both_s`` (1.0 when ``dqn_fair`` has both a lower vehicle mean delay and a lower
+pedestrian p95 wait than fixed-time), ``vehicle_only_ped_p95_vs_fair_s``; per plain scenario
+``nopeds_dqn_vs_max_pressure_s`` and ``nopeds_dqn_vs_fixed_s`` (vehicle mean delays); and
+``training_sim_seconds_per_wall_second``. Ratios of figures that were not run are NaN.
+
+``python -m decisions.mobility.traffic.study --scenarios single-intersection --env-steps 20000``
+prints the summary and the headline (``--help`` for the options).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from decisions.mobility.traffic.agents import DEFAULT_REWARD, DQNTuning, RewardFn, TrainedAgent, train_dqn
+from decisions.mobility.traffic.demand import Demand
+from decisions.mobility.traffic.metrics import METRIC_NAMES
+from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
+from decisions.mobility.traffic.scenarios import Scenario, custom_scenario, get_scenario
+from decisions.mobility.traffic.simulate import EpisodeTask, read_phase_trace, simulate_many
+from decisions.mobility.traffic.spec import CUSTOM, HEURISTICS, TrafficJob
+
+__all__ = ["PLAIN_BASELINES", "REPLAY_SECONDS", "Study", "main", "run_study", "scenario_of"]
+
+ProgressFn = Callable[[str, int, int], None]
+
+PLAIN_BASELINES = ("fixed", "max_pressure", "queue_greedy")
+"""The baselines of the no-pedestrian comparison."""
+REPLAY_SECONDS = 900.0
+"""Simulated seconds of the phase replays."""
+TIMING = ("sim_seconds", "wall_seconds", "sim_seconds_per_wall_second")
+RUN_COLUMNS = ("scenario", "pedestrians", "controller", "seed", *METRIC_NAMES, *TIMING)
+"""Columns of ``Study.runs``."""
+WORKERS = 2
+"""Worker processes scoring the controllers (SUMO processes at a time)."""
+FRONTIER_METRICS = ("veh_delay_mean", "ped_wait_p95", "ped_wait_mean")
+"""Columns of ``Study.frontier`` besides scenario, agent and weight."""
+
+
+@dataclass
+class Study:
+    """A finished study.
+
+    Attributes:
+        job: the spec.
+        runs: one row per scenario, pedestrians, controller and held-out seed (:data:`RUN_COLUMNS`).
+        summary: the means of ``runs`` over seeds per scenario, pedestrians and controller, with ``seeds``.
+        headline: the figures of the module docstring.
+        best_heuristic: per pedestrian scenario, the heuristic with the lowest mean vehicle delay.
+        training: one row per agent and log row: scenario, pedestrians, agent, env_steps, episode_return.
+        replays: scenario, pedestrians, controller, signal, time_s, phase: the first signal of each
+            scenario on the first held-out seed, the first :data:`REPLAY_SECONDS` (phase -1: yellow).
+        frontier: per scenario and fairness weight (the sweep, ``dqn_fair`` at the job's weight and
+            ``dqn_vehicle`` at 0): veh_delay_mean, ped_wait_p95, ped_wait_mean.
+        agents: the trained agents by ``"<scenario>/<agent>"`` (``"<scenario>/plain/dqn"`` without
+            pedestrians).
+        train_seconds: wall time of all training.
+    """
+
+    job: TrafficJob
+    runs: pd.DataFrame
+    summary: pd.DataFrame
+    headline: dict[str, float]
+    best_heuristic: dict[str, str]
+    training: pd.DataFrame
+    replays: pd.DataFrame
+    frontier: pd.DataFrame
+    agents: dict[str, TrainedAgent] = field(repr=False)
+    train_seconds: float = 0.0
+
+
+def scenario_of(job: TrafficJob, name: str) -> Scenario:
+    """The scenario named in the job: a registered one, or the custom network of ``scenarios``."""
+    s = job.scenarios
+    if name == CUSTOM:
+        net, routes = Path(s.net_file or ""), Path(s.route_file or "")
+        return custom_scenario(net, routes, begin=s.begin, seconds=s.seconds)
+    return get_scenario(name)
+
+
+def _demand(job: TrafficJob, seed: int) -> Demand:
+    d = job.demand
+    return Demand(seed, d.vehicle_scale, d.depart_jitter_s, d.ped_rate_per_hour)
+
+
+@dataclass(frozen=True)
+class _Agenda:
+    """What one scenario block trains and scores."""
+
+    scenario: Scenario
+    pedestrians: bool
+    agents: tuple[tuple[str, RewardFn, float | None], ...]  # (name, reward, fairness weight for the frontier)
+    baselines: tuple[str, ...]
+
+    @property
+    def prefix(self) -> str:
+        return self.scenario.name if self.pedestrians else f"{self.scenario.name}/plain"
+
+
+def _agendas(job: TrafficJob) -> list[_Agenda]:
+    r, st = job.reward, job.study
+    peds = job.scenarios.pedestrians
+    out = []
+    for name in job.scenarios.names:
+        agents: list[tuple[str, RewardFn, float | None]] = [
+            ("dqn_fair", fair_reward(r.veh_weight, r.ped_weight, r.fairness_weight), r.fairness_weight)
+        ]
+        if st.vehicle_only:
+            agents.append(("dqn_vehicle", vehicle_only_reward(), 0.0))
+        if st.default_reward:
+            agents.append(("dqn_default", DEFAULT_REWARD, None))
+        for w in st.fairness_weights:
+            agents.append((f"dqn_fair_w{w:g}", fair_reward(r.veh_weight, r.ped_weight, w), w))
+        out.append(_Agenda(scenario_of(job, name), peds, tuple(agents), tuple(st.controllers)))
+    for name in st.without_pedestrians:
+        plain = (("dqn", vehicle_only_reward(), None),)
+        out.append(_Agenda(scenario_of(job, name), False, plain, PLAIN_BASELINES))
+    return out
+
+
+def _score(
+    job: TrafficJob, agenda: _Agenda, trained: dict[str, TrainedAgent], workdir: Path, cache_dir: Path | None,
+    progress: ProgressFn | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every controller of the agenda on every test seed: the run rows and the replay rows."""
+    controllers: list[tuple[str, Any]] = [(name, name) for name in agenda.baselines]
+    controllers += [(name, agent.controller()) for name, agent in trained.items()]
+    seeds = job.demand.test_seeds
+    tag = agenda.prefix.replace("/", "-")
+    tasks, keys = [], []
+    for name, controller in controllers:
+        for k, seed in enumerate(seeds):
+            trace = workdir / f"trace-{tag}-{name}.csv" if k == 0 else None
+            tasks.append(EpisodeTask(
+                agenda.scenario, controller, _demand(job, seed), pedestrians=agenda.pedestrians,
+                seconds=job.scenarios.seconds, cache_dir=cache_dir, phase_trace=trace,
+                trace_seconds=REPLAY_SECONDS,
+            ))  # fmt: skip
+            keys.append((name, seed, trace))
+    results = simulate_many(tasks, WORKERS, progress=progress, task_name=f"{agenda.prefix} scoring")
+    runs, replays = [], []
+    for (name, seed, trace), metrics in zip(keys, results, strict=True):
+        runs.append({"scenario": agenda.scenario.name, "pedestrians": agenda.pedestrians, "controller": name,
+                     "seed": seed, **{c: metrics[c] for c in (*METRIC_NAMES, *TIMING)}})
+        if trace is not None:
+            rows = read_phase_trace(trace)
+            first = rows[0][0] if rows else None
+            replays += [
+                {"scenario": agenda.scenario.name, "pedestrians": agenda.pedestrians, "controller": name,
+                 "signal": signal, "time_s": t, "phase": phase}
+                for signal, t, phase in rows if signal == first
+            ]  # fmt: skip
+    return runs, replays
+
+
+def _summary(runs: pd.DataFrame) -> pd.DataFrame:
+    keys = ["scenario", "pedestrians", "controller"]
+    values = [c for c in runs.columns if c not in (*keys, "seed")]
+    grouped = runs.groupby(keys, sort=False)
+    summary = grouped[values].mean().reset_index()
+    summary.insert(3, "seeds", grouped.size().to_numpy())
+    return summary
+
+
+def _value(summary: pd.DataFrame, scenario: str, pedestrians: bool, controller: str, metric: str) -> float:
+    rows = summary[(summary["scenario"] == scenario) & (summary["pedestrians"] == pedestrians)
+                   & (summary["controller"] == controller)]  # fmt: skip
+    return float(rows[metric].iloc[0]) if len(rows) else math.nan
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
+
+
+def _headline(job: TrafficJob, summary: pd.DataFrame) -> tuple[dict[str, float], dict[str, str]]:
+    headline: dict[str, float] = {}
+    best: dict[str, str] = {}
+    peds = job.scenarios.pedestrians
+    for s in (scenario_of(job, n).name for n in job.scenarios.names):
+        heuristics = [h for h in HEURISTICS if h in job.study.controllers]
+        delays = {h: _value(summary, s, peds, h, "veh_delay_mean") for h in heuristics}
+        delays = {h: v for h, v in delays.items() if math.isfinite(v)}
+        fair_veh = _value(summary, s, peds, "dqn_fair", "veh_delay_mean")
+        fair_p95 = _value(summary, s, peds, "dqn_fair", "ped_wait_p95")
+        if delays:
+            best[s] = min(delays, key=delays.__getitem__)
+            headline[f"veh_delay_vs_best_heuristic_{s}"] = _ratio(fair_veh, delays[best[s]])
+            headline[f"ped_p95_wait_vs_best_heuristic_{s}"] = _ratio(
+                fair_p95, _value(summary, s, peds, best[s], "ped_wait_p95")
+            )
+        fixed_veh = _value(summary, s, peds, "fixed", "veh_delay_mean")
+        fixed_p95 = _value(summary, s, peds, "fixed", "ped_wait_p95")
+        if all(math.isfinite(v) for v in (fair_veh, fair_p95, fixed_veh, fixed_p95)):
+            headline[f"fair_beats_fixed_both_{s}"] = float(fair_veh < fixed_veh and fair_p95 < fixed_p95)
+        else:
+            headline[f"fair_beats_fixed_both_{s}"] = math.nan
+        if job.study.vehicle_only:
+            headline[f"vehicle_only_ped_p95_vs_fair_{s}"] = _ratio(
+                _value(summary, s, peds, "dqn_vehicle", "ped_wait_p95"), fair_p95
+            )
+    for s in job.study.without_pedestrians:
+        dqn = _value(summary, s, False, "dqn", "veh_delay_mean")
+        for baseline in ("max_pressure", "fixed"):
+            other = _value(summary, s, False, baseline, "veh_delay_mean")
+            headline[f"nopeds_dqn_vs_{baseline}_{s}"] = _ratio(dqn, other)
+    return headline, best
+
+
+def _frontier(job: TrafficJob, agendas: list[_Agenda], summary: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for agenda in agendas:
+        if not agenda.pedestrians:
+            continue
+        s = agenda.scenario.name
+        for name, _reward, weight in agenda.agents:
+            if weight is None:
+                continue
+            figures = {m: _value(summary, s, True, name, m) for m in FRONTIER_METRICS}
+            rows.append({"scenario": s, "agent": name, "fairness_weight": weight, **figures})
+    columns = ["scenario", "agent", "fairness_weight", *FRONTIER_METRICS]
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.sort_values(["scenario", "fairness_weight"], kind="stable").reset_index(drop=True)
+
+
+def run_study(
+    job: TrafficJob,
+    progress: ProgressFn | None = None,
+    *,
+    tuning: DQNTuning | None = None,
+    workdir: Path | None = None,
+    cache_dir: Path | None = None,
+) -> Study:
+    """Train the agents and score every controller (module docstring).
+
+    Args:
+        job: the prepared job (``spec.prepare``).
+        progress: optional ``(task, done, total)`` callback (training and scoring tasks).
+        tuning: DQN settings beyond the spec's (default :class:`agents.DQNTuning`).
+        workdir: where the phase traces go (default: a temporary directory, removed).
+        cache_dir: pedestrian-net cache (default ``scenarios.default_cache_dir``).
+
+    Returns:
+        The study.
+    """
+    agendas = _agendas(job)
+    own_dir = workdir is None
+    base = Path(tempfile.mkdtemp(prefix="traffic-study-")) if own_dir else Path(workdir)
+    agents: dict[str, TrainedAgent] = {}
+    runs: list[dict[str, Any]] = []
+    replays: list[dict[str, Any]] = []
+    train_seconds = 0.0
+    try:
+        for agenda in agendas:
+            trained = {}
+            for name, reward, _weight in agenda.agents:
+                agent = train_dqn(
+                    job, agenda.scenario, reward, pedestrians=agenda.pedestrians, progress=progress,
+                    name=name, tuning=tuning, cache_dir=cache_dir,
+                )  # fmt: skip
+                trained[name] = agent
+                agents[f"{agenda.prefix}/{name}"] = agent
+                train_seconds += agent.train_seconds
+            block_runs, block_replays = _score(job, agenda, trained, base, cache_dir, progress)
+            runs += block_runs
+            replays += block_replays
+    finally:
+        if own_dir:
+            shutil.rmtree(base, ignore_errors=True)
+    runs_frame = pd.DataFrame(runs, columns=list(RUN_COLUMNS))
+    summary = _summary(runs_frame)
+    headline, best = _headline(job, summary)
+    sim = sum(a.sim_seconds for a in agents.values())
+    wall = sum(a.train_seconds for a in agents.values())
+    headline["training_sim_seconds_per_wall_second"] = sim / wall if wall > 0 else math.nan
+    training = pd.DataFrame(
+        [{"scenario": a.scenario, "pedestrians": a.pedestrians, "agent": key.rsplit("/", 1)[-1],
+          "env_steps": int(row.env_steps), "episode_return": float(row.episode_return)}
+         for key, a in agents.items() for row in a.log.itertuples()],
+        columns=["scenario", "pedestrians", "agent", "env_steps", "episode_return"],
+    )  # fmt: skip
+    replay_columns = ["scenario", "pedestrians", "controller", "signal", "time_s", "phase"]
+    return Study(
+        job=job, runs=runs_frame, summary=summary, headline=headline, best_heuristic=best, training=training,
+        replays=pd.DataFrame(replays, columns=replay_columns), frontier=_frontier(job, agendas, summary),
+        agents=agents, train_seconds=train_seconds,
+    )  # fmt: skip
+
+
+TABLE_COLUMNS = (
+    "veh_delay_mean", "veh_delay_p95", "ped_wait_mean", "ped_wait_p95", "ped_wait_max", "unfinished_vehicles",
+)
+
+
+def _table(summary: pd.DataFrame) -> str:
+    header = " ".join(f"{c:>19s}" for c in TABLE_COLUMNS)
+    lines = [f"{'scenario':20s} {'peds':5s} {'controller':14s} {header}"]
+    for row in summary.itertuples():
+        cells = " ".join(f"{float(getattr(row, c)):19.2f}" for c in TABLE_COLUMNS)
+        lines.append(f"{row.scenario:20s} {bool(row.pedestrians)!s:5s} {row.controller:14s} {cells}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: run a study and print its summary table, training times and headline (JSON)."""
+    from decisions.mobility.traffic.spec import prepare
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios", default="single-intersection", help="comma-separated (pedestrians)")
+    parser.add_argument("--without-pedestrians", default="", help="comma-separated plain-network scenarios")
+    parser.add_argument("--controllers", default=None, help="comma-separated baselines (default: all)")
+    parser.add_argument("--env-steps", type=int, default=None)
+    parser.add_argument("--seconds", type=int, default=None)
+    parser.add_argument("--train-seeds", default=None, help="comma-separated")
+    parser.add_argument("--test-seeds", default=None, help="comma-separated")
+    parser.add_argument("--fairness-weights", default="", help="comma-separated sweep")
+    parser.add_argument("--no-vehicle-only", action="store_true")
+    parser.add_argument("--no-default-reward", action="store_true")
+    parser.add_argument("--json", type=Path, default=None, help="also write summary and headline here")
+    args = parser.parse_args(argv)
+    ints = lambda text: [int(x) for x in text.split(",") if x]  # noqa: E731
+    spec: dict[str, Any] = {
+        "scenarios": {"names": args.scenarios.split(","),
+                      **({"seconds": args.seconds} if args.seconds else {})},
+        "demand": {**({"train_seeds": ints(args.train_seeds)} if args.train_seeds else {}),
+                   **({"test_seeds": ints(args.test_seeds)} if args.test_seeds else {})},
+        "agent": {"env_steps": args.env_steps} if args.env_steps else {},
+        "study": {"without_pedestrians": [s for s in args.without_pedestrians.split(",") if s],
+                  "fairness_weights": [float(w) for w in args.fairness_weights.split(",") if w],
+                  "vehicle_only": not args.no_vehicle_only, "default_reward": not args.no_default_reward,
+                  **({"controllers": args.controllers.split(",")} if args.controllers else {})},
+    }  # fmt: skip
+    start = time.perf_counter()
+    def report(task: str, done: int, total: int) -> None:
+        print(f"{task}: {done}/{total}", file=sys.stderr)
+
+    study = run_study(prepare(spec), report)
+    print(_table(study.summary))
+    for key, agent in study.agents.items():
+        speed = agent.sim_seconds_per_wall_second
+        print(f"{key}: trained {agent.train_seconds:.0f} s, {speed:.0f} sim s / wall s")
+    print(json.dumps({"best_heuristic": study.best_heuristic, "headline": study.headline,
+                      "seconds": time.perf_counter() - start}, indent=1))  # fmt: skip
+    if args.json is not None:
+        args.json.write_text(json.dumps({"summary": study.summary.to_dict(orient="records"),
+                                         "headline": study.headline, "best_heuristic": study.best_heuristic}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
