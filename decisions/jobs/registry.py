@@ -16,11 +16,12 @@ from decisions.finance.pension import DOMAIN as PENSION
 from decisions.finance.wealth import DOMAIN as WEALTH
 from decisions.health.pharma import DOMAIN as PHARMA
 from decisions.jobs.domain import Domain
+from decisions.mobility.traffic import DOMAIN as TRAFFIC
 from decisions.recsys.utility import DOMAIN as UTILITY
 from decisions.telecom.comp import DOMAIN as COMP
 from decisions.telecom.splitfl import DOMAIN as SPLITFL
 
-DOMAINS: tuple[Domain, ...] = (GAS_STORAGE, BUILDING, PENSION, WEALTH, PHARMA, COMP, UTILITY, SPLITFL)
+DOMAINS: tuple[Domain, ...] = (GAS_STORAGE, BUILDING, PENSION, WEALTH, PHARMA, COMP, UTILITY, SPLITFL, TRAFFIC)
 """Every domain, in the order the CLI and the app list them."""
 
 MAIN: Domain = GAS_STORAGE
