@@ -14,14 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from decisions.errors import InputError
 from decisions.mobility.traffic.agents import AgentController, SlotSource, SumoSlots, TrainedAgent, train_dqn
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
-from decisions.mobility.traffic.scenarios import get_scenario
+from decisions.mobility.traffic.scenarios import custom_scenario, get_scenario
 from decisions.mobility.traffic.simulate import simulate
 from decisions.mobility.traffic.spec import prepare
-from decisions.mobility.traffic.study import RUN_COLUMNS, run_study
+from decisions.mobility.traffic.study import RUN_COLUMNS, run_study, scenario_of
 
 SINGLE = "single-intersection"
 PHASES = 4  # sumo-rl's green phases of the pedestrian single-intersection (with and without ped green)
@@ -43,8 +44,8 @@ def _job(**agent: object) -> object:
 
 def test_sumo_slots_pad_mask_and_reset_on_the_next_demand_seed(tmp_path: Path, cache: Path) -> None:
     source = SlotSource(
-        get_scenario(SINGLE), fair_reward(), Demand(ped_rate_per_hour=600.0), (3, 4), seconds=60,
-        workdir=tmp_path, cache_dir=cache, metrics_file=tmp_path / "episodes.jsonl",
+        get_scenario(SINGLE), fair_reward(), Demand(ped_rate_per_hour=600.0), (3, 4), tmp_path, seconds=60,
+        cache_dir=cache, metrics_file=tmp_path / "episodes.jsonl",
     )  # fmt: skip
     slots = SumoSlots(source)
     try:
@@ -82,8 +83,8 @@ def test_sumo_slots_pad_mask_and_reset_on_the_next_demand_seed(tmp_path: Path, c
 
 
 def test_sumo_slots_reject_out_of_range_actions(tmp_path: Path, cache: Path) -> None:
-    source = SlotSource(get_scenario(SINGLE), vehicle_only_reward(), Demand(), (0,), seconds=30,
-                        workdir=tmp_path, cache_dir=cache)  # fmt: skip
+    source = SlotSource(get_scenario(SINGLE), vehicle_only_reward(), Demand(), (0,), tmp_path, seconds=30,
+                        cache_dir=cache)  # fmt: skip
     slots = SumoSlots(source)
     try:
         slots.reset(seed=0)
@@ -191,3 +192,21 @@ def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) 
     assert (replays.groupby("controller").size() == 18).all()  # a row per 5-s decision of the 90 s
     assert (f"{SINGLE} scoring", 4, 4) in calls
     assert any(task == f"{SINGLE}/dqn_vehicle training" and done == total for task, done, total in calls)
+
+
+def test_the_custom_scenario_of_a_job_is_the_users_network(tmp_path: Path) -> None:
+    source = get_scenario(SINGLE)
+    job = prepare({
+        "scenarios": {"names": ["custom"], "net_file": str(source.net_file),
+                      "route_file": str(source.route_file), "begin": 100, "seconds": 600},
+    })  # fmt: skip
+    custom = scenario_of(job, "custom")
+    assert (custom.name, custom.begin, custom.end) == ("custom", 100, 700)
+    assert custom.net_file == source.net_file.resolve() and custom.route_file == source.route_file.resolve()
+    assert custom_scenario(source.net_file, source.route_file).seconds == 3600
+    with pytest.raises(InputError) as err:
+        custom_scenario(source.net_file, tmp_path / "missing.rou.xml")
+    assert err.value.field == "scenario.route_file"
+    with pytest.raises(InputError) as err:
+        custom_scenario(source.route_file, source.route_file)  # routes are not a network
+    assert err.value.field == "scenario.net_file"
