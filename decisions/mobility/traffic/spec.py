@@ -219,15 +219,17 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> TrafficJob
 
 
 def _check_custom_files(net_file: Path, route_file: Path) -> None:
-    """A custom network must parse as a SUMO network, its routes as XML (no SUMO import: plain XML)."""
+    """A custom network must parse as a SUMO network (``scenarios.check_net``), its routes as XML."""
     import xml.etree.ElementTree as ET
 
-    for key, path, root_tag in (("net_file", net_file, "net"), ("route_file", route_file, "routes")):
-        if not path.is_file():
-            raise InputError(f"scenarios.{key}", f"{path} does not exist")
-        try:
-            root = ET.parse(path).getroot()
-        except ET.ParseError as exc:
-            raise InputError(f"scenarios.{key}", f"{path} does not parse as XML ({exc})") from None
-        if root.tag != root_tag:
-            raise InputError(f"scenarios.{key}", f"{path} has root <{root.tag}>, expected <{root_tag}>")
+    from decisions.mobility.traffic.scenarios import check_net
+
+    check_net(net_file, "scenarios.net_file")
+    if not route_file.is_file():
+        raise InputError("scenarios.route_file", f"{route_file} does not exist")
+    try:
+        root = ET.parse(route_file).getroot()
+    except ET.ParseError as exc:
+        raise InputError("scenarios.route_file", f"{route_file} does not parse as XML ({exc})") from None
+    if root.tag != "routes":
+        raise InputError("scenarios.route_file", f"{route_file} has root <{root.tag}>, expected <routes>")
