@@ -2,8 +2,10 @@
 
 A ``MultiAgentVecEnv`` is a fixed number of *slots* (parallel environments x controlled agents
 per environment) stepped together, with gymnasium's vector auto-reset and per-slot action
-masks. ``offpolicy.host_loop.train_agent_host`` trains one agent on all the slots (parameter
-sharing). Adapters: ``GymVecSlots`` (gymnasium environments in this process, one slot each) and
+masks. ``offpolicy.host_loop.train_agent_host`` (DQN) and ``onpolicy.host_loop.train_agent_host``
+(PPO, A2C) train one agent on all the slots (parameter sharing); they check what the
+environments return with ``check_obs`` / ``check_mask`` / ``check_step`` and count the returns
+of finished episodes with ``EpisodeTracker``. Adapters: ``GymVecSlots`` (gymnasium environments in this process, one slot each) and
 ``SubprocessVecSlots`` (any ``MultiAgentVecEnv`` factories, one spawned process each, stepped
 in parallel: a simulator that allows one instance per process, such as libsumo). This module
 does not import JAX, so a spawned environment process starts in a fraction of a second.
@@ -19,7 +21,18 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import gymnasium
 import numpy as np
 
-__all__ = ["GymVecSlots", "MultiAgentVecEnv", "SlotStep", "SubprocessVecSlots", "run_episodes"]
+__all__ = [
+    "EpisodeTracker",
+    "GymVecSlots",
+    "MultiAgentVecEnv",
+    "SlotStep",
+    "SubprocessVecSlots",
+    "check_mask",
+    "check_obs",
+    "check_sizes",
+    "check_step",
+    "run_episodes",
+]
 
 class SlotStep(NamedTuple):
     """What ``MultiAgentVecEnv.step`` returns (any 7-tuple in this order is accepted)."""
@@ -69,6 +82,102 @@ class MultiAgentVecEnv(Protocol):
     def close(self) -> None:
         """Release the simulators."""
         ...
+
+
+def check_sizes(
+    envs: MultiAgentVecEnv, *, num_envs: int, obs_shape: tuple[int, ...], num_actions: int | None
+) -> None:
+    """Check that an agent built for ``num_envs`` slots, ``obs_shape`` and ``num_actions`` fits ``envs``.
+
+    Args:
+        envs: the environments.
+        num_envs: the agent config's ``num_envs``.
+        obs_shape: the agent's observation shape.
+        num_actions: the agent's number of discrete actions (None: not checked).
+
+    Raises:
+        ValueError: a size differs (the message starts with the field's name).
+    """
+    if num_envs != envs.num_slots:
+        raise ValueError(f"num_envs: the config has {num_envs}, the environments have {envs.num_slots} slots")
+    if tuple(obs_shape) != (envs.obs_dim,):
+        raise ValueError(f"obs_shape: the agent's is {obs_shape}, the environments' ({envs.obs_dim},)")
+    if num_actions is not None and num_actions != envs.num_actions:
+        raise ValueError(f"num_actions: the agent has {num_actions}, the environments' masks {envs.num_actions}")
+
+
+def check_obs(name: str, x: Any, envs: MultiAgentVecEnv) -> np.ndarray:
+    """``x`` as float32 ``(slots, obs_dim)`` observations; ``ValueError`` (naming ``name``) on another shape."""
+    x = np.asarray(x)
+    if x.shape != (envs.num_slots, envs.obs_dim):
+        raise ValueError(f"{name}: expected shape (slots, obs_dim) = {(envs.num_slots, envs.obs_dim)}, got {x.shape}")
+    return x.astype(np.float32, copy=False)
+
+
+def check_mask(name: str, x: Any, envs: MultiAgentVecEnv, *, acting: bool) -> np.ndarray:
+    """``x`` as a bool ``(slots, num_actions)`` mask; ``ValueError`` on another shape or dtype.
+
+    With ``acting``, also on a slot without a valid action.
+    """
+    x = np.asarray(x)
+    if x.shape != (envs.num_slots, envs.num_actions):
+        shape = (envs.num_slots, envs.num_actions)
+        raise ValueError(f"{name}: expected shape (slots, num_actions) = {shape}, got {x.shape}")
+    if x.dtype != np.bool_:
+        raise ValueError(f"{name}: must be a bool array, got {x.dtype}")
+    if acting and not x.any(axis=1).all():
+        raise ValueError(f"{name}: slots {np.flatnonzero(~x.any(axis=1)).tolist()} have no valid action")
+    return x
+
+
+def check_step(out: Any, envs: MultiAgentVecEnv, masked: bool) -> SlotStep:
+    """What ``envs.step`` returned as a checked ``SlotStep`` (float32 rewards, bool flags).
+
+    Args:
+        out: the 7 arrays.
+        envs: the environments (their sizes).
+        masked: the next actions keep to ``out.mask`` (every slot needs a valid action).
+
+    Raises:
+        ValueError: a field is missing or has the wrong shape or dtype (the message names it).
+    """
+    if len(out) != len(SlotStep._fields):
+        raise ValueError(f"step: must return {len(SlotStep._fields)} arrays {SlotStep._fields}, got {len(out)}")
+    out = SlotStep(*out)
+    flags = {}
+    for name in ("reward", "terminated", "truncated"):
+        x = np.asarray(getattr(out, name))
+        if x.shape != (envs.num_slots,):
+            raise ValueError(f"step {name}: expected shape (slots,) = {(envs.num_slots,)}, got {x.shape}")
+        flags[name] = x.astype(np.float32 if name == "reward" else np.bool_, copy=False)
+    return SlotStep(
+        obs=check_obs("step obs", out.obs, envs),
+        mask=check_mask("step mask", out.mask, envs, acting=masked),
+        final_obs=check_obs("step final_obs", out.final_obs, envs),
+        final_mask=check_mask("step final_mask", out.final_mask, envs, acting=False),
+        **flags,
+    )
+
+
+class EpisodeTracker:
+    """Undiscounted return and length of each slot's running episode, handed back when it ends.
+
+    Args:
+        num_slots: slots tracked.
+    """
+
+    def __init__(self, num_slots: int) -> None:
+        self.returns = np.zeros(num_slots, np.float32)
+        self.lengths = np.zeros(num_slots, np.int32)
+
+    def step(self, reward: np.ndarray, done: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Add one vector step's rewards; returns ``(returns, lengths)`` of the episodes that ended (``done``)."""
+        self.returns = self.returns + reward
+        self.lengths = self.lengths + 1
+        ended = self.returns[done], self.lengths[done]
+        self.returns = np.where(done, np.float32(0), self.returns)
+        self.lengths = np.where(done, np.int32(0), self.lengths)
+        return ended
 
 
 def run_episodes(

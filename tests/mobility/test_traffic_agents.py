@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 
 from decisions.errors import InputError
-from decisions.mobility.traffic.agents import AgentController, SlotSource, SumoSlots, TrainedAgent, train_dqn
+from decisions.mobility.traffic.agents import AgentController, TrainedAgent, train_dqn
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
 from decisions.mobility.traffic.scenarios import custom_scenario, get_scenario
 from decisions.mobility.traffic.simulate import simulate
+from decisions.mobility.traffic.slots import SlotSource, SumoSlots
 from decisions.mobility.traffic.spec import prepare
 from decisions.mobility.traffic.study import RUN_COLUMNS, run_study, scenario_of
 

@@ -17,7 +17,14 @@ from decisions.mobility.traffic.controllers import CONTROLLERS, make_controller
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.env import action_masks, make_env, pending_depart_delays, prepare_episode
 from decisions.mobility.traffic.rewards import fair_reward, layout_of, vehicle_only_reward
-from decisions.mobility.traffic.sensing import pedestrian_census
+from decisions.mobility.traffic.sensing import (
+    SignalLayout,
+    approach_halting,
+    approach_lanes,
+    pedestrian_census,
+    pending_by_edge,
+    queued_vehicles,
+)
 from decisions.mobility.traffic.simulate import EpisodeTask, simulate, simulate_many
 
 DEMAND = Demand(seed=5, ped_rate_per_hour=900.0)  # 4 flows x 900/h: about 30 pedestrians per 120 s
@@ -124,9 +131,12 @@ def test_observation_reward_and_masks(cache: Path, tmp_path: Path) -> None:
                 # right after a switch sumo-rl ignores changes: only the current green is effective
                 assert action_masks(env)["t"].tolist() == [i == ts.green_phase for i in range(4)]
         assert switched_at is not None and peds_seen > 0
-        assert vehicle_only_reward()(ts) == -sum(
-            env.sumo.lane.getLastStepHaltingNumber(lane) for lane in layout.in_lanes
-        )
+        # single-intersection's approaches are its incoming lanes (their edges start the routes)
+        assert layout.approaches == tuple((lane,) for lane in layout.in_lanes)
+        backlog = pending_by_edge(env.sumo)
+        halted = sum(env.sumo.lane.getLastStepHaltingNumber(lane) for lane in layout.in_lanes)
+        edges = {lane.rsplit("_", 1)[0] for lane in layout.in_lanes}
+        assert vehicle_only_reward()(ts) == pytest.approx(-(halted + sum(backlog.get(e, 0) for e in edges)))
         assert all(d >= 0 for d in pending_depart_delays(env))
     finally:
         env.close()
@@ -167,3 +177,68 @@ def test_worker_processes_run_episodes_side_by_side(
         "single-intersection", "fixed", DEMAND, seconds=120, cache_dir=cache
     )  # a spawned process
     assert single["veh_delay_mean"] == results["fixed"]["veh_delay_mean"]
+
+
+def test_action_masks_max_green() -> None:
+    """Min green keeps the current phase only; past the maximum green the current phase is masked out."""
+    from types import SimpleNamespace
+
+    def masks(since: float, max_green: int, phases: int = 3) -> list[bool]:
+        ts = SimpleNamespace(num_green_phases=phases, green_phase=1, time_since_last_phase_change=since,
+                             yellow_time=2, min_green=5)  # fmt: skip
+        env = SimpleNamespace(fixed_ts=False, traffic_signals={"t": ts})
+        return action_masks(env, max_green)["t"].tolist()
+
+    assert masks(6.0, 60) == [False, True, False]  # in min green (+ yellow)
+    assert masks(7.0, 60) == [True, True, True]
+    assert masks(59.0, 60) == [True, True, True]
+    assert masks(60.0, 60) == [True, False, True]  # held for the maximum: must change
+    assert masks(600.0, 0) == [True, True, True]  # 0: no maximum
+    assert masks(600.0, 60, phases=1) == [True]  # nothing else to change to
+
+
+class _FakeLanes:
+    """A traci-like lane/simulation/vehicle domain over a fixed little network (for sensing)."""
+
+    def __init__(self) -> None:
+        # a -> b -> in (signal) ; c -> in ; x (another signal's lane) -> a
+        self.length = {"a_0": 60.0, "b_0": 50.0, "c_0": 300.0, "in_0": 40.0, "in_1": 40.0, "x_0": 100.0}
+        self.links = {"a_0": ["b_0"], "b_0": ["in_0", "in_1"], "c_0": ["in_1"], "x_0": ["a_0"]}
+        self.halting = {"a_0": 3, "b_0": 2, "c_0": 7, "in_0": 1, "in_1": 4, "x_0": 9}
+        self.lane, self.trafficlight, self.simulation, self.vehicle = self, self, self, self
+
+    def getIDList(self) -> list[str]:  # lanes, and traffic lights
+        return list(self.length)
+
+    def getLinks(self, lane: str) -> list[tuple[str]]:
+        return [(to,) for to in self.links.get(lane, [])]
+
+    def getLength(self, lane: str) -> float:
+        return self.length[lane]
+
+    def getControlledLanes(self, tls: str) -> list[str]:
+        return ["in_0", "in_1", "x_0"] if tls == "x_0" else []
+
+    def getLastStepHaltingNumber(self, lane: str) -> int:
+        return self.halting[lane]
+
+    def getPendingVehicles(self) -> list[str]:
+        return ["v1", "v2", "v3"]
+
+    def getRoute(self, veh: str) -> list[str]:
+        return {"v1": ["in", "out"], "v2": ["in", "out"], "v3": ["elsewhere"]}[veh]
+
+
+def test_approaches_walk_upstream_and_count_the_backlog() -> None:
+    sumo = _FakeLanes()
+    lanes = approach_lanes(sumo, ("in_0", "in_1"), approach_m=100.0)
+    # in_0 (40 m) <- b (ends 40 m out) <- a (ends 90 m out); x is another signal's lane; in_1 also <- c
+    assert [sorted(a) for a in lanes] == [["a_0", "b_0", "in_0"], ["a_0", "b_0", "c_0", "in_1"]]
+    assert approach_lanes(sumo, ("in_0",), approach_m=80.0) == (("in_0", "b_0"),)  # a starts beyond 80 m
+    assert approach_lanes(sumo, ("in_0",), approach_m=0.0) == (("in_0",),)
+    assert sorted(approach_lanes(sumo, ("in_0",), approach_m=1000.0)[0]) == ["a_0", "b_0", "in_0"]  # not x
+    layout = SignalLayout((), (), ("in_0", "in_1"), (), lanes, (150.0, 450.0))
+    assert pending_by_edge(sumo) == {"in": 2, "elsewhere": 1}
+    # two pending vehicles on edge "in", shared by its two sensed lanes
+    assert approach_halting(sumo, layout) == {"in_0": 1 + 1 + 2 + 3, "in_1": 4 + 1 + 2 + 3 + 7}
+    assert queued_vehicles(sumo, layout) == 1 + 4 + 2 + 2 + 3 + 7

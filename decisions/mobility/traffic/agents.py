@@ -1,16 +1,12 @@
-"""Learning signal agents: sumo-rl as host slots, the core DQN trained on them, and the trained controller.
+"""Learning signal agents: the core DQN trained on sumo-rl slots, and the trained controller.
 
-- :class:`SumoSlots` is one sumo-rl simulation as a ``core.host_envs.MultiAgentVecEnv``: one slot
-  per traffic signal, observations (:class:`env.FairObservation`) zero-padded to the widest
-  signal's, masks from :func:`env.action_masks` padded with False. When the episode ends (sumo-rl
-  reports ``__all__`` done at the end time: a truncation) it optionally appends the episode's
-  metrics to a JSON-lines file, then starts the next episode on the next training demand seed of
-  its cycle (a new :func:`env.prepare_episode` and environment per episode).
 - :func:`train_dqn` trains the core DQN (``offpolicy.host_loop.train_agent_host`` with action
-  masks) on ``agent.num_envs`` simulations, each in its own spawned process (libsumo: one
-  simulation per process), one Q-network shared by every signal; it returns a :class:`TrainedAgent`.
-- :class:`AgentController` plays a trained agent greedily among the valid actions as a
-  :class:`controllers.Controller`, picklable so :func:`simulate.simulate_many` runs it in workers.
+  masks) on ``agent.num_envs`` simulations (:mod:`.slots`), each in its own spawned process
+  (libsumo: one simulation per process), one Q-network shared by every signal; it returns a
+  :class:`TrainedAgent`.
+- :class:`AgentController` plays a trained agent greedily among the valid actions (with the
+  maximum green it was trained with) as a :class:`controllers.Controller`, picklable so
+  :func:`simulate.simulate_many` runs it in workers.
 
 This module imports JAX only inside the functions that need it, so a spawned SUMO process starts
 in a fraction of a second.
@@ -23,9 +19,8 @@ import math
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +30,9 @@ import pandas as pd
 from decisions.errors import InputError
 from decisions.mobility.traffic.control import BaseController
 from decisions.mobility.traffic.demand import Demand
-from decisions.mobility.traffic.env import action_masks, make_env, pending_depart_delays, prepare_episode
-from decisions.mobility.traffic.metrics import episode_metrics
+from decisions.mobility.traffic.env import action_masks
 from decisions.mobility.traffic.scenarios import Scenario, get_scenario, network
+from decisions.mobility.traffic.slots import RewardFn, pad_row, slot_factories
 
 if TYPE_CHECKING:
     from decisions.core.agents.dqn import DQNConfig, DQNPolicy
@@ -47,235 +42,18 @@ __all__ = [
     "DEFAULT_REWARD",
     "AgentController",
     "DQNTuning",
-    "SlotSource",
-    "SumoSlots",
+    "RewardFn",
     "TrainedAgent",
     "dqn_config",
-    "slot_factories",
-    "sumo_slots",
     "train_dqn",
 ]
 
 ProgressFn = Callable[[str, int, int], None]
-RewardFn = Callable[[Any], float] | str
-"""A sumo-rl ``reward_fn``: a picklable callable of a ``TrafficSignal`` or the name of a built-in."""
 
 DEFAULT_REWARD = "diff-waiting-time"
 """sumo-rl's default reward (change of the accumulated vehicle waiting time, pedestrians ignored)."""
 TRAFFIC_AGENT_KEY = "traffic_agent"
 """Metadata key of a saved agent's name, scenario, timing and log in its policy file."""
-
-
-@dataclass(frozen=True)
-class SlotSource:
-    """What one :class:`SumoSlots` simulates (picklable: sent to its process).
-
-    Attributes:
-        scenario: the scenario.
-        reward: sumo-rl ``reward_fn`` of every signal.
-        demand: the demand draw; its ``seed`` is replaced by each episode's seed.
-        seeds: the demand seeds to cycle through.
-        workdir: directory for the episodes' files (each episode's subfolder is removed after it).
-        first: index in ``seeds`` of the first episode's seed.
-        stride: step through ``seeds`` from one episode to the next.
-        pedestrians: simulate the pedestrian net and flows.
-        seconds: episode length (None: the scenario's window).
-        cache_dir: pedestrian-net cache.
-        metrics_file: append each finished episode's metrics here (JSON lines), or None.
-    """
-
-    scenario: Scenario
-    reward: RewardFn
-    demand: Demand
-    seeds: tuple[int, ...]
-    workdir: Path
-    first: int = 0
-    stride: int = 1
-    pedestrians: bool = True
-    seconds: int | None = None
-    cache_dir: Path | None = None
-    metrics_file: Path | None = None
-
-    def seed(self, episode: int) -> int:
-        """The demand seed of episode ``episode`` (0-based)."""
-        return self.seeds[(self.first + episode * self.stride) % len(self.seeds)]
-
-
-def _pad(x: np.ndarray, width: int, fill: Any) -> np.ndarray:
-    out = np.full(width, fill, dtype=x.dtype)
-    out[: x.shape[0]] = x
-    return out
-
-
-class SumoSlots:
-    """One sumo-rl simulation as a ``MultiAgentVecEnv``: one slot per traffic signal.
-
-    The first episode starts at construction (to read the signals, observation widths and action
-    counts); ``reset`` hands it out, later calls start the next episode. Every slot acts at every
-    step (sumo-rl's signals decide together every ``delta_time`` s). Rewards are each signal's
-    sumo-rl ``reward_fn``. Episodes end by time only (``truncated``; never ``terminated``).
-    Only one ``SumoSlots`` may run per process (libsumo).
-
-    Args:
-        source: what to simulate.
-
-    Attributes:
-        ts_ids: the signals, in slot order.
-        num_slots: number of signals.
-        obs_dim: widest observation.
-        num_actions: most green phases of a signal.
-        episode: episodes started so far.
-    """
-
-    def __init__(self, source: SlotSource) -> None:
-        if not source.seeds:
-            raise InputError("demand.train_seeds", "needs at least one demand seed")
-        self.source = source
-        self.episode = 0
-        self._env: Any = None
-        self._spec: Any = None
-        self._fresh = self._start()
-        env = self._env
-        self.ts_ids: list[str] = list(env.ts_ids)
-        self._dims = [int(env.traffic_signals[ts].observation_space.shape[0]) for ts in self.ts_ids]
-        self._n = [int(env.traffic_signals[ts].num_green_phases) for ts in self.ts_ids]
-        self.num_slots = len(self.ts_ids)
-        self.obs_dim = max(self._dims)
-        self.num_actions = max(self._n)
-
-    def _start(self) -> dict[str, np.ndarray]:
-        """Prepare and start the next episode; returns sumo-rl's first observations."""
-        src = self.source
-        seed = src.seed(self.episode)
-        d = src.demand
-        demand = Demand(seed, d.vehicle_scale, d.depart_jitter_s, d.ped_rate_per_hour)
-        self._spec = prepare_episode(
-            src.scenario, demand, Path(src.workdir) / f"episode-{self.episode}",
-            pedestrians=src.pedestrians, seconds=src.seconds, cache_dir=src.cache_dir,
-        )  # fmt: skip
-        self._env = make_env(self._spec, reward=src.reward)
-        self.episode += 1
-        self._obs = dict(self._env.reset())
-        return self._obs
-
-    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
-        masks = action_masks(self._env)
-        obs = np.stack([_pad(np.asarray(self._obs[ts], np.float32), self.obs_dim, 0.0) for ts in self.ts_ids])
-        mask = np.stack([_pad(masks[ts], self.num_actions, False) for ts in self.ts_ids])
-        return obs, mask
-
-    def _finish(self, *, record: bool) -> None:
-        """Close the running episode, record its metrics (when asked and ``record``) and remove its files."""
-        src, spec, env = self.source, self._spec, self._env
-        record = record and src.metrics_file is not None
-        pending = pending_depart_delays(env) if record else []
-        env.close()
-        self._env = None
-        if record:
-            metrics = episode_metrics(spec.tripinfo, pending)
-            row = {"episode": self.episode - 1, "seed": spec.demand.seed, **metrics}
-            with Path(src.metrics_file).open("a") as fh:
-                fh.write(json.dumps(row) + "\n")
-        shutil.rmtree(spec.tripinfo.parent, ignore_errors=True)
-
-    def reset(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        """Start an episode (the seed is unused: demand seeds come from the source's cycle).
-
-        Returns:
-            ``(obs, mask)``: float32 ``(num_slots, obs_dim)`` and bool ``(num_slots, num_actions)``.
-        """
-        del seed
-        if self._fresh is None:
-            if self._env is not None:
-                self._finish(record=False)
-            self._start()
-        self._fresh = None
-        return self._rows()
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Act at every signal; on the episode's end, start the next one (module docstring).
-
-        Args:
-            actions: int ``(num_slots,)`` green-phase indices.
-
-        Returns:
-            ``(obs, mask, reward, terminated, truncated, final_obs, final_mask)`` (``host_envs.SlotStep``).
-        """
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_slots,):
-            raise ValueError(f"actions: expected shape ({self.num_slots},), got {actions.shape}")
-        for i, n in enumerate(self._n):
-            if not 0 <= actions[i] < n:
-                raise ValueError(f"actions: signal {self.ts_ids[i]} has {n} phases, got {actions[i]}")
-        self._fresh = None
-        act = {ts: int(a) for ts, a in zip(self.ts_ids, actions, strict=True)}
-        obs, rewards, dones, _ = self._env.step(act)
-        self._obs.update(obs)
-        reward = np.asarray([rewards.get(ts, 0.0) for ts in self.ts_ids], np.float32)
-        final_obs, final_mask = now_obs, now_mask = self._rows()
-        ended = bool(dones["__all__"])
-        if ended:
-            self._finish(record=True)
-            self._start()
-            now_obs, now_mask = self._rows()
-        truncated = np.full(self.num_slots, ended)
-        terminated = np.zeros(self.num_slots, bool)
-        return now_obs, now_mask, reward, terminated, truncated, final_obs, final_mask
-
-    def close(self) -> None:
-        """Close the running simulation (its metrics are not recorded: the episode is unfinished)."""
-        if self._env is not None:
-            self._finish(record=False)
-
-
-def sumo_slots(source: SlotSource) -> SumoSlots:
-    """A :class:`SumoSlots` (the picklable factory, with ``partial``, of ``SubprocessVecSlots``)."""
-    return SumoSlots(source)
-
-
-def slot_factories(
-    scenario: Scenario,
-    reward: RewardFn,
-    demand: Demand,
-    seeds: Sequence[int],
-    *,
-    num_envs: int,
-    pedestrians: bool,
-    seconds: int | None,
-    workdir: Path,
-    cache_dir: Path | None = None,
-    record_metrics: bool = False,
-) -> list[Callable[[], SumoSlots]]:
-    """``num_envs`` picklable factories whose simulations share out the training seeds.
-
-    Simulation ``i``'s ``k``-th episode uses ``seeds[(i + k * num_envs) % len(seeds)]``, so the
-    simulations running together use distinct seeds and every seed comes round equally often.
-
-    Args:
-        scenario: the scenario.
-        reward: sumo-rl ``reward_fn``.
-        demand: the demand (its seed is replaced).
-        seeds: the training demand seeds.
-        num_envs: simulations (processes).
-        pedestrians: simulate the pedestrian net and flows.
-        seconds: episode length (None: the scenario's window).
-        workdir: simulation ``i`` works in ``workdir/env<i>``.
-        cache_dir: pedestrian-net cache.
-        record_metrics: each simulation appends its episodes' metrics to ``workdir/env<i>/episodes.jsonl``.
-
-    Returns:
-        The factories (for ``core.host_envs.SubprocessVecSlots``).
-    """
-    factories = []
-    for i in range(num_envs):
-        folder = Path(workdir) / f"env{i}"
-        source = SlotSource(
-            scenario, reward, demand, tuple(int(s) for s in seeds), folder, first=i, stride=num_envs,
-            pedestrians=pedestrians, seconds=seconds, cache_dir=cache_dir,
-            metrics_file=folder / "episodes.jsonl" if record_metrics else None,
-        )  # fmt: skip
-        factories.append(partial(sumo_slots, source))
-    return factories
 
 
 @dataclass(frozen=True)
@@ -360,6 +138,7 @@ class TrainedAgent:
             (``veh_delay_mean``, ``ped_wait_p95``, ...).
         train_seconds: wall time of training (process start-up and compilation included).
         sim_seconds: simulated seconds of training, all simulations together.
+        max_green_s: the maximum green it was trained with and acts with (s; 0: none).
     """
 
     name: str
@@ -370,6 +149,7 @@ class TrainedAgent:
     log: pd.DataFrame
     train_seconds: float
     sim_seconds: float
+    max_green_s: int = 0
 
     @property
     def sim_seconds_per_wall_second(self) -> float:
@@ -378,7 +158,7 @@ class TrainedAgent:
 
     def controller(self) -> AgentController:
         """The agent as a controller (greedy among the valid actions)."""
-        return AgentController(self.policy, self.params, name=self.name)
+        return AgentController(self.policy, self.params, name=self.name, max_green_s=self.max_green_s)
 
     def save(self, path: str | Path) -> None:
         """Write the agent as the core's msgpack policy file, with its name, scenario, timing and log.
@@ -392,6 +172,7 @@ class TrainedAgent:
         extra = {
             "name": self.name, "scenario": self.scenario, "pedestrians": self.pedestrians,
             "train_seconds": self.train_seconds, "sim_seconds": self.sim_seconds, "log": log,
+            "max_green_s": self.max_green_s,
         }  # fmt: skip
         policy = self.policy
         meta = {"format": POLICY_FORMAT, "kind": policy.kind, "policy": policy.to_dict()}
@@ -418,6 +199,7 @@ class TrainedAgent:
             name=str(extra["name"]), scenario=str(extra["scenario"]), pedestrians=bool(extra["pedestrians"]),
             policy=policy, params=jax.tree.map(np.asarray, params), log=pd.DataFrame(extra["log"]),
             train_seconds=float(extra["train_seconds"]), sim_seconds=float(extra["sim_seconds"]),
+            max_green_s=int(extra.get("max_green_s", 0)),
         )  # fmt: skip
 
 
@@ -439,14 +221,16 @@ class AgentController(BaseController):
         policy: a ``dqn.DQNPolicy``.
         params: its params.
         name: the controller's name in reports.
+        max_green_s: the maximum green (s; 0: none) the policy was trained with.
     """
 
     fixed_ts = False
 
-    def __init__(self, policy: DQNPolicy, params: Any, name: str = "dqn") -> None:
+    def __init__(self, policy: DQNPolicy, params: Any, name: str = "dqn", max_green_s: int = 0) -> None:
         import jax
 
         self.name = name
+        self.max_green_s = int(max_green_s)
         self.policy = policy
         self.params = jax.tree.map(np.asarray, params)
         self._device_params: Any = None
@@ -465,13 +249,13 @@ class AgentController(BaseController):
             self._device_params = jax.device_put(self.params)
         width, n = self.policy.obs_shape[0], self.policy.num_actions
         ids = list(env.ts_ids)
-        masks = action_masks(env)
+        masks = action_masks(env, self.max_green_s)
         for ts in ids:
             if len(env.observations[ts]) > width or len(masks[ts]) > n:
                 problem = f"signal {ts} does not fit the agent ({width} inputs, {n} actions)"
                 raise InputError("controller", problem)
-        obs = np.stack([_pad(np.asarray(env.observations[ts], np.float32), width, 0.0) for ts in ids])
-        mask = np.stack([_pad(masks[ts], n, False) for ts in ids])
+        obs = np.stack([pad_row(np.asarray(env.observations[ts], np.float32), width, 0.0) for ts in ids])
+        mask = np.stack([pad_row(masks[ts], n, False) for ts in ids])
         actions = greedy_actions(self.policy, self._device_params, obs, mask)
         return {ts: int(a) for ts, a in zip(ids, actions, strict=True)}
 
@@ -562,6 +346,7 @@ def train_dqn(
         factories = slot_factories(
             scenario, reward, demand, d.train_seeds, num_envs=num_envs, pedestrians=pedestrians,
             seconds=job.scenarios.seconds, workdir=base, cache_dir=cache_dir, record_metrics=record_metrics,
+            max_green_s=job.agent.max_green_s,
         )  # fmt: skip
         with SubprocessVecSlots(factories) as envs:
             config = dqn_config(job, envs.num_slots, tuning)
@@ -579,5 +364,5 @@ def train_dqn(
     return TrainedAgent(
         name=name, scenario=scenario.name, pedestrians=pedestrians, policy=result.policy,
         params=jax.tree.map(np.asarray, result.params), log=log, train_seconds=time.perf_counter() - start,
-        sim_seconds=sim_seconds,
+        sim_seconds=sim_seconds, max_green_s=job.agent.max_green_s,
     )  # fmt: skip

@@ -34,7 +34,7 @@ from decisions.errors import InputError
 from decisions.mobility.traffic.demand import Demand, pedestrian_routes, sumo_args
 from decisions.mobility.traffic.rewards import fair_reward, layout_of, vehicle_only_reward
 from decisions.mobility.traffic.scenarios import Scenario, get_scenario, network
-from decisions.mobility.traffic.sensing import lane_halting, pedestrian_census
+from decisions.mobility.traffic.sensing import lane_halting, pedestrian_census, sensed_queue
 
 __all__ = [
     "CROWD_SCALE",
@@ -239,11 +239,12 @@ def make_env(
 class FairObservation(ObservationFunction):
     """Per signal: phase, timing, vehicle queues and waits, and pedestrians waiting at crossings.
 
-    ``obs = [phase one-hot (P), min-green passed (1), time in phase (1), queue per lane (L),
-    mean wait of halting vehicles per lane (L), pedestrians waiting per crossing (K),
-    longest pedestrian wait per crossing (K)]``, all in [0, 1]: the queue is halting vehicles over
-    the lane's capacity (length / 7.5 m), times and waits are divided by 120 s and counts by 10,
-    then clipped. ``P`` = sumo-rl's number of green phases, ``L`` = incoming vehicle lanes (walking
+    ``obs = [phase one-hot (P), min-green passed (1), time in phase (1), queue per approach (L),
+    mean wait of halting vehicles per approach (L), pedestrians waiting per crossing (K),
+    longest pedestrian wait per crossing (K)]``, all in [0, 1]: an approach is an incoming lane
+    with the lanes upstream of it (``sensing.APPROACH_M``); its queue is halting vehicles (and those
+    waiting to be inserted on its edges) over its capacity (length / 7.5 m), times and waits are
+    divided by 120 s and counts by 10, then clipped. ``P`` = sumo-rl's number of green phases, ``L`` = incoming vehicle lanes (walking
     areas excluded), ``K`` = crossings (0 on nets without pedestrians).
     """
 
@@ -256,8 +257,8 @@ class FairObservation(ObservationFunction):
         if self._capacity is None:
             layout = layout_of(self.ts)
             self._capacity = {
-                lane: max(1.0, self.ts.sumo.lane.getLength(lane) / _VEHICLE_SPACE_M)
-                for lane in layout.in_lanes
+                lane: max(1.0, length / _VEHICLE_SPACE_M)
+                for lane, length in zip(layout.in_lanes, layout.approach_length_m, strict=True)
             }
         return self._capacity
 
@@ -270,12 +271,16 @@ class FairObservation(ObservationFunction):
         phase[ts.green_phase] = 1.0
         since = ts.time_since_last_phase_change
         timing = [float(since >= ts.min_green + ts.yellow_time), min(1.0, since / PHASE_TIME_SCALE_S)]
-        halting = lane_halting(ts.sumo, layout.in_lanes)
-        queue = [min(1.0, halting[lane] / capacity[lane]) for lane in layout.in_lanes]
-        waits = [
-            min(1.0, ts.sumo.lane.getWaitingTime(lane) / max(halting[lane], 1) / WAIT_SCALE_S)
-            for lane in layout.in_lanes
-        ]
+        lanes = layout.sensed_lanes
+        halting = lane_halting(ts.sumo, lanes)
+        queued = sensed_queue(ts.sumo, layout)
+        waiting = {lane: ts.sumo.lane.getWaitingTime(lane) for lane in lanes}
+        queue, waits = [], []
+        for lane in layout.in_lanes:
+            approach = layout.approach(lane)
+            halted = sum(halting[x] for x in approach)
+            queue.append(min(1.0, sum(queued[x] for x in approach) / capacity[lane]))
+            waits.append(min(1.0, sum(waiting[x] for x in approach) / max(halted, 1) / WAIT_SCALE_S))
         census = pedestrian_census(ts.env) if layout.crossings else {}
         crowd = [min(1.0, census.get(c.edge, (0, 0.0))[0] / CROWD_SCALE) for c in layout.crossings]
         longest = [min(1.0, census.get(c.edge, (0, 0.0))[1] / WAIT_SCALE_S) for c in layout.crossings]
@@ -288,22 +293,32 @@ class FairObservation(ObservationFunction):
         return spaces.Box(low=np.zeros(size, dtype=np.float32), high=np.ones(size, dtype=np.float32))
 
 
-def action_masks(env: SumoEnvironment) -> dict[str, np.ndarray]:
-    """Which actions would take effect at each signal's next decision.
+def action_masks(env: SumoEnvironment, max_green_s: int = 0) -> dict[str, np.ndarray]:
+    """Which actions would take effect at each signal's next decision (and, optionally, a maximum green).
 
     sumo-rl keeps the current green while ``time_since_last_phase_change < yellow_time +
     min_green`` (and always under ``fixed_ts``); then only the current green phase is effective.
+    With ``max_green_s > 0``, a green that has lasted ``max_green_s`` seconds or more is masked
+    out, so a controller acting on the mask must change phase (the maximum green of actuated
+    control; sumo-rl 1.4.5 accepts ``max_green`` but ignores it).
+
+    Args:
+        env: the running environment.
+        max_green_s: the longest green a controller may hold (s); 0: no limit.
 
     Returns:
-        ``{ts_id: bool array (num_green_phases,)}``; at least the current phase is True.
+        ``{ts_id: bool array (num_green_phases,)}``, at least one True per signal.
     """
     masks = {}
     for ts_id, ts in env.traffic_signals.items():
         mask = np.zeros(ts.num_green_phases, dtype=bool)
-        if env.fixed_ts or ts.time_since_last_phase_change < ts.yellow_time + ts.min_green:
+        since = ts.time_since_last_phase_change
+        if env.fixed_ts or since < ts.yellow_time + ts.min_green:
             mask[ts.green_phase] = True
         else:
             mask[:] = True
+            if 0 < max_green_s <= since and ts.num_green_phases > 1:
+                mask[ts.green_phase] = False
         masks[ts_id] = mask
     return masks
 

@@ -7,10 +7,11 @@ worker process), passed to sumo-rl as ``reward_fn``:
 
 ``r = -(veh_weight * Q_veh + ped_weight * Q_ped + fairness_weight * W_max / wait_scale_s)``
 
-- ``Q_veh``: halting vehicles on the signal's incoming vehicle lanes (sumo-rl's ``queue``);
+- ``Q_veh``: halting vehicles on the signal's approaches (its incoming vehicle lanes and the
+  lanes upstream within ``sensing.APPROACH_M``; sumo-rl's ``queue`` counts the incoming lanes only);
 - ``Q_ped``: pedestrians standing before the signal's crossings;
-- ``W_max``: the longest current wait of any single vehicle on those lanes or pedestrian at those
-  crossings (s), which penalises starving a movement or a crossing.
+- ``W_max``: the longest current wait of any single vehicle on those approaches or pedestrian at
+  those crossings (s), which penalises starving a movement or a crossing.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any
 from decisions.errors import InputError
 from decisions.mobility.traffic.sensing import (
     SignalLayout,
-    lane_halting,
     longest_vehicle_wait,
     pedestrian_census,
+    queued_vehicles,
     signal_layout,
 )
 
@@ -59,13 +60,13 @@ class FairReward:
     def terms(self, ts: Any) -> tuple[float, float, float]:
         """The unweighted terms ``(Q_veh, Q_ped, W_max)`` of signal ``ts`` now."""
         layout = layout_of(ts)
-        queue = float(sum(lane_halting(ts.sumo, layout.in_lanes).values()))
+        queue = float(queued_vehicles(ts.sumo, layout))
         census = pedestrian_census(ts.env) if layout.crossings else {}
         peds = [census[c.edge] for c in layout.crossings if c.edge in census]
         waiting = float(sum(count for count, _ in peds))
         longest = max([longest for _, longest in peds], default=0.0)
         if self.fairness_weight > 0:
-            longest = max(longest, longest_vehicle_wait(ts.sumo, layout.in_lanes))
+            longest = max(longest, longest_vehicle_wait(ts.sumo, layout.sensed_lanes))
         return queue, waiting, longest
 
     def __call__(self, ts: Any) -> float:
@@ -110,5 +111,5 @@ def fair_reward(
 
 
 def vehicle_only_reward() -> FairReward:
-    """Minus the halting vehicles at the signal: sumo-rl's ``queue`` reward, pedestrians ignored."""
+    """Minus the halting vehicles on the signal's approaches (sumo-rl's ``queue`` over approaches), pedestrians ignored."""
     return FairReward(veh_weight=1.0, ped_weight=0.0, fairness_weight=0.0)

@@ -6,6 +6,15 @@ net: *vehicle* links (lane -> lane through the junction) and *crossing* links (w
 walking-area lanes into the incoming lanes and ``ts.out_lanes`` the crossing lanes into the
 outgoing ones; :func:`signal_layout` separates them.
 
+**Approaches.** A signal's incoming lane can be very short (ingolstadt1 has a 9 m one: one car),
+so its queue spills upstream, where a lane-level sensor cannot see it. Each incoming lane's
+*approach* is the lane plus the lanes upstream of it within :data:`APPROACH_M` metres of the stop
+line, not crossing another signal's incoming lanes (the detector of a real approach, typically
+50-150 m). Queues, waits and pressures are read over approaches (:func:`approach_halting`,
+:func:`queued_vehicles`, :func:`longest_vehicle_wait`). A queue that reaches back to where
+vehicles enter the network stops them from being inserted at all: vehicles due but not yet
+inserted on an approach's edge (:func:`pending_by_edge`) count in its queue.
+
 Pedestrians waiting at a crossing (:func:`pedestrian_census`): persons standing
 (``person.getWaitingTime > 0``) on a walking area (road id ``:<junction>_w<k>``) whose next edge is
 the crossing. ``getWaitingTime`` resets when the person moves, so it is the current stand's
@@ -20,16 +29,25 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "APPROACH_M",
     "CrossingLink",
     "SignalLayout",
     "VehicleLink",
+    "approach_halting",
+    "approach_lanes",
     "green_crossings",
     "green_vehicle_links",
     "lane_halting",
     "longest_vehicle_wait",
     "pedestrian_census",
+    "pending_by_edge",
+    "queued_vehicles",
+    "sensed_queue",
     "signal_layout",
 ]
+
+APPROACH_M = 150.0
+"""Metres upstream of the stop line that a signal senses on each incoming lane (module docstring)."""
 
 _WALKINGAREA = re.compile(r"^:.+_w\d+$")
 _CROSSING_LANE = re.compile(r"^(:.+_c\d+)_\d+$")
@@ -62,20 +80,37 @@ class SignalLayout:
         crossings: pedestrian crossings, in link-index order.
         in_lanes: incoming vehicle lanes (sumo-rl's ``ts.lanes`` order, walking areas removed).
         out_lanes: outgoing vehicle lanes (sorted).
+        approaches: per incoming lane (same order), the lane and the lanes upstream of it within
+            :data:`APPROACH_M` (module docstring).
+        approach_length_m: per incoming lane, the summed length of its approach's lanes.
     """
 
     vehicle_links: tuple[VehicleLink, ...]
     crossings: tuple[CrossingLink, ...]
     in_lanes: tuple[str, ...]
     out_lanes: tuple[str, ...]
+    approaches: tuple[tuple[str, ...], ...] = ()
+    approach_length_m: tuple[float, ...] = ()
+
+    def approach(self, lane: str) -> tuple[str, ...]:
+        """The approach of incoming lane ``lane`` (the lane alone when approaches were not read)."""
+        if not self.approaches:
+            return (lane,)
+        return self.approaches[self.in_lanes.index(lane)]
+
+    @property
+    def sensed_lanes(self) -> tuple[str, ...]:
+        """Every lane of every approach, once each."""
+        return tuple(dict.fromkeys(lane for lane_set in (self.approaches or (self.in_lanes,)) for lane in lane_set))
 
 
-def signal_layout(sumo: Any, ts_id: str) -> SignalLayout:
-    """Read a traffic light's vehicle links, crossings and vehicle lanes from SUMO.
+def signal_layout(sumo: Any, ts_id: str, approach_m: float = APPROACH_M) -> SignalLayout:
+    """Read a traffic light's vehicle links, crossings, vehicle lanes and approaches from SUMO.
 
     Args:
         sumo: the traci/libsumo connection (``env.sumo``).
         ts_id: the traffic light id.
+        approach_m: metres upstream of the stop line in each approach (0: the lane alone).
 
     Returns:
         The layout.
@@ -92,7 +127,92 @@ def signal_layout(sumo: Any, ts_id: str) -> SignalLayout:
     in_lanes = tuple(dict.fromkeys(link.in_lane for link in vehicle))
     out_lanes = tuple(sorted({link.out_lane for link in vehicle}))
     unique_crossings = tuple({c.edge: c for c in crossings}.values())
-    return SignalLayout(tuple(vehicle), unique_crossings, in_lanes, out_lanes)
+    approaches = approach_lanes(sumo, in_lanes, approach_m)
+    lengths = tuple(float(sum(sumo.lane.getLength(lane) for lane in lanes)) for lanes in approaches)
+    return SignalLayout(tuple(vehicle), unique_crossings, in_lanes, out_lanes, approaches, lengths)
+
+
+def _upstream_map(sumo: Any) -> tuple[dict[str, list[str]], frozenset[str]]:
+    """Per normal lane, the normal lanes that feed it; and every lane a traffic light controls."""
+    feeders: dict[str, list[str]] = {}
+    for lane in sumo.lane.getIDList():
+        if lane.startswith(":"):
+            continue
+        for link in sumo.lane.getLinks(lane):
+            feeders.setdefault(link[0], []).append(lane)
+    controlled = frozenset(
+        lane for tls in sumo.trafficlight.getIDList() for lane in sumo.trafficlight.getControlledLanes(tls)
+    )
+    return feeders, controlled
+
+
+def approach_lanes(sumo: Any, in_lanes: tuple[str, ...], approach_m: float = APPROACH_M) -> tuple[tuple[str, ...], ...]:
+    """Per incoming lane, the lane and the lanes upstream of it whose downstream end is within ``approach_m``.
+
+    The search walks back through the lanes that feed each lane (any junction without a traffic
+    light) and stops at lanes another traffic light controls (they are that signal's to sense).
+    """
+    if approach_m <= 0:
+        return tuple((lane,) for lane in in_lanes)
+    feeders, controlled = _upstream_map(sumo)
+    out = []
+    for start in in_lanes:
+        found = {start: 0.0}  # lane -> distance from the stop line to its downstream end
+        frontier = [start]
+        while frontier:
+            lane = frontier.pop()
+            reach = found[lane] + sumo.lane.getLength(lane)
+            if reach >= approach_m:
+                continue
+            for up in feeders.get(lane, []):
+                if up not in found and up not in controlled:
+                    found[up] = reach
+                    frontier.append(up)
+        out.append(tuple(found))
+    return tuple(out)
+
+
+def pending_by_edge(sumo: Any) -> dict[str, int]:
+    """Vehicles due but not yet inserted (the insertion backlog), by the first edge of their route."""
+    counts: dict[str, int] = {}
+    for veh in sumo.simulation.getPendingVehicles():
+        route = sumo.vehicle.getRoute(veh)
+        if route:
+            counts[route[0]] = counts.get(route[0], 0) + 1
+    return counts
+
+
+def _edge(lane: str) -> str:
+    return lane.rsplit("_", 1)[0]
+
+
+def sensed_queue(sumo: Any, layout: SignalLayout) -> dict[str, float]:
+    """Per sensed lane, halting vehicles plus its share of the insertion backlog of its edge.
+
+    The backlog of an edge is shared equally among its sensed lanes (vehicles waiting to enter do
+    not have a lane yet).
+    """
+    lanes = layout.sensed_lanes
+    queue: dict[str, float] = {lane: float(n) for lane, n in lane_halting(sumo, lanes).items()}
+    backlog = pending_by_edge(sumo)
+    if backlog:
+        per_edge: dict[str, int] = {}
+        for lane in lanes:
+            per_edge[_edge(lane)] = per_edge.get(_edge(lane), 0) + 1
+        for lane in lanes:
+            queue[lane] += backlog.get(_edge(lane), 0) / per_edge[_edge(lane)]
+    return queue
+
+
+def approach_halting(sumo: Any, layout: SignalLayout) -> dict[str, float]:
+    """Vehicles queued on each incoming lane's approach: halting (speed < 0.1 m/s) or waiting to be inserted."""
+    queue = sensed_queue(sumo, layout)
+    return {lane: sum(queue[x] for x in layout.approach(lane)) for lane in layout.in_lanes}
+
+
+def queued_vehicles(sumo: Any, layout: SignalLayout) -> float:
+    """Vehicles queued on all the signal's approaches (each lane counted once; backlog included)."""
+    return float(sum(sensed_queue(sumo, layout).values()))
 
 
 def green_vehicle_links(layout: SignalLayout, state: str) -> tuple[VehicleLink, ...]:

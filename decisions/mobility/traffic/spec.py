@@ -122,6 +122,9 @@ class AgentSettings(Settings):
     hidden: tuple[int, ...] = Field((64, 64), min_length=1, max_length=4, description="Q-network widths.")
     gamma: float = Field(0.95, ge=0.0, lt=1.0, description="Discount per decision.")
     learning_rate: float = Field(1e-3, gt=0.0, le=1.0, allow_inf_nan=False, description="Adam step size.")
+    max_green_s: int = Field(
+        60, ge=0, le=3_600, description="Longest green an agent may hold (s; 0: no limit), through its action mask."
+    )
     seed: int = Field(0, ge=0, description="Seed of the agents' training.")
 
     @field_validator("hidden")

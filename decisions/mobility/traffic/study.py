@@ -340,6 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--without-pedestrians", default="", help="comma-separated plain-network scenarios")
     parser.add_argument("--controllers", default=None, help="comma-separated baselines (default: all)")
     parser.add_argument("--env-steps", type=int, default=None)
+    parser.add_argument("--max-green", type=int, default=None, help="agents' maximum green (s; 0: none)")
+    parser.add_argument("--ped-weight", type=float, default=None, help="the fair reward's pedestrian weight")
+    parser.add_argument("--fairness-weight", type=float, default=None, help="the fair reward's fairness weight")
     parser.add_argument("--seconds", type=int, default=None)
     parser.add_argument("--train-seeds", default=None, help="comma-separated")
     parser.add_argument("--test-seeds", default=None, help="comma-separated")
@@ -354,7 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                       **({"seconds": args.seconds} if args.seconds else {})},
         "demand": {**({"train_seeds": ints(args.train_seeds)} if args.train_seeds else {}),
                    **({"test_seeds": ints(args.test_seeds)} if args.test_seeds else {})},
-        "agent": {"env_steps": args.env_steps} if args.env_steps else {},
+        "reward": {**({"ped_weight": args.ped_weight} if args.ped_weight is not None else {}),
+                   **({"fairness_weight": args.fairness_weight} if args.fairness_weight is not None else {})},
+        "agent": {**({"env_steps": args.env_steps} if args.env_steps else {}),
+                  **({"max_green_s": args.max_green} if args.max_green is not None else {})},
         "study": {"without_pedestrians": [s for s in args.without_pedestrians.split(",") if s],
                   "fairness_weights": [float(w) for w in args.fairness_weights.split(",") if w],
                   "vehicle_only": not args.no_vehicle_only, "default_reward": not args.no_default_reward,

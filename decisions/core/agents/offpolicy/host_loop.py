@@ -39,7 +39,15 @@ from jax import Array
 from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, identity_stats, make_result
 from decisions.core.agents.offpolicy.agent import OffPolicyAgent, flatten_obs, normalize
 from decisions.core.agents.replay import NStepWindow, ReplayBuffer, Transition
-from decisions.core.host_envs import MultiAgentVecEnv, SlotStep
+from decisions.core.host_envs import (
+    EpisodeTracker,
+    MultiAgentVecEnv,
+    SlotStep,
+    check_mask,
+    check_obs,
+    check_sizes,
+    check_step,
+)
 
 __all__ = ["HostLoopState", "MaskedOffPolicyAgent", "MaskedTransition", "greedy_actions", "train_agent_host"]
 
@@ -169,53 +177,10 @@ def _learn(agent: OffPolicyAgent, state: HostLoopState, step: Array, *, masked: 
     return state._replace(agent=agent_state, key=key), metrics
 
 
-def _check_obs(name: str, x: Any, envs: MultiAgentVecEnv) -> np.ndarray:
-    x = np.asarray(x)
-    if x.shape != (envs.num_slots, envs.obs_dim):
-        raise ValueError(f"{name}: expected shape (slots, obs_dim) = {(envs.num_slots, envs.obs_dim)}, got {x.shape}")
-    return x.astype(np.float32, copy=False)
-
-
-def _check_mask(name: str, x: Any, envs: MultiAgentVecEnv, *, acting: bool) -> np.ndarray:
-    x = np.asarray(x)
-    if x.shape != (envs.num_slots, envs.num_actions):
-        shape = (envs.num_slots, envs.num_actions)
-        raise ValueError(f"{name}: expected shape (slots, num_actions) = {shape}, got {x.shape}")
-    if x.dtype != np.bool_:
-        raise ValueError(f"{name}: must be a bool array, got {x.dtype}")
-    if acting and not x.any(axis=1).all():
-        raise ValueError(f"{name}: slots {np.flatnonzero(~x.any(axis=1)).tolist()} have no valid action")
-    return x
-
-
-def _check_step(out: Any, envs: MultiAgentVecEnv, masked: bool) -> SlotStep:
-    if len(out) != len(SlotStep._fields):
-        raise ValueError(f"step: must return {len(SlotStep._fields)} arrays {SlotStep._fields}, got {len(out)}")
-    out = SlotStep(*out)
-    flags = {}
-    for name in ("reward", "terminated", "truncated"):
-        x = np.asarray(getattr(out, name))
-        if x.shape != (envs.num_slots,):
-            raise ValueError(f"step {name}: expected shape (slots,) = {(envs.num_slots,)}, got {x.shape}")
-        flags[name] = x.astype(np.float32 if name == "reward" else np.bool_, copy=False)
-    return SlotStep(
-        obs=_check_obs("step obs", out.obs, envs),
-        mask=_check_mask("step mask", out.mask, envs, acting=masked),
-        final_obs=_check_obs("step final_obs", out.final_obs, envs),
-        final_mask=_check_mask("step final_mask", out.final_mask, envs, acting=False),
-        **flags,
-    )
-
-
 def _check_setup(agent: OffPolicyAgent, envs: MultiAgentVecEnv, masked: bool) -> None:
-    config, policy = agent.config, agent.policy
-    if config.num_envs != envs.num_slots:
-        raise ValueError(f"num_envs: the config has {config.num_envs}, the environments have {envs.num_slots} slots")
-    if tuple(policy.obs_shape) != (envs.obs_dim,):
-        raise ValueError(f"obs_shape: the agent's is {policy.obs_shape}, the environments' ({envs.obs_dim},)")
-    actions = getattr(policy, "num_actions", None)
-    if actions is not None and actions != envs.num_actions:
-        raise ValueError(f"num_actions: the agent has {actions}, the environments' masks {envs.num_actions}")
+    policy = agent.policy
+    num_actions = getattr(policy, "num_actions", None)
+    check_sizes(envs, num_envs=agent.config.num_envs, obs_shape=policy.obs_shape, num_actions=num_actions)
     if masked:
         missing = [m for m in ("random_valid_action", "explore_masked", "update_masked") if not hasattr(agent, m)]
         if missing:
@@ -258,24 +223,20 @@ def train_agent_host(
     _check_setup(agent, envs, action_masks)
     reset_key, agent_key, loop_key = jax.random.split(key, 3)
     obs, mask = envs.reset(int(jax.random.randint(reset_key, (), 0, 2**31 - 1)))
-    obs, mask = _check_obs("reset obs", obs, envs), _check_mask("reset mask", mask, envs, acting=action_masks)
+    obs, mask = check_obs("reset obs", obs, envs), check_mask("reset mask", mask, envs, acting=action_masks)
     state = _init(agent, obs, mask, agent_key, loop_key, masked=action_masks)
-    running = np.zeros(envs.num_slots, np.float32)  # return so far of each slot's episode
+    episodes = EpisodeTracker(envs.num_slots)
 
     def vector_step(state: HostLoopState, obs: np.ndarray, mask: np.ndarray, step: int, *, explore: bool,
                     store: bool) -> tuple[HostLoopState, SlotStep, np.ndarray]:
         """One vector step: act, step the environments, store; also returns the returns of the episodes ended."""
-        nonlocal running
         key, action, env_action = _act(
             agent, state.agent, state.obs_stats, state.key, obs, mask, np.int32(step), masked=action_masks,
             explore=explore,
         )
-        out = _check_step(envs.step(np.asarray(env_action)), envs, action_masks)
+        out = check_step(envs.step(np.asarray(env_action)), envs, action_masks)
         state = _observe(agent, state._replace(key=key), obs, mask, action, out, masked=action_masks, store=store)
-        running = running + out.reward
-        done = out.terminated | out.truncated
-        returns = running[done]
-        running = np.where(done, np.float32(0), running)
+        returns, _ = episodes.step(out.reward, out.terminated | out.truncated)
         return state, out, returns
 
     for _ in range(config.n_step - 1):

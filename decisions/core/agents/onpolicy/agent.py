@@ -89,6 +89,29 @@ class ActorCriticAgent:
         policy = ActorCriticPolicy.from_env(env, env.default_params if params is None else params, config)
         return cls(config, policy)  # type: ignore[call-arg]  # the subclass's dataclass fields
 
+    @classmethod
+    def for_shapes(cls, config: OnPolicyConfig, *, obs_shape: tuple[int, ...], num_actions: int) -> Self:
+        """The agent for float observations of ``obs_shape`` and ``num_actions`` discrete actions.
+
+        For host environments (``onpolicy.host_loop``): ``obs_shape=(envs.obs_dim,)``,
+        ``num_actions=envs.num_actions``.
+
+        Args:
+            config: the agent's configuration (a ``config_type``).
+            obs_shape: shape of one observation.
+            num_actions: number of discrete actions (>= 1).
+
+        Returns:
+            The agent, with its policy description (``ActorCriticPolicy.for_shapes``).
+
+        Raises:
+            TypeError: ``config`` is not a ``config_type``.
+            ValueError: ``num_actions`` is not a positive integer, or ``config.unit_width`` is set.
+        """
+        check_config(config, cls.config_type)
+        policy = ActorCriticPolicy.for_shapes(config, obs_shape=obs_shape, num_actions=num_actions)
+        return cls(config, policy)  # type: ignore[call-arg]  # the subclass's dataclass fields
+
 
 def schedule(agent: OnPolicyAgent) -> optax.Schedule:
     """Learning rate as a function of the optimiser step count (``config.lr_schedule`` over all updates).

@@ -9,6 +9,9 @@ chunk over seeds.
 Observations are flattened (``Discrete`` observations one-hot encoded) and, with
 ``normalize_obs``, scaled by running statistics updated at every rollout step (as
 gymnasium's ``NormalizeObservation``); the statistics are part of the returned params.
+
+``onpolicy.host_loop`` (environments on the host, collected in Python) shares the pieces
+``initial_state``, ``act``, ``learning_reward`` and ``update_on_rollout``.
 """
 
 from __future__ import annotations
@@ -32,11 +35,23 @@ from decisions.core.agents.trainers import agent_trainers
 from decisions.core.env import Environment
 from decisions.core.pytrees import PyTree
 
-__all__ = ["OnPolicyState", "train_agent", "trainers"]
+__all__ = [
+    "OnPolicyState",
+    "Rollout",
+    "act",
+    "initial_state",
+    "learning_reward",
+    "train_agent",
+    "trainers",
+    "update_on_rollout",
+]
 
 
 class OnPolicyState(NamedTuple):
-    """Loop state carried from iteration to iteration (and saved in checkpoints)."""
+    """Loop state carried from iteration to iteration (and saved in checkpoints).
+
+    The host loop (``onpolicy.host_loop``) carries it too, with ``env_state`` and ``obs`` None.
+    """
 
     net: PyTree
     opt_state: PyTree
@@ -44,7 +59,7 @@ class OnPolicyState(NamedTuple):
     reward_stats: RunningStats  # () statistics of the discounted return (normalize_rewards)
     discounted_return: Array  # (num_envs,) running discounted return (normalize_rewards)
     env_state: PyTree
-    obs: Array  # (num_envs, *obs_shape) current raw observations
+    obs: Array | None  # (num_envs, *obs_shape) current raw observations
     iteration: Array  # () int32
     key: Array
 
@@ -65,12 +80,37 @@ class Transition(NamedTuple):
     episode_length: Array
 
 
-def _init_state(key: Array, env_params: Any, env: Environment[Any, Any], agent: OnPolicyAgent) -> OnPolicyState:
-    """Fresh network, optimiser state, statistics and environments (reset) for one seed."""
+class Rollout(NamedTuple):
+    """What the update needs of one rollout, time-major ``(rollout_steps, num_envs, ...)``."""
+
+    obs: Array  # normalised features the actions were chosen on
+    action: Array  # raw actions
+    log_prob: Array
+    value: Array  # V(obs)
+    next_value: Array  # V of the observation the step produced (``final_obs`` where an episode ended)
+    reward: Array  # learning reward (scaled / normalised)
+    terminated: Array
+    truncated: Array
+    mask: Array | None = None  # bool valid actions (``Batch.mask``), or None: all valid
+
+
+def initial_state(
+    agent: OnPolicyAgent, net_key: Array, loop_key: Array, env_state: PyTree = None, obs: Array | None = None
+) -> OnPolicyState:
+    """A fresh network (from ``net_key``), optimiser state and statistics, before iteration 0.
+
+    Args:
+        agent: the agent.
+        net_key: PRNG key of the network's initial weights.
+        loop_key: the state's key (split at every iteration).
+        env_state: the environments' state (None for host environments, which hold theirs).
+        obs: their current observations (None for host environments).
+
+    Returns:
+        The state.
+    """
     config = agent.config
-    k_net, k_env, k_loop = jax.random.split(key, 3)
-    params = agent.policy.init(k_net, config.normalize_obs)
-    obs, env_state = training_envs(env, config.num_envs).reset(k_env, env_params)
+    params = agent.policy.init(net_key, config.normalize_obs)
     return OnPolicyState(
         net=params["net"],
         opt_state=optimizer(agent).init(params["net"]),
@@ -80,11 +120,18 @@ def _init_state(key: Array, env_params: Any, env: Environment[Any, Any], agent: 
         env_state=env_state,
         obs=obs,
         iteration=jnp.zeros((), jnp.int32),
-        key=k_loop,
+        key=loop_key,
     )
 
 
-def _learning_reward(
+def _init_state(key: Array, env_params: Any, env: Environment[Any, Any], agent: OnPolicyAgent) -> OnPolicyState:
+    """Fresh network, optimiser state, statistics and environments (reset) for one seed."""
+    k_net, k_env, k_loop = jax.random.split(key, 3)
+    obs, env_state = training_envs(env, agent.config.num_envs).reset(k_env, env_params)
+    return initial_state(agent, k_net, k_loop, env_state, obs)
+
+
+def learning_reward(
     reward: Array, done: Array, stats: RunningStats, discounted: Array, config: OnPolicyConfig
 ) -> tuple[Array, RunningStats, Array]:
     """Scale rewards; with ``normalize_rewards`` divide by the running std of the discounted return."""
@@ -97,6 +144,39 @@ def _learning_reward(
     return reward, stats, jnp.where(done, 0.0, discounted)
 
 
+def act(
+    agent: OnPolicyAgent,
+    net: PyTree,
+    obs_stats: RunningStats,
+    obs: Array,
+    key: Array,
+    mask: Array | None = None,
+) -> tuple[RunningStats, Array, Array, Array, Array]:
+    """One rollout step's decision for a batch of observations, with the policy being trained.
+
+    Args:
+        agent: the agent.
+        net: network weights.
+        obs_stats: observation statistics; ``obs`` is folded in first (with ``normalize_obs``).
+        obs: raw observations ``(num_envs, *obs_shape)``.
+        key: PRNG key of the draw.
+        mask: optional bool ``(num_envs, num_actions)`` valid actions (the draw keeps to them).
+
+    Returns:
+        ``(obs_stats, features, raw_action, log_prob, value)``: the updated statistics, the
+        normalised features acted on, the sampled raw actions, their log-probabilities and ``V(obs)``.
+    """
+    policy = agent.policy
+    features = policy.encode(obs)
+    obs_stats = obs_stats.update(features) if agent.config.normalize_obs else obs_stats
+    x = obs_stats.normalize(features)
+    dist, value = policy.network.apply(net, x)
+    if mask is not None:
+        dist = policy.mask_logits(dist, mask)
+    raw = policy.sample(dist, key)
+    return obs_stats, x, raw, policy.log_prob(dist, raw), value
+
+
 def _rollout(
     state: OnPolicyState, env_params: Any, key: Array, env: Environment[Any, Any], agent: OnPolicyAgent
 ) -> tuple[OnPolicyState, Transition]:
@@ -106,17 +186,13 @@ def _rollout(
 
     def step(carry: OnPolicyState, step_key: Array) -> tuple[OnPolicyState, Transition]:
         k_act, k_env = jax.random.split(step_key)
-        features = policy.encode(carry.obs)
-        obs_stats = carry.obs_stats.update(features) if config.normalize_obs else carry.obs_stats
-        x = obs_stats.normalize(features)
-        dist, value = apply(carry.net, x)
-        raw = policy.sample(dist, k_act)
+        obs_stats, x, raw, log_prob, value = act(agent, carry.net, carry.obs_stats, carry.obs, k_act)
         obs, env_state, reward, terminated, truncated, info = venv.step(
             k_env, carry.env_state, policy.to_env(raw), env_params
         )
         final_x = obs_stats.normalize(policy.encode(info["final_obs"]))
         next_value = apply(carry.net, final_x, method="value")
-        learn_reward, reward_stats, discounted = _learning_reward(
+        learn_reward, reward_stats, discounted = learning_reward(
             reward, terminated | truncated, carry.reward_stats, carry.discounted_return, config
         )
         carry = carry._replace(
@@ -129,7 +205,7 @@ def _rollout(
         transition = Transition(
             x,
             raw,
-            policy.log_prob(dist, raw),
+            log_prob,
             value,
             next_value,
             learn_reward,
@@ -160,31 +236,50 @@ def _episode_metrics(traj: Transition) -> dict[str, Array]:
     }
 
 
-def _iteration(
-    state: OnPolicyState, env_params: Any, env: Environment[Any, Any], agent: OnPolicyAgent
-) -> tuple[OnPolicyState, dict[str, Array]]:
-    """One rollout, advantage estimate and agent update."""
+def update_on_rollout(
+    agent: OnPolicyAgent, net: PyTree, opt_state: PyTree, iteration: Array, rollout: Rollout, key: Array
+) -> tuple[PyTree, PyTree, dict[str, Array]]:
+    """Advantages (``gae``) of a rollout, then the agent's update on it flattened into a ``Batch``.
+
+    Args:
+        agent: the agent.
+        net: network weights.
+        opt_state: the optimiser's state.
+        iteration: iterations done before this one (the learning rate's position).
+        rollout: the rollout.
+        key: PRNG key of the update.
+
+    Returns:
+        ``(net, opt_state, metrics)``: the agent's metrics and ``learning_rate``.
+    """
     config = agent.config
-    key, k_roll, k_update = jax.random.split(state.key, 3)
-    state, traj = _rollout(state, env_params, k_roll, env, agent)
     advantages, targets = gae(
-        traj.reward,
-        traj.value,
-        traj.next_value,
-        traj.terminated,
-        traj.truncated,
+        rollout.reward,
+        rollout.value,
+        rollout.next_value,
+        rollout.terminated,
+        rollout.truncated,
         config.gamma,
         config.gae_lambda,
     )
     flat = partial(jax.tree_util.tree_map, lambda x: x.reshape((config.batch_size, *x.shape[2:])))
-    batch = Batch(*flat((traj.obs, traj.action, traj.log_prob, advantages, targets)))
-    net, opt_state, update_metrics = agent.update(optimizer(agent), state.net, state.opt_state, batch, k_update)
-    learning_rate = schedule(agent)(state.iteration * agent.updates_per_iteration)
-    log = {
-        **_episode_metrics(traj),
-        **update_metrics,
-        "learning_rate": jnp.asarray(learning_rate, jnp.float32),
-    }
+    batch = Batch(*flat((rollout.obs, rollout.action, rollout.log_prob, advantages, targets, rollout.mask)))
+    net, opt_state, update_metrics = agent.update(optimizer(agent), net, opt_state, batch, key)
+    learning_rate = schedule(agent)(iteration * agent.updates_per_iteration)
+    return net, opt_state, {**update_metrics, "learning_rate": jnp.asarray(learning_rate, jnp.float32)}
+
+
+def _iteration(
+    state: OnPolicyState, env_params: Any, env: Environment[Any, Any], agent: OnPolicyAgent
+) -> tuple[OnPolicyState, dict[str, Array]]:
+    """One rollout, advantage estimate and agent update."""
+    key, k_roll, k_update = jax.random.split(state.key, 3)
+    state, traj = _rollout(state, env_params, k_roll, env, agent)
+    rollout = Rollout(*(getattr(traj, name) for name in Rollout._fields if name != "mask"))
+    net, opt_state, update_metrics = update_on_rollout(
+        agent, state.net, state.opt_state, state.iteration, rollout, k_update
+    )
+    log = {**_episode_metrics(traj), **update_metrics}
     state = state._replace(net=net, opt_state=opt_state, iteration=state.iteration + 1, key=key)
     return state, log
 

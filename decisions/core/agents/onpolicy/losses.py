@@ -76,6 +76,7 @@ class Batch(NamedTuple):
     log_prob: Array  # (B,) log-probability under the rollout policy
     advantage: Array  # (B,)
     target: Array  # (B,) value target (GAE return)
+    mask: Array | None = None  # (B, num_actions) bool valid actions (masked logits), or None: all valid
 
 
 def surrogate_loss(
@@ -90,7 +91,9 @@ def surrogate_loss(
     ``policy_loss = -mean(min(r A, clip(r, 1 - eps, 1 + eps) A))`` with the probability ratio
     ``r``; with ``clip_eps=None`` it is ``-mean(r A)``, whose gradient at ``r = 1`` is the
     plain (A2C) policy gradient ``-mean(grad log pi A)``. The total is
-    ``policy_loss + value_coef * 0.5 mean((V - target)^2) - entropy_coef * entropy``.
+    ``policy_loss + value_coef * 0.5 mean((V - target)^2) - entropy_coef * entropy``. With
+    ``batch.mask`` the log-probabilities and the entropy are those of the masked distribution
+    (``ActorCriticPolicy.mask_logits``), the one the actions were sampled from.
 
     Args:
         net: network weights.
@@ -104,6 +107,8 @@ def surrogate_loss(
         (``mean(r - 1 - log r)``) and ``clip_fraction``.
     """
     dist, value = policy.network.apply(net, batch.obs)
+    if batch.mask is not None:
+        dist = policy.mask_logits(dist, batch.mask)
     log_prob = policy.log_prob(dist, batch.action)
     entropy = jnp.mean(policy.entropy(dist))
     advantage = batch.advantage

@@ -22,7 +22,7 @@ import numpy as np
 from jax import Array
 
 from decisions.core import nets
-from decisions.core.agents.common import initial_stats
+from decisions.core.agents.common import check_int, initial_stats
 from decisions.core.agents.onpolicy.config import OnPolicyConfig
 from decisions.core.agents.onpolicy.networks import ActorCritic, SetActorCritic
 from decisions.core.agents.policy_file import PolicyDescription
@@ -119,6 +119,43 @@ class ActorCriticPolicy(PolicyDescription):
             unit_width=int(config.unit_width),
         )
 
+    @classmethod
+    def for_shapes(
+        cls, config: OnPolicyConfig, *, obs_shape: tuple[int, ...], num_actions: int
+    ) -> ActorCriticPolicy:
+        """Describe a policy for float observations of ``obs_shape`` and ``num_actions`` discrete actions.
+
+        For environments that are not a functional ``Environment`` (``onpolicy.host_loop``:
+        ``obs_shape=(envs.obs_dim,)``, ``num_actions=envs.num_actions``); equal to ``from_env``'s
+        for a ``Box`` observation space and a ``Discrete`` int32 action space.
+
+        Args:
+            config: supplies the network fields (``unit_width`` must be 0).
+            obs_shape: shape of one observation.
+            num_actions: number of discrete actions (>= 1).
+
+        Returns:
+            The description.
+
+        Raises:
+            ValueError: ``num_actions`` is not a positive integer, or ``config.unit_width`` is set.
+        """
+        check_int("num_actions", num_actions, 1)
+        if config.unit_width:
+            raise ValueError("unit_width: set networks need a MultiDiscrete action, not a Discrete one")
+        return cls(
+            obs_shape=tuple(int(d) for d in obs_shape),
+            obs_categories=0,
+            num_actions=int(num_actions),
+            action_shape=(),
+            action_low=(),
+            action_high=(),
+            action_dtype="int32",
+            hidden=tuple(config.hidden),
+            activation=config.activation,
+            log_std_init=float(config.log_std_init),
+        )
+
     @property
     def discrete(self) -> bool:
         """Whether actions are categorical."""
@@ -193,6 +230,26 @@ class ActorCriticPolicy(PolicyDescription):
             return sum(parts[1:], parts[0])
         return nets.categorical_entropy(dist) if self.discrete else nets.gaussian_entropy(dist[1])
 
+    def mask_logits(self, dist: Any, mask: Array) -> Array:
+        """Categorical logits with the invalid actions' set to the dtype's minimum (probability 0).
+
+        The minimum rather than ``-inf`` keeps ``log_prob`` and ``entropy`` finite (``0 * log 0``
+        is 0, not NaN) and their gradients zero at the masked logits.
+
+        Args:
+            dist: logits ``(..., num_actions)`` (a ``MultiDiscrete`` policy's concatenated ones).
+            mask: bool ``(..., num_actions)``, True where an action is valid.
+
+        Returns:
+            The masked logits.
+
+        Raises:
+            ValueError: the policy is continuous (``Box`` actions have no mask).
+        """
+        if not self.discrete:
+            raise ValueError("mask: action masks need discrete actions, this policy's are continuous")
+        return jnp.where(mask, dist, jnp.finfo(dist.dtype).min)
+
     def to_env(self, raw_action: Array) -> Array:
         """Map raw actions to environment actions: the index, or the clipped and rescaled Gaussian draw."""
         if self.discrete:
@@ -210,10 +267,15 @@ class ActorCriticPolicy(PolicyDescription):
             action = jnp.round(action)
         return action.astype(self.action_dtype)
 
-    def __call__(self, params: PyTree, obs: Array, key: Array) -> Array:
-        """Action for ``obs``: greedy if ``deterministic``, else sampled with ``key``."""
+    def __call__(self, params: PyTree, obs: Array, key: Array, mask: Array | None = None) -> Array:
+        """Action for ``obs``: greedy if ``deterministic``, else sampled with ``key``.
+
+        With ``mask`` (bool ``(..., num_actions)``, discrete policies) only among the valid actions.
+        """
         x = params["obs_stats"].normalize(self.encode(obs))
         dist = self.network.apply(params["net"], x, method="actor")
+        if mask is not None:
+            dist = self.mask_logits(dist, mask)
         raw = self.mode(dist) if self.deterministic else self.sample(dist, key)
         return self.to_env(raw)
 
