@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from decisions.errors import InputError
-from decisions.mobility.traffic.agents import AgentController, TrainedAgent, train_dqn
+from decisions.mobility.traffic.agents import AgentController, PPOTuning, TrainedAgent, train_dqn, train_ppo
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
@@ -162,11 +162,12 @@ def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) 
         "scenarios": {"names": [SINGLE], "seconds": 90},
         "demand": {"train_seeds": [0], "test_seeds": [100], "ped_rate_per_hour": 600.0},
         "agent": {"env_steps": 150, "num_envs": 1, "hidden": [16]},
-        "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": True, "default_reward": False},
+        "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": True, "default_reward": False,
+                  "ppo": True},
     })  # fmt: skip
     calls: list[tuple[str, int, int]] = []
     study = run_study(job, lambda *c: calls.append(c), cache_dir=cache)
-    controllers = ["fixed", "max_pressure", "dqn_fair", "dqn_vehicle"]
+    controllers = ["fixed", "max_pressure", "dqn_fair", "dqn_vehicle", "ppo_fair"]
     assert list(study.runs.columns) == list(RUN_COLUMNS) and set(METRIC_NAMES) <= set(study.runs.columns)
     assert list(study.runs["controller"]) == controllers and set(study.runs["seed"]) == {100}
     assert study.runs["pedestrians"].all() and (study.runs["sim_seconds"] == 90).all()
@@ -174,7 +175,8 @@ def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) 
     delays = study.summary.set_index("controller")["veh_delay_mean"]
     assert study.best_heuristic == {SINGLE: delays[["fixed", "max_pressure"]].idxmin()}
     h = study.headline
-    ratios = ("veh_delay_vs_best_heuristic", "ped_p95_wait_vs_best_heuristic", "vehicle_only_ped_p95_vs_fair")
+    ratios = ("veh_delay_vs_best_heuristic", "ped_p95_wait_vs_best_heuristic", "vehicle_only_ped_p95_vs_fair",
+              "ppo_veh_delay_vs_best_heuristic", "ppo_ped_p95_wait_vs_best_heuristic")  # fmt: skip
     for key in ratios:
         assert math.isfinite(h[f"{key}_{SINGLE}"]) and h[f"{key}_{SINGLE}"] > 0, key
     assert h[f"veh_delay_vs_best_heuristic_{SINGLE}"] == pytest.approx(
@@ -182,8 +184,12 @@ def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) 
     )
     assert h[f"fair_beats_fixed_both_{SINGLE}"] in (0.0, 1.0)
     assert h["training_sim_seconds_per_wall_second"] > 0
-    assert set(study.agents) == {f"{SINGLE}/dqn_fair", f"{SINGLE}/dqn_vehicle"}
-    assert set(study.training["agent"]) == {"dqn_fair", "dqn_vehicle"}
+    assert h[f"ppo_veh_delay_vs_best_heuristic_{SINGLE}"] == pytest.approx(
+        delays["ppo_fair"] / delays[study.best_heuristic[SINGLE]]
+    )
+    assert set(study.agents) == {f"{SINGLE}/dqn_fair", f"{SINGLE}/dqn_vehicle", f"{SINGLE}/ppo_fair"}
+    assert study.agents[f"{SINGLE}/ppo_fair"].kind == "ppo" and study.agents[f"{SINGLE}/dqn_fair"].kind == "dqn"
+    assert set(study.training["agent"]) == {"dqn_fair", "dqn_vehicle", "ppo_fair"}
     assert (study.training["episode_return"] < 0).all()
     assert list(study.frontier["fairness_weight"]) == [0.0, 1.0]
     assert list(study.frontier["agent"]) == ["dqn_vehicle", "dqn_fair"]
@@ -191,8 +197,33 @@ def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) 
     assert set(replays["controller"]) == set(controllers) and set(replays["signal"]) == {"t"}
     assert replays["time_s"].max() <= 90 and replays["phase"].between(-1, PHASES - 1).all()
     assert (replays.groupby("controller").size() == 18).all()  # a row per 5-s decision of the 90 s
-    assert (f"{SINGLE} scoring", 4, 4) in calls
+    assert (f"{SINGLE} scoring", 5, 5) in calls
     assert any(task == f"{SINGLE}/dqn_vehicle training" and done == total for task, done, total in calls)
+
+
+def test_ppo_trains_masked_and_saves_and_loads(cache: Path, tmp_path: Path) -> None:
+    from decisions.core.agents.onpolicy import io as onpolicy_io
+    from decisions.core.agents.onpolicy.host_loop import policy_actions
+
+    tuning = PPOTuning(rollout_steps=24, minibatches=2)
+    agent = train_ppo(_job(env_steps=120), SINGLE, fair_reward(), name="ppo_fair", cache_dir=cache, tuning=tuning)
+    assert agent.kind == "ppo" and agent.policy.obs_shape == (OBS_DIM,) and agent.policy.num_actions == PHASES
+    assert agent.sim_seconds == 120 * 5 and len(agent.log) == 5  # 5 rollouts of 24 decisions, 12 per episode
+    assert np.all(np.diff(agent.log["env_steps"]) == 24) and np.isfinite(agent.log["policy_loss"]).all()
+    assert (agent.log["veh_count"] > 10).all()
+    path = tmp_path / "ppo.msgpack"
+    agent.save(path)
+    loaded = TrainedAgent.load(path)
+    assert loaded.kind == "ppo" and loaded.policy == agent.policy and loaded.max_green_s == agent.max_green_s == 60
+    rng = np.random.default_rng(1)
+    obs = rng.uniform(size=(128, OBS_DIM)).astype(np.float32)
+    mask = rng.uniform(size=(128, PHASES)) < 0.5
+    mask[np.arange(128), rng.integers(0, PHASES, 128)] = True
+    before = policy_actions(agent.policy, agent.params, obs, mask)
+    np.testing.assert_array_equal(before, policy_actions(loaded.policy, loaded.params, obs, mask))
+    assert np.all(mask[np.arange(128), before])  # only valid actions
+    policy, _ = onpolicy_io.load_policy(path)  # the core reads the file as a plain actor-critic policy too
+    assert policy == agent.policy
 
 
 def test_the_custom_scenario_of_a_job_is_the_users_network(tmp_path: Path) -> None:

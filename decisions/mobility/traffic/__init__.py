@@ -60,7 +60,7 @@ DOMAIN = Domain(
         "scenarios": {"names": ["single-intersection"], "seconds": 90},
         "demand": {"train_seeds": [0], "test_seeds": [100]},
         "agent": {"env_steps": 200, "num_envs": 1},
-        "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": False, "default_reward": False},
+        "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": False, "default_reward": False, "ppo": False},
     },
 )
 """The traffic-signal domain's entry in ``decisions.jobs.registry``."""

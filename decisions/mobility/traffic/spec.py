@@ -144,6 +144,7 @@ class StudySettings(Settings):
     controllers: list[str] = Field(list(CONTROLLER_NAMES), description="Baseline controllers scored.")
     vehicle_only: bool = Field(True, description="Train the vehicle-only agent (the ablation).")
     default_reward: bool = Field(True, description="Train an agent on sumo-rl's default reward (diff-waiting-time).")
+    ppo: bool = Field(True, description="Train the core PPO on the fair reward beside the DQN (ppo_fair).")
     without_pedestrians: list[str] = Field(
         [], description="Scenarios also run without pedestrians (DQN vs fixed-time, max-pressure, queue-greedy)."
     )

@@ -6,7 +6,8 @@
 1. trains the agents (:func:`agents.train_dqn`, one after another, ``agent.num_envs`` SUMO
    processes each): ``dqn_fair`` on the fair reward of ``job.reward``, ``dqn_vehicle`` on the
    vehicle-only reward (``study.vehicle_only``), ``dqn_default`` on sumo-rl's default
-   ``diff-waiting-time`` (``study.default_reward``) and ``dqn_fair_w<w>`` per fairness weight of
+   ``diff-waiting-time`` (``study.default_reward``), ``ppo_fair`` (the core PPO on the fair
+   reward, :func:`agents.train_ppo`, ``study.ppo``) and ``dqn_fair_w<w>`` per fairness weight of
    ``study.fairness_weights``;
 2. scores every baseline of ``study.controllers`` and every agent on every held-out demand seed
    (``demand.test_seeds``) through :func:`simulate.simulate_many` (two worker processes), the
@@ -19,7 +20,8 @@ The headline (per pedestrian scenario ``s``): ``veh_delay_vs_best_heuristic_s`` 
 ``ped_p95_wait_vs_best_heuristic_s`` (``dqn_fair`` over the heuristic of ``spec.HEURISTICS`` with
 the lowest mean vehicle delay among those run, named in ``Study.best_heuristic``),
 ``fair_beats_fixed_both_s`` (1.0 when ``dqn_fair`` has both a lower vehicle mean delay and a lower
-pedestrian p95 wait than fixed-time), ``vehicle_only_ped_p95_vs_fair_s``; per plain scenario
+pedestrian p95 wait than fixed-time), ``vehicle_only_ped_p95_vs_fair_s``, and with PPO
+``ppo_veh_delay_vs_best_heuristic_s`` and ``ppo_ped_p95_wait_vs_best_heuristic_s``; per plain scenario
 ``nopeds_dqn_vs_max_pressure_s`` and ``nopeds_dqn_vs_fixed_s`` (vehicle mean delays); and
 ``training_sim_seconds_per_wall_second``. Ratios of figures that were not run are NaN.
 
@@ -38,12 +40,20 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from decisions.mobility.traffic.agents import DEFAULT_REWARD, DQNTuning, RewardFn, TrainedAgent, train_dqn
+from decisions.mobility.traffic.agents import (
+    DEFAULT_REWARD,
+    DQNTuning,
+    RewardFn,
+    TrainedAgent,
+    train_dqn,
+    train_ppo,
+)
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
@@ -121,6 +131,7 @@ class _Agenda:
     scenario: Scenario
     pedestrians: bool
     agents: tuple[tuple[str, RewardFn, float | None], ...]  # (name, reward, fairness weight for the frontier)
+    # an agent whose name starts with "ppo" is the core PPO, any other the core DQN
     baselines: tuple[str, ...]
 
     @property
@@ -140,6 +151,8 @@ def _agendas(job: TrafficJob) -> list[_Agenda]:
             agents.append(("dqn_vehicle", vehicle_only_reward(), 0.0))
         if st.default_reward:
             agents.append(("dqn_default", DEFAULT_REWARD, None))
+        if st.ppo:
+            agents.append(("ppo_fair", fair_reward(r.veh_weight, r.ped_weight, r.fairness_weight), None))
         for w in st.fairness_weights:
             agents.append((f"dqn_fair_w{w:g}", fair_reward(r.veh_weight, r.ped_weight, w), w))
         out.append(_Agenda(scenario_of(job, name), peds, tuple(agents), tuple(st.controllers)))
@@ -229,6 +242,11 @@ def _headline(job: TrafficJob, summary: pd.DataFrame) -> tuple[dict[str, float],
             headline[f"vehicle_only_ped_p95_vs_fair_{s}"] = _ratio(
                 _value(summary, s, peds, "dqn_vehicle", "ped_wait_p95"), fair_p95
             )
+        if job.study.ppo and s in best:
+            for metric, tag in (("veh_delay_mean", "veh_delay"), ("ped_wait_p95", "ped_p95_wait")):
+                headline[f"ppo_{tag}_vs_best_heuristic_{s}"] = _ratio(
+                    _value(summary, s, peds, "ppo_fair", metric), _value(summary, s, peds, best[s], metric)
+                )
     for s in job.study.without_pedestrians:
         dqn = _value(summary, s, False, "dqn", "veh_delay_mean")
         for baseline in ("max_pressure", "fixed"):
@@ -284,9 +302,10 @@ def run_study(
         for agenda in agendas:
             trained = {}
             for name, reward, _weight in agenda.agents:
-                agent = train_dqn(
+                train = train_ppo if name.startswith("ppo") else partial(train_dqn, tuning=tuning)
+                agent = train(
                     job, agenda.scenario, reward, pedestrians=agenda.pedestrians, progress=progress,
-                    name=name, tuning=tuning, cache_dir=cache_dir,
+                    name=name, cache_dir=cache_dir,
                 )  # fmt: skip
                 trained[name] = agent
                 agents[f"{agenda.prefix}/{name}"] = agent
@@ -349,6 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fairness-weights", default="", help="comma-separated sweep")
     parser.add_argument("--no-vehicle-only", action="store_true")
     parser.add_argument("--no-default-reward", action="store_true")
+    parser.add_argument("--no-ppo", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="also write summary and headline here")
     args = parser.parse_args(argv)
     ints = lambda text: [int(x) for x in text.split(",") if x]  # noqa: E731
@@ -364,6 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "study": {"without_pedestrians": [s for s in args.without_pedestrians.split(",") if s],
                   "fairness_weights": [float(w) for w in args.fairness_weights.split(",") if w],
                   "vehicle_only": not args.no_vehicle_only, "default_reward": not args.no_default_reward,
+                  "ppo": not args.no_ppo,
                   **({"controllers": args.controllers.split(",")} if args.controllers else {})},
     }  # fmt: skip
     start = time.perf_counter()
