@@ -10,6 +10,8 @@ random departure shifts), per scenario:
   95th-percentile wait over the same heuristic's; ``fair_beats_fixed_both_<scenario>`` (1 or 0);
 - ``vehicle_only_ped_p95_vs_fair_<scenario>``: how much longer pedestrians wait under the
   vehicle-only agent (the ablation);
+- ``ppo_veh_delay_vs_best_heuristic_<scenario>``, ``ppo_ped_p95_wait_vs_best_heuristic_<scenario>``:
+  the same ratios for the core PPO on the fair reward;
 - without pedestrians: ``nopeds_dqn_vs_max_pressure_<scenario>`` and ``nopeds_dqn_vs_fixed_<scenario>``;
 - ``<metric>_<controller>_<scenario>`` for the headline metrics of every controller (means over
   the held-out seeds), so the README table shows both groups' raw figures;
@@ -92,5 +94,42 @@ def run_bench(
     return figures
 
 
-README_ROWS: tuple[Row, ...] = ()
-"""The README's traffic table, filled from the stored bench result (set once the bench is stored)."""
+CONTROLLER_COLUMNS = ("fixed", "webster", "actuated", "max_pressure", "queue_greedy", "dqn_fair", "ppo_fair",
+                      "dqn_vehicle")  # fmt: skip
+"""The controllers of the README's raw-figure rows, in order."""
+
+
+def _scenario_rows(scenario: str) -> tuple[Row, ...]:
+    raw = " / ".join(f"{{veh_delay_mean_{c}_{scenario}:.1f}}" for c in CONTROLLER_COLUMNS)
+    peds = " / ".join(f"{{ped_wait_p95_{c}_{scenario}:.0f}}" for c in CONTROLLER_COLUMNS)
+    return (
+        Row(
+            f"{scenario}, with pedestrians: fair DQN / best heuristic, vehicles' mean delay; pedestrians' p95 wait"
+            "; fair DQN beats fixed-time on both (1 = yes)",
+            f"{{veh_delay_vs_best_heuristic_{scenario}:.2f}}; {{ped_p95_wait_vs_best_heuristic_{scenario}:.2f}}"
+            f"; {{fair_beats_fixed_both_{scenario}:.0f}}",
+        ),
+        Row(
+            f"{scenario}: fair PPO / best heuristic, the same two ratios; vehicle-only DQN's pedestrian p95 wait /"
+            " the fair DQN's",
+            f"{{ppo_veh_delay_vs_best_heuristic_{scenario}:.2f}}; {{ppo_ped_p95_wait_vs_best_heuristic_{scenario}:.2f}}"
+            f"; {{vehicle_only_ped_p95_vs_fair_{scenario}:.1f}}",
+            optional=True,
+        ),
+        Row(f"{scenario}: vehicles' mean delay (s), {' / '.join(CONTROLLER_COLUMNS)}", raw, optional=True),
+        Row(f"{scenario}: pedestrians' p95 wait (s), same order", peds, optional=True),
+    )
+
+
+README_ROWS: tuple[Row, ...] = (
+    *(row for scenario in BENCH_SPEC["scenarios"]["names"] for row in _scenario_rows(scenario)),
+    *(
+        Row(
+            f"{scenario} without pedestrians: DQN's vehicle mean delay / max-pressure's; / fixed-time's",
+            f"{{nopeds_dqn_vs_max_pressure_{scenario}:.2f}}; {{nopeds_dqn_vs_fixed_{scenario}:.2f}}",
+        )
+        for scenario in BENCH_SPEC["study"]["without_pedestrians"]
+    ),
+    Row("training: simulated seconds per wall second (2 SUMO processes)", "{training_sim_seconds_per_wall_second:.0f}"),
+)
+"""The README's traffic table, filled from the stored bench result."""
