@@ -52,6 +52,7 @@ __all__ = [
     "TrainedAgent",
     "dqn_config",
     "ppo_config",
+    "train_agent",
     "train_dqn",
     "train_ppo",
 ]
@@ -461,83 +462,61 @@ def _train(
     )  # fmt: skip
 
 
-def train_dqn(
+def train_agent(
     job: TrafficJob,
     scenario: str | Scenario,
     reward: RewardFn,
     *,
+    algorithm: str = "dqn",
     pedestrians: bool = True,
     progress: ProgressFn | None = None,
-    name: str = "dqn",
-    tuning: DQNTuning | None = None,
+    name: str | None = None,
+    tuning: DQNTuning | PPOTuning | None = None,
     record_metrics: bool = True,
     workdir: Path | None = None,
     cache_dir: Path | None = None,
 ) -> TrainedAgent:
-    """Train the core DQN on a scenario's training demand, one Q-network for every signal.
+    """Train the core DQN or PPO on a scenario's training demand, one network for every signal.
 
     ``job.agent.num_envs`` simulations run in spawned processes (``SubprocessVecSlots``), cycling
     through ``job.demand.train_seeds`` (:func:`slots.slot_factories`) with the job's pedestrian
     rate, vehicle scale and depart jitter, ``job.scenarios.seconds`` per episode, the action
-    masks carrying ``job.agent.max_green_s``.
+    masks carrying ``job.agent.max_green_s``. DQN: the off-policy host loop; PPO: the on-policy
+    host loop, ``PPOTuning.rollout_steps`` decisions per slot, then the masked PPO update.
 
     Args:
         job: the job (demand, episode length, agent settings, seed).
         scenario: a registered name or a :class:`scenarios.Scenario`.
         reward: sumo-rl ``reward_fn`` (``rewards.fair_reward(...)``, ``vehicle_only_reward()`` or
             :data:`DEFAULT_REWARD`).
+        algorithm: ``"dqn"`` or ``"ppo"``.
         pedestrians: train on the pedestrian net and flows.
         progress: optional ``(task, done, total)`` callback (task ``"<scenario>/<name> training"``).
-        name: the agent's name.
-        tuning: settings beyond the spec's (default :class:`DQNTuning`).
+        name: the agent's name (default: the algorithm's).
+        tuning: settings beyond the spec's (default :class:`DQNTuning` / :class:`PPOTuning`).
         record_metrics: log each training episode's metrics (read from SUMO's tripinfo).
         workdir: the simulations' files (default: a temporary directory, removed).
         cache_dir: pedestrian-net cache.
 
     Returns:
         The trained agent.
+
+    Raises:
+        ValueError: an unknown ``algorithm``.
     """
+    if algorithm not in ("dqn", "ppo"):
+        raise ValueError(f"algorithm: expected 'dqn' or 'ppo', got {algorithm!r}")
     return _train(
-        job, scenario, reward, _Learner("dqn", tuning), pedestrians=pedestrians, progress=progress, name=name,
-        record_metrics=record_metrics, workdir=workdir, cache_dir=cache_dir,
+        job, scenario, reward, _Learner(algorithm, tuning), pedestrians=pedestrians, progress=progress,
+        name=name or algorithm, record_metrics=record_metrics, workdir=workdir, cache_dir=cache_dir,
     )  # fmt: skip
 
 
-def train_ppo(
-    job: TrafficJob,
-    scenario: str | Scenario,
-    reward: RewardFn,
-    *,
-    pedestrians: bool = True,
-    progress: ProgressFn | None = None,
-    name: str = "ppo",
-    tuning: PPOTuning | None = None,
-    record_metrics: bool = True,
-    workdir: Path | None = None,
-    cache_dir: Path | None = None,
-) -> TrainedAgent:
-    """Train the core PPO on a scenario's training demand, one actor-critic for every signal.
+def train_dqn(job: TrafficJob, scenario: str | Scenario, reward: RewardFn, **options: Any) -> TrainedAgent:
+    """:func:`train_agent` with the core DQN (same options)."""
+    return train_agent(job, scenario, reward, algorithm="dqn", **options)
 
-    As :func:`train_dqn` (same processes, demand cycle and masks), with the on-policy host loop:
-    ``PPOTuning.rollout_steps`` decisions per slot, then the masked PPO update.
 
-    Args:
-        job: the job (demand, episode length, agent settings, seed).
-        scenario: a registered name or a :class:`scenarios.Scenario`.
-        reward: sumo-rl ``reward_fn`` (``rewards.fair_reward(...)``, ``vehicle_only_reward()`` or
-            :data:`DEFAULT_REWARD`).
-        pedestrians: train on the pedestrian net and flows.
-        progress: optional ``(task, done, total)`` callback (task ``"<scenario>/<name> training"``).
-        name: the agent's name.
-        tuning: settings beyond the spec's (default :class:`PPOTuning`).
-        record_metrics: log each training episode's metrics (read from SUMO's tripinfo).
-        workdir: the simulations' files (default: a temporary directory, removed).
-        cache_dir: pedestrian-net cache.
-
-    Returns:
-        The trained agent.
-    """
-    return _train(
-        job, scenario, reward, _Learner("ppo", tuning), pedestrians=pedestrians, progress=progress, name=name,
-        record_metrics=record_metrics, workdir=workdir, cache_dir=cache_dir,
-    )  # fmt: skip
+def train_ppo(job: TrafficJob, scenario: str | Scenario, reward: RewardFn, **options: Any) -> TrainedAgent:
+    """:func:`train_agent` with the core PPO (same options)."""
+    return train_agent(job, scenario, reward, algorithm="ppo", **options)
