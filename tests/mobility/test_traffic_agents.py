@@ -160,7 +160,8 @@ def test_agent_controller_runs_in_a_spawned_simulation(trained: TrainedAgent, ca
 def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) -> None:
     job = prepare({
         "scenarios": {"names": [SINGLE], "seconds": 90},
-        "demand": {"train_seeds": [0], "test_seeds": [100], "ped_rate_per_hour": 600.0},
+        "demand": {"train_seeds": [0], "test_seeds": [100], "validation_seeds": [60], "ped_rate_per_hour": 600.0},
+        "reward": {"ped_weight_grid": [0.5, 2.0]},
         "agent": {"env_steps": 150, "num_envs": 1, "hidden": [16]},
         "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": True, "default_reward": False,
                   "ppo": True},
@@ -190,6 +191,17 @@ def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) 
     assert set(study.agents) == {f"{SINGLE}/dqn_fair", f"{SINGLE}/dqn_vehicle", f"{SINGLE}/ppo_fair"}
     assert study.agents[f"{SINGLE}/ppo_fair"].kind == "ppo" and study.agents[f"{SINGLE}/dqn_fair"].kind == "dqn"
     assert set(study.training["agent"]) == {"dqn_fair", "dqn_vehicle", "ppo_fair"}
+    # the pedestrian weight was chosen on the validation seed by the operator's rule, then trained at
+    sel = study.selection.set_index("controller")
+    assert list(sel.index) == ["fixed", "max_pressure", "dqn_fair_p0.5", "dqn_fair_p2"]
+    assert sel["chosen"].sum() == 1 and (study.runs["seed"] != 60).all()
+    cands = sel.loc[["dqn_fair_p0.5", "dqn_fair_p2"]]
+    limit = 1.05 * sel.loc[["fixed", "max_pressure"], "veh_delay_mean"].min()
+    feasible = cands[cands["veh_delay_mean"] <= limit]
+    expected = feasible["ped_wait_p95"].idxmin() if len(feasible) else cands["veh_delay_mean"].idxmin()
+    assert sel["chosen"].idxmax() == expected
+    assert h[f"fair_ped_weight_{SINGLE}"] == sel.loc[expected, "ped_weight"]
+    assert any(task == f"{SINGLE} validation" for task, _, _ in calls)
     assert (study.training["episode_return"] < 0).all()
     assert list(study.frontier["fairness_weight"]) == [0.0, 1.0]
     assert list(study.frontier["agent"]) == ["dqn_vehicle", "dqn_fair"]

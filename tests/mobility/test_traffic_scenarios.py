@@ -140,6 +140,25 @@ def test_reward_weights_are_validated() -> None:
     assert (only.veh_weight, only.ped_weight, only.fairness_weight) == (1.0, 0.0, 0.0)
 
 
+def test_the_pedestrian_weight_grid_and_validation_seeds_are_checked() -> None:
+    from decisions.mobility.traffic.spec import prepare
+
+    bad = {
+        "reward.ped_weight_grid": {"reward": {"ped_weight_grid": [1.0, -0.5]}},
+        "demand.validation_seeds": {"reward": {"ped_weight_grid": [0.5, 1.0]}, "demand": {"validation_seeds": [1, 50]}},
+        "study.veh_delay_tolerance": {"study": {"veh_delay_tolerance": -0.1}},
+    }
+    for field, spec in bad.items():
+        with pytest.raises(InputError) as err:
+            prepare(spec)
+        assert err.value.field == field, field
+    with pytest.raises(InputError, match="at most once"):
+        prepare({"reward": {"ped_weight_grid": [1.0, 1.0]}})
+    job = prepare({"reward": {"ped_weight_grid": [0.25, 1.0]}})
+    assert job.demand.validation_seeds == [50, 51] and job.study.veh_delay_tolerance == 0.05
+    assert prepare({"demand": {"validation_seeds": [0]}}).demand.validation_seeds == [0]  # unused without a grid
+
+
 def test_pedestrian_walks_cross_each_signalised_junction(ped_net: Path, cache: Path) -> None:
     walks = pedestrian_walks(ped_net)
     assert {(w.from_edge, w.to_edge) for w in walks} == {

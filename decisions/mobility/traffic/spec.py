@@ -93,8 +93,12 @@ class DemandSettings(Settings):
     test_seeds: list[int] = Field(
         [100, 101, 102], min_length=1, max_length=64, description="Held-out demand seeds every controller is scored on."
     )
+    validation_seeds: list[int] = Field(
+        [50, 51], min_length=1, max_length=64,
+        description="Demand seeds the pedestrian weight is chosen on (reward.ped_weight_grid); neither trained nor tested on.",
+    )  # fmt: skip
 
-    @field_validator("train_seeds", "test_seeds")
+    @field_validator("train_seeds", "test_seeds", "validation_seeds")
     @classmethod
     def _distinct(cls, seeds: list[int]) -> list[int]:
         return _seeds(seeds)
@@ -110,6 +114,20 @@ class RewardSettings(Settings):
     fairness_weight: float = Field(
         1.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of the longest single wait (either group)."
     )
+    ped_weight_grid: list[float] = Field(
+        [], max_length=6,
+        description="Pedestrian weights to choose from per scenario on validation demand (study.veh_delay_tolerance); [] keeps ped_weight.",
+    )  # fmt: skip
+
+    @field_validator("ped_weight_grid")
+    @classmethod
+    def _grid(cls, weights: list[float]) -> list[float]:
+        for w in weights:
+            if not 0.0 <= w <= 1e4:
+                raise ValueError(f"each pedestrian weight must lie in [0, 1e4], got {w}")
+        if len(set(weights)) != len(weights):
+            raise ValueError(f"each weight at most once, got {weights}")
+        return weights
 
 
 class AgentSettings(Settings):
@@ -151,6 +169,10 @@ class StudySettings(Settings):
     fairness_weights: list[float] = Field(
         [], max_length=8, description="Fairness weights of the trade-off sweep (one fair agent each; [] to skip)."
     )
+    veh_delay_tolerance: float = Field(
+        0.05, ge=0.0, le=10.0, allow_inf_nan=False,
+        description="The operator's rule choosing the pedestrian weight: vehicle delay within this share of the best heuristic's.",
+    )  # fmt: skip
 
     @field_validator("controllers")
     @classmethod
@@ -216,9 +238,15 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> TrafficJob
     r = job.reward
     if r.veh_weight == r.ped_weight == r.fairness_weight == 0.0:
         raise InputError("reward.weights", "veh_weight, ped_weight and fairness_weight are all zero")
-    overlap = sorted(set(job.demand.train_seeds) & set(job.demand.test_seeds))
+    d = job.demand
+    overlap = sorted(set(d.train_seeds) & set(d.test_seeds))
     if overlap:
         raise InputError("demand.test_seeds", f"{overlap} are also training seeds; test demand must be held out")
+    if r.ped_weight_grid:
+        overlap = sorted(set(d.validation_seeds) & (set(d.train_seeds) | set(d.test_seeds)))
+        if overlap:
+            problem = f"{overlap} are also training or test seeds; validation demand must be neither"
+            raise InputError("demand.validation_seeds", problem)
     return job
 
 

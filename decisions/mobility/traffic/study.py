@@ -13,6 +13,15 @@
    (``demand.test_seeds``) through :func:`simulate.simulate_many` (two worker processes), the
    first seed also recording the signals' phases for the first 900 simulated seconds (replays);
 
+With ``reward.ped_weight_grid`` the fair agents' pedestrian weight is chosen per scenario
+before step 1's fair agents are kept: one DQN per weight of the grid trains, each is scored with
+the heuristics on the *validation* demand seeds (``demand.validation_seeds``, distinct from the
+training and the test seeds), and the operator's rule picks the weight: the lowest pedestrian
+p95 wait among the candidates whose mean vehicle delay is within ``study.veh_delay_tolerance``
+of the best heuristic's, else the lowest vehicle delay. That candidate is ``dqn_fair``, and
+``ppo_fair`` and the fairness sweep train at the chosen weight (``Study.selection`` keeps the
+validation figures; the candidates are not scored on the test seeds).
+
 then, per scenario of ``study.without_pedestrians``, the same on the plain network: a DQN ``dqn``
 on the vehicle-only reward against fixed-time, max-pressure and queue-greedy.
 
@@ -21,7 +30,8 @@ The headline (per pedestrian scenario ``s``): ``veh_delay_vs_best_heuristic_s`` 
 the lowest mean vehicle delay among those run, named in ``Study.best_heuristic``),
 ``fair_beats_fixed_both_s`` (1.0 when ``dqn_fair`` has both a lower vehicle mean delay and a lower
 pedestrian p95 wait than fixed-time), ``vehicle_only_ped_p95_vs_fair_s``, and with PPO
-``ppo_veh_delay_vs_best_heuristic_s`` and ``ppo_ped_p95_wait_vs_best_heuristic_s``; per plain scenario
+``ppo_veh_delay_vs_best_heuristic_s`` and ``ppo_ped_p95_wait_vs_best_heuristic_s``, and with a grid
+``fair_ped_weight_s`` (the chosen weight); per plain scenario
 ``nopeds_dqn_vs_max_pressure_s`` and ``nopeds_dqn_vs_fixed_s`` (vehicle mean delays); and
 ``training_sim_seconds_per_wall_second``. Ratios of figures that were not run are NaN.
 
@@ -39,21 +49,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from decisions.mobility.traffic.agents import (
-    DEFAULT_REWARD,
-    DQNTuning,
-    RewardFn,
-    TrainedAgent,
-    train_dqn,
-    train_ppo,
-)
+from decisions.mobility.traffic.agents import DEFAULT_REWARD, DQNTuning, RewardFn, TrainedAgent, train_agent
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
@@ -93,6 +95,9 @@ class Study:
             scenario on the first held-out seed, the first :data:`REPLAY_SECONDS` (phase -1: yellow).
         frontier: per scenario and fairness weight (the sweep, ``dqn_fair`` at the job's weight and
             ``dqn_vehicle`` at 0): veh_delay_mean, ped_wait_p95, ped_wait_mean.
+        selection: with ``reward.ped_weight_grid``, per scenario and candidate: the validation
+            figures (controller, ped_weight, veh_delay_mean, ped_wait_p95, chosen); the heuristics'
+            rows too (ped_weight NaN).
         agents: the trained agents by ``"<scenario>/<agent>"`` (``"<scenario>/plain/dqn"`` without
             pedestrians).
         train_seconds: wall time of all training.
@@ -108,6 +113,7 @@ class Study:
     frontier: pd.DataFrame
     agents: dict[str, TrainedAgent] = field(repr=False)
     train_seconds: float = 0.0
+    selection: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def scenario_of(job: TrafficJob, name: str) -> Scenario:
@@ -125,12 +131,25 @@ def _demand(job: TrafficJob, seed: int) -> Demand:
 
 
 @dataclass(frozen=True)
+class _Fair:
+    """The fair reward at the scenario's pedestrian weight (the job's, or the one chosen on validation demand)."""
+
+    fairness_weight: float
+
+
+def _reward(job: TrafficJob, spec: RewardFn | _Fair, ped_weight: float) -> RewardFn:
+    if isinstance(spec, _Fair):
+        return fair_reward(job.reward.veh_weight, ped_weight, spec.fairness_weight)
+    return spec
+
+
+@dataclass(frozen=True)
 class _Agenda:
     """What one scenario block trains and scores."""
 
     scenario: Scenario
     pedestrians: bool
-    agents: tuple[tuple[str, RewardFn, float | None], ...]  # (name, reward, fairness weight for the frontier)
+    agents: tuple[tuple[str, RewardFn | _Fair, float | None], ...]  # (name, reward, fairness weight for the frontier)
     # an agent whose name starts with "ppo" is the core PPO, any other the core DQN
     baselines: tuple[str, ...]
 
@@ -144,17 +163,17 @@ def _agendas(job: TrafficJob) -> list[_Agenda]:
     peds = job.scenarios.pedestrians
     out = []
     for name in job.scenarios.names:
-        agents: list[tuple[str, RewardFn, float | None]] = [
-            ("dqn_fair", fair_reward(r.veh_weight, r.ped_weight, r.fairness_weight), r.fairness_weight)
+        agents: list[tuple[str, RewardFn | _Fair, float | None]] = [
+            ("dqn_fair", _Fair(r.fairness_weight), r.fairness_weight)
         ]
         if st.vehicle_only:
             agents.append(("dqn_vehicle", vehicle_only_reward(), 0.0))
         if st.default_reward:
             agents.append(("dqn_default", DEFAULT_REWARD, None))
         if st.ppo:
-            agents.append(("ppo_fair", fair_reward(r.veh_weight, r.ped_weight, r.fairness_weight), None))
+            agents.append(("ppo_fair", _Fair(r.fairness_weight), None))
         for w in st.fairness_weights:
-            agents.append((f"dqn_fair_w{w:g}", fair_reward(r.veh_weight, r.ped_weight, w), w))
+            agents.append((f"dqn_fair_w{w:g}", _Fair(w), w))
         out.append(_Agenda(scenario_of(job, name), peds, tuple(agents), tuple(st.controllers)))
     for name in st.without_pedestrians:
         plain = (("dqn", vehicle_only_reward(), None),)
@@ -164,24 +183,27 @@ def _agendas(job: TrafficJob) -> list[_Agenda]:
 
 def _score(
     job: TrafficJob, agenda: _Agenda, trained: dict[str, TrainedAgent], workdir: Path, cache_dir: Path | None,
-    progress: ProgressFn | None,
+    progress: ProgressFn | None, *, baselines: Sequence[str] | None = None, validation: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every controller of the agenda on every test seed: the run rows and the replay rows."""
-    controllers: list[tuple[str, Any]] = [(name, name) for name in agenda.baselines]
+    """Every controller (the agenda's baselines, the trained agents) on every test seed: the run rows
+    and the replay rows; with ``validation``, on the validation seeds, without replays."""
+    names = agenda.baselines if baselines is None else baselines
+    controllers: list[tuple[str, Any]] = [(name, name) for name in names]
     controllers += [(name, agent.controller()) for name, agent in trained.items()]
-    seeds = job.demand.test_seeds
+    seeds = job.demand.validation_seeds if validation else job.demand.test_seeds
     tag = agenda.prefix.replace("/", "-")
     tasks, keys = [], []
     for name, controller in controllers:
         for k, seed in enumerate(seeds):
-            trace = workdir / f"trace-{tag}-{name}.csv" if k == 0 else None
+            trace = workdir / f"trace-{tag}-{name}.csv" if k == 0 and not validation else None
             tasks.append(EpisodeTask(
                 agenda.scenario, controller, _demand(job, seed), pedestrians=agenda.pedestrians,
                 seconds=job.scenarios.seconds, cache_dir=cache_dir, phase_trace=trace,
                 trace_seconds=REPLAY_SECONDS,
             ))  # fmt: skip
             keys.append((name, seed, trace))
-    results = simulate_many(tasks, WORKERS, progress=progress, task_name=f"{agenda.prefix} scoring")
+    task_name = f"{agenda.prefix} {'validation' if validation else 'scoring'}"
+    results = simulate_many(tasks, WORKERS, progress=progress, task_name=task_name)
     runs, replays = [], []
     for (name, seed, trace), metrics in zip(keys, results, strict=True):
         runs.append({"scenario": agenda.scenario.name, "pedestrians": agenda.pedestrians, "controller": name,
@@ -195,6 +217,66 @@ def _score(
                 for signal, t, phase in rows if signal == first
             ]  # fmt: skip
     return runs, replays
+
+
+def _choose_ped_weight(
+    job: TrafficJob, agenda: _Agenda, candidates: dict[float, TrainedAgent], workdir: Path,
+    cache_dir: Path | None, progress: ProgressFn | None,
+) -> tuple[float, pd.DataFrame]:
+    """The operator's rule on the validation seeds (module docstring): the chosen weight and the figures."""
+    heuristics = [h for h in HEURISTICS if h in agenda.baselines]
+    named = {agent.name: agent for agent in candidates.values()}
+    runs, _ = _score(job, agenda, named, workdir, cache_dir, progress, baselines=heuristics, validation=True)
+    means = pd.DataFrame(runs).groupby("controller", sort=False)[["veh_delay_mean", "ped_wait_p95"]].mean()
+    weight_of = {agent.name: w for w, agent in candidates.items()}
+    veh, p95 = means["veh_delay_mean"], means["ped_wait_p95"]
+    names = list(weight_of)
+    if heuristics:
+        limit = (1.0 + job.study.veh_delay_tolerance) * float(veh[heuristics].min())
+        feasible = [n for n in names if veh[n] <= limit]
+    else:
+        feasible = []
+    chosen = min(feasible, key=lambda n: p95[n]) if feasible else min(names, key=lambda n: veh[n])
+    table = means.reset_index()
+    table.insert(0, "scenario", agenda.scenario.name)
+    table.insert(2, "ped_weight", [weight_of.get(n, math.nan) for n in table["controller"]])
+    table["chosen"] = table["controller"] == chosen
+    return weight_of[chosen], table
+
+
+def _train_block(
+    job: TrafficJob, agenda: _Agenda, tuning: DQNTuning | None, workdir: Path, cache_dir: Path | None,
+    progress: ProgressFn | None,
+) -> tuple[dict[str, TrainedAgent], pd.DataFrame | None, float]:
+    """The agenda's agents (the pedestrian weight chosen first when the job has a grid); the
+    validation figures of the choice (or None) and the wall time of all training."""
+    ped_weight = job.reward.ped_weight
+    trained: dict[str, TrainedAgent] = {}
+    seconds = 0.0
+
+    def train(name: str, reward: RewardFn) -> TrainedAgent:
+        nonlocal seconds
+        ppo = name.startswith("ppo")
+        agent = train_agent(
+            job, agenda.scenario, reward, algorithm="ppo" if ppo else "dqn", pedestrians=agenda.pedestrians,
+            progress=progress, name=name, tuning=None if ppo else tuning, cache_dir=cache_dir,
+        )  # fmt: skip
+        seconds += agent.train_seconds
+        return agent
+
+    table = None
+    grid = job.reward.ped_weight_grid
+    if grid and agenda.pedestrians:
+        fairness = job.reward.fairness_weight
+        candidates = {
+            w: train(f"dqn_fair_p{w:g}", fair_reward(job.reward.veh_weight, w, fairness)) for w in grid
+        }
+        ped_weight, table = _choose_ped_weight(job, agenda, candidates, workdir, cache_dir, progress)
+        trained["dqn_fair"] = replace(candidates[ped_weight], name="dqn_fair")
+    for name, spec, _weight in agenda.agents:
+        if name not in trained:
+            trained[name] = train(name, _reward(job, spec, ped_weight))
+    return trained, table, seconds
 
 
 def _summary(runs: pd.DataFrame) -> pd.DataFrame:
@@ -216,7 +298,16 @@ def _ratio(a: float, b: float) -> float:
     return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
 
 
-def _headline(job: TrafficJob, summary: pd.DataFrame) -> tuple[dict[str, float], dict[str, str]]:
+def _chosen_weight(selection: pd.DataFrame, scenario: str) -> float:
+    if selection.empty:
+        return math.nan
+    rows = selection[(selection["scenario"] == scenario) & selection["chosen"]]
+    return float(rows["ped_weight"].iloc[0]) if len(rows) else math.nan
+
+
+def _headline(
+    job: TrafficJob, summary: pd.DataFrame, selection: pd.DataFrame
+) -> tuple[dict[str, float], dict[str, str]]:
     headline: dict[str, float] = {}
     best: dict[str, str] = {}
     peds = job.scenarios.pedestrians
@@ -242,6 +333,9 @@ def _headline(job: TrafficJob, summary: pd.DataFrame) -> tuple[dict[str, float],
             headline[f"vehicle_only_ped_p95_vs_fair_{s}"] = _ratio(
                 _value(summary, s, peds, "dqn_vehicle", "ped_wait_p95"), fair_p95
             )
+        chosen = _chosen_weight(selection, s)
+        if math.isfinite(chosen):
+            headline[f"fair_ped_weight_{s}"] = chosen
         if job.study.ppo and s in best:
             for metric, tag in (("veh_delay_mean", "veh_delay"), ("ped_wait_p95", "ped_p95_wait")):
                 headline[f"ppo_{tag}_vs_best_heuristic_{s}"] = _ratio(
@@ -298,18 +392,14 @@ def run_study(
     runs: list[dict[str, Any]] = []
     replays: list[dict[str, Any]] = []
     train_seconds = 0.0
+    tables: list[pd.DataFrame] = []
     try:
         for agenda in agendas:
-            trained = {}
-            for name, reward, _weight in agenda.agents:
-                train = train_ppo if name.startswith("ppo") else partial(train_dqn, tuning=tuning)
-                agent = train(
-                    job, agenda.scenario, reward, pedestrians=agenda.pedestrians, progress=progress,
-                    name=name, cache_dir=cache_dir,
-                )  # fmt: skip
-                trained[name] = agent
-                agents[f"{agenda.prefix}/{name}"] = agent
-                train_seconds += agent.train_seconds
+            trained, table, seconds = _train_block(job, agenda, tuning, base, cache_dir, progress)
+            train_seconds += seconds
+            if table is not None:
+                tables.append(table)
+            agents.update({f"{agenda.prefix}/{name}": agent for name, agent in trained.items()})
             block_runs, block_replays = _score(job, agenda, trained, base, cache_dir, progress)
             runs += block_runs
             replays += block_replays
@@ -318,7 +408,8 @@ def run_study(
             shutil.rmtree(base, ignore_errors=True)
     runs_frame = pd.DataFrame(runs, columns=list(RUN_COLUMNS))
     summary = _summary(runs_frame)
-    headline, best = _headline(job, summary)
+    selection = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    headline, best = _headline(job, summary, selection)
     sim = sum(a.sim_seconds for a in agents.values())
     wall = sum(a.train_seconds for a in agents.values())
     headline["training_sim_seconds_per_wall_second"] = sim / wall if wall > 0 else math.nan
@@ -332,7 +423,7 @@ def run_study(
     return Study(
         job=job, runs=runs_frame, summary=summary, headline=headline, best_heuristic=best, training=training,
         replays=pd.DataFrame(replays, columns=replay_columns), frontier=_frontier(job, agendas, summary),
-        agents=agents, train_seconds=train_seconds,
+        agents=agents, train_seconds=train_seconds, selection=selection,
     )  # fmt: skip
 
 
@@ -362,6 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-green", type=int, default=None, help="agents' maximum green (s; 0: none)")
     parser.add_argument("--ped-weight", type=float, default=None, help="the fair reward's pedestrian weight")
     parser.add_argument("--fairness-weight", type=float, default=None, help="the fair reward's fairness weight")
+    parser.add_argument("--ped-weight-grid", default="", help="comma-separated pedestrian weights to choose from")
     parser.add_argument("--seconds", type=int, default=None)
     parser.add_argument("--train-seeds", default=None, help="comma-separated")
     parser.add_argument("--test-seeds", default=None, help="comma-separated")
@@ -378,7 +470,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demand": {**({"train_seeds": ints(args.train_seeds)} if args.train_seeds else {}),
                    **({"test_seeds": ints(args.test_seeds)} if args.test_seeds else {})},
         "reward": {**({"ped_weight": args.ped_weight} if args.ped_weight is not None else {}),
-                   **({"fairness_weight": args.fairness_weight} if args.fairness_weight is not None else {})},
+                   **({"fairness_weight": args.fairness_weight} if args.fairness_weight is not None else {}),
+                   "ped_weight_grid": [float(w) for w in args.ped_weight_grid.split(",") if w]},
         "agent": {**({"env_steps": args.env_steps} if args.env_steps else {}),
                   **({"max_green_s": args.max_green} if args.max_green is not None else {})},
         "study": {"without_pedestrians": [s for s in args.without_pedestrians.split(",") if s],
@@ -393,6 +486,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     study = run_study(prepare(spec), report)
     print(_table(study.summary))
+    if not study.selection.empty:
+        print("validation (choosing the pedestrian weight):")
+        print(study.selection.to_string(index=False))
     for key, agent in study.agents.items():
         speed = agent.sim_seconds_per_wall_second
         print(f"{key}: trained {agent.train_seconds:.0f} s, {speed:.0f} sim s / wall s")
