@@ -184,6 +184,21 @@ def show_frontier(report: TrafficReport, scenario: str, pedestrians: bool) -> No
     st.altair_chart(traffic_views.frontier_chart(frame), width="stretch")
 
 
+def show_selection(report: TrafficReport, scenario: str, pedestrians: bool) -> None:
+    """The validation figures the fair agents' pedestrian weight was chosen on (runs with a weight grid)."""
+    table = report.selection
+    if not pedestrians or table is None or table.empty:
+        return
+    rows = table[table["scenario"] == scenario]
+    if rows.empty:
+        return
+    st.subheader("Choosing the pedestrian weight")
+    st.caption("On validation demand (neither trained nor tested on): one fair agent per candidate weight beside "
+               "the heuristics; the chosen weight has the lowest pedestrians' p95 wait among the candidates within "
+               "the vehicle-delay tolerance of the best heuristic.")
+    st.dataframe(rows.drop(columns=["scenario"]), hide_index=True)
+
+
 def show_training(report: TrafficReport, scenario: str, pedestrians: bool) -> None:
     """Each agent's episode return against the decisions it trained on."""
     frame = traffic_views.training_frame(report.training, scenario, pedestrians)
@@ -220,6 +235,7 @@ def show_report(report: TrafficReport, run_id: int) -> None:
         show_distribution(report, scenario, pedestrians)
         show_replay(report, run_id, scenario, pedestrians)
         show_frontier(report, scenario, pedestrians)
+        show_selection(report, scenario, pedestrians)
         show_training(report, scenario, pedestrians)
     show_downloads(report, run_id)
 

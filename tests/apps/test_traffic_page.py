@@ -98,11 +98,20 @@ def _frontier() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _selection() -> pd.DataFrame:
+    rows = [("fixed", math.nan, 40.0, 90.0, False), ("max_pressure", math.nan, 30.0, 40.0, False),
+            ("dqn_fair_p1", 1.0, 29.0, 45.0, False), ("dqn_fair_p3", 3.0, 31.0, 25.0, True)]
+    columns = ["controller", "ped_weight", "veh_delay_mean", "ped_wait_p95", "chosen"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.insert(0, "scenario", SCENARIO)
+    return frame
+
+
 def _hand_made_report() -> TrafficReport:
     """A small report with the real tables' columns, written by hand (no SUMO run needed)."""
     runs = _runs()
     return TrafficReport(summary=_summary(runs), runs=runs, training=_training(), replays=_replays(),
-                         frontier=_frontier(), metrics=dict(METRICS))
+                         frontier=_frontier(), selection=_selection(), metrics=dict(METRICS))
 
 
 @pytest.fixture
@@ -279,8 +288,12 @@ def test_recorded_run_opens_with_every_section(store_url: str, run_id: int) -> N
     assert [m.value for m in at.metric] == ["1.08×", "0.33×", "yes", "3.75×", "850", "120 s"]
     subheaders = [s.value for s in at.subheader]
     for section in ("Vehicles and pedestrians per controller", "Across the held-out seeds",
-                    "Signal phases over time", "Vehicles against pedestrians", "Training", "Tables"):
+                    "Signal phases over time", "Vehicles against pedestrians", "Choosing the pedestrian weight",
+                    "Training", "Tables"):
         assert section in subheaders, subheaders
+    chosen = next(d.value for d in at.dataframe if "ped_weight" in d.value.columns)
+    assert list(chosen["controller"]) == ["fixed", "max_pressure", "dqn_fair_p1", "dqn_fair_p3"]
+    assert list(chosen["chosen"]) == [False, False, False, True]  # read back from the recorded CSV
     assert at.selectbox(key=f"scenario_{run_id}").value == "cologne1"
     table = at.dataframe[0].value
     assert len(table) == len(WITH_PEDS) and table["controller"].iloc[0] == "dqn_fair"

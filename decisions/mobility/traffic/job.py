@@ -25,5 +25,6 @@ def run_job(job: TrafficJob, *, progress: Progress = silent) -> TrafficReport:
     return TrafficReport(
         summary=study.summary, runs=study.runs, training=study.training, replays=study.replays,
         frontier=study.frontier, agents=study.agents,
+        selection=None if study.selection.empty else study.selection,
         metrics={k: float(v) for k, v in metrics.items() if math.isfinite(v)},
     )

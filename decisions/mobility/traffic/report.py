@@ -32,6 +32,8 @@ class TrafficReport(TablesReport):
         frontier: the fair agents of the fairness-weight sweep (with the vehicle-only agent at weight
             0): vehicle mean delay against pedestrian p95 and mean wait.
         agents: the trained agents by ``<scenario>/<agent>`` (saved as msgpack policy files).
+        selection: with a pedestrian-weight grid, the validation figures the weight was chosen on
+            per scenario (controller, ped_weight, veh_delay_mean, ped_wait_p95, chosen); else None.
     """
 
     summary: pd.DataFrame
@@ -39,6 +41,7 @@ class TrafficReport(TablesReport):
     training: pd.DataFrame
     replays: pd.DataFrame
     frontier: pd.DataFrame
+    selection: pd.DataFrame | None = None
     agents: Any = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
