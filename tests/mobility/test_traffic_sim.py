@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -133,7 +134,7 @@ def test_observation_reward_and_masks(cache: Path, tmp_path: Path) -> None:
         assert switched_at is not None and peds_seen > 0
         # single-intersection's approaches are its incoming lanes (their edges start the routes)
         assert layout.approaches == tuple((lane,) for lane in layout.in_lanes)
-        backlog = pending_by_edge(env.sumo)
+        backlog = pending_by_edge(env)
         halted = sum(env.sumo.lane.getLastStepHaltingNumber(lane) for lane in layout.in_lanes)
         edges = {lane.rsplit("_", 1)[0] for lane in layout.in_lanes}
         assert vehicle_only_reward()(ts) == pytest.approx(-(halted + sum(backlog.get(e, 0) for e in edges)))
@@ -181,8 +182,6 @@ def test_worker_processes_run_episodes_side_by_side(
 
 def test_action_masks_max_green() -> None:
     """Min green keeps the current phase only; past the maximum green the current phase is masked out."""
-    from types import SimpleNamespace
-
     def masks(since: float, max_green: int, phases: int = 3) -> list[bool]:
         ts = SimpleNamespace(num_green_phases=phases, green_phase=1, time_since_last_phase_change=since,
                              yellow_time=2, min_green=5)  # fmt: skip
@@ -205,6 +204,7 @@ class _FakeLanes:
         self.length = {"a_0": 60.0, "b_0": 50.0, "c_0": 300.0, "in_0": 40.0, "in_1": 40.0, "x_0": 100.0}
         self.links = {"a_0": ["b_0"], "b_0": ["in_0", "in_1"], "c_0": ["in_1"], "x_0": ["a_0"]}
         self.halting = {"a_0": 3, "b_0": 2, "c_0": 7, "in_0": 1, "in_1": 4, "x_0": 9}
+        self.pending = ["v1", "v2", "v3"]
         self.lane, self.trafficlight, self.simulation, self.vehicle = self, self, self, self
 
     def getIDList(self) -> list[str]:  # lanes, and traffic lights
@@ -223,7 +223,7 @@ class _FakeLanes:
         return self.halting[lane]
 
     def getPendingVehicles(self) -> list[str]:
-        return ["v1", "v2", "v3"]
+        return list(self.pending)
 
     def getRoute(self, veh: str) -> list[str]:
         return {"v1": ["in", "out"], "v2": ["in", "out"], "v3": ["elsewhere"]}[veh]
@@ -238,7 +238,12 @@ def test_approaches_walk_upstream_and_count_the_backlog() -> None:
     assert approach_lanes(sumo, ("in_0",), approach_m=0.0) == (("in_0",),)
     assert sorted(approach_lanes(sumo, ("in_0",), approach_m=1000.0)[0]) == ["a_0", "b_0", "in_0"]  # not x
     layout = SignalLayout((), (), ("in_0", "in_1"), (), lanes, (150.0, 450.0))
-    assert pending_by_edge(sumo) == {"in": 2, "elsewhere": 1}
+    env = SimpleNamespace(sumo=sumo, sim_step=0.0)
+    assert pending_by_edge(env) == {"in": 2, "elsewhere": 1}
     # two pending vehicles on edge "in", shared by its two sensed lanes
-    assert approach_halting(sumo, layout) == {"in_0": 1 + 1 + 2 + 3, "in_1": 4 + 1 + 2 + 3 + 7}
-    assert queued_vehicles(sumo, layout) == 1 + 4 + 2 + 2 + 3 + 7
+    assert approach_halting(env, layout) == {"in_0": 1 + 1 + 2 + 3, "in_1": 4 + 1 + 2 + 3 + 7}
+    assert queued_vehicles(env, layout) == 1 + 4 + 2 + 2 + 3 + 7
+    sumo.pending, sumo.halting["in_0"] = [], 5  # the same second: the backlog is read once, the lanes afresh
+    assert queued_vehicles(env, layout) == 5 + 4 + 2 + 2 + 3 + 7
+    env.sim_step = 1.0  # the next second reads the backlog again
+    assert queued_vehicles(env, layout) == 5 + 4 + 2 + 3 + 7

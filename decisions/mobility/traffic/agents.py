@@ -312,6 +312,7 @@ class AgentController(BaseController):
 
         self.name = name
         self.max_green_s = int(max_green_s)
+        self.kind = _policy_kind(policy)
         self.policy = policy
         self.params = jax.tree.map(np.asarray, params)
         self._device_params: Any = None
@@ -338,7 +339,7 @@ class AgentController(BaseController):
                 raise InputError("controller", problem)
         obs = np.stack([pad_row(np.asarray(env.observations[ts], np.float32), width, 0.0) for ts in ids])
         mask = np.stack([pad_row(masks[ts], n, False) for ts in ids])
-        act = policy_actions if _policy_kind(self.policy) == "ppo" else greedy_actions
+        act = policy_actions if self.kind == "ppo" else greedy_actions
         actions = act(self.policy, self._device_params, obs, mask)
         return {ts: int(a) for ts, a in zip(ids, actions, strict=True)}
 
@@ -382,40 +383,37 @@ def _read_metric_rows(workdir: Path, num_envs: int) -> list[dict[str, Any]]:
     return rows
 
 
-@dataclass(frozen=True)
-class _Learner:
-    """How one algorithm trains on host slots: its agent, its loop and its log."""
+def _learn(
+    algorithm: str, tuning: Any, job: TrafficJob, envs: MultiAgentVecEnv, key: Any, progress: Any
+) -> tuple[TrainResult, pd.DataFrame]:
+    """Train ``algorithm`` (``"dqn"`` or ``"ppo"``) on the slots; its result and its episode log."""
+    if algorithm == "ppo":
+        from decisions.core.agents.onpolicy.host_loop import train_agent_host
+        from decisions.core.agents.ppo import PPOAgent
 
-    kind: str
-    tuning: Any
-
-    def train(self, job: TrafficJob, envs: MultiAgentVecEnv, key: Any, progress: Any) -> tuple[TrainResult, pd.DataFrame]:
-        if self.kind == "ppo":
-            from decisions.core.agents.onpolicy.host_loop import train_agent_host
-            from decisions.core.agents.ppo import PPOAgent
-
-            ppo = ppo_config(job, envs.num_slots, self.tuning)
-            agent = PPOAgent.for_shapes(ppo, obs_shape=(envs.obs_dim,), num_actions=envs.num_actions)
-            result = train_agent_host(agent, envs, key=key, progress=progress)
-            its = np.arange(1, len(np.asarray(result.metrics["episodes"])) + 1)
-            losses = ("policy_loss", "value_loss", "entropy", "approx_kl")
-            return result, _episode_rows(result.metrics, its * ppo.batch_size, losses)
-        from decisions.core.agents import dqn
-        from decisions.core.agents.offpolicy.host_loop import train_agent_host as train_off_policy
-
-        config = dqn_config(job, envs.num_slots, self.tuning)
-        agent = dqn.agent_for_shapes(config, obs_shape=(envs.obs_dim,), num_actions=envs.num_actions)
-        result = train_off_policy(agent, envs, key=key, progress=progress)
+        ppo = ppo_config(job, envs.num_slots, tuning)
+        agent = PPOAgent.for_shapes(ppo, obs_shape=(envs.obs_dim,), num_actions=envs.num_actions)
+        result = train_agent_host(agent, envs, key=key, progress=progress)
         its = np.arange(1, len(np.asarray(result.metrics["episodes"])) + 1)
-        steps = (config.n_step - 1 + config.prefill_steps + its * config.train_freq) * config.num_envs
-        return result, _episode_rows(result.metrics, steps, ("q_loss", "q_mean", "epsilon"))
+        losses = ("policy_loss", "value_loss", "entropy", "approx_kl")
+        return result, _episode_rows(result.metrics, its * ppo.batch_size, losses)
+    from decisions.core.agents import dqn
+    from decisions.core.agents.offpolicy.host_loop import train_agent_host as train_off_policy
+
+    config = dqn_config(job, envs.num_slots, tuning)
+    agent = dqn.agent_for_shapes(config, obs_shape=(envs.obs_dim,), num_actions=envs.num_actions)
+    result = train_off_policy(agent, envs, key=key, progress=progress)
+    its = np.arange(1, len(np.asarray(result.metrics["episodes"])) + 1)
+    steps = (config.n_step - 1 + config.prefill_steps + its * config.train_freq) * config.num_envs
+    return result, _episode_rows(result.metrics, steps, ("q_loss", "q_mean", "epsilon"))
 
 
 def _train(
     job: TrafficJob,
     scenario: str | Scenario,
     reward: RewardFn,
-    learner: _Learner,
+    algorithm: str,
+    tuning: Any,
     *,
     pedestrians: bool,
     progress: ProgressFn | None,
@@ -446,7 +444,7 @@ def _train(
         with SubprocessVecSlots(factories) as envs:
             task = f"{scenario.name}/{name} training"
             relay = None if progress is None else (lambda _task, done, total: progress(task, done, total))
-            result, log = learner.train(job, envs, jax.random.PRNGKey(job.agent.seed), relay)
+            result, log = _learn(algorithm, tuning, job, envs, jax.random.PRNGKey(job.agent.seed), relay)
             num_slots = envs.num_slots
         rows = _read_metric_rows(base, num_envs) if record_metrics else []
         log = _with_episode_metrics(log, rows)
@@ -507,7 +505,7 @@ def train_agent(
     if algorithm not in ("dqn", "ppo"):
         raise ValueError(f"algorithm: expected 'dqn' or 'ppo', got {algorithm!r}")
     return _train(
-        job, scenario, reward, _Learner(algorithm, tuning), pedestrians=pedestrians, progress=progress,
+        job, scenario, reward, algorithm, tuning, pedestrians=pedestrians, progress=progress,
         name=name or algorithm, record_metrics=record_metrics, workdir=workdir, cache_dir=cache_dir,
     )  # fmt: skip
 

@@ -125,9 +125,8 @@ class QueueGreedy(BaseController):
 
     def scores(self, env: Any, ts: Any) -> list[float]:
         """Halting vehicles served by each green phase of ``ts``."""
-        del env
         layout = layout_of(ts)
-        halting = approach_halting(ts.sumo, layout)
+        halting = approach_halting(env, layout)
         return [
             float(
                 sum(halting[lane] for lane in {link.in_lane for link in green_vehicle_links(layout, p.state)})

@@ -188,7 +188,8 @@ class TrafficEnv(SumoEnvironment):
     def __init__(self, episode: EpisodeSpec, **kwargs: Any) -> None:
         """Create the environment (see :func:`make_env`)."""
         self.episode_spec = episode
-        self._ped_census: tuple[float, dict[str, tuple[int, float]]] | None = None
+        self._ped_census: tuple[float, dict[str, tuple[int, float]]] | None = None  # sensing's per-step caches
+        self._pending_by_edge: tuple[float, dict[str, int]] | None = None
         super().__init__(**kwargs)
 
 
@@ -273,7 +274,7 @@ class FairObservation(ObservationFunction):
         timing = [float(since >= ts.min_green + ts.yellow_time), min(1.0, since / PHASE_TIME_SCALE_S)]
         lanes = layout.sensed_lanes
         halting = lane_halting(ts.sumo, lanes)
-        queued = sensed_queue(ts.sumo, layout)
+        queued = sensed_queue(ts.env, layout, halting)
         waiting = {lane: ts.sumo.lane.getWaitingTime(lane) for lane in lanes}
         queue, waits = [], []
         for lane in layout.in_lanes:

@@ -60,7 +60,7 @@ class FairReward:
     def terms(self, ts: Any) -> tuple[float, float, float]:
         """The unweighted terms ``(Q_veh, Q_ped, W_max)`` of signal ``ts`` now."""
         layout = layout_of(ts)
-        queue = float(queued_vehicles(ts.sumo, layout))
+        queue = queued_vehicles(ts.env, layout)
         census = pedestrian_census(ts.env) if layout.crossings else {}
         peds = [census[c.edge] for c in layout.crossings if c.edge in census]
         waiting = float(sum(count for count, _ in peds))

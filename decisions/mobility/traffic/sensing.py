@@ -25,8 +25,9 @@ environment (attribute ``_ped_census``), so all signals of a step share it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "APPROACH_M",
@@ -172,8 +173,21 @@ def approach_lanes(sumo: Any, in_lanes: tuple[str, ...], approach_m: float = APP
     return tuple(out)
 
 
-def pending_by_edge(sumo: Any) -> dict[str, int]:
-    """Vehicles due but not yet inserted (the insertion backlog), by the first edge of their route."""
+_T = TypeVar("_T")
+
+
+def _per_step(env: Any, attribute: str, compute: Callable[[Any], _T]) -> _T:
+    """``compute(env.sumo)``, cached on ``env`` (``attribute``) for the current simulation second."""
+    now = env.sim_step
+    cached = getattr(env, attribute, None)
+    if cached is not None and cached[0] == now:
+        return cached[1]
+    value = compute(env.sumo)
+    setattr(env, attribute, (now, value))
+    return value
+
+
+def _pending_by_edge(sumo: Any) -> dict[str, int]:
     counts: dict[str, int] = {}
     for veh in sumo.simulation.getPendingVehicles():
         route = sumo.vehicle.getRoute(veh)
@@ -182,19 +196,37 @@ def pending_by_edge(sumo: Any) -> dict[str, int]:
     return counts
 
 
+def pending_by_edge(env: Any) -> dict[str, int]:
+    """Vehicles due but not yet inserted (the insertion backlog), by the first edge of their route.
+
+    Cached per simulation second on ``env`` (attribute ``_pending_by_edge``), shared by all signals,
+    their observations and their rewards.
+
+    Args:
+        env: a running sumo-rl environment (``env.sumo``, ``env.sim_step``).
+    """
+    return _per_step(env, "_pending_by_edge", _pending_by_edge)
+
+
 def _edge(lane: str) -> str:
     return lane.rsplit("_", 1)[0]
 
 
-def sensed_queue(sumo: Any, layout: SignalLayout) -> dict[str, float]:
+def sensed_queue(env: Any, layout: SignalLayout, halting: dict[str, int] | None = None) -> dict[str, float]:
     """Per sensed lane, halting vehicles plus its share of the insertion backlog of its edge.
 
     The backlog of an edge is shared equally among its sensed lanes (vehicles waiting to enter do
     not have a lane yet).
+
+    Args:
+        env: a running sumo-rl environment.
+        layout: the signal's layout.
+        halting: :func:`lane_halting` of ``layout.sensed_lanes`` when the caller has read it already.
     """
     lanes = layout.sensed_lanes
-    queue: dict[str, float] = {lane: float(n) for lane, n in lane_halting(sumo, lanes).items()}
-    backlog = pending_by_edge(sumo)
+    halting = lane_halting(env.sumo, lanes) if halting is None else halting
+    queue: dict[str, float] = {lane: float(halting[lane]) for lane in lanes}
+    backlog = pending_by_edge(env)
     if backlog:
         per_edge: dict[str, int] = {}
         for lane in lanes:
@@ -204,15 +236,15 @@ def sensed_queue(sumo: Any, layout: SignalLayout) -> dict[str, float]:
     return queue
 
 
-def approach_halting(sumo: Any, layout: SignalLayout) -> dict[str, float]:
+def approach_halting(env: Any, layout: SignalLayout) -> dict[str, float]:
     """Vehicles queued on each incoming lane's approach: halting (speed < 0.1 m/s) or waiting to be inserted."""
-    queue = sensed_queue(sumo, layout)
+    queue = sensed_queue(env, layout)
     return {lane: sum(queue[x] for x in layout.approach(lane)) for lane in layout.in_lanes}
 
 
-def queued_vehicles(sumo: Any, layout: SignalLayout) -> float:
+def queued_vehicles(env: Any, layout: SignalLayout) -> float:
     """Vehicles queued on all the signal's approaches (each lane counted once; backlog included)."""
-    return float(sum(sensed_queue(sumo, layout).values()))
+    return float(sum(sensed_queue(env, layout).values()))
 
 
 def green_vehicle_links(layout: SignalLayout, state: str) -> tuple[VehicleLink, ...]:
@@ -250,11 +282,10 @@ def pedestrian_census(env: Any) -> dict[str, tuple[int, float]]:
     Args:
         env: a running sumo-rl environment (``env.sumo``, ``env.sim_step``).
     """
-    now = env.sim_step
-    cached = getattr(env, "_ped_census", None)
-    if cached is not None and cached[0] == now:
-        return cached[1]
-    sumo = env.sumo
+    return _per_step(env, "_ped_census", _pedestrian_census)
+
+
+def _pedestrian_census(sumo: Any) -> dict[str, tuple[int, float]]:
     census: dict[str, tuple[int, float]] = {}
     for person in sumo.person.getIDList():
         if not _WALKINGAREA.match(sumo.person.getRoadID(person)):
@@ -267,5 +298,4 @@ def pedestrian_census(env: Any) -> dict[str, tuple[int, float]]:
             continue
         count, longest = census.get(crossing, (0, 0.0))
         census[crossing] = (count + 1, max(longest, wait))
-    env._ped_census = (now, census)
     return census

@@ -267,10 +267,8 @@ def _train_block(
     table = None
     grid = job.reward.ped_weight_grid
     if grid and agenda.pedestrians:
-        fairness = job.reward.fairness_weight
-        candidates = {
-            w: train(f"dqn_fair_p{w:g}", fair_reward(job.reward.veh_weight, w, fairness)) for w in grid
-        }
+        fair = _Fair(job.reward.fairness_weight)
+        candidates = {w: train(f"dqn_fair_p{w:g}", _reward(job, fair, w)) for w in grid}
         ped_weight, table = _choose_ped_weight(job, agenda, candidates, workdir, cache_dir, progress)
         trained["dqn_fair"] = replace(candidates[ped_weight], name="dqn_fair")
     for name, spec, _weight in agenda.agents:
