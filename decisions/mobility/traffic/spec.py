@@ -45,6 +45,13 @@ def _known(values: list[str], known: tuple[str, ...], what: str) -> list[str]:
     return values
 
 
+def _weights_in_range(weights: list[float], what: str) -> list[float]:
+    for w in weights:
+        if not 0.0 <= w <= 1e4:
+            raise ValueError(f"each {what} weight must lie in [0, 1e4], got {w}")
+    return weights
+
+
 def _seeds(seeds: list[int]) -> list[int]:
     if len(set(seeds)) != len(seeds) or min(seeds) < 0:
         raise ValueError(f"must be distinct non-negative integers, got {seeds}")
@@ -122,9 +129,7 @@ class RewardSettings(Settings):
     @field_validator("ped_weight_grid")
     @classmethod
     def _grid(cls, weights: list[float]) -> list[float]:
-        for w in weights:
-            if not 0.0 <= w <= 1e4:
-                raise ValueError(f"each pedestrian weight must lie in [0, 1e4], got {w}")
+        _weights_in_range(weights, "pedestrian")
         if len(set(weights)) != len(weights):
             raise ValueError(f"each weight at most once, got {weights}")
         return weights
@@ -187,10 +192,7 @@ class StudySettings(Settings):
     @field_validator("fairness_weights")
     @classmethod
     def _weights(cls, weights: list[float]) -> list[float]:
-        for w in weights:
-            if not 0.0 <= w <= 1e4:
-                raise ValueError(f"each fairness weight must lie in [0, 1e4], got {w}")
-        return weights
+        return _weights_in_range(weights, "fairness")
 
 
 class TrafficJob(JobBase):
