@@ -183,17 +183,39 @@ def _layer_info(spec: LayerSpec, shape: Shape) -> LayerInfo:
     return LayerInfo(spec.name, macs, math.prod(out), params)
 
 
+def _depthwise_conv(x: Array, w: Array, stride: int) -> Array:
+    """A depthwise convolution, 'SAME' padding, as a sum of shifted, channel-scaled copies of ``x``.
+
+    ``w``: ``(k, k, 1, C)`` (HWIO). The same function as ``lax.conv_general_dilated`` with
+    ``feature_group_count=C``, which XLA:CPU runs several times slower (measured on the ``mobilenet``
+    forward and backward pass, batch 32, 2 cores: 114 ms with the grouped conv, 20 ms this way).
+    """
+    k = w.shape[0]
+    size_h, size_w = x.shape[1], x.shape[2]
+    out_h, out_w = -(-size_h // stride), -(-size_w // stride)
+    pad_h = max((out_h - 1) * stride + k - size_h, 0)
+    pad_w = max((out_w - 1) * stride + k - size_w, 0)
+    padded = jnp.pad(x, ((0, 0), (pad_h // 2, pad_h - pad_h // 2), (pad_w // 2, pad_w - pad_w // 2), (0, 0)))
+    out = jnp.zeros((x.shape[0], out_h, out_w, x.shape[-1]), x.dtype)
+    for i in range(k):
+        for j in range(k):
+            window = padded[:, i : i + (out_h - 1) * stride + 1 : stride, j : j + (out_w - 1) * stride + 1 : stride, :]
+            out = out + window * w[i, j, 0]
+    return out
+
+
 def _apply_layer(spec: LayerSpec, p: Any, x: Array) -> Array:
     """Apply one layer to a batch ``x`` (leading batch axis)."""
     if spec.kind == "conv":
-        x = lax.conv_general_dilated(
-            x,
-            p["w"],
-            window_strides=(spec.stride, spec.stride),
-            padding="SAME",
-            dimension_numbers=("NHWC", "HWIO", "NHWC"),
-            feature_group_count=x.shape[-1] if spec.depthwise else 1,
-        )
+        if spec.depthwise:
+            x = _depthwise_conv(x, p["w"], spec.stride)
+        elif spec.kernel == 1 and spec.stride == 1:
+            x = x @ p["w"][0, 0]
+        else:
+            x = lax.conv_general_dilated(
+                x, p["w"], window_strides=(spec.stride, spec.stride), padding="SAME",
+                dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            )
         x = x + p["b"]
     elif spec.kind == "dense":
         x = x @ p["w"] + p["b"]
