@@ -11,7 +11,15 @@ import optax
 import pytest
 
 from decisions.errors import InputError
-from decisions.telecom.splitfl.model import _apply_layer, join_params, layer_table, make_net, split_params
+from decisions.telecom.splitfl.model import (
+    LayerSpec,
+    _apply_layer,
+    join_params,
+    layer_table,
+    make_net,
+    split_params,
+    xla_conv,
+)
 from decisions.telecom.splitfl.split import (
     ClientData,
     equivalence_error,
@@ -31,20 +39,15 @@ def _images(arch: str, n: int, seed: int = 0) -> jax.Array:
 @pytest.mark.parametrize(("size", "stride", "kernel"), [(14, 1, 3), (7, 2, 3), (28, 2, 3), (9, 2, 5)])
 def test_conv_layers_equal_xla_convolutions(size: int, stride: int, kernel: int) -> None:
     """The shifted-sum depthwise conv and the matmul pointwise conv are XLA's grouped / 1x1 convs."""
-    from decisions.telecom.splitfl.model import LayerSpec
-
     channels = 8
     x = jax.random.normal(jax.random.key(0), (3, size, size, channels))
-    conv = lambda w, groups, s: jax.lax.conv_general_dilated(  # noqa: E731
-        x, w, (s, s), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=groups
-    )
     w_dw = jax.random.normal(jax.random.key(1), (kernel, kernel, 1, channels))
     dw = LayerSpec("dw", "conv", channels, kernel, stride, depthwise=True, relu=False)
     got = _apply_layer(dw, {"w": w_dw, "b": jnp.zeros(channels)}, x)
-    np.testing.assert_allclose(got, conv(w_dw, channels, stride), atol=1e-5)
+    np.testing.assert_allclose(got, xla_conv(x, w_dw, stride, groups=channels), atol=1e-5)
     w_pw = jax.random.normal(jax.random.key(2), (1, 1, channels, 16))
     pw = LayerSpec("pw", "conv", 16, 1, 1, relu=False)
-    np.testing.assert_allclose(_apply_layer(pw, {"w": w_pw, "b": jnp.zeros(16)}, x), conv(w_pw, 1, 1), atol=1e-5)
+    np.testing.assert_allclose(_apply_layer(pw, {"w": w_pw, "b": jnp.zeros(16)}, x), xla_conv(x, w_pw, 1), atol=1e-5)
 
 
 @pytest.mark.parametrize("arch", ["cnn", "mobilenet"])

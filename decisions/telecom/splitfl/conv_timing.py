@@ -14,19 +14,15 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import optax
-from jax import lax
 
 from decisions.telecom.splitfl import model
 
 
 def _xla_layer(spec: model.LayerSpec, p: Any, x: jax.Array) -> jax.Array:
-    """A conv layer as XLA's ``conv_general_dilated`` (grouped for depthwise); other layers as ours."""
+    """A conv layer as XLA's convolution (grouped for depthwise); other layers as ours."""
     if spec.kind != "conv":
         return _ours(spec, p, x)
-    x = lax.conv_general_dilated(
-        x, p["w"], (spec.stride, spec.stride), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
-        feature_group_count=x.shape[-1] if spec.depthwise else 1,
-    ) + p["b"]
+    x = model.xla_conv(x, p["w"], spec.stride, x.shape[-1] if spec.depthwise else 1) + p["b"]
     return jax.nn.relu(x) if spec.relu else x
 
 
