@@ -185,18 +185,28 @@ def show_frontier(report: TrafficReport, scenario: str, pedestrians: bool) -> No
 
 
 def show_selection(report: TrafficReport, scenario: str, pedestrians: bool) -> None:
-    """The validation figures the fair agents' pedestrian weight was chosen on (runs with a weight grid)."""
+    """The validation figures a choice was made on: the fair agents' pedestrian weight (runs with a
+    weight grid) or the plain agent's training seed (runs with several plain candidates)."""
     table = report.selection
-    if not pedestrians or table is None or table.empty:
+    if table is None or table.empty:
         return
     rows = table[table["scenario"] == scenario]
+    if "pedestrians" in rows.columns:  # runs before the plain candidates recorded the column
+        rows = rows[rows["pedestrians"] == pedestrians]
+    elif not pedestrians:
+        return
     if rows.empty:
         return
-    st.subheader("Choosing the pedestrian weight")
-    st.caption("On validation demand (neither trained nor tested on): one fair agent per candidate weight beside "
-               "the heuristics; the chosen weight has the lowest pedestrians' p95 wait among the candidates within "
-               "the vehicle-delay tolerance of the best heuristic.")
-    st.dataframe(rows.drop(columns=["scenario"]), hide_index=True)
+    if pedestrians:
+        st.subheader("Choosing the pedestrian weight")
+        st.caption("On validation demand (neither trained nor tested on): one fair agent per candidate weight "
+                   "beside the heuristics; the chosen weight has the lowest pedestrians' p95 wait among the "
+                   "candidates within the vehicle-delay tolerance of the best heuristic.")
+    else:
+        st.subheader("Choosing the agent")
+        st.caption("On validation demand (neither trained nor tested on): one DQN per training seed beside "
+                   "the baselines; the chosen one has the lowest mean vehicle delay.")
+    st.dataframe(rows.drop(columns=["scenario", "pedestrians"], errors="ignore"), hide_index=True)
 
 
 def show_training(report: TrafficReport, scenario: str, pedestrians: bool) -> None:

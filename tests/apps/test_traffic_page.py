@@ -99,10 +99,14 @@ def _frontier() -> pd.DataFrame:
 
 
 def _selection() -> pd.DataFrame:
-    rows = [("fixed", math.nan, 40.0, 90.0, False), ("max_pressure", math.nan, 30.0, 40.0, False),
-            ("dqn_fair_p1", 1.0, 29.0, 45.0, False), ("dqn_fair_p3", 3.0, 31.0, 25.0, True)]
-    columns = ["controller", "ped_weight", "veh_delay_mean", "ped_wait_p95", "chosen"]
+    nan = math.nan
+    rows = [(True, "fixed", nan, None, 40.0, 90.0, False), (True, "max_pressure", nan, None, 30.0, 40.0, False),
+            (True, "dqn_fair_p1", 1.0, 0, 29.0, 45.0, False), (True, "dqn_fair_p3", 3.0, 0, 31.0, 25.0, True),
+            (False, "max_pressure", nan, None, 20.0, nan, False), (False, "dqn_s0", nan, 0, 21.0, nan, False),
+            (False, "dqn_s1", nan, 1, 19.0, nan, True)]  # fmt: skip
+    columns = ["pedestrians", "controller", "ped_weight", "train_seed", "veh_delay_mean", "ped_wait_p95", "chosen"]
     frame = pd.DataFrame(rows, columns=columns)
+    frame["train_seed"] = frame["train_seed"].astype("Int64")
     frame.insert(0, "scenario", SCENARIO)
     return frame
 
@@ -311,6 +315,10 @@ def test_recorded_run_opens_with_every_section(store_url: str, run_id: int) -> N
     assert not [c for c in table.columns if str(c).startswith("ped_")]
     assert at.multiselect(key=f"replay_controllers_{run_id}").value == ["fixed", "max_pressure"]
     assert len(at.get("vega_lite_chart")) == 3  # seeds, replay, training (no trade-off without pedestrians)
+    assert "Choosing the agent" in [s.value for s in at.subheader]
+    chosen = next(d.value for d in at.dataframe if "train_seed" in d.value.columns)
+    assert list(chosen["controller"]) == ["max_pressure", "dqn_s0", "dqn_s1"]
+    assert list(chosen["chosen"]) == [False, False, True] and list(chosen["train_seed"].iloc[1:]) == [0, 1]
 
     at.selectbox(key=f"scenario_{run_id}").set_value("cologne1").run()
     at.multiselect(key=f"replay_controllers_{run_id}").set_value([]).run()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -164,10 +165,26 @@ def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) 
         "reward": {"ped_weight_grid": [0.5, 2.0]},
         "agent": {"env_steps": 150, "num_envs": 1, "hidden": [16]},
         "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": True, "default_reward": False,
-                  "ppo": True},
+                  "ppo": True, "without_pedestrians": [SINGLE], "plain_candidates": 2},
     })  # fmt: skip
     calls: list[tuple[str, int, int]] = []
-    study = run_study(job, lambda *c: calls.append(c), cache_dir=cache)
+    full = run_study(job, lambda *c: calls.append(c), cache_dir=cache)
+    # the plain network: two DQN seeds on the validation seed, the lower vehicle delay kept as "dqn"
+    plain = full.selection[~full.selection["pedestrians"]].set_index("controller")
+    assert list(plain.index) == ["fixed", "max_pressure", "queue_greedy", "dqn_s0", "dqn_s1"]
+    assert list(plain.loc[["dqn_s0", "dqn_s1"], "train_seed"]) == [0, 1]
+    assert plain["chosen"].idxmax() == plain.loc[["dqn_s0", "dqn_s1"], "veh_delay_mean"].idxmin()
+    seed = int(plain.loc[plain["chosen"], "train_seed"].iloc[0])
+    assert full.headline[f"nopeds_dqn_train_seed_{SINGLE}"] == seed
+    assert f"{SINGLE}/plain/dqn" in full.agents and full.agents[f"{SINGLE}/plain/dqn"].name == "dqn"
+    assert list(full.runs.loc[~full.runs["pedestrians"], "controller"]) == ["fixed", "max_pressure", "queue_greedy",
+                                                                           "dqn"]
+    assert math.isfinite(full.headline[f"nopeds_dqn_vs_max_pressure_{SINGLE}"])
+    study = replace(full, runs=full.runs[full.runs["pedestrians"]], summary=full.summary[full.summary["pedestrians"]],
+                    selection=full.selection[full.selection["pedestrians"]],
+                    agents={k: a for k, a in full.agents.items() if "/plain/" not in k},
+                    training=full.training[full.training["pedestrians"]],
+                    replays=full.replays[full.replays["pedestrians"]])  # fmt: skip
     controllers = ["fixed", "max_pressure", "dqn_fair", "dqn_vehicle", "ppo_fair"]
     assert list(study.runs.columns) == list(RUN_COLUMNS) and set(METRIC_NAMES) <= set(study.runs.columns)
     assert list(study.runs["controller"]) == controllers and set(study.runs["seed"]) == {100}

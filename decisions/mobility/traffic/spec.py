@@ -171,6 +171,10 @@ class StudySettings(Settings):
     without_pedestrians: list[str] = Field(
         [], description="Scenarios also run without pedestrians (DQN vs fixed-time, max-pressure, queue-greedy)."
     )
+    plain_candidates: int = Field(
+        1, ge=1, le=8,
+        description="DQNs trained per plain scenario (seeds agent.seed onwards); the lowest vehicle delay on the validation seeds is kept.",
+    )  # fmt: skip
     fairness_weights: list[float] = Field(
         [], max_length=8, description="Fairness weights of the trade-off sweep (one fair agent each; [] to skip)."
     )
@@ -244,7 +248,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> TrafficJob
     overlap = sorted(set(d.train_seeds) & set(d.test_seeds))
     if overlap:
         raise InputError("demand.test_seeds", f"{overlap} are also training seeds; test demand must be held out")
-    if r.ped_weight_grid:
+    if r.ped_weight_grid or (job.study.plain_candidates > 1 and job.study.without_pedestrians):
         overlap = sorted(set(d.validation_seeds) & (set(d.train_seeds) | set(d.test_seeds)))
         if overlap:
             problem = f"{overlap} are also training or test seeds; validation demand must be neither"

@@ -23,7 +23,11 @@ of the best heuristic's, else the lowest vehicle delay. That candidate is ``dqn_
 validation figures; the candidates are not scored on the test seeds).
 
 then, per scenario of ``study.without_pedestrians``, the same on the plain network: a DQN ``dqn``
-on the vehicle-only reward against fixed-time, max-pressure and queue-greedy.
+on the vehicle-only reward against fixed-time, max-pressure and queue-greedy. With
+``study.plain_candidates`` = n > 1, n DQNs train there (training seeds ``agent.seed`` to
+``agent.seed + n - 1``), each is scored with those baselines on the validation seeds, and the one
+with the lowest mean vehicle delay is ``dqn`` (the same budget and rule as the pedestrian weight's
+choice: n trainings, validation demand only; ``Study.selection`` keeps the figures).
 
 The headline (per pedestrian scenario ``s``): ``veh_delay_vs_best_heuristic_s`` and
 ``ped_p95_wait_vs_best_heuristic_s`` (``dqn_fair`` over the heuristic of ``spec.HEURISTICS`` with
@@ -32,7 +36,8 @@ the lowest mean vehicle delay among those run, named in ``Study.best_heuristic``
 pedestrian p95 wait than fixed-time), ``vehicle_only_ped_p95_vs_fair_s``, and with PPO
 ``ppo_veh_delay_vs_best_heuristic_s`` and ``ppo_ped_p95_wait_vs_best_heuristic_s``, and with a grid
 ``fair_ped_weight_s`` (the chosen weight); per plain scenario
-``nopeds_dqn_vs_max_pressure_s`` and ``nopeds_dqn_vs_fixed_s`` (vehicle mean delays); and
+``nopeds_dqn_vs_max_pressure_s`` and ``nopeds_dqn_vs_fixed_s`` (vehicle mean delays), with
+candidates ``nopeds_dqn_train_seed_s`` (the chosen training seed); and
 ``training_sim_seconds_per_wall_second``. Ratios of figures that were not run are NaN.
 
 ``python -m decisions.mobility.traffic.study --scenarios single-intersection --env-steps 20000``
@@ -95,9 +100,10 @@ class Study:
             scenario on the first held-out seed, the first :data:`REPLAY_SECONDS` (phase -1: yellow).
         frontier: per scenario and fairness weight (the sweep, ``dqn_fair`` at the job's weight and
             ``dqn_vehicle`` at 0): veh_delay_mean, ped_wait_p95, ped_wait_mean.
-        selection: with ``reward.ped_weight_grid``, per scenario and candidate: the validation
-            figures (controller, ped_weight, veh_delay_mean, ped_wait_p95, chosen); the heuristics'
-            rows too (ped_weight NaN).
+        selection: with ``reward.ped_weight_grid`` (pedestrian networks) or ``study.plain_candidates``
+            > 1 (plain networks), per scenario and candidate: the validation figures (scenario,
+            pedestrians, controller, ped_weight, train_seed, veh_delay_mean, ped_wait_p95, chosen);
+            the heuristics' rows too (ped_weight NaN, train_seed missing).
         agents: the trained agents by ``"<scenario>/<agent>"`` (``"<scenario>/plain/dqn"`` without
             pedestrians).
         train_seconds: wall time of all training.
@@ -219,6 +225,28 @@ def _score(
     return runs, replays
 
 
+def _validation_table(
+    job: TrafficJob, agenda: _Agenda, candidates: dict[str, TrainedAgent], heuristics: list[str], workdir: Path,
+    cache_dir: Path | None, progress: ProgressFn | None,
+) -> pd.DataFrame:
+    """The heuristics and the candidates on the validation seeds: mean vehicle delay and pedestrian
+    p95 wait per controller (the index)."""
+    runs, _ = _score(job, agenda, candidates, workdir, cache_dir, progress, baselines=heuristics, validation=True)
+    return pd.DataFrame(runs).groupby("controller", sort=False)[["veh_delay_mean", "ped_wait_p95"]].mean()
+
+
+def _selection_rows(
+    agenda: _Agenda, means: pd.DataFrame, chosen: str, weights: dict[str, float], seeds: dict[str, int]
+) -> pd.DataFrame:
+    table = means.reset_index()
+    table.insert(0, "scenario", agenda.scenario.name)
+    table.insert(1, "pedestrians", agenda.pedestrians)
+    table.insert(3, "ped_weight", [weights.get(n, math.nan) for n in table["controller"]])
+    table.insert(4, "train_seed", pd.array([seeds.get(n) for n in table["controller"]], dtype="Int64"))
+    table["chosen"] = table["controller"] == chosen
+    return table
+
+
 def _choose_ped_weight(
     job: TrafficJob, agenda: _Agenda, candidates: dict[float, TrainedAgent], workdir: Path,
     cache_dir: Path | None, progress: ProgressFn | None,
@@ -226,8 +254,7 @@ def _choose_ped_weight(
     """The operator's rule on the validation seeds (module docstring): the chosen weight and the figures."""
     heuristics = [h for h in HEURISTICS if h in agenda.baselines]
     named = {agent.name: agent for agent in candidates.values()}
-    runs, _ = _score(job, agenda, named, workdir, cache_dir, progress, baselines=heuristics, validation=True)
-    means = pd.DataFrame(runs).groupby("controller", sort=False)[["veh_delay_mean", "ped_wait_p95"]].mean()
+    means = _validation_table(job, agenda, named, heuristics, workdir, cache_dir, progress)
     weight_of = {agent.name: w for w, agent in candidates.items()}
     veh, p95 = means["veh_delay_mean"], means["ped_wait_p95"]
     names = list(weight_of)
@@ -237,28 +264,40 @@ def _choose_ped_weight(
     else:
         feasible = []
     chosen = min(feasible, key=lambda n: p95[n]) if feasible else min(names, key=lambda n: veh[n])
-    table = means.reset_index()
-    table.insert(0, "scenario", agenda.scenario.name)
-    table.insert(2, "ped_weight", [weight_of.get(n, math.nan) for n in table["controller"]])
-    table["chosen"] = table["controller"] == chosen
-    return weight_of[chosen], table
+    seeds = dict.fromkeys(names, job.agent.seed)
+    return weight_of[chosen], _selection_rows(agenda, means, chosen, weight_of, seeds)
+
+
+def _choose_plain_seed(
+    job: TrafficJob, agenda: _Agenda, candidates: dict[int, TrainedAgent], workdir: Path,
+    cache_dir: Path | None, progress: ProgressFn | None,
+) -> tuple[int, pd.DataFrame]:
+    """The plain network's candidates (one training seed each) on the validation seeds: the seed
+    with the lowest mean vehicle delay, and the figures (the plain baselines beside them)."""
+    named = {agent.name: agent for agent in candidates.values()}
+    means = _validation_table(job, agenda, named, list(agenda.baselines), workdir, cache_dir, progress)
+    seed_of = {agent.name: seed for seed, agent in candidates.items()}
+    chosen = min(seed_of, key=lambda n: float(means.loc[n, "veh_delay_mean"]))
+    return seed_of[chosen], _selection_rows(agenda, means, chosen, {}, seed_of)
 
 
 def _train_block(
     job: TrafficJob, agenda: _Agenda, tuning: DQNTuning | None, workdir: Path, cache_dir: Path | None,
     progress: ProgressFn | None,
 ) -> tuple[dict[str, TrainedAgent], pd.DataFrame | None, float]:
-    """The agenda's agents (the pedestrian weight chosen first when the job has a grid); the
-    validation figures of the choice (or None) and the wall time of all training."""
+    """The agenda's agents (the pedestrian weight chosen first when the job has a grid, the plain
+    agent's training seed when ``study.plain_candidates`` > 1); the validation figures of the
+    choice (or None) and the wall time of all training."""
     ped_weight = job.reward.ped_weight
     trained: dict[str, TrainedAgent] = {}
     seconds = 0.0
 
-    def train(name: str, reward: RewardFn) -> TrainedAgent:
+    def train(name: str, reward: RewardFn, seed: int | None = None) -> TrainedAgent:
         nonlocal seconds
         ppo = name.startswith("ppo")
+        run_job = job if seed is None else job.model_copy(update={"agent": job.agent.model_copy(update={"seed": seed})})
         agent = train_agent(
-            job, agenda.scenario, reward, algorithm="ppo" if ppo else "dqn", pedestrians=agenda.pedestrians,
+            run_job, agenda.scenario, reward, algorithm="ppo" if ppo else "dqn", pedestrians=agenda.pedestrians,
             progress=progress, name=name, tuning=None if ppo else tuning, cache_dir=cache_dir,
         )  # fmt: skip
         seconds += agent.train_seconds
@@ -266,11 +305,18 @@ def _train_block(
 
     table = None
     grid = job.reward.ped_weight_grid
+    count = job.study.plain_candidates
     if grid and agenda.pedestrians:
         fair = _Fair(job.reward.fairness_weight)
         candidates = {w: train(f"dqn_fair_p{w:g}", _reward(job, fair, w)) for w in grid}
         ped_weight, table = _choose_ped_weight(job, agenda, candidates, workdir, cache_dir, progress)
         trained["dqn_fair"] = replace(candidates[ped_weight], name="dqn_fair")
+    elif count > 1 and not agenda.pedestrians:
+        name, spec, _weight = agenda.agents[0]
+        seeds = range(job.agent.seed, job.agent.seed + count)
+        plain = {s: train(f"{name}_s{s}", _reward(job, spec, ped_weight), seed=s) for s in seeds}
+        seed, table = _choose_plain_seed(job, agenda, plain, workdir, cache_dir, progress)
+        trained[name] = replace(plain[seed], name=name)
     for name, spec, _weight in agenda.agents:
         if name not in trained:
             trained[name] = train(name, _reward(job, spec, ped_weight))
@@ -296,11 +342,13 @@ def _ratio(a: float, b: float) -> float:
     return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
 
 
-def _chosen_weight(selection: pd.DataFrame, scenario: str) -> float:
+def _chosen(selection: pd.DataFrame, scenario: str, pedestrians: bool, column: str) -> float:
+    """``column`` (ped_weight or train_seed) of the candidate chosen for the scenario, or NaN."""
     if selection.empty:
         return math.nan
-    rows = selection[(selection["scenario"] == scenario) & selection["chosen"]]
-    return float(rows["ped_weight"].iloc[0]) if len(rows) else math.nan
+    rows = selection[(selection["scenario"] == scenario) & (selection["pedestrians"] == pedestrians)
+                     & selection["chosen"]]  # fmt: skip
+    return float(rows[column].iloc[0]) if len(rows) else math.nan
 
 
 def _headline(
@@ -331,7 +379,7 @@ def _headline(
             headline[f"vehicle_only_ped_p95_vs_fair_{s}"] = _ratio(
                 _value(summary, s, peds, "dqn_vehicle", "ped_wait_p95"), fair_p95
             )
-        chosen = _chosen_weight(selection, s)
+        chosen = _chosen(selection, s, True, "ped_weight")
         if math.isfinite(chosen):
             headline[f"fair_ped_weight_{s}"] = chosen
         if job.study.ppo and s in best:
@@ -344,6 +392,9 @@ def _headline(
         for baseline in ("max_pressure", "fixed"):
             other = _value(summary, s, False, baseline, "veh_delay_mean")
             headline[f"nopeds_dqn_vs_{baseline}_{s}"] = _ratio(dqn, other)
+        seed = _chosen(selection, s, False, "train_seed")
+        if math.isfinite(seed):
+            headline[f"nopeds_dqn_train_seed_{s}"] = seed
     return headline, best
 
 
@@ -446,6 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", default="single-intersection", help="comma-separated (pedestrians)")
     parser.add_argument("--without-pedestrians", default="", help="comma-separated plain-network scenarios")
+    parser.add_argument("--plain-candidates", type=int, default=1, help="DQN seeds per plain scenario")
     parser.add_argument("--controllers", default=None, help="comma-separated baselines (default: all)")
     parser.add_argument("--env-steps", type=int, default=None)
     parser.add_argument("--max-green", type=int, default=None, help="agents' maximum green (s; 0: none)")
@@ -475,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "study": {"without_pedestrians": [s for s in args.without_pedestrians.split(",") if s],
                   "fairness_weights": [float(w) for w in args.fairness_weights.split(",") if w],
                   "vehicle_only": not args.no_vehicle_only, "default_reward": not args.no_default_reward,
-                  "ppo": not args.no_ppo,
+                  "ppo": not args.no_ppo, "plain_candidates": args.plain_candidates,
                   **({"controllers": args.controllers.split(",")} if args.controllers else {})},
     }  # fmt: skip
     start = time.perf_counter()
@@ -485,7 +537,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     study = run_study(prepare(spec), report)
     print(_table(study.summary))
     if not study.selection.empty:
-        print("validation (choosing the pedestrian weight):")
+        print("validation (choosing the pedestrian weight or the plain agent's seed):")
         print(study.selection.to_string(index=False))
     for key, agent in study.agents.items():
         speed = agent.sim_seconds_per_wall_second
