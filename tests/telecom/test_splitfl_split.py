@@ -38,7 +38,8 @@ def _images(arch: str, n: int, seed: int = 0) -> jax.Array:
 
 @pytest.mark.parametrize(("size", "stride", "kernel"), [(14, 1, 3), (7, 2, 3), (28, 2, 3), (9, 2, 5)])
 def test_conv_layers_equal_xla_convolutions(size: int, stride: int, kernel: int) -> None:
-    """The shifted-sum depthwise conv and the matmul pointwise conv are XLA's grouped / 1x1 convs."""
+    """The shifted-sum depthwise conv, the patch-matmul conv and the matmul pointwise conv are XLA's
+    grouped, regular and 1x1 convs."""
     channels = 8
     x = jax.random.normal(jax.random.key(0), (3, size, size, channels))
     w_dw = jax.random.normal(jax.random.key(1), (kernel, kernel, 1, channels))
@@ -48,6 +49,10 @@ def test_conv_layers_equal_xla_convolutions(size: int, stride: int, kernel: int)
     w_pw = jax.random.normal(jax.random.key(2), (1, 1, channels, 16))
     pw = LayerSpec("pw", "conv", 16, 1, 1, relu=False)
     np.testing.assert_allclose(_apply_layer(pw, {"w": w_pw, "b": jnp.zeros(16)}, x), xla_conv(x, w_pw, 1), atol=1e-5)
+    w = jax.random.normal(jax.random.key(3), (kernel, kernel, channels, 16))
+    conv = LayerSpec("conv", "conv", 16, kernel, stride, relu=False)
+    got = _apply_layer(conv, {"w": w, "b": jnp.zeros(16)}, x)
+    np.testing.assert_allclose(got, xla_conv(x, w, stride), atol=1e-4)
 
 
 @pytest.mark.parametrize("arch", ["cnn", "mobilenet"])

@@ -47,8 +47,10 @@ ProgressFn = Callable[[str, int, int], None]
 
 SMOKE_BUDGET: dict[str, Any] = {
     "rounds": 2, "seeds": 1, "env_steps": 200, "fashion_rounds": 0, "ablations": False, "fixed_splits": [3, 9],
+    "committee": 1,
 }
-"""A benchmark that runs in seconds (the conformance test's): digits only, a few rounds, no ablations."""
+"""A benchmark that runs in seconds (the conformance test's): digits only, a few rounds, no ablations,
+one DQN per agent instead of a committee."""
 
 DIGITS_SPEC: dict[str, Any] = {
     "data": {"dataset": "digits", "concentration": 0.1},
@@ -120,6 +122,7 @@ def run_bench(
     fashion_seeds: int = 2,
     ablations: bool = True,
     fixed_splits: list[int] | None = None,
+    committee: int | None = None,
 ) -> dict[str, Any]:
     """Run the digits study and (when ``fashion_rounds`` > 0) the Fashion-MNIST study.
 
@@ -132,6 +135,7 @@ def run_bench(
         fashion_seeds: Fashion-MNIST seeds.
         ablations: run the committee-size and decay ablations (digits only).
         fixed_splits: the fixed splits run (default: every split of the network).
+        committee: DQNs per agent (default: the spec's).
 
     Returns:
         A flat dict of figures.
@@ -143,8 +147,8 @@ def run_bench(
         study: dict[str, Any] = {} if ablate else {"committees": [], "decays": []}
         if fixed_splits is not None:
             study["fixed_splits"] = fixed_splits
-        return {**spec, "job": {"name": "bench"}, "training": training, "agent": {"env_steps": env_steps},
-                "study": study}
+        agent: dict[str, Any] = {"env_steps": env_steps, **({"committee": committee} if committee else {})}
+        return {**spec, "job": {"name": "bench"}, "training": training, "agent": agent, "study": study}
 
     figures = study_figures(budget(DIGITS_SPEC, rounds, seeds, ablations), report)
     if fashion_rounds > 0:
