@@ -20,11 +20,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from decisions.cli_db import db_app
 from decisions.errors import InputError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 runs_app = typer.Typer(no_args_is_help=True, help="Read the run store.")
 app.add_typer(runs_app, name="runs")
+app.add_typer(db_app, name="db")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -91,13 +93,23 @@ def demo(
 @clean_errors
 def run(
     spec_file: Annotated[Path, typer.Argument(help="Job spec (TOML): \\[job] and the domain tables (\\[scenario], \\[snapo], \\[agents], \\[optimise], ...), \\[sweep].")],
-    workers: Annotated[int, typer.Option(help="Processes for a sweep.")] = 2,
+    workers: Annotated[int, typer.Option(help="Processes for a sweep (backend process).")] = 2,
+    backend: Annotated[
+        str,
+        typer.Option(help="Where a sweep runs: process (worker processes here), serial (in this process) or ray (Ray tasks; pip install -e \".\\[ray]\")."),
+    ] = "process",
+    address: Annotated[
+        str | None,
+        typer.Option(help="With --backend ray: the cluster to join (auto, host:port or ray://host:port); default: a local Ray on this machine's cores, on 127.0.0.1."),
+    ] = None,
 ) -> None:
     """Run a job spec (or a sweep of them); each job is a recorded run."""
+    from decisions.jobs.execute import choose_runner
     from decisions.jobs.spec import expand_sweep, load_toml
 
+    runner = choose_runner(backend, workers=workers, address=address)  # bad options fail before the spec is read
     spec = load_toml(spec_file)
-    _run_specs(expand_sweep(spec), base_dir=spec_file.parent, workers=workers)
+    _run_specs(expand_sweep(spec), base_dir=spec_file.parent, workers=workers, runner=runner)
 
 
 def _interrupt_on_sigterm() -> None:
@@ -108,12 +120,14 @@ def _interrupt_on_sigterm() -> None:
     raise_on_sigterm()  # raises Terminated (a KeyboardInterrupt): the run is recorded as interrupted
 
 
-def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: int) -> None:
+def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: int, runner: Any = None) -> None:
     _interrupt_on_sigterm()
     from decisions.jobs.execute import execute_specs, prepare_specs
 
     prepared = prepare_specs(specs, base_dir)  # validates every job before any run starts
-    outcomes = _interruptible(lambda progress: execute_specs(prepared, workers=workers, progress=progress))
+    outcomes = _interruptible(
+        lambda progress: execute_specs(prepared, workers=workers, progress=progress, runner=runner)
+    )
     _report_outcomes(outcomes)
 
 

@@ -94,3 +94,25 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("DECISIONS_DB_URL", url)
     yield url
     dispose_engines()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """URL of a throwaway PostgreSQL server for this session (each xdist worker starts its own, ~4 s).
+
+    Skips, with the reason, when PostgreSQL or psycopg is not installed or the server cannot start
+    (``tests/pg_server.py``); the server is stopped and its folder removed at the end.
+    """
+    from tests.pg_server import PgUnavailable, start_server
+
+    try:
+        server = start_server()
+    except PgUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        yield server.url
+    finally:
+        from decisions.store import dispose_engines
+
+        dispose_engines()
+        server.stop()

@@ -10,6 +10,11 @@ marked here) and raises ``JobsInterrupted``, which counts the stopped runs and t
 sweep points that were cancelled. Cancelled points are counted, not recorded: a run in the
 store is a job that started.
 
+``choose_runner`` turns a backend name into the sweep's ``Runner``: ``process`` (worker
+processes on this machine, the default), ``serial`` (one job after another in this process) or
+``ray`` (Ray tasks, ``decisions.jobs.ray_runner``). Ray runs a point again when its worker dies;
+the run the dead attempt left ``running`` is marked ``failed`` here once the sweep has ended.
+
 ``prepare_resume`` and ``execute_resume`` continue a stopped run (lost, interrupted or failed)
 of a domain whose trainers checkpoint (``Domain.resumable``): its job is rebuilt from the run's
 stored configuration and executed again into the same run record, from its checkpoints.
@@ -27,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from decisions.core.progress import Progress, silent
-from decisions.errors import error_line
+from decisions.errors import InputError, error_line
 from decisions.jobs.interrupt import JobsInterrupted, signal_number
 from decisions.jobs.registry import find, get, spec_domain
 from decisions.jobs.runner import LocalProcessRunner, Runner, SerialRunner
@@ -36,6 +41,9 @@ if TYPE_CHECKING:
     from decisions.jobs.checkpoints import ResumePoint
 
 log = logging.getLogger(__name__)
+
+BACKENDS = ("process", "serial", "ray")
+"""Where a sweep runs: worker processes here, one after another in this process, or Ray tasks."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,36 @@ def prepare_specs(specs: Sequence[Mapping[str, Any]], base_dir: Path | None) -> 
     return prepared
 
 
+def choose_runner(backend: str = "process", *, workers: int = 1, address: str | None = None) -> Runner:
+    """The ``Runner`` of a sweep, from a backend name (Ray is neither imported nor started here).
+
+    Args:
+        backend: ``process`` (``LocalProcessRunner`` with ``workers`` processes; serial when
+            ``workers`` is 1), ``serial`` (``SerialRunner``) or ``ray`` (``RayRunner``).
+        workers: processes of the ``process`` backend.
+        address: with ``ray``, the cluster to join (``auto``, ``host:port``, ``ray://host:port``);
+            None starts a local Ray on this machine's cores.
+
+    Returns:
+        The runner.
+
+    Raises:
+        InputError: on field ``backend`` for an unknown name or when Ray is not installed, on
+            ``address`` when it is malformed or given without the ``ray`` backend.
+    """
+    if backend not in BACKENDS:
+        raise InputError("backend", f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if address is not None and backend != "ray":
+        raise InputError("address", f"is used only with backend 'ray', not {backend!r}")
+    if backend == "ray":
+        from decisions.jobs.ray_runner import RayRunner
+
+        return RayRunner(address=address)
+    if backend == "serial":
+        return SerialRunner()
+    return LocalProcessRunner(max_workers=workers) if workers > 1 else SerialRunner()
+
+
 def execute_specs(
     prepared: Sequence[PreparedJob],
     *,
@@ -84,6 +122,8 @@ def execute_specs(
     progress: Progress = silent,
     url: str | None = None,
     runner: Runner | None = None,
+    backend: str = "process",
+    address: str | None = None,
 ) -> list[ExecutionOutcome]:
     """Execute prepared jobs: one job runs in process with live progress; a sweep goes to a runner.
 
@@ -92,18 +132,23 @@ def execute_specs(
         workers: processes for a sweep (``LocalProcessRunner``); 1 runs the sweep serially.
         progress: progress callback for the single-job case and for sweep completion.
         url: run store URL (default: ``DECISIONS_DB_URL`` or the user's SQLite file).
-        runner: a custom ``Runner`` (e.g. a distributed one) for sweeps.
+        runner: a custom ``Runner`` (e.g. a distributed one) for sweeps; it replaces ``backend``.
+        backend: the sweep's runner by name (``choose_runner``); a single job runs in this process
+            whatever the backend.
+        address: the Ray cluster of the ``ray`` backend.
 
     Returns:
         One outcome per job, in order.
 
     Raises:
-        InputError: on ``DECISIONS_DB_URL`` when the run store cannot be used; raised before
-            any job starts, so a bad store never leaves part of a sweep run or half recorded.
+        InputError: on ``backend`` or ``address`` (see ``choose_runner``), on ``DECISIONS_DB_URL``
+            when the run store cannot be used; raised before any job starts, so a bad store never
+            leaves part of a sweep run or half recorded.
         JobsInterrupted: when stopped by Ctrl-C or SIGTERM, once its runs are recorded as interrupted.
     """
     from decisions.store import get_engine
 
+    chosen = runner or choose_runner(backend, workers=workers, address=address)
     get_engine(url)  # connects and creates the schema (once per process), or names the problem
     if len(prepared) == 1:
         return [_execute_one(prepared[0], progress=progress, url=url)]
@@ -112,7 +157,6 @@ def execute_specs(
         {"kind": p.kind, "spec": p.spec, "base_dir": p.base_dir, "url": url, "sweep_id": sweep_id}
         for p in prepared
     ]
-    chosen = runner or (LocalProcessRunner(max_workers=workers) if workers > 1 else SerialRunner())
     try:
         outcomes = chosen.run(
             execute_config, configs, progress=lambda done, total: progress(f"sweep {sweep_id}", done, total)
@@ -123,7 +167,47 @@ def execute_specs(
         unfinished = len(configs) if known is None else sum(o.stopped is not None for o in known)
         cancelled = max(unfinished - len(stopped), 0)
         raise JobsInterrupted(stopped, cancelled, sweep_id=sweep_id, signum=signal_number(exc)) from None
+    if getattr(chosen, "retries_dead_workers", False):
+        fail_dead_attempts(sweep_id, url=url)
     return [ExecutionOutcome(o.result, o.error) for o in outcomes]
+
+
+def fail_dead_attempts(sweep_id: str, *, url: str | None = None) -> list[int]:
+    """Mark the runs of an ended sweep still left ``running`` (or ``lost``) as ``failed``.
+
+    Once every task of a sweep has returned, no process records into its runs any more: a run
+    still running was recorded by an attempt whose worker died (killed, out of memory) before
+    it could finish the run, and which the runner ran again. Its end is its last heartbeat.
+
+    Args:
+        sweep_id: The sweep.
+        url: Run store URL.
+
+    Returns:
+        The ids of the runs marked, oldest first (empty when the store cannot be reached: the
+        runs then read back as lost).
+    """
+    from sqlalchemy import select
+
+    from decisions.store import Run, RunStatus, session_scope
+    from decisions.store.records import last_seen
+
+    try:
+        with session_scope(url) as session:
+            query = select(Run).where(Run.sweep_id == sweep_id, Run.status.in_([RunStatus.RUNNING, RunStatus.LOST]))
+            runs = list(session.scalars(query.order_by(Run.id)))
+            for run in runs:
+                end = last_seen(run) or datetime.now(UTC)
+                run.status, run.finished_at = RunStatus.FAILED, end
+                run.error = (
+                    f"WorkerDied: process {run.pid} on {run.host} died before the run ended "
+                    "(killed or out of memory); the runner retries such a point in a new attempt"
+                )
+                run.duration_seconds = max((end - (run.started_at or run.created_at)).total_seconds(), 0.0)
+            return [run.id for run in runs]
+    except Exception:  # the sweep's outcomes must still be reported
+        log.warning("could not mark the runs of dead workers as failed", exc_info=True)
+        return []
 
 
 def _execute_one(only: PreparedJob, *, progress: Progress, url: str | None) -> ExecutionOutcome:

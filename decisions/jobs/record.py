@@ -3,7 +3,8 @@
 ``Domain.execute`` calls ``execute_recorded`` with the domain's ``run_job``: the run is
 recorded in the store, the report's metrics (plus ``job_seconds``) are logged and every
 file its ``save`` writes (tables, ``report.json``, charts, trained policies) becomes an
-artifact of the run.
+artifact of the run, recorded with its URL (copied to ``DECISIONS_ARTIFACTS_URL`` first when
+that is remote, see ``decisions.store.artifacts``).
 
 While the job runs its trainers checkpoint into the run's folder (``run-<id>/checkpoints``,
 see ``decisions.jobs.checkpoints``); with ``resume`` a stopped run is reopened and the job,
@@ -72,6 +73,7 @@ def execute_recorded(
     """
     from decisions.jobs.checkpoints import run_checkpoints
     from decisions.store import recorded_run
+    from decisions.store.artifacts import publish
 
     with recorded_run(kind, name, config, url=url, sweep_id=sweep_id, resume=resume) as run:
         folder = run_folder(run.run_id, output_dir, url)
@@ -82,8 +84,10 @@ def execute_recorded(
             report = run_report()
         report.metrics["job_seconds"] = time.perf_counter() - start
         run.log_metrics(report.metrics)
-        for artifact, path in report.save(folder).items():
-            run.add_artifact(artifact, str(path))
+        saved = report.save(folder)
+        locations = publish(run.run_id, saved, folder, url)  # copied to DECISIONS_ARTIFACTS_URL if remote
+        for artifact, path in saved.items():
+            run.add_artifact(artifact, str(path), location=locations[artifact])
     shutil.rmtree(checkpoints, ignore_errors=True)  # succeeded: nothing left to resume
     return run.run_id
 

@@ -2,7 +2,22 @@
 
 The database is chosen by URL: ``DECISIONS_DB_URL`` when set, otherwise a
 SQLite file ``runs.db`` in the user's data directory. Engines are cached per
-URL and create the schema on first use.
+URL; building one checks the store's schema revision (Alembic migrations,
+``decisions.store.migrations``):
+
+- an empty database (none of the run tables) is built at the newest revision
+  ("head") by running the migrations;
+- a store at head is used as is;
+- a store behind head (an older revision, or one made by a release before
+  migrations, which has tables but no ``alembic_version``) is refused until
+  ``decisions db upgrade`` (``upgrade_store``) has migrated it; a store ahead of
+  head (written by newer code) is refused too.
+
+The schema is built, and a store upgraded, in one transaction that first takes
+the store's lock: SQLite's write lock (``BEGIN IMMEDIATE``) or a PostgreSQL
+transaction-level advisory lock (``pg_advisory_xact_lock``). Processes that
+start on a fresh store at the same moment therefore do not race: one builds it,
+the others wait and then find it at head.
 
 SQLite is set up for several processes writing at once (parallel jobs of a
 sweep): WAL journal, a 30 s busy timeout, foreign keys on, and transactions
@@ -12,15 +27,15 @@ up front (under the busy timeout) rather than failing with "database is
 locked" when it upgrades a read to a write; read-only sessions use a plain
 ``BEGIN`` and, in WAL mode, never block writers. This is the recipe of the
 SQLAlchemy SQLite dialect documentation ("Enabling Non-Legacy SQLite
-Transactional Modes"); it also makes the schema creation transactional, so
-processes that start on a fresh file at the same moment do not race.
+Transactional Modes"); it is also what makes SQLite's DDL transactional.
 
 A store that cannot be used (a malformed URL, an unknown database kind, a
 driver that is not installed, a SQLite path that cannot be created, a server
-that refuses connections) raises ``InputError`` on field ``DECISIONS_DB_URL``
-naming the URL with its password masked and the problem, on one line. A failed
-attempt caches no engine and leaves no half-created schema (the schema is
-created in one transaction), so the next attempt starts afresh.
+that refuses connections, a revision other than head) raises ``InputError`` on
+field ``DECISIONS_DB_URL`` naming the URL with its password masked and the
+problem, on one line. A failed attempt caches no engine and leaves no
+half-created schema (the schema is built in one transaction), so the next
+attempt starts afresh.
 """
 
 from __future__ import annotations
@@ -34,13 +49,14 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from decisions.errors import InputError
-from decisions.store.models import Base
+from decisions.store import migrations
+from decisions.store.migrations.legacy import LegacyMismatch, adopt
 
 ENV_VAR = "DECISIONS_DB_URL"
 """Environment variable that overrides the default database URL."""
@@ -58,6 +74,15 @@ URL_EXAMPLES = "sqlite:////path/to/runs.db or postgresql+psycopg://user:password
 
 _USERINFO = re.compile(r"(://[^:/@]*:)[^/]*@")
 """``user:password@`` in a URL (up to the last ``@`` before the path), for masking."""
+
+SCHEMA_LOCK_KEY = 0x6465636973696F6E
+"""Key of the PostgreSQL advisory lock held while a store's schema is built or upgraded ("decision")."""
+
+BASELINE_REVISION = "0001"
+"""The revision whose tables a store made before migrations has: it is stamped with it, then upgraded."""
+
+UPGRADE_COMMAND = "decisions db upgrade"
+"""The command that migrates a store behind head (named by the error refusing it)."""
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -147,14 +172,25 @@ def artifacts_root(url: str | None = None) -> Path:
     """Folder for the files runs write: ``artifacts/`` beside a SQLite store's file.
 
     For a server database (or an in-memory SQLite one) it is ``artifacts/`` in
-    the user's data directory.
+    the user's data directory. When ``DECISIONS_ARTIFACTS_URL`` names a local folder
+    (a path or a ``file://`` URL) it is that folder; when it names a remote one (``s3://``,
+    ...), this stays the local folder where runs write their files before they are copied
+    there (see ``decisions.store.artifacts``).
 
     Args:
         url: Database URL; None means ``database_url()``.
 
     Returns:
         The folder (not created).
+
+    Raises:
+        InputError: on field ``DECISIONS_ARTIFACTS_URL`` when it is set but unusable.
     """
+    from decisions.store.artifacts import configured_local_root
+
+    configured = configured_local_root()
+    if configured is not None:
+        return configured
     key = url or database_url()
     parsed = _parse(key)
     database = parsed.database
@@ -199,12 +235,11 @@ def _configure_sqlite(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN" if mode == "DEFERRED" else "BEGIN IMMEDIATE")
 
 
-def _build_engine(url: str) -> Engine:
-    """Create an engine for ``url``, configure it, connect and create the schema.
+def _open_engine(url: str) -> Engine:
+    """Create an engine for ``url``, configure it and check that it connects (the schema is not looked at).
 
     Raises:
-        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be used; no engine
-            is left open and the schema is either complete or untouched.
+        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be reached; no engine is left open.
     """
     parsed = _parse(url)
     is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -224,15 +259,144 @@ def _build_engine(url: str) -> Engine:
         except Exception as exc:  # anything the driver raises for this URL: refused, unreadable, ...
             hint = " (is its folder writable?)" if is_sqlite and "unable to open" in str(exc) else ""
             raise store_error(url, f"could not connect: {_first_line(exc)}{hint}") from exc
-        try:
-            Base.metadata.create_all(engine)  # one transaction: all tables or none
-            add_missing_columns(engine)
-        except (SQLAlchemyError, OSError) as exc:
-            raise store_error(url, f"could not create the run tables: {_first_line(exc)}") from exc
     except BaseException:
         engine.dispose()
         raise
     return engine
+
+
+def _build_engine(url: str) -> Engine:
+    """Create an engine for ``url``, connect, and build the schema of an empty store or check it is at head.
+
+    Raises:
+        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be used (unreachable, or
+            at a revision other than head); no engine is left open and the schema is either
+            complete or untouched.
+    """
+    engine = _open_engine(url)
+    try:
+        _ensure_head(engine, url)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
+
+
+@contextmanager
+def _schema_lock(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that holds the store's schema lock; it commits on success.
+
+    SQLite: the write lock, taken by ``BEGIN IMMEDIATE`` (waits up to the busy timeout).
+    PostgreSQL: ``pg_advisory_xact_lock(SCHEMA_LOCK_KEY)``, released when the transaction ends.
+    """
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+        yield connection
+
+
+def _read_state(engine: Engine) -> migrations.StoreState:
+    """A store's revision, read in a read-only transaction (no lock)."""
+    with engine.execution_options(**{_BEGIN_OPTION: "DEFERRED"}).connect() as connection:
+        return migrations.current(connection)
+
+
+def _ensure_head(engine: Engine, url: str) -> None:
+    """Build an empty store at head (under the schema lock); refuse one at another revision."""
+    head = migrations.head()
+    try:
+        state = _read_state(engine)
+        if state.is_empty:
+            with _schema_lock(engine) as connection:
+                state = migrations.current(connection)  # another process may have built it meanwhile
+                if state.is_empty:
+                    migrations.upgrade(connection, "head")
+                    state = migrations.StoreState(head, True)
+    except (SQLAlchemyError, OSError, migrations.MigrationError) as exc:
+        raise store_error(url, f"could not create the run tables: {_first_line(exc)}") from exc
+    if state.revision != head:
+        raise _revision_error(url, state, head)
+
+
+def _revision_error(url: str, state: migrations.StoreState, head: str) -> InputError:
+    """The one-line refusal of a store that is not at ``head``: behind (upgrade it) or ahead (newer code)."""
+    if state.revision is not None and not migrations.is_known(state.revision):
+        return store_error(
+            url,
+            f"the store is at revision {state.revision}, newer than this code knows (its newest is {head}): "
+            "use the decisions release that wrote it, or a newer one",
+        )
+    found = "was created before migrations" if state.revision is None else f"is at revision {state.revision}"
+    return store_error(
+        url,
+        f"the store {found}, this code needs revision {head}: run `{UPGRADE_COMMAND}` with {ENV_VAR} set to it",
+    )
+
+
+def store_state(url: str | None = None) -> tuple[migrations.StoreState, str]:
+    """Read a store's revision without building or changing anything (``decisions db current``).
+
+    Args:
+        url: Database URL; None means ``database_url()``. A SQLite file that does not exist is
+            created (empty).
+
+    Returns:
+        The store's state and the head revision this code needs.
+
+    Raises:
+        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be reached.
+    """
+    key = url if url is not None else database_url()
+    engine = _open_engine(key)
+    try:
+        return _read_state(engine), migrations.head()
+    except (SQLAlchemyError, OSError) as exc:
+        raise store_error(key, f"could not read the store's revision: {_first_line(exc)}") from exc
+    finally:
+        engine.dispose()
+
+
+def upgrade_store(url: str | None = None) -> tuple[str | None, str]:
+    """Migrate a store to head (``decisions db upgrade``), in one transaction under the schema lock.
+
+    An empty store is built from nothing. A store made before migrations (run tables, no
+    ``alembic_version``) is first brought to revision 0001 (``migrations.legacy.adopt``: the
+    tables, nullable columns and indexes it lacks are created, and its tables are checked
+    against 0001's), stamped 0001, then upgraded. A store at head is left as it is.
+
+    Args:
+        url: Database URL; None means ``database_url()``.
+
+    Returns:
+        ``(from, to)``: the revision it had (None for an empty store or one made before
+        migrations) and the head it has now.
+
+    Raises:
+        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be reached, is ahead
+            of head, its tables do not match 0001, or a migration fails (nothing is changed then).
+    """
+    key = url if url is not None else database_url()
+    head = migrations.head()
+    engine = _open_engine(key)
+    state = migrations.StoreState(None, False)
+    try:
+        with _schema_lock(engine) as connection:
+            state = migrations.current(connection)
+            if state.revision is not None and not migrations.is_known(state.revision):
+                raise _revision_error(key, state, head)
+            if state.is_legacy:
+                adopt(connection)
+                migrations.stamp(connection, BASELINE_REVISION)
+            migrations.upgrade(connection, "head")
+    except LegacyMismatch as exc:
+        raise store_error(key, f"the store was created before migrations but does not match revision "
+                               f"{BASELINE_REVISION}: {exc}") from None
+    except (SQLAlchemyError, OSError, migrations.MigrationError) as exc:
+        raise store_error(key, f"could not upgrade the store from {state.describe()} to {head}: "
+                               f"{_first_line(exc)}") from exc
+    finally:
+        engine.dispose()
+    return state.revision, head
 
 
 def _make_sqlite_folder(url: str, folder: Path) -> None:
@@ -278,7 +442,7 @@ def _missing_driver(parsed: URL, exc: ImportError) -> str:
 
 
 def get_engine(url: str | None = None) -> Engine:
-    """Return the engine for a URL, creating it (and the schema) on first use.
+    """Return the engine for a URL, creating it on first use (and the schema, for an empty store).
 
     Args:
         url: A SQLAlchemy database URL; ``None`` means ``database_url()``.
@@ -288,7 +452,8 @@ def get_engine(url: str | None = None) -> Engine:
 
     Raises:
         InputError: on field ``DECISIONS_DB_URL`` (one line, password masked) when the
-            store cannot be used; nothing is cached, so a later call tries again.
+            store cannot be used, or is at a revision other than head (``decisions db
+            upgrade`` migrates one behind); nothing is cached, so a later call tries again.
     """
     key = url if url is not None else database_url()
     with _engines_lock:
@@ -324,36 +489,3 @@ def session_scope(url: str | None = None, *, read_only: bool = False) -> Iterato
     bind = engine.execution_options(**{_BEGIN_OPTION: "DEFERRED"}) if read_only else engine
     with Session(bind, expire_on_commit=False) as session, session.begin():
         yield session
-
-
-def add_missing_columns(engine: Engine) -> list[str]:
-    """Add the nullable columns the models gained since a store's tables were created (no Alembic).
-
-    ``create_all`` creates missing tables but never alters one, so a store created by an
-    older version lacks e.g. ``runs.pid`` and ``runs.heartbeat_at``; each is added with
-    ``ALTER TABLE ... ADD COLUMN`` (NULL in the old rows). One transaction, so processes
-    starting together on an old SQLite file add each column once.
-
-    Args:
-        engine: The store's engine, its tables already created.
-
-    Returns:
-        The columns added, as ``"table.column"``.
-    """
-    from sqlalchemy import inspect
-
-    added = []
-    with engine.begin() as connection:
-        inspector = inspect(connection)
-        quote = connection.dialect.identifier_preparer
-        for table in Base.metadata.sorted_tables:
-            present = {column["name"] for column in inspector.get_columns(table.name)}
-            for column in table.columns:
-                if column.name in present or not column.nullable:
-                    continue
-                kind = column.type.compile(dialect=connection.dialect)
-                connection.exec_driver_sql(
-                    f"ALTER TABLE {quote.format_table(table)} ADD COLUMN {quote.format_column(column)} {kind}"
-                )
-                added.append(f"{table.name}.{column.name}")
-    return added

@@ -21,6 +21,7 @@ from pathlib import Path
 from sqlalchemy import delete, select
 
 from decisions.errors import InputError
+from decisions.store import artifacts
 from decisions.store.db import artifacts_root, session_scope
 from decisions.store.liveness import this_host
 from decisions.store.models import Artifact, Metric, Run, RunStatus
@@ -221,8 +222,9 @@ def delete_run(run_id: int, *, url: str | None = None) -> DeletedRun:
     """Delete a run that is not alive: its row, metrics and artifact rows, and its artifact folder.
 
     Files are removed only in the run's folders under the store's artifacts root
-    (``artifacts_root(url)``, see ``run_folders``); artifacts elsewhere (a job's ``output_dir``)
-    stay on disk.
+    (``artifacts_root(url)``, see ``run_folders``), and in its folder under a remote
+    ``DECISIONS_ARTIFACTS_URL`` (``artifacts.run_url``); artifacts elsewhere (a job's
+    ``output_dir``) stay on disk.
 
     Args:
         run_id: The run.
@@ -248,4 +250,7 @@ def delete_run(run_id: int, *, url: str | None = None) -> DeletedRun:
     folders = run_folders(run_id, (artifact.path for artifact in record.artifacts), artifacts_root(url))
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
+    remote = artifacts.configured_url()
+    if remote is not None and not artifacts.is_local(remote):
+        artifacts.delete_folder(artifacts.run_url(run_id, url))
     return DeletedRun(record, folders)

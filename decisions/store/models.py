@@ -167,12 +167,16 @@ class Metric(_OfRun, Base):
 
 
 class Artifact(_OfRun, Base):
-    """A file produced by a run, recorded by path (the store does not hold the bytes)."""
+    """A file produced by a run, recorded by path and URL (the store does not hold the bytes)."""
 
     __tablename__ = "artifacts"
 
     path: Mapped[str] = mapped_column(Text)
+    """Where the recording process wrote the file (a local path)."""
     media_type: Mapped[str | None] = mapped_column(String(255), default=None)
+    url: Mapped[str | None] = mapped_column(Text, default=None)
+    """Where the file lives, as an fsspec URL (``file:///...``, ``s3://...``; see
+    ``decisions.store.artifacts``); None for rows recorded before revision 0002."""
 
     run: Mapped[Run] = relationship(back_populates="artifacts")
 

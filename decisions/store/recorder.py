@@ -34,15 +34,18 @@ class RunRecorder:
         """
         log_metrics(self.run_id, metrics, step=step, url=self.url)
 
-    def add_artifact(self, name: str, path: str | os.PathLike[str], media_type: str | None = None) -> None:
+    def add_artifact(
+        self, name: str, path: str | os.PathLike[str], media_type: str | None = None, *, location: str | None = None
+    ) -> None:
         """Record a file of this run (see ``repository.add_artifact``).
 
         Args:
             name: Label of the artifact.
             path: Where the file is.
             media_type: MIME type; None guesses it from the file name.
+            location: Where the file lives, as an fsspec URL; None means the ``file://`` URL of ``path``.
         """
-        add_artifact(self.run_id, name, path, media_type, url=self.url)
+        add_artifact(self.run_id, name, path, media_type, url=self.url, location=location)
 
 
 @contextmanager

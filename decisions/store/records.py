@@ -31,7 +31,11 @@ class ArtifactRecord:
 
     name: str
     path: str
+    """Where the recording process wrote the file (a local path)."""
     media_type: str | None
+    url: str | None = None
+    """Where the file lives, as an fsspec URL (see ``decisions.store.artifacts``); None for rows
+    recorded before the store kept it (read those by ``path``)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ def _metric_record(metric: Metric) -> MetricRecord:
 
 
 def _artifact_record(artifact: Artifact) -> ArtifactRecord:
-    return ArtifactRecord(name=artifact.name, path=artifact.path, media_type=artifact.media_type)
+    return ArtifactRecord(name=artifact.name, path=artifact.path, media_type=artifact.media_type, url=artifact.url)
 
 
 def last_seen(run: Run) -> datetime | None:

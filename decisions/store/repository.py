@@ -29,6 +29,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 import decisions
+from decisions.store.artifacts import file_url
 from decisions.store.db import session_scope
 from decisions.store.liveness import this_host
 from decisions.store.models import Artifact, Metric, Run, RunStatus
@@ -183,16 +184,19 @@ def add_artifact(
     media_type: str | None = None,
     *,
     url: str | None = None,
+    location: str | None = None,
 ) -> None:
-    """Record a file produced by a run (the path, not the bytes).
+    """Record a file produced by a run (its path and URL, not the bytes).
 
     Args:
         run_id: The run.
         name: Label of the artifact, e.g. ``"policy_params"``.
-        path: Where the file is.
+        path: Where the file is (as the recording process wrote it).
         media_type: MIME type; None guesses it from the file name (and stays
             None when it cannot be guessed).
         url: Database URL; None means ``database_url()``.
+        location: Where the file lives, as an fsspec URL (``decisions.store.artifacts``);
+            None means the ``file://`` URL of ``path``.
 
     Raises:
         RunNotFoundError: if the run does not exist.
@@ -200,9 +204,10 @@ def add_artifact(
     path_text = os.fspath(path)
     if media_type is None:
         media_type = mimetypes.guess_type(path_text)[0]
+    artifact_url = location if location is not None else file_url(path_text)
     with session_scope(url) as session:
         run = run_row(session, run_id)
-        session.add(Artifact(run_id=run.id, name=name, path=path_text, media_type=media_type))
+        session.add(Artifact(run_id=run.id, name=name, path=path_text, media_type=media_type, url=artifact_url))
 
 
 def finish_run(

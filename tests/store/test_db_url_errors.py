@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,16 +112,16 @@ def test_not_a_database_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     _one_line_db_error(monkeypatch, ["runs", "list"], f"sqlite:///{junk}", "could not connect", "not a database")
 
 
-def _skip_if_psycopg() -> None:
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        return
-    pytest.skip("psycopg is installed")
+@pytest.fixture
+def no_psycopg(monkeypatch: pytest.MonkeyPatch) -> None:
+    """psycopg hidden from this test (``import psycopg`` raises ImportError), installed or not."""
+    for name in [m for m in sys.modules if m == "psycopg" or m.startswith("psycopg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "psycopg", None)
 
 
+@pytest.mark.usefixtures("no_psycopg")
 def test_missing_postgres_driver_names_the_extra() -> None:
-    _skip_if_psycopg()
     with pytest.raises(InputError) as info:
         get_engine(f"postgresql+psycopg://u:{PASSWORD}@localhost/db")
     assert info.value.field == "DECISIONS_DB_URL"
@@ -130,16 +131,16 @@ def test_missing_postgres_driver_names_the_extra() -> None:
     )
 
 
+@pytest.mark.usefixtures("no_psycopg")
 def test_missing_postgres_driver_through_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
-    _skip_if_psycopg()
     _one_line_db_error(
         monkeypatch, ["runs", "list"], f"postgresql+psycopg://u:{PASSWORD}@localhost/db",
         "'postgresql+psycopg://u:***@localhost/db'", "psycopg is not installed: pip install -e",
     )
 
 
+@pytest.mark.usefixtures("no_psycopg")
 def test_cli_prints_the_extra_literally(monkeypatch: pytest.MonkeyPatch) -> None:
-    _skip_if_psycopg()
     _one_line_db_error(
         monkeypatch, ["runs", "list"], "postgresql+psycopg://u@localhost/db", 'pip install -e ".[postgres]"'
     )

@@ -1,5 +1,5 @@
 """Runs whose process died: heartbeat, PID and host on the row, ``lost`` when judged, reaped, deleted;
-an older store gains the new columns; a stopped block is recorded as interrupted."""
+an older store gains the new columns (``decisions db upgrade``); a stopped block is recorded as interrupted."""
 
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from decisions.store import (
     delete_run,
     dispose_engines,
     finish_run,
-    get_engine,
     get_run,
     interrupt_running,
     list_runs,
@@ -38,7 +37,7 @@ from decisions.store import (
     session_scope,
     start_run,
 )
-from decisions.store.db import add_missing_columns
+from decisions.store.db import upgrade_store
 from decisions.store.liveness import heartbeat_interval, pid_exists
 from tests.helpers import dead_pid, set_row
 
@@ -225,12 +224,12 @@ def test_an_older_store_gains_the_new_columns(tmp_path: Path) -> None:
     connection.close()
     url = f"sqlite:///{path}"
     try:
-        get_engine(url)
+        assert upgrade_store(url) == (None, "0002")  # decisions db upgrade
         with sqlite3.connect(path) as connection:
             columns = {row[1] for row in connection.execute("PRAGMA table_info(runs)")}
         connection.close()
         assert {"pid", "heartbeat_at"} <= columns
-        assert add_missing_columns(get_engine(url)) == []  # once only
+        assert upgrade_store(url) == ("0002", "0002")  # once only
         stuck = get_run(1, url=url)
         assert (stuck.pid, stuck.heartbeat_at, stuck.status) == (None, None, RunStatus.LOST)  # judged by its start
         new = start_run("toy", "new", {}, url=url)

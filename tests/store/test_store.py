@@ -1,4 +1,5 @@
-"""Tests of the run store: round trips, failures, listing, URL choice and concurrent writers."""
+"""Tests of the run store: round trips, failures, listing, URL choice and concurrent writers, on SQLite
+and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -36,7 +37,13 @@ METRICS_PER_RUN = 10
 
 
 @pytest.fixture
-def url(tmp_path: Path) -> Iterator[str]:
+def url(any_store_url: str) -> str:
+    """A fresh store: each test runs on SQLite (a new file) and on PostgreSQL (``tests/store/conftest.py``)."""
+    return any_store_url
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> Iterator[str]:
     """A fresh SQLite store in a temporary directory."""
     yield f"sqlite:///{tmp_path / 'store' / 'runs.db'}"
     dispose_engines()
@@ -177,8 +184,8 @@ def test_deleting_a_run_cascades_to_metrics(url: str) -> None:
         assert session.scalar(select(func.count()).select_from(Metric)) == 0
 
 
-def test_sqlite_pragmas(url: str) -> None:
-    with get_engine(url).connect() as connection:
+def test_sqlite_pragmas(sqlite_url: str) -> None:
+    with get_engine(sqlite_url).connect() as connection:
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 10_000

@@ -1,0 +1,243 @@
+"""Where runs' files live, and the one layer that writes, reads, lists and deletes them (fsspec).
+
+``DECISIONS_ARTIFACTS_URL`` chooses the place: unset, it is the store's local artifacts folder
+(``decisions.store.db.artifacts_root``: ``artifacts/`` beside a SQLite store's file); set, any
+fsspec URL: a local folder (a path or ``file:///...``), ``memory://...`` (tests), or
+``s3://bucket/prefix``, ``gs://...`` on a cluster once their fsspec packages (``s3fs``, ``gcsfs``)
+are installed. A run's files go below ``<root>/run-<id>/``.
+
+Runs write their files into a local folder first (``artifacts_root``; with a local root that
+folder *is* the root). With a remote root, ``publish`` copies them there. Either way an artifact
+row records the file's ``url``: readers go through ``location`` (the row's ``url``, or its
+``path`` for rows recorded before the store kept URLs) and ``read_bytes``.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from decisions.errors import InputError
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+    from decisions.store.records import ArtifactRecord
+
+ENV_VAR = "DECISIONS_ARTIFACTS_URL"
+"""Environment variable choosing where runs' files live (unset: the store's local folder)."""
+
+LOCAL_PROTOCOLS = ("file", "local")
+"""fsspec protocols of the local file system."""
+
+_PROTOCOL_END = re.compile(r"(::|://)")
+"""Where a URL's protocol ends (``s3://``, or ``simplecache::`` of a chained URL), as fsspec splits it."""
+
+
+def get_protocol(url: str) -> str:
+    """The fsspec protocol of ``url``: what precedes its first ``://`` or ``::``, else ``file``.
+
+    fsspec's own ``fsspec.utils.get_protocol``, without importing fsspec (about 0.1 s): every
+    recorded artifact asks whether its URL is local.
+    """
+    parts = _PROTOCOL_END.split(url, maxsplit=1)
+    return parts[0] if len(parts) > 1 else "file"
+
+
+def _masked(url: str) -> str:
+    """``url`` with any ``user:password@`` password masked, for messages."""
+    from decisions.store.db import masked_url
+
+    return masked_url(url)
+
+
+def _filesystem(url: str) -> tuple[AbstractFileSystem, str]:
+    """The fsspec file system of ``url`` and the path within it, or a one-line ``InputError`` on ``ENV_VAR``
+    (an unknown protocol, or one whose fsspec package is not installed)."""
+    import fsspec
+
+    protocol = get_protocol(url)
+    try:
+        fsspec.get_filesystem_class(protocol)
+        return fsspec.core.url_to_fs(url)
+    except ImportError as exc:
+        problem = " ".join(str(exc).split()) or f"the fsspec package of '{protocol}' is not installed"
+        raise InputError(ENV_VAR, f"'{_masked(url)}': {problem}") from None
+    except ValueError as exc:
+        raise InputError(ENV_VAR, f"'{_masked(url)}': {' '.join(str(exc).split())}") from None
+
+
+def configured_url() -> str | None:
+    """The artifacts root chosen by ``DECISIONS_ARTIFACTS_URL``, as a URL.
+
+    Returns:
+        None when unset or empty; a ``file://`` URL (absolute) for a local folder; else the URL
+        without a trailing ``/``.
+
+    Raises:
+        InputError: on field ``DECISIONS_ARTIFACTS_URL`` for an unknown protocol or one whose
+            fsspec package is not installed.
+    """
+    raw = os.environ.get(ENV_VAR, "").strip()
+    if not raw:
+        return None
+    _, path = _filesystem(raw)
+    if is_local(raw):
+        return Path(path).expanduser().resolve().as_uri()
+    return raw.rstrip("/")
+
+
+def configured_local_root() -> Path | None:
+    """The local folder ``DECISIONS_ARTIFACTS_URL`` names, if it names one (None when unset or remote)."""
+    url = configured_url()
+    return local_path(url) if url is not None else None
+
+
+def is_local(url: str) -> bool:
+    """Whether ``url`` (or a plain path) is on the local file system."""
+    return get_protocol(url) in LOCAL_PROTOCOLS
+
+
+def local_path(url: str) -> Path | None:
+    """The local path of a ``file://`` URL or plain path; None for a remote URL."""
+    if not is_local(url):
+        return None
+    return Path(_filesystem(url)[1])
+
+
+def root_url(db_url: str | None = None) -> str:
+    """Where runs' files live: ``DECISIONS_ARTIFACTS_URL``, else the store's local artifacts folder.
+
+    Args:
+        db_url: The run store's URL (for the default folder); None means ``database_url()``.
+
+    Returns:
+        The root URL, without a trailing ``/``.
+    """
+    from decisions.store.db import artifacts_root
+
+    return configured_url() or artifacts_root(db_url).as_uri()
+
+
+def join(base: str, *parts: str) -> str:
+    """``base`` with ``parts`` appended, ``/``-separated."""
+    return "/".join([base.rstrip("/"), *(part.strip("/") for part in parts)])
+
+
+def run_url(run_id: int, db_url: str | None = None) -> str:
+    """The folder of run ``run_id``'s files: ``<root_url>/run-<id>``."""
+    return join(root_url(db_url), f"run-{run_id}")
+
+
+def file_url(path: str | os.PathLike[str]) -> str:
+    """The ``file://`` URL of a local path (made absolute)."""
+    return Path(path).expanduser().resolve().as_uri()
+
+
+def write_bytes(url: str, data: bytes) -> str:
+    """Write ``data`` to the file at ``url``, creating its folders.
+
+    Args:
+        url: Where (any fsspec URL or local path).
+        data: The bytes.
+
+    Returns:
+        ``url``.
+    """
+    fs, path = _filesystem(url)
+    fs.makedirs(posixpath.dirname(path), exist_ok=True)
+    with fs.open(path, "wb") as stream:
+        stream.write(data)
+    return url
+
+
+def put_file(source: str | os.PathLike[str], url: str) -> str:
+    """Copy a local file to ``url`` (nothing to do when ``url`` is that very file).
+
+    Args:
+        source: The local file.
+        url: Where it goes.
+
+    Returns:
+        ``url``.
+    """
+    target = local_path(url)
+    if target is not None and target.resolve() == Path(source).resolve():
+        return url
+    fs, path = _filesystem(url)
+    fs.makedirs(posixpath.dirname(path), exist_ok=True)
+    fs.put_file(os.fspath(source), path)
+    return url
+
+
+def read_bytes(url: str) -> bytes:
+    """Read the file at ``url``.
+
+    Raises:
+        FileNotFoundError: there is none.
+    """
+    fs, path = _filesystem(url)
+    with fs.open(path, "rb") as stream:
+        return stream.read()
+
+
+def list_files(url: str) -> list[str]:
+    """Every file below the folder ``url``, as URLs of the same form, sorted (empty when it does not exist)."""
+    fs, path = _filesystem(url)
+    if not fs.exists(path):
+        return []
+    base = url.rstrip("/")
+    root = path.rstrip("/")
+    return sorted(join(base, found[len(root):]) for found in fs.find(path))
+
+
+def delete_folder(url: str) -> bool:
+    """Remove the folder ``url`` and everything in it.
+
+    Returns:
+        Whether it existed.
+    """
+    fs, path = _filesystem(url)
+    if not fs.exists(path):
+        return False
+    fs.rm(path, recursive=True)
+    return True
+
+
+def publish(run_id: int, files: Mapping[str, Path], folder: Path, db_url: str | None = None) -> dict[str, str]:
+    """The URLs of a run's files, after copying them to a remote artifacts root.
+
+    With a local root the files are already in place (``folder`` is below it) and their URLs are
+    their ``file://`` URLs. With a remote root each file below ``folder`` is copied to the same
+    relative place below ``run_url(run_id)``; a file outside ``folder`` keeps its local URL.
+
+    Args:
+        run_id: The run.
+        files: Artifact name -> local file, as the run's report wrote them.
+        folder: The run's local folder (``decisions.jobs.record.run_folder``).
+        db_url: The run store's URL; None means ``database_url()``.
+
+    Returns:
+        Artifact name -> URL to record.
+    """
+    remote = configured_url()
+    if remote is None or is_local(remote):
+        return {name: file_url(path) for name, path in files.items()}
+    base, local = run_url(run_id, db_url), folder.resolve()
+    urls = {}
+    for name, path in files.items():
+        resolved = Path(path).resolve()
+        if resolved.is_relative_to(local):
+            urls[name] = put_file(resolved, join(base, resolved.relative_to(local).as_posix()))
+        else:
+            urls[name] = file_url(resolved)
+    return urls
+
+
+def location(artifact: ArtifactRecord) -> str:
+    """Where a recorded artifact lives: its ``url``, or the ``file://`` URL of its ``path`` for older rows."""
+    return artifact.url or file_url(artifact.path)
