@@ -11,16 +11,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from decisions.cli_db import db_app
+from decisions.cli_errors import RunFailed, clean_errors, err_console
 from decisions.errors import InputError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -29,48 +28,6 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
 
 console = Console()
-err_console = Console(stderr=True)
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def clean_errors(func: F) -> F:
-    """Turn input errors into one line + exit 2, and run failures into one line + exit 1."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except Exception as exc:
-            code = _exit_code(exc)
-            if code is None:
-                raise
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(code) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _exit_code(exc: Exception) -> int | None:
-    """2 for bad input (a spec, a field, an unknown run), 1 for a failed run, None for anything else.
-
-    The run store is not imported here (it costs half a second before a spec is validated):
-    a ``RunNotFoundError`` can only come from its module once that is loaded.
-    """
-    from decisions.jobs.spec import SpecError
-
-    repository = sys.modules.get("decisions.store.repository")
-    if isinstance(exc, InputError | SpecError) or (
-        repository is not None and isinstance(exc, repository.RunNotFoundError)
-    ):
-        return 2
-    return 1 if isinstance(exc, RunFailed) else None
-
-
-class RunFailed(RuntimeError):
-    """A recorded run failed; the message names the run and its error."""
-
-
 @app.command()
 @clean_errors
 def demo(

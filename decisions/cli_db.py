@@ -6,36 +6,15 @@ command prints one line; an unusable store is one ``error:`` line on stderr and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any, TypeVar
-
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from decisions.errors import InputError
+from decisions.cli_errors import clean_errors
 
 db_app = typer.Typer(no_args_is_help=True, help="Show or migrate the run store's schema revision.")
 
 console = Console()
-err_console = Console(stderr=True)
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def one_line_errors(func: F) -> F:
-    """Turn an ``InputError`` into one ``error:`` line on stderr and exit code 2 (as ``decisions.cli`` does)."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except InputError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _say(line: str) -> None:
@@ -44,7 +23,7 @@ def _say(line: str) -> None:
 
 
 @db_app.command("current")
-@one_line_errors
+@clean_errors
 def db_current() -> None:
     """Print the store's revision, the head this code needs and what to do about a difference."""
     from decisions.store import migrations
@@ -64,7 +43,7 @@ def db_current() -> None:
 
 
 @db_app.command("upgrade")
-@one_line_errors
+@clean_errors
 def db_upgrade() -> None:
     """Migrate the store to the head revision (a store made before migrations too; an empty one is built)."""
     from decisions.store.db import database_url, masked_url, store_state, upgrade_store

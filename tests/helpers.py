@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -102,3 +105,25 @@ def set_row(url: str, run_id: int, **values: object) -> None:
 
     with session_scope(url) as session:
         session.execute(update(Run).where(Run.id == run_id).values(**values))
+
+
+def stored_statuses(db_file: Path) -> list[str]:
+    """The status column of every run row, read directly from the SQLite file (no judging)."""
+    if not db_file.exists():
+        return []
+    connection = sqlite3.connect(db_file, timeout=30)
+    try:
+        return [row[0] for row in connection.execute("SELECT status FROM runs ORDER BY id")]
+    except sqlite3.OperationalError:  # the tables are not created yet
+        return []
+    finally:
+        connection.close()
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> None:
+    """Poll ``condition`` every 0.1 s; fail the test when it is not true within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.1)

@@ -42,6 +42,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DEAD_WORKER_ERROR = (
+    "WorkerDied: process {pid} on {host} died before the run ended (killed or out of memory); "
+    "the runner retries such a point in a new attempt"
+)
+"""The error line of a run whose worker died (``fail_dead_attempts``; ``{pid}`` and ``{host}`` are the run's)."""
+
 BACKENDS = ("process", "serial", "ray")
 """Where a sweep runs: worker processes here, one after another in this process, or Ray tasks."""
 
@@ -173,11 +179,9 @@ def execute_specs(
 
 
 def fail_dead_attempts(sweep_id: str, *, url: str | None = None) -> list[int]:
-    """Mark the runs of an ended sweep still left ``running`` (or ``lost``) as ``failed``.
-
-    Once every task of a sweep has returned, no process records into its runs any more: a run
-    still running was recorded by an attempt whose worker died (killed, out of memory) before
-    it could finish the run, and which the runner ran again. Its end is its last heartbeat.
+    """Mark the runs of an ended sweep still left ``running`` (or ``lost``) as ``failed``
+    (``lifecycle.fail_dead_runs``): each was recorded by an attempt whose worker died (killed, out
+    of memory) and which the runner ran again.
 
     Args:
         sweep_id: The sweep.
@@ -187,24 +191,10 @@ def fail_dead_attempts(sweep_id: str, *, url: str | None = None) -> list[int]:
         The ids of the runs marked, oldest first (empty when the store cannot be reached: the
         runs then read back as lost).
     """
-    from sqlalchemy import select
-
-    from decisions.store import Run, RunStatus, session_scope
-    from decisions.store.records import last_seen
+    from decisions.store.lifecycle import fail_dead_runs
 
     try:
-        with session_scope(url) as session:
-            query = select(Run).where(Run.sweep_id == sweep_id, Run.status.in_([RunStatus.RUNNING, RunStatus.LOST]))
-            runs = list(session.scalars(query.order_by(Run.id)))
-            for run in runs:
-                end = last_seen(run) or datetime.now(UTC)
-                run.status, run.finished_at = RunStatus.FAILED, end
-                run.error = (
-                    f"WorkerDied: process {run.pid} on {run.host} died before the run ended "
-                    "(killed or out of memory); the runner retries such a point in a new attempt"
-                )
-                run.duration_seconds = max((end - (run.started_at or run.created_at)).total_seconds(), 0.0)
-            return [run.id for run in runs]
+        return fail_dead_runs(sweep_id, DEAD_WORKER_ERROR, url=url)
     except Exception:  # the sweep's outcomes must still be reported
         log.warning("could not mark the runs of dead workers as failed", exc_info=True)
         return []

@@ -4,6 +4,7 @@ sweeps and deletion.
 - ``beat`` renews a running run's heartbeat (the recording process's heartbeat thread calls it);
 - ``reap_lost_runs`` writes ``lost`` into the store for runs whose process is gone;
 - ``interrupt_running`` marks the runs a stopped sweep (or job) left ``running`` as ``interrupted``;
+- ``fail_dead_runs`` marks the runs an ended sweep left ``running`` (attempts whose worker died) as ``failed``;
 - ``reopen_run`` makes a stopped run (lost, interrupted or failed) ``running`` again in this process,
   for ``decisions runs resume``;
 - ``delete_run`` removes a finished run, its metrics and artifact rows and its artifact folder.
@@ -60,6 +61,12 @@ def beat(run_id: int, *, url: str | None = None) -> bool:
         return True
 
 
+def _end(run: Run, status: RunStatus, error: str, end: datetime) -> None:
+    """Write a run's end that its own process could not: status, error line, end time and duration."""
+    run.status, run.error, run.finished_at = status, error, end
+    run.duration_seconds = max((end - (run.started_at or run.created_at)).total_seconds(), 0.0)
+
+
 def reap_lost_runs(*, url: str | None = None) -> list[RunRecord]:
     """Mark every run recorded as running whose process is gone as ``lost``, with the reason.
 
@@ -79,9 +86,7 @@ def reap_lost_runs(*, url: str | None = None) -> list[RunRecord]:
             status, reason = judged_status(run, now)
             if status is not RunStatus.LOST:
                 continue
-            end = last_seen(run) or now
-            run.status, run.error, run.finished_at = RunStatus.LOST, reason, end
-            run.duration_seconds = max((end - (run.started_at or run.created_at)).total_seconds(), 0.0)
+            _end(run, RunStatus.LOST, reason, last_seen(run) or now)
             marked.append(run_record(run, now))
     return marked
 
@@ -121,8 +126,32 @@ def interrupt_running(
         runs = list(session.scalars(query.where(Run.status.in_([*LIVE, RunStatus.INTERRUPTED]))))
         for run in runs:
             if run.status in LIVE:
-                run.status, run.error, run.finished_at = RunStatus.INTERRUPTED, error, now
-                run.duration_seconds = max((now - (run.started_at or run.created_at)).total_seconds(), 0.0)
+                _end(run, RunStatus.INTERRUPTED, error, now)
+        return [run.id for run in runs]
+
+
+def fail_dead_runs(sweep_id: str, error: str, *, url: str | None = None) -> list[int]:
+    """Mark the runs of an ended sweep still left ``running`` (or ``lost``) as ``failed``.
+
+    Call it once every task of the sweep has returned: no process records into its runs any
+    more, so a run still running was recorded by an attempt whose worker died before it could
+    finish the run. Its end is its last heartbeat.
+
+    Args:
+        sweep_id: The sweep.
+        error: The error line written on the runs marked; ``{pid}`` and ``{host}`` in it become the run's.
+        url: Database URL; None means ``database_url()``.
+
+    Returns:
+        The ids of the runs marked, oldest first.
+    """
+    now = datetime.now(UTC)
+    with session_scope(url) as session:
+        runs = list(session.scalars(
+            select(Run).where(Run.sweep_id == sweep_id, Run.status.in_(LIVE)).order_by(Run.id)
+        ))  # fmt: skip
+        for run in runs:
+            _end(run, RunStatus.FAILED, error.format(pid=run.pid, host=run.host), last_seen(run) or now)
         return [run.id for run in runs]
 
 

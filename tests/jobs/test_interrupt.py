@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from typer.testing import CliRunner
 from decisions.jobs.interrupt import JobsInterrupted, Terminated, raise_on_sigterm
 from decisions.jobs.runner import CANCELLED, INTERRUPTED, LocalProcessRunner, RunnerStopped, SerialRunner
 from decisions.store import RunStatus, dispose_engines, get_run, list_runs, recorded_run
+from tests.helpers import stored_statuses, wait_for
 
 STOP_WITHIN_S = 20.0
 """How soon a stopped ``decisions run`` must have exited."""
@@ -48,34 +48,13 @@ def db_url(tmp_path: Path) -> Iterator[str]:
     dispose_engines()
 
 
-def _stored_statuses(db_file: Path) -> list[str]:
-    """The status column of every run row, read directly from the SQLite file (no judging)."""
-    if not db_file.exists():
-        return []
-    connection = sqlite3.connect(db_file, timeout=30)
-    try:
-        return [row[0] for row in connection.execute("SELECT status FROM runs ORDER BY id")]
-    except sqlite3.OperationalError:  # the tables are not created yet
-        return []
-    finally:
-        connection.close()
-
-
-def _wait_for(condition: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
 def test_stopping_a_process_sweep_interrupts_running_points_and_cancels_queued_ones(
     db_url: str, tmp_path: Path
 ) -> None:
     configs = [{"x": x, "db_url": db_url} for x in range(6)]
 
     def stop_when_two_run(done: int, total: int) -> None:  # point 0 ended: wait for points 1, 2 to run
-        _wait_for(lambda: _stored_statuses(tmp_path / "runs.db").count("running") == 2, 60, "two running runs")
+        wait_for(lambda: stored_statuses(tmp_path / "runs.db").count("running") == 2, 60, "two running runs")
         raise Terminated(signal.SIGTERM)
 
     started = time.monotonic()
@@ -209,9 +188,9 @@ def _when_running(tmp_path: Path, process: subprocess.Popen[str]) -> None:
     def running() -> bool:
         if process.poll() is not None:
             pytest.fail(f"decisions run ended early: {process.communicate()}")
-        return "running" in _stored_statuses(tmp_path / "runs.db")
+        return "running" in stored_statuses(tmp_path / "runs.db")
 
-    _wait_for(running, 120, "a running run")
+    wait_for(running, 120, "a running run")
 
 
 def _stop(process: subprocess.Popen[str], signum: int) -> tuple[int, str]:
@@ -239,7 +218,7 @@ def test_sigterm_stops_a_sweep_run_from_the_command_line(tmp_path: Path) -> None
         r"interrupted: (\d+) running points? stopped(?: \(runs? [\d, ]+\))?, (\d+) queued points? cancelled "
         r"\(sweep \w+\)", lines[0])
     assert found, lines[0]
-    statuses = _stored_statuses(tmp_path / "runs.db")
+    statuses = stored_statuses(tmp_path / "runs.db")
     assert "running" not in statuses
     assert int(found.group(1)) == statuses.count("interrupted") >= 1
     assert int(found.group(1)) + int(found.group(2)) + statuses.count("succeeded") == 4
@@ -252,7 +231,7 @@ def test_sigterm_stops_a_single_job_and_records_it_interrupted(tmp_path: Path) -
 
     assert code == 128 + signal.SIGTERM, err
     assert err.strip() == "interrupted: 1 running job stopped (run 1)", err
-    assert _stored_statuses(tmp_path / "runs.db") == ["interrupted"]
+    assert stored_statuses(tmp_path / "runs.db") == ["interrupted"]
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
         assert get_run(1, url=url).error == "Terminated: stopped by signal SIGTERM"
@@ -267,7 +246,7 @@ def test_a_job_killed_with_sigkill_is_shown_lost_and_reaped(tmp_path: Path, monk
     _when_running(tmp_path, process)
     process.kill()
     process.communicate()
-    assert _stored_statuses(tmp_path / "runs.db") == ["running"]  # nobody could record its end
+    assert stored_statuses(tmp_path / "runs.db") == ["running"]  # nobody could record its end
 
     monkeypatch.setenv("DECISIONS_DB_URL", f"sqlite:///{tmp_path / 'runs.db'}")
     monkeypatch.setenv("DECISIONS_LOST_AFTER_S", "1")
@@ -281,7 +260,7 @@ def test_a_job_killed_with_sigkill_is_shown_lost_and_reaped(tmp_path: Path, monk
         reaped = cli.invoke(app, ["runs", "reap"])
         assert reaped.exit_code == 0
         assert reaped.output.startswith(f"marked run 1 (wealth/smoke) lost: process {process.pid} on"), reaped.output
-        assert _stored_statuses(tmp_path / "runs.db") == ["lost"]
+        assert stored_statuses(tmp_path / "runs.db") == ["lost"]
         assert cli.invoke(app, ["runs", "reap"]).output.startswith("no lost runs")
     finally:
         dispose_engines()

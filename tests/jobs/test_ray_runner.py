@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,8 @@ from decisions.jobs.interrupt import raise_on_sigterm
 from decisions.jobs.ray_runner import LOOPBACK, RayRunner, ray_available, start_local_cluster
 from decisions.jobs.runner import CANCELLED, INTERRUPTED, RunnerStopped
 from decisions.store import RunStatus, artifacts_root, dispose_engines, get_engine, list_runs, recorded_run
+from tests.helpers import stored_statuses, wait_for
+from tests.jobs.test_runner import toy_job
 
 pytestmark = pytest.mark.ray
 
@@ -74,37 +75,6 @@ def db_url(tmp_path: Path) -> Iterator[str]:
     """A temporary SQLite store."""
     yield f"sqlite:///{tmp_path / 'runs.db'}"
     dispose_engines()
-
-
-def toy_job(config: dict[str, Any]) -> float:
-    """Record a run of x**2 into the store at ``config["db_url"]``; fail when asked to."""
-    x = float(config["x"])
-    with recorded_run("toy", f"x={x}", config, url=config["db_url"], sweep_id=config.get("sweep_id")) as run:
-        if config.get("fail"):
-            raise ValueError(f"bad x {x}")
-        run.log_metrics({"square": x * x})
-    return x * x
-
-
-def _stored_statuses(db_file: Path) -> list[str]:
-    """The status column of every run row, read directly from the SQLite file (no judging)."""
-    if not db_file.exists():
-        return []
-    connection = sqlite3.connect(db_file, timeout=30)
-    try:
-        return [row[0] for row in connection.execute("SELECT status FROM runs ORDER BY id")]
-    except sqlite3.OperationalError:  # the tables are not created yet
-        return []
-    finally:
-        connection.close()
-
-
-def _wait_for(condition: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 # --- the runner ------------------------------------------------------------------------------
@@ -191,7 +161,7 @@ def test_a_worker_killed_mid_task_is_retried_and_its_attempt_marked_failed(
     assert dead.status is RunStatus.FAILED and dead.config["x"] == 1 and dead.pid == killed[0]
     assert dead.error is not None and dead.error.startswith(f"WorkerDied: process {killed[0]} on ")
     assert dead.finished_at is not None and not dead.metrics
-    assert "running" not in _stored_statuses(tmp_path / "runs.db")
+    assert "running" not in stored_statuses(tmp_path / "runs.db")
 
 
 def slow_job(config: dict[str, Any]) -> int:
@@ -218,8 +188,8 @@ def test_sigterm_interrupts_running_tasks_and_cancels_queued_ones(
     configs = [{"x": x, "db_url": db_url} for x in range(6)]
 
     def sigterm_when_two_run() -> None:  # point 0 ended, two others run: SIGTERM this process (in ray.wait)
-        statuses = lambda: _stored_statuses(tmp_path / "runs.db")  # noqa: E731
-        _wait_for(lambda: "succeeded" in statuses() and statuses().count("running") == 2, 60, "two running runs")
+        statuses = lambda: stored_statuses(tmp_path / "runs.db")  # noqa: E731
+        wait_for(lambda: "succeeded" in statuses() and statuses().count("running") == 2, 60, "two running runs")
         os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=sigterm_when_two_run, daemon=True).start()
@@ -234,7 +204,7 @@ def test_sigterm_interrupts_running_tasks_and_cancels_queued_ones(
     runs = list_runs(url=db_url)
     assert sorted(run.status.value for run in runs) == ["interrupted", "interrupted", "succeeded"]
     assert {run.error for run in runs if run.status is RunStatus.INTERRUPTED} == {"KeyboardInterrupt: the sweep was stopped"}
-    assert "running" not in _stored_statuses(tmp_path / "runs.db")
+    assert "running" not in stored_statuses(tmp_path / "runs.db")
 
 
 # --- the command line ------------------------------------------------------------------------
