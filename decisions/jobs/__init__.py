@@ -2,8 +2,8 @@
 
 A job is a module-level function of one config dict. ``load_toml`` reads a
 spec, ``expand_sweep`` turns its ``[sweep]`` table into one config per grid
-point, and a ``Runner`` (``SerialRunner``, ``LocalProcessRunner``, later a
-distributed one) runs the job over the configs.
+point, and a ``Runner`` (``SerialRunner``, ``LocalProcessRunner``, or Ray's
+``RayRunner``) runs the job over the configs.
 """
 
 from decisions.jobs.runner import JobOutcome, LocalProcessRunner, Runner, SerialRunner

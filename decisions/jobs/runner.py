@@ -23,9 +23,10 @@ killed. The runner then raises ``RunnerStopped`` with one outcome per configurat
 Workers ignore SIGINT: Ctrl-C reaches the whole process group, and the parent stops them
 in order.
 
-A distributed engine (e.g. a Ray runner submitting ``fn`` as a remote task
-per config) implements the same ``Runner`` Protocol later; jobs, specs and
-the CLI do not change, they only receive a different runner.
+A distributed engine implements the same ``Runner`` Protocol:
+``decisions.jobs.ray_runner.RayRunner`` submits ``fn`` as a Ray task per
+config; jobs, specs and the CLI do not change, they only receive a different
+runner (``execute.choose_runner``).
 """
 
 from __future__ import annotations
