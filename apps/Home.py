@@ -8,14 +8,13 @@ Start it with ``decisions app`` or ``streamlit run apps/Home.py``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import app_common
 import pandas as pd
 import streamlit as st
 
 from decisions.jobs.registry import DOMAINS, find
 from decisions.store import RunStatus, database_url, get_run, list_runs
+from decisions.store.artifacts import location, read_bytes
 
 ALL = "all"
 
@@ -116,13 +115,13 @@ with st.expander(f"Run #{record.id}: {record.name}", expanded=True):
     if record.artifacts:
         st.markdown("**Artifacts**")
         st.dataframe(
-            pd.DataFrame([{"name": a.name, "path": a.path, "type": a.media_type} for a in record.artifacts]),
+            pd.DataFrame([{"name": a.name, "location": location(a), "type": a.media_type} for a in record.artifacts]),
             hide_index=True,
             width="stretch",
         )
         images = [a for a in record.artifacts if (a.media_type or "").startswith("image/")]
         for artifact in images:
-            if Path(artifact.path).is_file():
-                st.image(artifact.path, caption=artifact.name)
-            else:
-                st.caption(f"{artifact.name}: {artifact.path} is no longer on disk")
+            try:
+                st.image(read_bytes(location(artifact)), caption=artifact.name)
+            except FileNotFoundError:
+                st.caption(f"{artifact.name}: {location(artifact)} is no longer there")

@@ -22,6 +22,7 @@ import pandas as pd
 import decisions.energy.building as building
 from decisions.errors import InputError
 from decisions.store import RunRecord, RunStatus, get_run
+from decisions.store.artifacts import local_copies
 
 REFERENCE = "no_battery"
 LP = "perfect_foresight"
@@ -216,7 +217,7 @@ def load_run(run_id: int, url: str) -> BuildingRun:
             columns=list(building.IMPORTANCE_COLUMNS)),
         forecast_sensitivity=report.forecast_sensitivity,
         rules=report.rules.strip(),
-        artifacts={a.name: a.path for a in record.artifacts},
+        artifacts={name: str(path) for name, path in local_copies(record).items()},
     )
 
 

@@ -157,6 +157,7 @@ def _headline(kind: str) -> tuple[str, ...]:
 
 def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) -> None:
     from decisions.store import get_run
+    from decisions.store.artifacts import local_copies, location
 
     rec = get_run(run_id)
     status = rec.status.value if hasattr(rec.status, "value") else str(rec.status)
@@ -169,9 +170,9 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
         _print_resumes(rec)
     if show_config:
         console.print_json(json.dumps(_compact(rec.config)))
-    comparison = next((a.path for a in rec.artifacts if a.name == "comparison"), None)
-    if comparison is not None and Path(comparison).exists():
-        _print_comparison(Path(comparison))
+    comparison = local_copies(rec).get("comparison")
+    if comparison is not None and comparison.exists():
+        _print_comparison(comparison)
     metrics = rec.latest_metrics()
     if metrics:
         table = Table("metric", "value")
@@ -183,7 +184,7 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
         console.print(table)
     if not summary_only:
         for art in rec.artifacts:
-            console.print(f"  artifact {art.name}: {art.path}")
+            console.print(f"  artifact {art.name}: {location(art)}", highlight=False)
 
 
 def _print_liveness(rec: Any) -> None:
@@ -252,13 +253,16 @@ def runs_delete(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
 ) -> None:
     """Delete a run that is not alive: its metrics, artifact records and artifact folder in the store."""
-    from decisions.store import RunAliveError, RunStatus, artifacts_root, delete_run, get_run
+    from decisions.store import RunAliveError, RunStatus, artifacts, artifacts_root, delete_run, get_run
     from decisions.store.lifecycle import run_folders
 
     rec = get_run(run_id)
     if rec.status is RunStatus.RUNNING:
         raise RunAliveError("run", f"run {run_id} is still running (process {rec.pid} on {rec.host}); stop it first")
-    folders = run_folders(run_id, (a.path for a in rec.artifacts), artifacts_root())
+    folders = [str(folder) for folder in run_folders(run_id, (a.path for a in rec.artifacts), artifacts_root())]
+    remote = artifacts.configured_url()
+    if remote is not None and not artifacts.is_local(remote):
+        folders.append(artifacts.masked(artifacts.run_url(run_id)))
     counts = ((len(rec.metrics), "metric value"), (len(rec.artifacts), "artifact record"))
     what = f"run {rec.id} ({rec.kind}/{rec.name}, {rec.status.value}): " + ", ".join(
         [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in counts] + [f"folder {folder}" for folder in folders]

@@ -164,10 +164,13 @@ def _read_table(path: Path, schema: Mapping[str, Any] | None) -> pd.DataFrame:
 
 
 def _folder(source: str | Path | Any) -> Path:
-    """The folder of a saved report: a path, or a run record with a ``report`` artifact."""
+    """The folder of a saved report: a path, or a run record with a ``report`` artifact (read
+    through ``decisions.store.artifacts``: from a remote ``DECISIONS_ARTIFACTS_URL``, a local copy)."""
+    from decisions.store.artifacts import local_copies
+
     if isinstance(source, str | Path):
         return Path(source)
-    paths = {a.name: Path(a.path) for a in getattr(source, "artifacts", ())}
+    paths = local_copies(source)
     if "report" in paths:
         return paths["report"].parent
     raise FileNotFoundError(f"run {getattr(source, 'id', '?')}: no saved report among its artifacts")

@@ -9,7 +9,9 @@ are installed. A run's files go below ``<root>/run-<id>/``.
 Runs write their files into a local folder first (``artifacts_root``; with a local root that
 folder *is* the root). With a remote root, ``publish`` copies them there. Either way an artifact
 row records the file's ``url``: readers go through ``location`` (the row's ``url``, or its
-``path`` for rows recorded before the store kept URLs) and ``read_bytes``.
+``path`` for rows recorded before the store kept URLs) and ``read_bytes``, or ``local_copies``
+when they need files on disk (a report's tables, a policy's msgpack): a remote file is
+downloaded once into the local cache (``CACHE_ENV_VAR``, default the user's cache folder).
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ if TYPE_CHECKING:
 ENV_VAR = "DECISIONS_ARTIFACTS_URL"
 """Environment variable choosing where runs' files live (unset: the store's local folder)."""
 
+CACHE_ENV_VAR = "DECISIONS_ARTIFACTS_CACHE"
+"""Environment variable naming the local folder remote artifacts are downloaded into (unset:
+``artifacts/`` in ``platformdirs.user_cache_dir("decisions")``)."""
+
 LOCAL_PROTOCOLS = ("file", "local")
 """fsspec protocols of the local file system."""
 
@@ -48,7 +54,7 @@ def get_protocol(url: str) -> str:
     return parts[0] if len(parts) > 1 else "file"
 
 
-def _masked(url: str) -> str:
+def masked(url: str) -> str:
     """``url`` with any ``user:password@`` password masked, for messages."""
     from decisions.store.db import masked_url
 
@@ -66,9 +72,9 @@ def _filesystem(url: str) -> tuple[AbstractFileSystem, str]:
         return fsspec.core.url_to_fs(url)
     except ImportError as exc:
         problem = " ".join(str(exc).split()) or f"the fsspec package of '{protocol}' is not installed"
-        raise InputError(ENV_VAR, f"'{_masked(url)}': {problem}") from None
+        raise InputError(ENV_VAR, f"'{masked(url)}': {problem}") from None
     except ValueError as exc:
-        raise InputError(ENV_VAR, f"'{_masked(url)}': {' '.join(str(exc).split())}") from None
+        raise InputError(ENV_VAR, f"'{masked(url)}': {' '.join(str(exc).split())}") from None
 
 
 def configured_url() -> str | None:
@@ -241,3 +247,62 @@ def publish(run_id: int, files: Mapping[str, Path], folder: Path, db_url: str | 
 def location(artifact: ArtifactRecord) -> str:
     """Where a recorded artifact lives: its ``url``, or the ``file://`` URL of its ``path`` for older rows."""
     return artifact.url or file_url(artifact.path)
+
+
+def cache_root() -> Path:
+    """The local folder remote artifacts are downloaded into: ``DECISIONS_ARTIFACTS_CACHE``, else
+    ``artifacts/`` in the user's cache folder."""
+    import platformdirs
+
+    override = os.environ.get(CACHE_ENV_VAR, "").strip()
+    return Path(override).expanduser() if override else Path(platformdirs.user_cache_dir("decisions")) / "artifacts"
+
+
+def cached_path(url: str) -> Path:
+    """Where the remote file at ``url`` is kept in ``cache_root``: ``<protocol>/<its path>``, so the
+    files of one run folder stay together (a report beside its tables).
+
+    Raises:
+        InputError: on field ``artifact`` for a URL whose path climbs out of the cache (``..``).
+    """
+    _, path = _filesystem(url)
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if ".." in parts or not parts:
+        raise InputError("artifact", f"'{masked(url)}' is not a file path that can be cached")
+    return cache_root().joinpath(get_protocol(url), *parts)
+
+
+def local_file(url: str) -> Path:
+    """A local path holding the file at ``url``: the file itself when local, else its copy in
+    ``cache_root`` (downloaded on first use; artifacts do not change once recorded).
+
+    Raises:
+        FileNotFoundError: a remote file that is not there (a local path is returned as it is).
+    """
+    path = local_path(url)
+    if path is not None:
+        return path
+    target = cached_path(url)
+    if not target.is_file():
+        fs, remote = _filesystem(url)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.part")
+        try:
+            fs.get_file(remote, os.fspath(partial))
+            partial.replace(target)  # whole or not at all, for readers in other processes
+        finally:
+            partial.unlink(missing_ok=True)
+    return target
+
+
+def local_copies(record: object) -> dict[str, Path]:
+    """Artifact name -> local path of every artifact of a run record (``RunRecord``), remote ones
+    downloaded into ``cache_root`` (see ``local_file``); a missing remote file keeps the path the
+    run wrote locally, so that readers report it as gone."""
+    copies = {}
+    for artifact in getattr(record, "artifacts", ()):
+        try:
+            copies[artifact.name] = local_file(location(artifact))
+        except FileNotFoundError:
+            copies[artifact.name] = Path(artifact.path)
+    return copies

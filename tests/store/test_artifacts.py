@@ -3,15 +3,19 @@ remote root (``memory://`` standing in for ``s3://``), through ``decisions.store
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import fsspec
+import pandas as pd
 import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
 from decisions.errors import InputError
 from decisions.jobs.record import execute_recorded
+from decisions.jobs.report import TablesReport
 from decisions.store import artifacts, artifacts_root, delete_run, dispose_engines, get_run, start_run
 from decisions.store.artifacts import ENV_VAR
 
@@ -140,3 +144,62 @@ def test_an_unusable_artifacts_url_is_one_line_naming_the_setting(
         with pytest.raises(InputError) as info:
             artifacts.root_url(url)
         assert str(info.value) == "DECISIONS_ARTIFACTS_URL: 's3://bucket/runs': Install s3fs to access S3"
+
+
+@dataclass(kw_only=True)
+class _TableReport(TablesReport):
+    """A domain-style report: one table and one plain field, saved as a folder of files."""
+
+    table: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"hour": [0, 1], "price": [41.5, 39.25]}))
+    scenario: str = "winter"
+
+
+def test_a_remote_run_is_read_back_through_local_copies(
+    url: str, memory_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(artifacts.CACHE_ENV_VAR, str(cache))
+    run_id = execute_recorded("toy", "remote", {}, lambda: _TableReport(metrics={"value": 2.0}), url=url)
+    shutil.rmtree(artifacts_root(url))  # the worker's disk is gone: only the remote root has the files
+    record = get_run(run_id, url=url)
+
+    copies = artifacts.local_copies(record)
+    assert copies["report"] == cache / "memory" / "decisions-test" / f"run-{run_id}" / "report.json"
+    back = _TableReport.load(record)
+    assert back.scenario == "winter" and back.metrics["value"] == 2.0
+    pd.testing.assert_frame_equal(back.table, _TableReport().table)
+
+    report = next(a for a in record.artifacts if a.name == "report")
+    artifacts.write_bytes(artifacts.location(report), b"changed")
+    assert artifacts.local_file(artifacts.location(report)).read_bytes() != b"changed"  # downloaded once
+    artifacts.delete_folder(artifacts.run_url(run_id, url))
+    shutil.rmtree(cache)
+    assert artifacts.local_copies(record)["report"] == Path(report.path)  # gone everywhere: the path it was written to
+    with pytest.raises(FileNotFoundError):
+        _TableReport.load(record)
+
+
+def test_a_cached_path_never_leaves_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(artifacts.CACHE_ENV_VAR, str(tmp_path))
+    assert artifacts.cached_path("memory://root/run-1/a.csv") == tmp_path / "memory" / "root" / "run-1" / "a.csv"
+    with pytest.raises(InputError, match="^artifact: 'memory://root/../../etc/passwd' is not a file path"):
+        artifacts.cached_path("memory://root/../../etc/passwd")
+    assert artifacts.local_file(str(tmp_path / "x.txt")) == tmp_path / "x.txt"  # local: the file itself
+
+
+def test_runs_show_and_delete_name_the_remote_files(url: str, memory_root: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from decisions.cli import app
+
+    monkeypatch.setenv("DECISIONS_DB_URL", url)
+    monkeypatch.setenv("COLUMNS", "250")
+    run_id = execute_recorded("toy", "remote", {}, _Report, url=url)
+    cli = CliRunner()
+    shown = cli.invoke(app, ["runs", "show", str(run_id)])
+    assert shown.exit_code == 0
+    assert f"artifact curve: {memory_root}/run-{run_id}/charts/curve.png" in shown.output
+    deleted = cli.invoke(app, ["runs", "delete", str(run_id), "--yes"])
+    assert deleted.exit_code == 0
+    assert f"folder {artifacts_root(url) / f'run-{run_id}'}, folder {memory_root}/run-{run_id}" in deleted.output
+    assert artifacts.list_files(f"{memory_root}/run-{run_id}") == []

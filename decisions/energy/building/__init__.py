@@ -31,7 +31,7 @@ Typical use::
     table = evaluate(scenario, {"ppo": agent_controller(result.policy, result.params)})
 
     job = recorded_job(record.config)                            # a recorded run, replayed
-    seed = replay_seed(job, "ppo", 0, {a.name: a.path for a in record.artifacts})
+    seed = replay_seed(job, "ppo", 0, local_copies(record))  # decisions.store.artifacts
     lines, local = seed.why(hour_index=100)
 """
 
