@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from decisions.core.progress import Progress, silent
 from decisions.errors import InputError, error_line
 from decisions.jobs.interrupt import JobsInterrupted, signal_number
+from decisions.jobs.parts import parts_runner
 from decisions.jobs.registry import find, get, spec_domain
 from decisions.jobs.runner import LocalProcessRunner, Runner, SerialRunner
 
@@ -140,7 +141,8 @@ def execute_specs(
         url: run store URL (default: ``DECISIONS_DB_URL`` or the user's SQLite file).
         runner: a custom ``Runner`` (e.g. a distributed one) for sweeps; it replaces ``backend``.
         backend: the sweep's runner by name (``choose_runner``); a single job runs in this process
-            whatever the backend.
+            whatever the backend, and with ``ray`` its independent parts (``decisions.jobs.parts``)
+            run as Ray tasks.
         address: the Ray cluster of the ``ray`` backend.
 
     Returns:
@@ -157,7 +159,8 @@ def execute_specs(
     chosen = runner or choose_runner(backend, workers=workers, address=address)
     get_engine(url)  # connects and creates the schema (once per process), or names the problem
     if len(prepared) == 1:
-        return [_execute_one(prepared[0], progress=progress, url=url)]
+        with parts_runner(chosen if getattr(chosen, "runs_parts", False) else None):
+            return [_execute_one(prepared[0], progress=progress, url=url)]
     sweep_id = uuid.uuid4().hex[:12]
     configs = [
         {"kind": p.kind, "spec": p.spec, "base_dir": p.base_dir, "url": url, "sweep_id": sweep_id}

@@ -343,6 +343,9 @@ class RayRunner:
     """Its tasks run again when their worker dies: ``execute_specs`` then marks the runs the dead
     attempts left ``running`` as ``failed`` once the sweep has ended."""
 
+    runs_parts = True
+    """A single job run with this runner hands its independent parts to it (``decisions.jobs.parts``)."""
+
     def __init__(
         self,
         address: str | None = None,

@@ -29,6 +29,7 @@ from decisions.errors import InputError
 from decisions.jobs import execute
 from decisions.jobs.execute import PreparedJob, execute_specs
 from decisions.jobs.interrupt import raise_on_sigterm
+from decisions.jobs.parts import parts_runner, run_parts
 from decisions.jobs.ray_runner import LOOPBACK, RayRunner, ray_available, start_local_cluster
 from decisions.jobs.runner import CANCELLED, INTERRUPTED, RunnerStopped
 from decisions.store import RunStatus, artifacts_root, dispose_engines, get_engine, list_runs, recorded_run
@@ -263,6 +264,20 @@ def test_the_grid_sweep_records_identical_results_with_ray_and_processes(
     for point, found in recorded["ray"].items():
         assert "value_snapo" in found["metrics"] and "value_intrinsic_lp" in found["metrics"]
         assert found == recorded["process"][point], point  # same seeds: the same numbers, to the bit
+
+
+def _part(config: dict[str, Any]) -> tuple[int, int]:
+    """A job's part: the square of ``x`` and the process that computed it."""
+    return config["x"] ** 2, os.getpid()
+
+
+def test_a_single_jobs_parts_run_as_ray_tasks(ray_cluster: ModuleType) -> None:
+    seen: list[tuple[str, int, int]] = []
+    with parts_runner(RayRunner()):
+        done = run_parts(_part, [{"x": x} for x in range(5)], label="parts", progress=lambda *a: seen.append(a))
+    assert [square for square, _ in done] == [0, 1, 4, 9, 16]
+    assert os.getpid() not in {pid for _, pid in done}  # in Ray's workers, not here
+    assert seen[-1] == ("parts", 5, 5)
 
 
 def test_bad_backend_options_give_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 
 from decisions.core.checkpoint import load_metadata
+from decisions.jobs.parts import parts_runner
 from decisions.jobs.registry import get
+from decisions.jobs.runner import SerialRunner
 from decisions.store import RunStatus, dispose_engines, get_run
 from decisions.telecom.comp import DOMAIN
 from decisions.telecom.comp import job as comp_job
@@ -21,10 +23,12 @@ from decisions.telecom.comp.study import (
     SHIPPED_STUDY,
     StudyBudget,
     conditioning_spread,
+    expert_part,
     generate_data,
     headline,
     run_study,
     ship_study,
+    train_experts,
 )
 from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
 from tests.helpers import assert_input_error
@@ -258,3 +262,31 @@ def test_example_spec_prepares_with_the_default_budget() -> None:
         size = budget.sizes[0] if path.stem == "dt" else path.stem.removeprefix("promptdt-")
         assert meta["config"] == budget.dt_config(size).to_dict(), path.name
         assert meta["steps"] == budget.dt_steps and meta["use_prompt"] == (path.stem != "dt")
+
+
+class _CountingRunner(SerialRunner):
+    """A serial runner that notes what it was asked to run."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[object, list[dict]]] = []
+
+    def run(self, fn, configs, *, progress=None):  # noqa: ANN001, ANN202 (the Runner protocol's)
+        self.calls.append((fn, list(configs)))
+        return super().run(fn, configs, progress=progress)
+
+
+def test_experts_trained_as_parts_of_a_runner_are_the_experts_trained_in_turn(tmp_path: Path) -> None:
+    from decisions.telecom.comp.experts import expert_policy
+
+    tasks = [TRAINING_TASKS[0], TRAINING_TASKS[3]]  # alike in shape: one compilation serves both
+    budget = replace(TINY, expert_steps=1_600)
+    train_experts(tmp_path / "in_turn", tasks[:1], budget)
+    runner = _CountingRunner()
+    with parts_runner(runner):
+        seconds = train_experts(tmp_path / "parts", tasks, budget, seed=0)
+        assert train_experts(tmp_path / "parts", tasks, budget) == {}  # kept: nothing left to train
+    assert runner.calls == [(expert_part, [{"task": t.name, "steps": 1_600, "seed": 0} for t in tasks])]
+    assert set(seconds) == {t.name for t in tasks} and min(seconds.values()) > 0
+    first = f"experts/{tasks[0].name}.msgpack"
+    assert (tmp_path / "parts" / first).read_bytes() == (tmp_path / "in_turn" / first).read_bytes()
+    assert expert_policy(tmp_path / "parts" / f"experts/{tasks[1].name}.msgpack").params is not None

@@ -28,10 +28,11 @@ after every chunk into the run's folder and resume from it, so a stopped run red
 from __future__ import annotations
 
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -63,7 +64,7 @@ from decisions.telecom.comp.scoring import (
     evaluate,
     headline,
 )
-from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task
+from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
 
 if TYPE_CHECKING:
     from decisions.jobs.checkpoints import CheckpointFor
@@ -128,7 +129,16 @@ def train_experts(
     """Train (or keep, when its file exists) a PPO expert per task; return each one's training seconds.
 
     With ``checkpoints``, each expert's training checkpoints to ``checkpoints("expert-<task>", ...)``.
+    When the job's parts go to a runner (``decisions run --backend ray``, ``decisions.jobs.parts``),
+    the missing experts train there at once, one task per worker (``expert_part``), the same
+    experts as in turn here; each file is written as its expert comes back, so a stopped study
+    keeps the experts that finished.
     """
+    from decisions.jobs import parts
+
+    missing = [task for task in tasks if not task_file(folder, "experts", task, "msgpack").exists()]
+    if parts.distributed() and len(missing) > 1 and all(_catalogued(task) for task in missing):
+        return _train_experts_as_parts(folder, missing, budget, seed, progress)
     seconds: dict[str, float] = {}
     for i, task in enumerate(tasks):
         progress("experts", i, len(tasks))
@@ -141,6 +151,48 @@ def train_experts(
         _write_once(path, lambda p, r=result, t=task: save_expert(p, r, t))
         seconds[task.name] = time.perf_counter() - start
     progress("experts", len(tasks), len(tasks))
+    return seconds
+
+
+def _catalogued(task: Task) -> bool:
+    """Whether ``task`` is the catalogue's task of its name (a worker rebuilds it from the name)."""
+    try:
+        return task_by_name(task.name) == task
+    except ValueError:
+        return False
+
+
+def expert_part(config: dict[str, Any]) -> tuple[bytes, float]:
+    """One task's PPO expert, trained as a part of ``train_experts`` on a runner's worker.
+
+    Args:
+        config: ``task`` (a catalogue task's name), ``steps`` (environment steps), ``seed``.
+
+    Returns:
+        The expert's msgpack file (``save_expert``) as bytes, and its training seconds.
+    """
+    task = task_by_name(config["task"])
+    start = time.perf_counter()
+    result = train_expert(task, config["steps"], seed=config["seed"])
+    seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="decisions-expert-") as scratch:
+        path = Path(scratch) / "expert.msgpack"
+        save_expert(path, result, task)
+        return path.read_bytes(), seconds
+
+
+def _train_experts_as_parts(
+    folder: Path, tasks: Sequence[Task], budget: StudyBudget, seed: int, progress: Progress
+) -> dict[str, float]:
+    """``train_experts`` through the job's parts runner: every missing expert at once, then their files."""
+    from decisions.jobs.parts import run_parts
+
+    configs = [{"task": task.name, "steps": budget.expert_steps, "seed": seed} for task in tasks]
+    trained = run_parts(expert_part, configs, label="experts", progress=progress)
+    seconds: dict[str, float] = {}
+    for task, (blob, train_seconds) in zip(tasks, trained, strict=True):
+        _write_once(task_file(folder, "experts", task, "msgpack"), lambda p, b=blob: p.write_bytes(b))
+        seconds[task.name] = train_seconds
     return seconds
 
 
