@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +38,39 @@ tiny, so the suite runs in far less time. Benchmarks and real runs keep XLA's de
 
 if not os.environ.get("DECISIONS_TEST_XLA_DEFAULTS") and TEST_XLA_FLAGS not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {TEST_XLA_FLAGS}".strip()
+
+JAX_CACHE_ROOT = Path(os.environ.get("TMPDIR", "/tmp")) / "decisions-test-jax-cache"
+"""Parent of each test run's persistent compilation cache (``_share_compiled_programs``)."""
+
+
+def _share_compiled_programs() -> None:
+    """Give the whole test run one persistent JAX compilation cache (a folder per run).
+
+    The same small programs are compiled again and again: by both xdist workers, by the CLI
+    subprocesses the tests start, and after a module that cleared the caches (below). With the
+    cache each is compiled once per run and read back after. The folder is keyed by the run
+    (the process that starts it: xdist's workers inherit the controller's), so a run never reads
+    a stale one, and removed at its end;
+    ``DECISIONS_TEST_NO_JAX_CACHE=1`` turns it off.
+    """
+    global _OWN_JAX_CACHE
+    if os.environ.get("DECISIONS_TEST_NO_JAX_CACHE") or "JAX_COMPILATION_CACHE_DIR" in os.environ:
+        return  # off, or set by the user, or by the xdist controller for its workers (they inherit it)
+    _OWN_JAX_CACHE = JAX_CACHE_ROOT / f"run-{os.getpid()}"
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(_OWN_JAX_CACHE)
+    os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.1"
+    os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+
+
+_OWN_JAX_CACHE: Path | None = None
+"""The cache folder this process made (the controller's, or a run without xdist's), removed at the end."""
+_share_compiled_programs()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the run's compilation cache (in the process that made it, once its workers are done)."""
+    if _OWN_JAX_CACHE is not None:
+        shutil.rmtree(_OWN_JAX_CACHE, ignore_errors=True)
 
 MAX_MAPPINGS = 20_000
 """Mappings (``/proc/self/maps`` lines) above which JAX's caches are cleared after a module:
