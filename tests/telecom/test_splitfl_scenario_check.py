@@ -1,0 +1,20 @@
+"""The scenario check's tier cost table: one row per tier and split, matching the cost model."""
+
+from __future__ import annotations
+
+import pytest
+
+from decisions.telecom.splitfl.bench import _with_default_tiers
+from decisions.telecom.splitfl.scenario_check import reduced_spec, tier_costs
+from decisions.telecom.splitfl.spec import prepare
+
+
+def test_the_fashion_table_shows_the_weak_tier_cannot_hold_the_whole_network() -> None:
+    job = prepare(_with_default_tiers(reduced_spec(0.1)))
+    assert job.data.concentration == 0.1 and job.training.seeds == [0]
+    table = tier_costs(job).set_index(["tier", "split"])
+    assert len(table) == 3 * 13
+    assert not table.loc[("weak", 13), "fits"] and table.loc[("weak", 1), "fits"]
+    parts = table[["device_s", "uplink_s", "server_s", "sync_s"]].sum(axis=1)
+    assert (table["round_s"] >= parts - 1e-9).all()  # the round also waits for the downlink
+    assert table.loc[("strong", 13), "round_s"] == pytest.approx(0.09, abs=0.01)
