@@ -143,6 +143,21 @@ def test_vote_majority_and_ties_to_highest_mean_q() -> None:
     assert int(vote(q)) == 0
     tie = jnp.array([[1.0, 0.0, 0.5], [0.0, 0.0, 3.0]])  # votes 0 and 2, mean Q 0.5 vs 1.75 -> 2
     assert int(vote(tie)) == 2
+    allowed = jnp.array([False, True, True])  # action 0 barred: votes 2, 1, 2 -> 2
+    assert int(vote(q, allowed)) == 2
+    assert int(vote(q, jnp.array([True, True, False]))) == 0
+
+
+def test_holdable_splits_are_the_ones_that_fit_memory() -> None:
+    pe = env_params(scenario())
+    state = fl.reset(jax.random.PRNGKey(0), pe.fleet)
+    costs = E.all_split_costs(state, pe.fleet)
+    weak = int(E.client_order(pe.fleet)[0])
+    holdable = np.asarray(E.holdable_splits(costs, jnp.asarray(weak)))
+    np.testing.assert_array_equal(holdable, np.asarray(costs.fits_memory[:, weak]))
+    assert holdable.any() and not holdable.all()  # the weak tier cannot hold the deep splits
+    nothing_fits = costs._replace(fits_memory=jnp.zeros_like(costs.fits_memory))
+    assert np.asarray(E.holdable_splits(nothing_fits, jnp.asarray(weak))).all()
 
 
 @pytest.fixture(scope="module")
@@ -174,10 +189,12 @@ def test_client_decisions_match_stepping_the_environment(committee) -> None:
     pe, com = committee
     cenv = E.ClientSplitEnv(pe)
     obs, cs = cenv.reset(jax.random.PRNGKey(5), pe)
-    for _ in range(pe.fleet.clients - 1):  # stop before the round is played
-        obs, cs, *_ = cenv.step(jax.random.PRNGKey(0), cs, com.act(obs), pe)
-    last = E.client_order(pe.fleet)[-1]
-    stepped = np.asarray(cs.splits.at[last].set(com.act(obs) + 1))
+    costs = E.all_split_costs(cs.fleet, pe.fleet)
+    order = E.client_order(pe.fleet)
+    for turn in range(pe.fleet.clients - 1):  # stop before the round is played
+        obs, cs, *_ = cenv.step(jax.random.PRNGKey(0), cs, com.act(obs, E.holdable_splits(costs, order[turn])), pe)
+    last = order[-1]
+    stepped = np.asarray(cs.splits.at[last].set(com.act(obs, E.holdable_splits(costs, last)) + 1))
     decided = np.asarray(client_decisions(com, fl.reset(jax.random.PRNGKey(5), pe.fleet), pe, jnp.asarray(0)))
     np.testing.assert_array_equal(decided, stepped)
 

@@ -51,17 +51,29 @@ class Committee:
 
         return jax.vmap(one)(self.params)
 
-    def act(self, obs: Array) -> Array:
-        """The committee's action for one observation (or a batch): majority vote, ties to the highest mean Q."""
-        return vote(self.q_values(obs))
+    def act(self, obs: Array, allowed: Array | None = None) -> Array:
+        """The committee's action for one observation (or a batch): majority vote, ties to the highest mean Q.
+
+        Args:
+            obs: the observation(s).
+            allowed: optional bool ``(..., A)``: the actions the members may vote for (``vote``).
+        """
+        return vote(self.q_values(obs), allowed)
 
 
-def vote(q: Array) -> Array:
+def vote(q: Array, allowed: Array | None = None) -> Array:
     """Majority vote over the leading member axis of Q-values ``(M, ..., A)``, ties to the highest mean Q.
+
+    Args:
+        q: the members' Q-values.
+        allowed: optional bool ``(..., A)``: each member votes for its best allowed action (at least one
+            must be allowed).
 
     Returns:
         int32 actions of shape ``q.shape[1:-1]``.
     """
+    if allowed is not None:
+        q = jnp.where(allowed, q, -jnp.inf)
     num_actions = q.shape[-1]
     votes = jnp.sum(jax.nn.one_hot(jnp.argmax(q, axis=-1), num_actions), axis=0)
     mean_q = jnp.mean(q, axis=0)

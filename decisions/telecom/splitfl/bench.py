@@ -60,17 +60,25 @@ DIGITS_SPEC: dict[str, Any] = {
 """The digits study (the example's settings)."""
 
 FASHION_SPEC: dict[str, Any] = {
-    "data": {"dataset": "fashion", "concentration": 0.5, "train_samples": 6_000, "test_samples": 1_000},
-    "training": {"local_steps": 8, "learning_rate": 0.05, "momentum": 0.9, "target_share": 0.7},
+    "data": {"dataset": "fashion", "concentration": 0.1, "train_samples": 6_000, "test_samples": 1_000},
+    "training": {"local_steps": 8, "learning_rate": 0.05, "momentum": 0.9, "target_share": 0.65},
     "devices": {"round_deadline_s": 30.0, "link_jitter": 0.5,
                 "tiers": {"weak": {"clients": 4, "cpu_macs_per_s": 0.1e9, "memory_mb": 3, "battery_j": 300,
                                    "link_mbps": 20, "downlink_mbps": 20, "latency_ms": 10, "power_w_compute": 2.0,
                                    "power_w_tx": 1.5, "idle_w": 0.3, "recharge_w": 0.2}}},
 }
-"""The Fashion-MNIST study, sized for a 2-core CPU (6,000 training and 1,000 test images, 8 local steps,
-momentum 0.9; the target is 70% of the centralised accuracy (about 0.8 here), which federated training
-under label skew reaches in about 20 of the 40 rounds); the deeper network needs more memory and a longer
-deadline (weak tier: 3 MB, other tiers as in the defaults)."""
+"""The Fashion-MNIST study, sized for a 2-core CPU: 6,000 training and 1,000 test images, 8 local steps,
+momentum 0.9, the digits study's label skew (Dirichlet 0.1). The target is 65% of the centralised accuracy
+(about 0.51; the centralised model reaches about 0.79): under this skew federated training oscillates
+between 0.4 and 0.6 and first reaches 0.55 only in round 35 or so of 40 at the best fixed split
+(``python -m decisions.telecom.splitfl.scenario_check --study --concentration 0.1``). The deeper network
+needs more memory and a longer deadline (weak tier: 3 MB, other tiers as in the defaults).
+
+At Dirichlet 0.5 (the stored bench of a6e4997) the study measures something else: the four weak
+clients, which cannot hold MobileNet past split 7, hold data the others also have, so refusing them
+all (fixed split 13, 1.1 s rounds) reaches the target soonest, and any policy that keeps them has rounds
+of at least 3.2 s (``scenario_check``'s tier table); a low dropout rate and a short time to target then
+exclude each other by construction."""
 
 
 def _with_default_tiers(spec: dict[str, Any]) -> dict[str, Any]:
@@ -183,10 +191,12 @@ README_ROWS: tuple[Row, ...] = (
         "{time_ratio_dqn_client_decay0:.2f} / {time_ratio_dqn_client:.2f}",
     ),
     Row(
-        "Fashion-MNIST, MobileNet-style, {fashion_seeds:.0f} seeds x {fashion_rounds:.0f} rounds: time to target "
-        "ratio vs best fixed; final accuracy ratio; agent dropout rate",
+        "Fashion-MNIST, MobileNet-style, {fashion_seeds:.0f} seeds x {fashion_rounds:.0f} rounds (Dirichlet 0.1): "
+        "time to {fashion_target_share:.0%} of the centralised accuracy, agent / best fixed; final accuracy ratio; "
+        "agent dropout rate (margin vs lowest fixed split)",
         "{fashion_time_to_target_ratio_vs_best_fixed:.2f} (worst {fashion_time_to_target_ratio_vs_best_fixed_worst:.2f});"
-        " {fashion_final_test_acc_vs_best_fixed:.3f}; {fashion_dropout_rate_agent:.3f}",
+        " {fashion_final_test_acc_vs_best_fixed:.3f}; {fashion_dropout_rate_agent:.3f} "
+        "({fashion_dropout_margin_vs_fixed:+.3f})",
         optional=True,
     ),
     Row(

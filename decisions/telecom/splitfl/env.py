@@ -166,6 +166,17 @@ def client_obs(
     return jnp.concatenate([scores, rates, head, ratio, energy]).astype(jnp.float32)
 
 
+def holdable_splits(costs: SplitCosts, client: Array) -> Array:
+    """``(L,)`` bool: the splits whose client part and a batch's activations fit ``client``'s memory.
+
+    Every split when none does (the client cannot train this round whatever it is told). The per-client
+    agent votes only among these (``strategies.client_decisions``): the server knows each device's memory
+    from its capability report, and a split the device cannot hold only makes it refuse the round.
+    """
+    fits = costs.fits_memory[:, client]
+    return fits | ~jnp.any(fits)
+
+
 def client_share(
     pe: SplitEnvParams, state: fl.FleetState, costs: SplitCosts, client: Array, split: Array, running: Array
 ) -> tuple[Array, Array]:

@@ -10,7 +10,8 @@ A strategy maps the fleet's state before a round (and the round's index) to one 
   that keeps the most clients (then the shortest round);
 - ``RoundAgent``: the committee on ``env.round_obs``, one split for the round;
 - ``ClientAgent``: the committee on ``env.client_obs``, clients in turn (``env.client_order``), each
-  seeing the running straggler time of the clients before it, exactly as in ``env.ClientSplitEnv``.
+  seeing the running straggler time of the clients before it, exactly as in ``env.ClientSplitEnv``;
+  each client's vote is among the splits it can hold in memory (``env.holdable_splits``).
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def client_decisions(committee: Committee, state: fl.FleetState, pe: E.SplitEnvP
         running, splits = carry
         client = order[turn]
         obs = E.client_obs(state, pe, costs, client, running, turn, t)
-        split = committee.act(obs) + 1
+        split = committee.act(obs, E.holdable_splits(costs, client)) + 1
         _, running = E.client_share(pe, state, costs, client, split, running)
         return (running, splits.at[client].set(split)), None
 
