@@ -10,13 +10,21 @@ Path-loss models (``PATH_LOSS_MODELS``):
 
 - ``okumura_hata`` (0): mobile-env's ``OkumuraHata`` exactly, including its use of the
   distance in *metres* (the textbook formula takes km) and ``+1e-16`` against ``log(0)``;
-- ``free_space`` (1): ``20 log10(d_m) + 20 log10(f_MHz) - 27.55`` dB, distance floored at 1 m.
+- ``free_space`` (1): ``20 log10(d_m) + 20 log10(f_MHz) - 27.55`` dB, distance floored at 1 m;
+- ``umi_nlos`` (2): 3GPP TR 38.901's urban-micro street-canyon NLOS loss,
+  ``35.3 log10(d_m) + 22.4 + 21.3 log10(f_GHz) - 0.3 (h_UT - 1.5)`` dB, distance floored at 10 m
+  (the model's lower validity bound), without shadowing.
 
 Interference (``params.interference``): the SINR of link (user u, cell c) counts as
 interference the received power of every *transmitting* cell that is *not* serving u. A cell
 transmits when at least one user is connected to it (idle cells are silent) and cells that
 serve u jointly transmit to it (CoMP joint transmission), so they do not interfere with u.
 Connectability always uses the SNR, as in mobile-env.
+
+Joint transmission (``params.joint_transmission``, ``joint_log10_sinr``): a user's serving cells
+send it the same signal on the same resources, so their received powers add (non-coherently)
+and the user has *one* link of SINR ``sum_serving S / (N + sum_other transmitting S)``; what it
+costs is resources in every serving cell (``schedulers.joint_rates``).
 """
 
 from __future__ import annotations
@@ -36,14 +44,17 @@ __all__ = [
     "connectable",
     "distances",
     "free_space_db",
+    "joint_log10_sinr",
     "log10_sinr",
     "log10_snr",
     "okumura_hata_db",
     "path_loss_db",
+    "spectral_efficiency",
+    "umi_nlos_db",
     "pow10",
 ]
 
-PATH_LOSS_MODELS: dict[str, int] = {"okumura_hata": 0, "free_space": 1}
+PATH_LOSS_MODELS: dict[str, int] = {"okumura_hata": 0, "free_space": 1, "umi_nlos": 2}
 """Path-loss model names and their ids (``NetworkParams.path_loss_model``)."""
 EPSILON = 1e-16
 """Added to distances before the logarithm (mobile-env's ``channels.EPSILON``)."""
@@ -90,6 +101,12 @@ def free_space_db(distance: Array, freq_mhz: Array) -> Array:
     return 20.0 * jnp.log10(jnp.maximum(distance, 1.0)) + 20.0 * jnp.log10(freq_mhz) - 27.55
 
 
+def umi_nlos_db(distance: Array, freq_mhz: Array, ue_height: Array) -> Array:
+    """3GPP TR 38.901 UMi street-canyon NLOS path loss in dB (distance in metres, floored at 10 m)."""
+    d = jnp.maximum(distance, 10.0)
+    return 35.3 * jnp.log10(d) + 22.4 + 21.3 * jnp.log10(freq_mhz / 1000.0) - 0.3 * (ue_height - 1.5)
+
+
 def distances(params: NetworkParams, user_pos: Array) -> Array:
     """User-to-cell distances ``(users, cells)``, positions truncated to whole metres if asked.
 
@@ -121,7 +138,10 @@ def path_loss_db(params: NetworkParams, user_pos: Array) -> Array:
         d, params.cell_freq_mhz[None, :], params.cell_height_m[None, :], params.user_height_m[:, None]
     )
     fs = free_space_db(d, params.cell_freq_mhz[None, :])
-    return jnp.where(params.path_loss_model == PATH_LOSS_MODELS["free_space"], fs, oh)
+    umi = umi_nlos_db(d, params.cell_freq_mhz[None, :], params.user_height_m[:, None])
+    model = params.path_loss_model
+    return jnp.where(model == PATH_LOSS_MODELS["free_space"], fs,
+                     jnp.where(model == PATH_LOSS_MODELS["umi_nlos"], umi, oh))
 
 
 def log10_snr(params: NetworkParams, user_pos: Array) -> Array:
@@ -174,6 +194,32 @@ def log10_sinr(params: NetworkParams, l_snr: Array, conn: Array) -> Array:
     return l_snr - jnp.log1p(inr)[:, None] / jnp.log(10.0)
 
 
+def joint_log10_sinr(params: NetworkParams, l_snr: Array, conn: Array) -> Array:
+    """``log10`` of each user's joint-transmission SINR ``(users,)`` (module docstring).
+
+    Args:
+        params: the network.
+        l_snr: ``(users, cells)`` ``log10`` SNRs.
+        conn: ``(users, cells)`` bool serving sets.
+
+    Returns:
+        ``(users,)`` ``log10(sum_serving S / (N + sum_interferers S))`` (very low for a user
+        served by no cell).
+    """
+    transmitting = jnp.any(conn, axis=0) & params.cell_mask
+    snr = pow10(jnp.minimum(l_snr, 30.0))
+    signal = jnp.sum(jnp.where(conn, snr, 0.0), axis=1)
+    inr = jnp.sum(jnp.where(transmitting[None, :] & ~conn, snr, 0.0), axis=1)
+    served = jnp.any(conn, axis=1)
+    return jnp.where(served, jnp.log10(jnp.where(served, signal, 1.0)) - jnp.log1p(inr) / jnp.log(10.0), _NEG)
+
+
+def spectral_efficiency(l_sinr: Array) -> Array:
+    """``log2(1 + sinr)`` from ``log10(sinr)``, exact in float32 for tiny and huge SINRs."""
+    small = jnp.log1p(pow10(jnp.minimum(l_sinr, 7.0))) / jnp.log(2.0)
+    return jnp.where(l_sinr > 7.0, l_sinr * _LOG2_10, small)
+
+
 def capacity(params: NetworkParams, l_sinr: Array, ok: Array) -> Array:
     """Shannon capacity ``bw * log2(1 + sinr)`` of each link with all of its cell's resources.
 
@@ -186,6 +232,4 @@ def capacity(params: NetworkParams, l_sinr: Array, ok: Array) -> Array:
     Returns:
         ``(users, cells)`` capacities in bit/s.
     """
-    small = jnp.log1p(pow10(jnp.minimum(l_sinr, 7.0))) / jnp.log(2.0)
-    spectral = jnp.where(l_sinr > 7.0, l_sinr * _LOG2_10, small)
-    return jnp.where(ok, params.cell_bandwidth_hz[None, :] * spectral, 0.0)
+    return jnp.where(ok, params.cell_bandwidth_hz[None, :] * spectral_efficiency(l_sinr), 0.0)

@@ -6,7 +6,9 @@ One step, in mobile-env's order (``MComCore.step``):
 2. apply the action: for each user, 0 keeps its connections and ``k`` toggles its link to cell
    ``k - 1``: disconnect if connected, else connect if the SNR exceeds the threshold
    (``apply_action``). Toggles of padded cells, by padded users or out of range are no-ops;
-3. schedule each cell's resources among its users and sum each user's link rates;
+3. schedule each cell's resources among its users and sum each user's link rates (with
+   ``params.joint_transmission``: one joint link per user, at the smallest of its serving
+   cells' shares; ``channel.joint_log10_sinr``, ``schedulers.joint_rates``);
 4. utility of each user's rate, scaled to ``[-1, 1]``; the reward is their mean over users
    (mobile-env's ``MComCentralHandler.reward``), so an episode return lies in ``[-T, T]``;
 5. move the users (random waypoint) and advance time; truncate at ``episode_length``.
@@ -209,10 +211,20 @@ def link_outcome(state: CompState, conn: Array, params: NetworkParams) -> tuple[
     """
     l_snr = state.l_snr
     ok = channel.connectable(params, l_snr)
-    l_sinr = jax.lax.cond(params.interference, lambda: channel.log10_sinr(params, l_snr, conn), lambda: l_snr)
-    cap = channel.capacity(params, l_sinr, ok)
-    share = schedulers.shares(params.scheduler, conn, cap, state.avg_rate)
-    rate = jnp.where(params.user_mask, schedulers.user_rates(share, cap), 0.0)
+
+    def per_link() -> Array:
+        l_sinr = jax.lax.cond(params.interference, lambda: channel.log10_sinr(params, l_snr, conn), lambda: l_snr)
+        cap = channel.capacity(params, l_sinr, ok)
+        return schedulers.user_rates(schedulers.shares(params.scheduler, conn, cap, state.avg_rate), cap)
+
+    def joint() -> Array:
+        bandwidth = jnp.max(jnp.where(conn, params.cell_bandwidth_hz[None, :], 0.0), axis=1)
+        joint_cap = bandwidth * channel.spectral_efficiency(channel.joint_log10_sinr(params, l_snr, conn))
+        cap = jnp.where(conn, joint_cap[:, None], 0.0)
+        share = schedulers.shares(params.scheduler, conn, cap, state.avg_rate)
+        return schedulers.joint_rates(share, conn, joint_cap)
+
+    rate = jnp.where(params.user_mask, jax.lax.cond(params.joint_transmission, joint, per_link), 0.0)
     raw = qoe.bounded_log_utility(rate, params.utility_bounds, params.utility_coeffs)
     return rate, raw, qoe.scale_utility(raw, params.utility_bounds)
 

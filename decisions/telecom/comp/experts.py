@@ -279,9 +279,16 @@ def canonical_action(state: CompState, action: Array, net: NetworkParams) -> Arr
     return ENV.canonical_action(state, action, net)
 
 
-@partial(jax.jit, static_argnames=("fn", "steps", "record"))
+@partial(jax.jit, static_argnames=("fn", "steps", "record", "user_rates"))
 def _rollout_jit(
-    keys: Array, net: NetworkParams, pparams: PyTree, *, fn: Callable[..., Array], steps: int, record: bool
+    keys: Array,
+    net: NetworkParams,
+    pparams: PyTree,
+    *,
+    fn: Callable[..., Array],
+    steps: int,
+    record: bool,
+    user_rates: bool = False,
 ) -> dict[str, Array]:
     def episode(key: Array) -> dict[str, Array]:
         # Environment and policy randomness come from separate streams, so every policy sees
@@ -305,6 +312,8 @@ def _rollout_jit(
             if record:
                 out["obs"] = obs
                 out["action"] = action
+            if user_rates:
+                out["user_rate"] = info["rate"]
             return (obs2, state2), out
 
         xs = (jax.random.split(k_env, steps), jax.random.split(k_act, steps))
@@ -321,6 +330,7 @@ def rollout(
     *,
     record: bool = False,
     steps: int | None = None,
+    user_rates: bool = False,
 ) -> dict[str, np.ndarray]:
     """Run one full episode per key of ``policy`` on ``task`` (jitted, vmapped over keys).
 
@@ -331,15 +341,18 @@ def rollout(
         record: also return the observations (``obs``, ``(episodes, T, obs_size)``, the one each
             action was chosen on) and the actions (``action``, ``(episodes, T, MAX_USERS)``).
         steps: episode length (default the network's ``episode_length``).
+        user_rates: also return every user slot's rate (``user_rate``, ``(episodes, T, MAX_USERS)``,
+            bit/s, 0 for padded users).
 
     Returns:
         numpy arrays ``(episodes, T)``: ``reward``, ``qoe`` (mean normalised QoE over real users),
-        ``jain_qoe``, ``jain_rate``, ``rate`` (mean user rate, bit/s), plus ``obs``/``action``.
+        ``jain_qoe``, ``jain_rate``, ``rate`` (mean user rate, bit/s), plus ``obs``/``action`` and
+        ``user_rate`` when asked.
     """
     net = task.params() if isinstance(task, Task) else task
     steps = int(net.episode_length) if steps is None else int(steps)
     tp = task_policy(policy)
-    out = _rollout_jit(keys, net, tp.params, fn=tp.fn, steps=steps, record=record)
+    out = _rollout_jit(keys, net, tp.params, fn=tp.fn, steps=steps, record=record, user_rates=user_rates)
     return {k: np.asarray(v) for k, v in out.items()}
 
 

@@ -83,6 +83,10 @@ class NetworkParams:
         scheduler: scalar int, an id of ``schedulers.SCHEDULERS``.
         path_loss_model: scalar int, an id of ``channel.PATH_LOSS_MODELS``.
         interference: scalar bool, rates from SINR (inter-cell interference) instead of SNR.
+        joint_transmission: scalar bool, a user's serving cells transmit jointly: one link of the
+            summed signal over the other transmitting cells' interference, the smallest of the
+            serving cells' resource shares (``channel.joint_log10_sinr``,
+            ``schedulers.joint_rates``); False: mobile-env's sum of per-link rates.
         quantise_positions: scalar bool, truncate positions to whole metres before computing
             distances, as mobile-env does (``shapely.Point(int(x), int(y))``).
         utility_bounds: ``(2,)`` lower and upper bound of the raw utility.
@@ -106,6 +110,7 @@ class NetworkParams:
     scheduler: Array
     path_loss_model: Array
     interference: Array
+    joint_transmission: Array
     quantise_positions: Array
     utility_bounds: Array
     utility_coeffs: Array
@@ -145,6 +150,7 @@ def make_network(
     roam_size: tuple[float, float] | None = None,
     path_loss: str | int = "okumura_hata",
     interference: bool = False,
+    joint_transmission: bool = False,
     quantise_positions: bool = True,
     episode_length: int = EPISODE_LENGTH,
     bandwidth_hz: float = BS_BANDWIDTH_HZ,
@@ -175,6 +181,7 @@ def make_network(
             movement model at the default 200 x 200 m, so their users roam only that corner.
         path_loss: a name (or id) of ``channel.PATH_LOSS_MODELS``.
         interference: compute rates from SINR with inter-cell interference.
+        joint_transmission: serving cells transmit jointly (``NetworkParams.joint_transmission``).
         quantise_positions: truncate positions to whole metres for distances (mobile-env).
         episode_length: steps per episode (positive).
         bandwidth_hz, frequency_mhz, tx_dbm, cell_height_m: cell constants (all cells alike).
@@ -256,6 +263,7 @@ def make_network(
         scheduler=jnp.asarray(sched_id, jnp.int32),
         path_loss_model=jnp.asarray(model_id, jnp.int32),
         interference=jnp.asarray(bool(interference)),
+        joint_transmission=jnp.asarray(bool(joint_transmission)),
         quantise_positions=jnp.asarray(bool(quantise_positions)),
         utility_bounds=jnp.asarray(UTILITY_BOUNDS, jnp.float32),
         utility_coeffs=jnp.asarray(UTILITY_COEFFS, jnp.float32),

@@ -14,6 +14,10 @@ contributes), exactly as mobile-env's ``macro_datarates``.
   exponential average of each user's past total rate (the classic PF metric);
 - ``max_capacity`` (3): the whole cell to its connected user of highest capacity (lowest
   index on ties).
+
+Under joint transmission (``NetworkParams.joint_transmission``) the same schedulers share each
+cell, with every serving link's capacity set to the user's joint capacity, and ``joint_rates``
+gives the user the smallest of its serving cells' shares of that one joint link.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ __all__ = [
     "rate_fair",
     "resource_fair",
     "shares",
+    "joint_rates",
     "user_rates",
 ]
 
@@ -133,3 +138,23 @@ def user_rates(share: Array, cap: Array) -> Array:
         ``(users,)`` rates in bit/s.
     """
     return jnp.sum(share * cap, axis=1)
+
+
+def joint_rates(share: Array, conn: Array, joint_capacity: Array) -> Array:
+    """Each user's rate under joint transmission: its resource share times its joint capacity.
+
+    A joint transmission uses the same resources in every serving cell, so a user gets the
+    smallest of its serving cells' shares (``share`` computed with every serving link's capacity
+    set to the user's joint capacity); what the other cells granted beyond it is spent without
+    use, the resource cost of a large serving set.
+
+    Args:
+        share: ``(users, cells)`` shares.
+        conn: ``(users, cells)`` bool serving sets.
+        joint_capacity: ``(users,)`` capacity in bit/s with all of a cell's resources.
+
+    Returns:
+        ``(users,)`` rates in bit/s (0 for a user served by no cell).
+    """
+    fraction = jnp.min(jnp.where(conn, share, jnp.inf), axis=1)
+    return jnp.where(jnp.any(conn, axis=1), fraction * joint_capacity, 0.0)

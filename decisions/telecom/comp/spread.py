@@ -1,0 +1,187 @@
+"""The spread: how much the choice of serving cells matters on a network, before any training.
+
+A task belongs in a CoMP study only if the policies it is meant to separate differ on it. For each
+network this runs the greedy planner (``planner``, privileged: it reads the state), max-SNR (one
+cell per user), top-2 and random serving sets on the same episodes (common random numbers) and
+reports, per policy, the figures operators read:
+
+- ``qoe``: mobile-env's bounded log utility mapped to [0, 1], mean over users and steps (the
+  study's headline);
+- ``mean_rate_mbps``: mean user rate;
+- ``edge_rate_mbps``: the cell-edge rate, the 5th percentile over users (pooled over episodes) of
+  each user's mean rate over its episode;
+- ``below_floor``: the share of user-steps whose rate is below ``floor_mbps``.
+
+``spread_summary`` then gives per network the best of the non-random policies against random: the
+QoE gain (best / random - 1) and the cell-edge ratio (best / random).
+
+``python -m decisions.telecom.comp.spread [--tasks training|unseen|all] [--model joint|sinr|parity]
+[--episodes 16] [--floor-mbps 1]`` prints both tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+import pandas as pd
+
+from decisions.telecom.comp.catalog import TRAINING_TASKS, UNSEEN_TASKS
+from decisions.telecom.comp.experts import rollout
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_size
+from decisions.telecom.comp.network import MAX_CELLS, NetworkParams
+from decisions.telecom.comp.planner import GreedyPlanner
+
+__all__ = ["RATE_MODELS", "SPREAD_POLICIES", "policy_figures", "spread_summary", "spread_table", "with_rate_model"]
+
+SPREAD_POLICIES: dict[str, Any] = {"planner": GreedyPlanner(), **SERVING_SET_POLICIES, "all_cells": fixed_set_size(MAX_CELLS)}
+"""The policies compared: the planner, max-SNR, top-2, random serving sets and every user served by every cell."""
+
+EDGE_PERCENTILE = 5.0
+"""The cell-edge rate's percentile of the users' mean rates."""
+
+
+def policy_figures(out: Mapping[str, np.ndarray], user_mask: np.ndarray, floor_mbps: float) -> dict[str, float]:
+    """The figures of one policy's episodes (module docstring).
+
+    Args:
+        out: ``experts.rollout``'s output with ``user_rate`` (``(episodes, T, MAX_USERS)``, bit/s).
+        user_mask: ``(MAX_USERS,)`` bool, the real users.
+        floor_mbps: the rate floor (Mbit/s).
+
+    Returns:
+        ``qoe``, ``mean_rate_mbps``, ``edge_rate_mbps``, ``below_floor``.
+    """
+    rates = np.asarray(out["user_rate"], np.float64)[:, :, np.asarray(user_mask, bool)] / 1e6
+    per_user = rates.mean(axis=1).ravel()
+    return {
+        "qoe": float(np.mean(out["qoe"])),
+        "mean_rate_mbps": float(rates.mean()),
+        "edge_rate_mbps": float(np.percentile(per_user, EDGE_PERCENTILE)),
+        "below_floor": float(np.mean(rates < floor_mbps)),
+    }
+
+
+def spread_table(
+    networks: Mapping[str, NetworkParams],
+    *,
+    episodes: int = 16,
+    seed: int = 0,
+    floor_mbps: float = 1.0,
+    policies: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Every policy on every network, the same episodes for all: one row per (network, policy).
+
+    Args:
+        networks: networks by name.
+        episodes: episodes per (network, policy).
+        seed: the episodes' seed (common random numbers across policies).
+        floor_mbps: the rate floor of ``below_floor`` (positive).
+        policies: the policies by name (default ``SPREAD_POLICIES``).
+
+    Raises:
+        ValueError: ``episodes`` below 1 or ``floor_mbps`` not positive.
+    """
+    if int(episodes) != episodes or episodes < 1:
+        raise ValueError(f"episodes: must be a positive integer, got {episodes!r}")
+    if not np.isfinite(floor_mbps) or floor_mbps <= 0:
+        raise ValueError(f"floor_mbps: must be positive, got {floor_mbps!r}")
+    keys = jax.random.split(jax.random.PRNGKey(seed), int(episodes))
+    rows = []
+    for name, net in networks.items():
+        mask = np.asarray(net.user_mask)
+        for pname, policy in (policies or SPREAD_POLICIES).items():
+            out = rollout(net, policy, keys, user_rates=True)
+            rows.append({"network": name, "policy": pname, **policy_figures(out, mask, floor_mbps)})
+    return pd.DataFrame(rows)
+
+
+def spread_summary(table: pd.DataFrame, baseline: str = "random") -> pd.DataFrame:
+    """Per network, the best non-baseline policy on QoE and on the cell-edge rate against ``baseline``.
+
+    Returns:
+        One row per network: ``best_qoe_policy``, ``qoe_gain`` (best / baseline - 1),
+        ``best_edge_policy``, ``edge_ratio`` (best / baseline; inf when the baseline's is 0),
+        ``planner_qoe_gain`` and ``planner_edge_ratio`` when the planner is in the table.
+    """
+    rows = []
+    for name, group in table.groupby("network", sort=False):
+        by = group.set_index("policy")
+        base = by.loc[baseline]
+        others = by.drop(index=baseline)
+        best_q, best_e = others["qoe"].idxmax(), others["edge_rate_mbps"].idxmax()
+
+        def ratio(value: float, ref: float) -> float:
+            return float(value / ref) if ref > 0 else float("inf")
+
+        row = {"network": name, "best_qoe_policy": best_q, "qoe_gain": ratio(others.loc[best_q, "qoe"], base["qoe"]) - 1,
+               "best_edge_policy": best_e,
+               "edge_ratio": ratio(others.loc[best_e, "edge_rate_mbps"], base["edge_rate_mbps"])}
+        if "planner" in by.index:
+            row["planner_qoe_gain"] = ratio(by.loc["planner", "qoe"], base["qoe"]) - 1
+            row["planner_edge_ratio"] = ratio(by.loc["planner", "edge_rate_mbps"], base["edge_rate_mbps"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+MBPS_UTILITY_BOUNDS = (40.0, 80.0)
+"""Utility bounds that make mobile-env's ``10 log10(rate)`` (rate in bit/s) span 0.01 to 100 Mbit/s:
+the same utility as ``10 log10(rate in Mbit/s)`` bounded by [-20, 20], shifted by 60."""
+
+RATE_MODELS = ("parity", "sinr", "joint")
+"""``parity``: mobile-env's (SNR, per-link rates summed); ``sinr``: the same with inter-cell
+interference; ``joint``: joint transmission (``NetworkParams.joint_transmission``) over 3GPP UMi
+NLOS path loss, the utility on Mbit/s (``MBPS_UTILITY_BOUNDS``)."""
+
+
+def with_rate_model(net: NetworkParams, model: str) -> NetworkParams:
+    """``net`` under one of ``RATE_MODELS``.
+
+    Raises:
+        ValueError: an unknown model.
+    """
+    import jax.numpy as jnp
+
+    from decisions.telecom.comp.channel import PATH_LOSS_MODELS
+
+    if model not in RATE_MODELS:
+        raise ValueError(f"model: must be one of {list(RATE_MODELS)}, got {model!r}")
+    if model == "parity":
+        return net
+    if model == "sinr":
+        return net.replace(interference=jnp.asarray(True))
+    return net.replace(interference=jnp.asarray(True), joint_transmission=jnp.asarray(True),
+                       path_loss_model=jnp.asarray(PATH_LOSS_MODELS["umi_nlos"], jnp.int32),
+                       utility_bounds=jnp.asarray(MBPS_UTILITY_BOUNDS, jnp.float32))
+
+
+def catalogue_networks(which: str, model: str) -> dict[str, NetworkParams]:
+    """The catalogue's ``training``, ``unseen`` or ``all`` tasks as networks under ``model`` (``RATE_MODELS``)."""
+    tasks: Sequence[Any] = {"training": TRAINING_TASKS, "unseen": UNSEEN_TASKS,
+                            "all": (*TRAINING_TASKS, *UNSEEN_TASKS)}[which]  # fmt: skip
+    return {t.name: with_rate_model(t.params(), model) for t in tasks}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the spread table and its summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", choices=("training", "unseen", "all"), default="training")
+    parser.add_argument("--model", choices=RATE_MODELS, default="joint", help="the rate model")
+    parser.add_argument("--episodes", type=int, default=16)
+    parser.add_argument("--floor-mbps", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    table = spread_table(catalogue_networks(args.tasks, args.model), episodes=args.episodes,
+                         floor_mbps=args.floor_mbps)
+    pd.set_option("display.width", 200)
+    print(table.round(3).to_string(index=False))
+    summary = spread_summary(table)
+    print(summary.round(3).to_string(index=False))
+    print(f"median QoE gain {summary['qoe_gain'].median():.3f}, median edge ratio {summary['edge_ratio'].median():.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

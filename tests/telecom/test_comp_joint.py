@@ -1,0 +1,96 @@
+"""Joint transmission, the UMi path loss and the spread table (``comp.spread``)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from decisions.telecom.comp import channel, make_network, schedulers
+from decisions.telecom.comp.env import CompEnv, link_outcome
+from decisions.telecom.comp.heuristics import fixed_set_size, random_set_size
+from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
+from decisions.telecom.comp.spread import policy_figures, spread_summary, spread_table, with_rate_model
+
+
+def test_umi_nlos_matches_the_formula() -> None:
+    # 35.3 log10(100) + 22.4 + 21.3 log10(2.5) = 101.4762 dB; below 10 m the distance is floored
+    np.testing.assert_allclose(channel.umi_nlos_db(jnp.asarray(100.0), 2500.0, 1.5), 101.4762, atol=1e-3)
+    np.testing.assert_allclose(channel.umi_nlos_db(jnp.asarray(2.0), 2500.0, 1.5),
+                               channel.umi_nlos_db(jnp.asarray(10.0), 2500.0, 1.5), atol=1e-5)
+
+
+def _two_cells():
+    params = make_network(2, 2, positions=[[0.0, 0.0], [100.0, 0.0]], path_loss="umi_nlos", interference=True,
+                          joint_transmission=True)
+    pos = jnp.zeros((MAX_USERS, 2)).at[0].set(jnp.asarray([40.0, 0.0])).at[1].set(jnp.asarray([90.0, 0.0]))
+    return params, pos, channel.log10_snr(params, pos)
+
+
+def test_joint_sinr_adds_the_serving_cells_and_counts_the_others_as_interference() -> None:
+    params, _, l_snr = _two_cells()
+    snr = 10.0 ** np.asarray(l_snr[:2, :2], np.float64)
+    both = jnp.zeros((MAX_USERS, MAX_CELLS), bool).at[0, :2].set(True).at[1, 1].set(True)
+    got = np.asarray(channel.joint_log10_sinr(params, l_snr, both))
+    np.testing.assert_allclose(got[0], np.log10(snr[0, 0] + snr[0, 1]), rtol=1e-5)  # no interferer left
+    # user 1 (cell 1 only) hears cell 0, which transmits to user 0
+    np.testing.assert_allclose(got[1], np.log10(snr[1, 1] / (1 + snr[1, 0])), rtol=1e-5)
+    one = jnp.zeros((MAX_USERS, MAX_CELLS), bool).at[0, 0].set(True).at[1, 1].set(True)
+    got = np.asarray(channel.joint_log10_sinr(params, l_snr, one))
+    np.testing.assert_allclose(got[0], np.log10(snr[0, 0] / (1 + snr[0, 1])), rtol=1e-5)
+    np.testing.assert_allclose(got[1], np.log10(snr[1, 1] / (1 + snr[1, 0])), rtol=1e-5)
+    assert got[2] < -100  # a user served by no cell
+
+
+def test_a_joint_user_gets_its_smallest_serving_share() -> None:
+    conn = jnp.asarray([[1, 1], [0, 1]], bool)  # user 0 by both cells, user 1 by cell 1
+    share = schedulers.resource_fair(conn, jnp.ones((2, 2)))
+    rates = schedulers.joint_rates(share, conn, jnp.asarray([10.0, 6.0]))
+    np.testing.assert_allclose(rates, [0.5 * 10.0, 0.5 * 6.0])  # cell 0 gave user 0 all, cell 1 half
+    none = schedulers.joint_rates(share, jnp.zeros((2, 2), bool), jnp.asarray([10.0, 6.0]))
+    np.testing.assert_allclose(none, [0.0, 0.0])
+
+
+def test_serving_everyone_from_every_cell_is_one_shared_cell() -> None:
+    params, pos, l_snr = _two_cells()
+    env = CompEnv(action_mode="serving_set")
+    state = env.reset(jax.random.PRNGKey(0), params)[1].replace(pos=pos, l_snr=l_snr)
+    conn = env.connections(state, jnp.full(MAX_USERS, MAX_CELLS), params)
+    rate, _, _ = link_outcome(state, conn, params)
+    snr = 10.0 ** np.asarray(l_snr[:2, :2], np.float64)
+    expected = 0.5 * 9e6 * np.log2(1.0 + snr.sum(axis=1))  # resource-fair: half of one joint cell each
+    np.testing.assert_allclose(np.asarray(rate[:2]), expected, rtol=1e-4)
+    per_link = link_outcome(state, conn, params.replace(joint_transmission=jnp.asarray(False)))[0]
+    assert float(per_link[0]) != pytest.approx(float(rate[0]), rel=1e-3)  # the parity model differs
+
+
+def test_policy_figures_read_the_user_rates() -> None:
+    rates = np.zeros((2, 3, MAX_USERS))
+    rates[:, :, 0] = 2e6
+    rates[:, :, 1] = [[0.5e6, 0.5e6, 2e6], [2e6, 2e6, 2e6]]
+    mask = np.arange(MAX_USERS) < 2
+    figures = policy_figures({"user_rate": rates, "qoe": np.full((2, 3), 0.5)}, mask, floor_mbps=1.0)
+    assert figures["qoe"] == 0.5
+    assert figures["mean_rate_mbps"] == pytest.approx((2.0 * 6 + 0.5 * 2 + 2.0 * 4) / 12)
+    assert figures["below_floor"] == pytest.approx(2 / 12)
+    per_user = np.array([2.0, 1.0, 2.0, 2.0])  # users' episode means, pooled over episodes
+    assert figures["edge_rate_mbps"] == pytest.approx(np.percentile(per_user, 5.0))
+
+
+def test_spread_separates_max_snr_from_random_under_joint_transmission() -> None:
+    net = with_rate_model(make_network(4, 12, key=jax.random.PRNGKey(3), size=(600.0, 600.0)), "joint")
+    table = spread_table({"n": net}, episodes=2, policies={"max_snr": fixed_set_size(1), "random": random_set_size})
+    assert set(table["policy"]) == {"max_snr", "random"}
+    summary = spread_summary(table).iloc[0]
+    assert summary["best_qoe_policy"] == "max_snr" and summary["qoe_gain"] > 0.0
+
+
+def test_spread_bad_input_names_the_field() -> None:
+    net = make_network(3, 5)
+    with pytest.raises(ValueError, match="episodes"):
+        spread_table({"n": net}, episodes=0)
+    with pytest.raises(ValueError, match="floor_mbps"):
+        spread_table({"n": net}, floor_mbps=0.0)
+    with pytest.raises(ValueError, match="model"):
+        with_rate_model(net, "magic")
