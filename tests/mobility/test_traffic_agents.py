@@ -235,7 +235,8 @@ def test_ppo_trains_masked_and_saves_and_loads(cache: Path, tmp_path: Path) -> N
     from decisions.core.agents.onpolicy.host_loop import policy_actions
 
     tuning = PPOTuning(rollout_steps=24, minibatches=2)
-    agent = train_ppo(_job(env_steps=120), SINGLE, fair_reward(), name="ppo_fair", cache_dir=cache, tuning=tuning)
+    job = _job(env_steps=600, scenario_env_steps={SINGLE: 120})  # the scenario's own budget wins
+    agent = train_ppo(job, SINGLE, fair_reward(), name="ppo_fair", cache_dir=cache, tuning=tuning)
     assert agent.kind == "ppo" and agent.policy.obs_shape == (OBS_DIM,) and agent.policy.num_actions == PHASES
     assert agent.sim_seconds == 120 * 5 and len(agent.log) == 5  # 5 rollouts of 24 decisions, 12 per episode
     assert np.all(np.diff(agent.log["env_steps"]) == 24) and np.isfinite(agent.log["policy_loss"]).all()

@@ -147,6 +147,7 @@ def test_the_pedestrian_weight_grid_and_validation_seeds_are_checked() -> None:
         "reward.ped_weight_grid": {"reward": {"ped_weight_grid": [1.0, -0.5]}},
         "demand.validation_seeds": {"reward": {"ped_weight_grid": [0.5, 1.0]}, "demand": {"validation_seeds": [1, 50]}},
         "study.veh_delay_tolerance": {"study": {"veh_delay_tolerance": -0.1}},
+        "agent.scenario_env_steps": {"agent": {"scenario_env_steps": {"atlantis": 1000}}},
     }
     for field, spec in bad.items():
         with pytest.raises(InputError) as err:
@@ -157,6 +158,10 @@ def test_the_pedestrian_weight_grid_and_validation_seeds_are_checked() -> None:
     job = prepare({"reward": {"ped_weight_grid": [0.25, 1.0]}})
     assert job.demand.validation_seeds == [50, 51] and job.study.veh_delay_tolerance == 0.05
     assert prepare({"demand": {"validation_seeds": [0]}}).demand.validation_seeds == [0]  # unused without a grid
+    with pytest.raises(InputError, match="grid4x4"):
+        prepare({"agent": {"scenario_env_steps": {"grid4x4": 10}}})
+    agent = prepare({"agent": {"env_steps": 500, "scenario_env_steps": {"grid4x4": 4000}}}).agent
+    assert (agent.steps_for("grid4x4"), agent.steps_for("cologne1")) == (4000, 500)
 
 
 def test_pedestrian_walks_cross_each_signalised_junction(ped_net: Path, cache: Path) -> None:

@@ -429,6 +429,8 @@ def _train(
 
     start = time.perf_counter()
     scenario = get_scenario(scenario)
+    steps = job.agent.steps_for(scenario.name)
+    job = job.model_copy(update={"agent": job.agent.model_copy(update={"env_steps": steps})})
     network(scenario, pedestrians, cache_dir)  # build the pedestrian net once, before the processes
     d = job.demand
     demand = Demand(d.train_seeds[0], d.vehicle_scale, d.depart_jitter_s, d.ped_rate_per_hour)

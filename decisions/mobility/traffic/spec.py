@@ -149,6 +149,23 @@ class AgentSettings(Settings):
         60, ge=0, le=3_600, description="Longest green an agent may hold (s; 0: no limit), through its action mask."
     )
     seed: int = Field(0, ge=0, description="Seed of the agents' training.")
+    scenario_env_steps: dict[str, int] = Field(
+        {}, description="Decisions of training per scenario where it differs from env_steps (e.g. the 16-signal grids)."
+    )
+
+    @field_validator("scenario_env_steps")
+    @classmethod
+    def _scenario_steps(cls, steps: dict[str, int]) -> dict[str, int]:
+        for name, count in steps.items():
+            if name not in SCENARIO_NAMES:
+                raise ValueError(f"unknown scenario {name!r}; choose from {list(SCENARIO_NAMES)}")
+            if not 100 <= count <= 10_000_000:
+                raise ValueError(f"{name}: decisions must lie in [100, 10000000], got {count}")
+        return steps
+
+    def steps_for(self, scenario: str) -> int:
+        """Decisions of training on ``scenario``: its ``scenario_env_steps`` entry, else ``env_steps``."""
+        return self.scenario_env_steps.get(scenario, self.env_steps)
 
     @field_validator("hidden")
     @classmethod
