@@ -94,3 +94,20 @@ def test_spread_bad_input_names_the_field() -> None:
         spread_table({"n": net}, floor_mbps=0.0)
     with pytest.raises(ValueError, match="model"):
         with_rate_model(net, "magic")
+    with pytest.raises(ValueError, match="scale"):
+        with_rate_model(net, "joint", scale=0.0)
+
+
+def test_a_joint_task_names_and_builds_its_network() -> None:
+    from decisions.telecom.comp.catalog import JOINT_CANDIDATE_TASKS, JOINT_SCALE, Task, task_by_name
+
+    task = Task(7, 15, "resource_fair", layout="mobile_env", channel="joint")
+    assert task.name == "c7-u15-resource_fair-me-jt" and task_by_name(task.name) == task
+    assert Task.from_dict(task.to_dict()) == task
+    plain, joint = Task(7, 15, "resource_fair", layout="mobile_env").params(), task.params()
+    assert bool(joint.joint_transmission) and bool(joint.interference) and not bool(plain.joint_transmission)
+    np.testing.assert_allclose(joint.cell_pos, plain.cell_pos * JOINT_SCALE)
+    np.testing.assert_allclose(joint.size, plain.size * JOINT_SCALE)
+    assert len({t.name for t in JOINT_CANDIDATE_TASKS}) == len(JOINT_CANDIDATE_TASKS) >= 18
+    with pytest.raises(ValueError, match="channel"):
+        Task(3, 5, channel="telepathy")

@@ -74,6 +74,15 @@ SCHEDULER_NAMES: tuple[str, ...] = tuple(sorted(SCHEDULERS, key=SCHEDULERS.__get
 """Scheduler names in id order (the order of the one-hot in ``Task.features``)."""
 LAYOUTS = ("random", "mobile_env")
 """Station layouts: uniform random stations from ``layout_seed``, or mobile-env's stations."""
+CHANNELS = ("mobile_env", "joint")
+"""Rate models: mobile-env's (SNR, per-link rates summed, its utility) or joint transmission with
+interference over 3GPP UMi NLOS path loss on a map ``JOINT_SCALE`` times larger, QoE on Mbit/s
+(``network.as_joint``)."""
+JOINT_SCALE = 3.0
+"""Stations, map and user speed of a ``joint`` task: mobile-env's (or the random layouts') times 3,
+so neighbouring stations sit 100-300 m apart, as urban small cells do; at mobile-env's own spacing
+(tens of metres) every cell drowns in its neighbours' interference and serving every user from every
+cell wins."""
 FEATURE_DIM = 2 + len(SCHEDULER_NAMES)
 """Length of ``Task.features()``: n_cells / MAX_CELLS, n_users / MAX_USERS, one-hot scheduler."""
 
@@ -110,6 +119,7 @@ class Task:
         layout: ``"random"`` (stations uniform over a 200 x 200 m map with a 10 % margin, drawn
             from ``layout_seed``) or ``"mobile_env"`` (mobile-env's stations, map and roaming
             area for 3, 7 or 13 cells).
+        channel: ``"mobile_env"`` or ``"joint"`` (``CHANNELS``).
 
     Raises:
         ValueError: naming the offending field (``"n_cells: ..."``).
@@ -120,6 +130,7 @@ class Task:
     scheduler: str = "resource_fair"
     layout_seed: int = 0
     layout: str = "random"
+    channel: str = "mobile_env"
 
     def __post_init__(self) -> None:
         """Validate every field."""
@@ -134,6 +145,8 @@ class Task:
         object.__setattr__(self, "layout_seed", _check_int("layout_seed", self.layout_seed, 0))
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout: must be one of {list(LAYOUTS)}, got {self.layout!r}")
+        if self.channel not in CHANNELS:
+            raise ValueError(f"channel: must be one of {list(CHANNELS)}, got {self.channel!r}")
         if self.layout == "mobile_env" and self.n_cells not in _MOBILE_ENV_LAYOUTS:
             raise ValueError(
                 f"layout: 'mobile_env' needs n_cells in {sorted(_MOBILE_ENV_LAYOUTS)}, got {self.n_cells}"
@@ -141,9 +154,11 @@ class Task:
 
     @property
     def name(self) -> str:
-        """Stable id, e.g. ``"c7-u15-resource_fair-s0"`` (``"...-me"`` for a mobile-env layout)."""
+        """Stable id, e.g. ``"c7-u15-resource_fair-s0"`` (``"...-me"`` for a mobile-env layout, ``"...-jt"``
+        appended for the joint channel)."""
         suffix = "me" if self.layout == "mobile_env" else f"s{self.layout_seed}"
-        return f"c{self.n_cells}-u{self.n_users}-{self.scheduler}-{suffix}"
+        joint = "-jt" if self.channel == "joint" else ""
+        return f"c{self.n_cells}-u{self.n_users}-{self.scheduler}-{suffix}{joint}"
 
     @property
     def config_key(self) -> tuple[int, int, str]:
@@ -154,11 +169,11 @@ class Task:
         """The task's ``NetworkParams`` (mobile-env defaults for everything but the fields above)."""
         import jax  # the simulator (JAX) loads only when a network is built
 
-        from decisions.telecom.comp.network import make_network
+        from decisions.telecom.comp.network import as_joint, make_network
 
         if self.layout == "mobile_env":
             stations, size, roam = _MOBILE_ENV_LAYOUTS[self.n_cells]
-            return make_network(
+            net = make_network(
                 self.n_cells,
                 self.n_users,
                 scheduler=self.scheduler,
@@ -166,13 +181,15 @@ class Task:
                 size=size,
                 roam_size=roam,
             )
-        return make_network(
-            self.n_cells,
-            self.n_users,
-            scheduler=self.scheduler,
-            key=jax.random.PRNGKey(self.layout_seed),
-            size=RANDOM_LAYOUT_SIZE,
-        )
+        else:
+            net = make_network(
+                self.n_cells,
+                self.n_users,
+                scheduler=self.scheduler,
+                key=jax.random.PRNGKey(self.layout_seed),
+                size=RANDOM_LAYOUT_SIZE,
+            )
+        return as_joint(net, JOINT_SCALE) if self.channel == "joint" else net
 
     def features(self) -> np.ndarray:
         """``(FEATURE_DIM,)`` float32: n_cells / 13, n_users / 30, one-hot scheduler."""
@@ -223,13 +240,42 @@ UNSEEN_TASKS: tuple[Task, ...] = (
 """Held-out tasks: no (n_cells, n_users, scheduler) triple of these occurs in ``TRAINING_TASKS``."""
 
 
+JOINT_CANDIDATE_TASKS: tuple[Task, ...] = tuple(
+    Task(c, u, sched, seed, layout, channel="joint")
+    for c, u, sched, seed, layout in (
+        (7, 15, "resource_fair", 0, "mobile_env"),
+        (13, 30, "resource_fair", 0, "mobile_env"),
+        (7, 15, "proportional_fair", 0, "mobile_env"),
+        (13, 30, "rate_fair", 0, "mobile_env"),
+        (4, 12, "proportional_fair", 20, "random"),
+        (5, 15, "rate_fair", 21, "random"),
+        (5, 18, "resource_fair", 40, "random"),
+        (6, 20, "resource_fair", 22, "random"),
+        (6, 25, "proportional_fair", 41, "random"),
+        (8, 24, "proportional_fair", 23, "random"),
+        (8, 28, "resource_fair", 46, "random"),
+        (9, 30, "rate_fair", 24, "random"),
+        (9, 20, "resource_fair", 42, "random"),
+        (10, 25, "resource_fair", 25, "random"),
+        (10, 30, "rate_fair", 43, "random"),
+        (11, 30, "proportional_fair", 26, "random"),
+        (12, 28, "rate_fair", 27, "random"),
+        (12, 22, "proportional_fair", 44, "random"),
+        (4, 16, "rate_fair", 45, "random"),
+        (6, 14, "max_capacity", 47, "random"),
+    )
+)
+"""Joint-transmission networks measured by ``spread`` for the second CoMP study (issue 25): the
+study's training and unseen networks are chosen from these by their spread."""
+
+
 def task_by_name(name: str) -> Task:
     """The training or unseen task called ``name``.
 
     Raises:
         ValueError: no such task.
     """
-    for task in (*TRAINING_TASKS, *UNSEEN_TASKS):
+    for task in (*TRAINING_TASKS, *UNSEEN_TASKS, *JOINT_CANDIDATE_TASKS):
         if task.name == name:
             return task
     raise ValueError(f"name: no task called {name!r}")

@@ -15,8 +15,9 @@ reports, per policy, the figures operators read:
 ``spread_summary`` then gives per network the best of the non-random policies against random: the
 QoE gain (best / random - 1) and the cell-edge ratio (best / random).
 
-``python -m decisions.telecom.comp.spread [--tasks training|unseen|all] [--model joint|sinr|parity]
-[--episodes 16] [--floor-mbps 1]`` prints both tables.
+``python -m decisions.telecom.comp.spread [--tasks joint|training|unseen|all] [--model joint|sinr|parity]
+[--scale 1] [--episodes 16] [--floor-mbps 1]`` prints both tables and the QoE and cell-edge rate of
+every policy per network.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ import jax
 import numpy as np
 import pandas as pd
 
-from decisions.telecom.comp.catalog import TRAINING_TASKS, UNSEEN_TASKS
+from decisions.telecom.comp.catalog import JOINT_CANDIDATE_TASKS, TRAINING_TASKS, UNSEEN_TASKS
 from decisions.telecom.comp.experts import rollout
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_size
-from decisions.telecom.comp.network import MAX_CELLS, NetworkParams
+from decisions.telecom.comp.network import MAX_CELLS, NetworkParams, as_joint
 from decisions.telecom.comp.planner import GreedyPlanner
 
 __all__ = ["RATE_MODELS", "SPREAD_POLICIES", "policy_figures", "spread_summary", "spread_table", "with_rate_model"]
@@ -127,56 +128,55 @@ def spread_summary(table: pd.DataFrame, baseline: str = "random") -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-MBPS_UTILITY_BOUNDS = (40.0, 80.0)
-"""Utility bounds that make mobile-env's ``10 log10(rate)`` (rate in bit/s) span 0.01 to 100 Mbit/s:
-the same utility as ``10 log10(rate in Mbit/s)`` bounded by [-20, 20], shifted by 60."""
-
 RATE_MODELS = ("parity", "sinr", "joint")
 """``parity``: mobile-env's (SNR, per-link rates summed); ``sinr``: the same with inter-cell
-interference; ``joint``: joint transmission (``NetworkParams.joint_transmission``) over 3GPP UMi
-NLOS path loss, the utility on Mbit/s (``MBPS_UTILITY_BOUNDS``)."""
+interference; ``joint``: joint transmission over 3GPP UMi NLOS path loss, QoE on Mbit/s
+(``network.as_joint``)."""
 
 
-def with_rate_model(net: NetworkParams, model: str) -> NetworkParams:
-    """``net`` under one of ``RATE_MODELS``.
+def with_rate_model(net: NetworkParams, model: str, scale: float = 1.0) -> NetworkParams:
+    """``net`` under one of ``RATE_MODELS``, its stations, map and user speed scaled by ``scale``.
 
     Raises:
-        ValueError: an unknown model.
+        ValueError: an unknown model or a scale that is not positive.
     """
     import jax.numpy as jnp
 
-    from decisions.telecom.comp.channel import PATH_LOSS_MODELS
-
     if model not in RATE_MODELS:
         raise ValueError(f"model: must be one of {list(RATE_MODELS)}, got {model!r}")
-    if model == "parity":
-        return net
-    if model == "sinr":
-        return net.replace(interference=jnp.asarray(True))
-    return net.replace(interference=jnp.asarray(True), joint_transmission=jnp.asarray(True),
-                       path_loss_model=jnp.asarray(PATH_LOSS_MODELS["umi_nlos"], jnp.int32),
-                       utility_bounds=jnp.asarray(MBPS_UTILITY_BOUNDS, jnp.float32))
+    if model == "joint":
+        return as_joint(net, scale)
+    scaled = as_joint(net, scale)  # checks the scale
+    net = net.replace(cell_pos=scaled.cell_pos, size=scaled.size, user_velocity=scaled.user_velocity)
+    return net if model == "parity" else net.replace(interference=jnp.asarray(True))
 
 
-def catalogue_networks(which: str, model: str) -> dict[str, NetworkParams]:
-    """The catalogue's ``training``, ``unseen`` or ``all`` tasks as networks under ``model`` (``RATE_MODELS``)."""
+def catalogue_networks(which: str, model: str, scale: float = 1.0) -> dict[str, NetworkParams]:
+    """The catalogue's ``training``, ``unseen`` or ``all`` tasks as networks (``with_rate_model``), or the
+    ``joint`` candidates (``catalog.JOINT_CANDIDATE_TASKS``, as they are: ``model`` and ``scale`` unused)."""
+    if which == "joint":
+        return {t.name: t.params() for t in JOINT_CANDIDATE_TASKS}
     tasks: Sequence[Any] = {"training": TRAINING_TASKS, "unseen": UNSEEN_TASKS,
                             "all": (*TRAINING_TASKS, *UNSEEN_TASKS)}[which]  # fmt: skip
-    return {t.name: with_rate_model(t.params(), model) for t in tasks}
+    return {t.name: with_rate_model(t.params(), model, scale) for t in tasks}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the spread table and its summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", choices=("training", "unseen", "all"), default="training")
+    parser.add_argument("--tasks", choices=("training", "unseen", "all", "joint"), default="joint",
+                        help="catalogue tasks under --model/--scale, or the joint-transmission candidates")
     parser.add_argument("--model", choices=RATE_MODELS, default="joint", help="the rate model")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply station spacing, map and user speed")
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--floor-mbps", type=float, default=1.0)
     args = parser.parse_args(argv)
-    table = spread_table(catalogue_networks(args.tasks, args.model), episodes=args.episodes,
+    table = spread_table(catalogue_networks(args.tasks, args.model, args.scale), episodes=args.episodes,
                          floor_mbps=args.floor_mbps)
     pd.set_option("display.width", 200)
     print(table.round(3).to_string(index=False))
+    for figure in ("qoe", "edge_rate_mbps"):
+        print(table.pivot(index="network", columns="policy", values=figure).round(3).to_string())
     summary = spread_summary(table)
     print(summary.round(3).to_string(index=False))
     print(f"median QoE gain {summary['qoe_gain'].median():.3f}, median edge ratio {summary['edge_ratio'].median():.2f}")
