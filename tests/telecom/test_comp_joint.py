@@ -111,3 +111,13 @@ def test_a_joint_task_names_and_builds_its_network() -> None:
     assert len({t.name for t in JOINT_CANDIDATE_TASKS}) == len(JOINT_CANDIDATE_TASKS) >= 18
     with pytest.raises(ValueError, match="channel"):
         Task(3, 5, channel="telepathy")
+
+
+def test_the_second_study_keeps_unseen_configurations_out_of_training() -> None:
+    from decisions.telecom.comp.catalog import JOINT_EXCLUDED, JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
+
+    assert len(JOINT_TRAINING_TASKS) == 10 and len(JOINT_UNSEEN_TASKS) >= 8
+    seen = {t.config_key for t in JOINT_TRAINING_TASKS}
+    assert not any(t.config_key in seen for t in JOINT_UNSEEN_TASKS)
+    assert not {t.name for t in (*JOINT_TRAINING_TASKS, *JOINT_UNSEEN_TASKS)} & set(JOINT_EXCLUDED)
+    assert all(t.channel == "joint" for t in (*JOINT_TRAINING_TASKS, *JOINT_UNSEEN_TASKS))

@@ -265,8 +265,31 @@ JOINT_CANDIDATE_TASKS: tuple[Task, ...] = tuple(
         (6, 14, "max_capacity", 47, "random"),
     )
 )
-"""Joint-transmission networks measured by ``spread`` for the second CoMP study (issue 25): the
-study's training and unseen networks are chosen from these by their spread."""
+"""Joint-transmission networks measured by ``spread`` for the second CoMP study: the study's
+training and unseen networks are chosen from these by their spread."""
+
+JOINT_TRAINING_TASKS: tuple[Task, ...] = tuple(
+    t for t in JOINT_CANDIDATE_TASKS
+    if (t.layout_seed, t.layout, t.scheduler) in {
+        (0, "mobile_env", "resource_fair"), (20, "random", "proportional_fair"), (21, "random", "rate_fair"),
+        (22, "random", "resource_fair"), (23, "random", "proportional_fair"), (24, "random", "rate_fair"),
+        (25, "random", "resource_fair"), (26, "random", "proportional_fair"), (27, "random", "rate_fair"),
+    }
+)
+"""The second study's training networks (10): mobile-env's medium and large layouts with resource-fair
+scheduling and eight random layouts of 4-12 cells and 12-30 users."""
+
+JOINT_EXCLUDED: dict[str, str] = {
+    "c4-u16-rate_fair-s45-jt": "serving every user from every cell beats the planner (stations clustered)",
+    "c6-u14-max_capacity-s47-jt": "every policy's cell-edge rate is 0 (one user takes the whole cell)",
+}
+"""Candidates left out of the second study, with the reason (``python -m decisions.telecom.comp.spread``)."""
+
+JOINT_UNSEEN_TASKS: tuple[Task, ...] = tuple(
+    t for t in JOINT_CANDIDATE_TASKS if t not in JOINT_TRAINING_TASKS and t.name not in JOINT_EXCLUDED
+)
+"""The second study's unseen networks (8): new layouts with new cell and user counts, and mobile-env's
+medium and large layouts with schedulers never paired with them in training."""
 
 
 def task_by_name(name: str) -> Task:

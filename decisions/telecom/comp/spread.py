@@ -15,7 +15,7 @@ reports, per policy, the figures operators read:
 ``spread_summary`` then gives per network the best of the non-random policies against random: the
 QoE gain (best / random - 1) and the cell-edge ratio (best / random).
 
-``python -m decisions.telecom.comp.spread [--tasks joint|training|unseen|all] [--model joint|sinr|parity]
+``python -m decisions.telecom.comp.spread [--tasks joint|joint-training|joint-unseen|training|unseen|all] [--model joint|sinr|parity]
 [--scale 1] [--episodes 16] [--floor-mbps 1]`` prints both tables and the QoE and cell-edge rate of
 every policy per network.
 """
@@ -30,7 +30,13 @@ import jax
 import numpy as np
 import pandas as pd
 
-from decisions.telecom.comp.catalog import JOINT_CANDIDATE_TASKS, TRAINING_TASKS, UNSEEN_TASKS
+from decisions.telecom.comp.catalog import (
+    JOINT_CANDIDATE_TASKS,
+    JOINT_TRAINING_TASKS,
+    JOINT_UNSEEN_TASKS,
+    TRAINING_TASKS,
+    UNSEEN_TASKS,
+)
 from decisions.telecom.comp.experts import rollout
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_size
 from decisions.telecom.comp.network import MAX_CELLS, NetworkParams, as_joint
@@ -153,9 +159,11 @@ def with_rate_model(net: NetworkParams, model: str, scale: float = 1.0) -> Netwo
 
 def catalogue_networks(which: str, model: str, scale: float = 1.0) -> dict[str, NetworkParams]:
     """The catalogue's ``training``, ``unseen`` or ``all`` tasks as networks (``with_rate_model``), or the
-    ``joint`` candidates (``catalog.JOINT_CANDIDATE_TASKS``, as they are: ``model`` and ``scale`` unused)."""
-    if which == "joint":
-        return {t.name: t.params() for t in JOINT_CANDIDATE_TASKS}
+    joint-transmission networks as they are (``model`` and ``scale`` unused): ``joint`` (every candidate),
+    ``joint-training`` or ``joint-unseen`` (the second study's)."""
+    joint = {"joint": JOINT_CANDIDATE_TASKS, "joint-training": JOINT_TRAINING_TASKS, "joint-unseen": JOINT_UNSEEN_TASKS}
+    if which in joint:
+        return {t.name: t.params() for t in joint[which]}
     tasks: Sequence[Any] = {"training": TRAINING_TASKS, "unseen": UNSEEN_TASKS,
                             "all": (*TRAINING_TASKS, *UNSEEN_TASKS)}[which]  # fmt: skip
     return {t.name: with_rate_model(t.params(), model, scale) for t in tasks}
@@ -164,7 +172,7 @@ def catalogue_networks(which: str, model: str, scale: float = 1.0) -> dict[str, 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the spread table and its summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", choices=("training", "unseen", "all", "joint"), default="joint",
+    parser.add_argument("--tasks", choices=("training", "unseen", "all", "joint", "joint-training", "joint-unseen"), default="joint",
                         help="catalogue tasks under --model/--scale, or the joint-transmission candidates")
     parser.add_argument("--model", choices=RATE_MODELS, default="joint", help="the rate model")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply station spacing, map and user speed")
