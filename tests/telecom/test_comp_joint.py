@@ -80,8 +80,9 @@ def test_policy_figures_read_the_user_rates() -> None:
 
 def test_spread_separates_max_snr_from_random_under_joint_transmission() -> None:
     net = with_rate_model(make_network(4, 12, key=jax.random.PRNGKey(3), size=(600.0, 600.0)), "joint")
-    table = spread_table({"n": net}, episodes=2, policies={"max_snr": fixed_set_size(1), "random": random_set_size})
-    assert set(table["policy"]) == {"max_snr", "random"}
+    table = spread_table({"n": net}, episodes=2, policies={"max_snr": fixed_set_size(1), "random": random_set_size},
+                         own_policies={"n": {"all": fixed_set_size(MAX_CELLS)}, "elsewhere": {"x": fixed_set_size(2)}})
+    assert set(table["policy"]) == {"max_snr", "random", "all"}
     summary = spread_summary(table).iloc[0]
     assert summary["best_qoe_policy"] == "max_snr" and summary["qoe_gain"] > 0.0
 

@@ -16,7 +16,7 @@ reports, per policy, the figures operators read:
 QoE gain (best / random - 1) and the cell-edge ratio (best / random).
 
 ``python -m decisions.telecom.comp.spread [--tasks joint|joint-training|joint-unseen|training|unseen|all] [--model joint|sinr|parity]
-[--scale 1] [--episodes 16] [--floor-mbps 1]`` prints both tables and the QoE and cell-edge rate of
+[--scale 1] [--episodes 16] [--floor-mbps 1] [--expert-steps N] [--networks a,b]`` prints both tables and the QoE and cell-edge rate of
 every policy per network.
 """
 
@@ -79,6 +79,7 @@ def spread_table(
     seed: int = 0,
     floor_mbps: float = 1.0,
     policies: Mapping[str, Any] | None = None,
+    own_policies: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """Every policy on every network, the same episodes for all: one row per (network, policy).
 
@@ -88,6 +89,7 @@ def spread_table(
         seed: the episodes' seed (common random numbers across policies).
         floor_mbps: the rate floor of ``below_floor`` (positive).
         policies: the policies by name (default ``SPREAD_POLICIES``).
+        own_policies: per network name, more policies by name played on that network only (its expert).
 
     Raises:
         ValueError: ``episodes`` below 1 or ``floor_mbps`` not positive.
@@ -100,7 +102,8 @@ def spread_table(
     rows = []
     for name, net in networks.items():
         mask = np.asarray(net.user_mask)
-        for pname, policy in (policies or SPREAD_POLICIES).items():
+        played = {**(policies or SPREAD_POLICIES), **(own_policies or {}).get(name, {})}
+        for pname, policy in played.items():
             out = rollout(net, policy, keys, user_rates=True)
             rows.append({"network": name, "policy": pname, **policy_figures(out, mask, floor_mbps)})
     return pd.DataFrame(rows)
@@ -178,9 +181,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply station spacing, map and user speed")
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--floor-mbps", type=float, default=1.0)
+    parser.add_argument("--expert-steps", type=int, default=0,
+                        help="also train each network's PPO expert (the study's settings) on this many steps")
+    parser.add_argument("--networks", default="", help="comma-separated names: only these of the task set")
     args = parser.parse_args(argv)
-    table = spread_table(catalogue_networks(args.tasks, args.model, args.scale), episodes=args.episodes,
-                         floor_mbps=args.floor_mbps)
+    networks = catalogue_networks(args.tasks, args.model, args.scale)
+    if args.networks:
+        wanted = args.networks.split(",")
+        unknown = sorted(set(wanted) - set(networks))
+        if unknown:
+            parser.error(f"--networks: not in --tasks {args.tasks}: {', '.join(unknown)}")
+        networks = {name: networks[name] for name in wanted}
+    experts: dict[str, dict[str, Any]] = {}
+    if args.expert_steps > 0 and not (args.tasks.startswith("joint") or (args.model == "parity" and args.scale == 1)):
+        parser.error("--expert-steps: the experts train on the tasks as catalogued; use a joint task set or "
+                     "--model parity --scale 1")
+    if args.expert_steps > 0:
+        from decisions.telecom.comp.catalog import task_by_name
+        from decisions.telecom.comp.experts import train_expert
+
+        for name in networks:
+            experts[name] = {"expert": train_expert(task_by_name(name), args.expert_steps)}
+    table = spread_table(networks, episodes=args.episodes, floor_mbps=args.floor_mbps, own_policies=experts)
     pd.set_option("display.width", 200)
     print(table.round(3).to_string(index=False))
     for figure in ("qoe", "edge_rate_mbps"):
