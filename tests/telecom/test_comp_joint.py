@@ -122,3 +122,11 @@ def test_the_second_study_keeps_unseen_configurations_out_of_training() -> None:
     assert not any(t.config_key in seen for t in JOINT_UNSEEN_TASKS)
     assert not {t.name for t in (*JOINT_TRAINING_TASKS, *JOINT_UNSEEN_TASKS)} & set(JOINT_EXCLUDED)
     assert all(t.channel == "joint" for t in (*JOINT_TRAINING_TASKS, *JOINT_UNSEEN_TASKS))
+
+
+def test_set_size_shares_count_the_canonical_sizes() -> None:
+    from decisions.telecom.comp.spread import set_size_shares
+
+    net = with_rate_model(make_network(4, 6, key=jax.random.PRNGKey(1), size=(600.0, 600.0)), "joint")
+    assert set_size_shares(net, fixed_set_size(2), episodes=1) == {2: 1.0}
+    assert set_size_shares(net, fixed_set_size(MAX_CELLS), episodes=1) == {4: 1.0}  # clipped to the 4 cells

@@ -42,7 +42,15 @@ from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_si
 from decisions.telecom.comp.network import MAX_CELLS, NetworkParams, as_joint
 from decisions.telecom.comp.planner import GreedyPlanner
 
-__all__ = ["RATE_MODELS", "SPREAD_POLICIES", "policy_figures", "spread_summary", "spread_table", "with_rate_model"]
+__all__ = [
+    "RATE_MODELS",
+    "SPREAD_POLICIES",
+    "policy_figures",
+    "set_size_shares",
+    "spread_summary",
+    "spread_table",
+    "with_rate_model",
+]
 
 SPREAD_POLICIES: dict[str, Any] = {"planner": GreedyPlanner(), **SERVING_SET_POLICIES, "all_cells": fixed_set_size(MAX_CELLS)}
 """The policies compared: the planner, max-SNR, top-2, random serving sets and every user served by every cell."""
@@ -160,6 +168,14 @@ def with_rate_model(net: NetworkParams, model: str, scale: float = 1.0) -> Netwo
     return net if model == "parity" else net.replace(interference=jnp.asarray(True))
 
 
+def set_size_shares(net: NetworkParams, policy: Any, episodes: int = 8, seed: int = 1) -> dict[int, float]:
+    """The share of real user-steps ``policy`` gives each serving-set size (canonical actions), on ``net``."""
+    keys = jax.random.split(jax.random.PRNGKey(seed), episodes)
+    actions = rollout(net, policy, keys, record=True)["action"][:, :, np.asarray(net.user_mask, bool)]
+    sizes, counts = np.unique(actions, return_counts=True)
+    return {int(k): round(float(c) / actions.size, 3) for k, c in zip(sizes, counts, strict=True)}
+
+
 def catalogue_networks(which: str, model: str, scale: float = 1.0) -> dict[str, NetworkParams]:
     """The catalogue's ``training``, ``unseen`` or ``all`` tasks as networks (``with_rate_model``), or the
     joint-transmission networks as they are (``model`` and ``scale`` unused): ``joint`` (every candidate),
@@ -210,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = spread_summary(table)
     print(summary.round(3).to_string(index=False))
     print(f"median QoE gain {summary['qoe_gain'].median():.3f}, median edge ratio {summary['edge_ratio'].median():.2f}")
+    for name, own in experts.items():
+        print(f"{name} expert: share of users given each serving-set size, {set_size_shares(networks[name], own['expert'])}")
     return 0
 
 
