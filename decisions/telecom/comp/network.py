@@ -307,10 +307,8 @@ MBPS_UTILITY_BOUNDS = (60.0, 80.0)
 QoE ``10 log10(rate / 1 Mbit/s) / 20`` clipped to [0, 1], no use below 1 Mbit/s, saturated at 100."""
 
 
-def as_joint(params: NetworkParams, scale: float = 1.0) -> NetworkParams:
-    """``params`` as a joint-transmission network: interference, ``joint_transmission``, 3GPP UMi NLOS
-    path loss and QoE on Mbit/s (``MBPS_UTILITY_BOUNDS``), stations, roaming area and user speed
-    multiplied by ``scale``.
+def scaled(params: NetworkParams, scale: float) -> NetworkParams:
+    """``params`` with its stations, roaming area and user speed multiplied by ``scale``.
 
     Raises:
         ValueError: ``scale`` not positive.
@@ -318,7 +316,18 @@ def as_joint(params: NetworkParams, scale: float = 1.0) -> NetworkParams:
     if not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"scale: must be positive, got {scale!r}")
     return params.replace(
-        cell_pos=params.cell_pos * scale, size=params.size * scale, user_velocity=params.user_velocity * scale,
+        cell_pos=params.cell_pos * scale, size=params.size * scale, user_velocity=params.user_velocity * scale
+    )
+
+
+def as_joint(params: NetworkParams, scale: float = 1.0) -> NetworkParams:
+    """``params`` as a joint-transmission network: interference, ``joint_transmission``, 3GPP UMi NLOS
+    path loss and QoE on Mbit/s (``MBPS_UTILITY_BOUNDS``), ``scaled`` by ``scale``.
+
+    Raises:
+        ValueError: ``scale`` not positive.
+    """
+    return scaled(params, scale).replace(
         interference=jnp.asarray(True), joint_transmission=jnp.asarray(True),
         path_loss_model=jnp.asarray(PATH_LOSS_MODELS["umi_nlos"], jnp.int32),
         utility_bounds=jnp.asarray(MBPS_UTILITY_BOUNDS, jnp.float32),

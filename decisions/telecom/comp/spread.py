@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
@@ -39,7 +40,7 @@ from decisions.telecom.comp.catalog import (
 )
 from decisions.telecom.comp.experts import rollout
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_size
-from decisions.telecom.comp.network import MAX_CELLS, NetworkParams, as_joint
+from decisions.telecom.comp.network import MAX_CELLS, NetworkParams, as_joint, scaled
 from decisions.telecom.comp.planner import GreedyPlanner
 
 __all__ = [
@@ -125,16 +126,15 @@ def spread_summary(table: pd.DataFrame, baseline: str = "random") -> pd.DataFram
         ``best_edge_policy``, ``edge_ratio`` (best / baseline; inf when the baseline's is 0),
         ``planner_qoe_gain`` and ``planner_edge_ratio`` when the planner is in the table.
     """
+    def ratio(value: float, ref: float) -> float:
+        return float(value / ref) if ref > 0 else float("inf")
+
     rows = []
     for name, group in table.groupby("network", sort=False):
         by = group.set_index("policy")
         base = by.loc[baseline]
         others = by.drop(index=baseline)
         best_q, best_e = others["qoe"].idxmax(), others["edge_rate_mbps"].idxmax()
-
-        def ratio(value: float, ref: float) -> float:
-            return float(value / ref) if ref > 0 else float("inf")
-
         row = {"network": name, "best_qoe_policy": best_q, "qoe_gain": ratio(others.loc[best_q, "qoe"], base["qoe"]) - 1,
                "best_edge_policy": best_e,
                "edge_ratio": ratio(others.loc[best_e, "edge_rate_mbps"], base["edge_rate_mbps"])}
@@ -157,14 +157,11 @@ def with_rate_model(net: NetworkParams, model: str, scale: float = 1.0) -> Netwo
     Raises:
         ValueError: an unknown model or a scale that is not positive.
     """
-    import jax.numpy as jnp
-
     if model not in RATE_MODELS:
         raise ValueError(f"model: must be one of {list(RATE_MODELS)}, got {model!r}")
     if model == "joint":
         return as_joint(net, scale)
-    scaled = as_joint(net, scale)  # checks the scale
-    net = net.replace(cell_pos=scaled.cell_pos, size=scaled.size, user_velocity=scaled.user_velocity)
+    net = scaled(net, scale)
     return net if model == "parity" else net.replace(interference=jnp.asarray(True))
 
 
