@@ -314,6 +314,10 @@ def bench(
     save: Annotated[
         bool, typer.Option("--save", help="Also write benchmarks/<name>.json (figures, commit, date, machine, wall time).")
     ] = False,
+    merge: Annotated[
+        bool,
+        typer.Option("--merge", help="With --save: add the figures to the stored result (a bench run in parts)."),
+    ] = False,
     run_all: Annotated[bool, typer.Option("--all", help="Run every benchmark in turn (with --save: store each).")] = False,
     check: Annotated[
         bool, typer.Option("--check", help="With 'report': only check the README against the stored results.")
@@ -329,11 +333,13 @@ def bench(
         raise InputError("name", f"name one benchmark or give --all (known: {', '.join(benches.names())})")
     if run_all and settings:
         raise InputError("set", "settings apply to one named benchmark, not to --all")
+    if merge and not save:
+        raise InputError("merge", "--merge adds to the stored result: give --save with it")
     for each in benches.names() if run_all else [benches.canonical(name or "")]:
-        _run_one_bench(each, settings or [], as_json=as_json, save=save)
+        _run_one_bench(each, settings or [], as_json=as_json, save=save, merge=merge)
 
 
-def _run_one_bench(name: str, settings: list[str], *, as_json: bool, save: bool) -> None:
+def _run_one_bench(name: str, settings: list[str], *, as_json: bool, save: bool, merge: bool = False) -> None:
     """Run bench ``name`` with its overrides; print its figures (a table, or one JSON line) and store them."""
     from decisions.jobs import benches
     from decisions.jobs.bench_store import parse_overrides, save_result
@@ -344,7 +350,7 @@ def _run_one_bench(name: str, settings: list[str], *, as_json: bool, save: bool)
         err_console.print(f"bench {name}", highlight=False)
     figures = benches.run(name, None if as_json else _console_progress, **budget)
     if save:
-        path = save_result(name, figures, wall_seconds=time.perf_counter() - started, budget=budget)
+        path = save_result(name, figures, wall_seconds=time.perf_counter() - started, budget=budget, merge=merge)
         err_console.print(f"saved {path}", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(figures, sort_keys=True) + "\n")

@@ -54,11 +54,27 @@ def provenance(record: Mapping[str, Any]) -> str:
     short = commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
     budget = record.get("budget") or {}
     settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(budget.items())) or "defaults"
+    if record.get("parts"):
+        return f"From `benchmarks/{record['name']}.json`, run in {len(record['parts'])} parts: " + "; ".join(
+            _part_line(part) for part in record["parts"]
+        ) + "."
     return (
         f"From `benchmarks/{record['name']}.json`: commit {short}, {str(record.get('date', ''))[:10]}, "
         f"{machine.get('cores', '?')} cores ({machine.get('cpu', '?')}{_load(machine)}), "
         f"{record.get('wall_seconds', '?')} s wall time, "
         f"settings: {settings}."
+    )
+
+
+def _part_line(part: Mapping[str, Any]) -> str:
+    """One part of a result run in parts: its commit, date, machine, wall time, settings and figure count."""
+    commit = str(part.get("commit") or "unknown commit")
+    machine = part.get("machine") or {}
+    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted((part.get("budget") or {}).items())) or "defaults"
+    return (
+        f"commit {commit[:7]}{'-dirty' if commit.endswith('-dirty') else ''}, {str(part.get('date', ''))[:10]}, "
+        f"{machine.get('cores', '?')} cores{_load(machine)}, {part.get('wall_seconds', '?')} s, settings: {settings}"
+        f" ({len(part.get('figures') or [])} figures)"
     )
 
 

@@ -86,19 +86,45 @@ def git_commit() -> str | None:
 
 
 def save_result(
-    name: str, figures: dict[str, Any], *, wall_seconds: float, budget: dict[str, Any], folder: Path = BENCH_FOLDER
+    name: str,
+    figures: dict[str, Any],
+    *,
+    wall_seconds: float,
+    budget: dict[str, Any],
+    folder: Path = BENCH_FOLDER,
+    merge: bool = False,
 ) -> Path:
-    """Write ``<folder>/<name>.json``: the figures with commit, date, machine, wall time and budget."""
+    """Write ``<folder>/<name>.json``: the figures with commit, date, machine, wall time and budget.
+
+    With ``merge`` the figures are added to the stored result (a new figure of the same name
+    replaces the stored one) instead of replacing it, for a bench too long for one sitting run in
+    parts (one scenario at a time). The record then lists its ``parts``, each with its own commit,
+    date, machine, wall time, budget and the figure names it gave; the top level gives the latest
+    part's commit, date and machine and the parts' total wall time.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
-    record = {
-        "name": name,
+    part = {
         "commit": git_commit(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "wall_seconds": round(wall_seconds, 1),
         "budget": budget,
-        "figures": figures,
     }
+    record = {"name": name, **part, "figures": figures}
+    if merge and path.exists():
+        earlier = json.loads(path.read_text())
+        parts = earlier.get("parts") or [
+            {**{key: earlier.get(key) for key in part}, "figures": sorted(earlier.get("figures", {}))}
+        ]
+        parts = [*parts, {**part, "figures": sorted(figures)}]
+        record = {
+            "name": name,
+            **part,
+            "wall_seconds": round(sum(float(p.get("wall_seconds") or 0.0) for p in parts), 1),
+            "budget": {},
+            "parts": parts,
+            "figures": {**earlier.get("figures", {}), **figures},
+        }
     path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return path

@@ -44,3 +44,25 @@ def test_a_saved_result_carries_commit_date_machine_wall_time_and_budget(tmp_pat
     assert record["wall_seconds"] == 12.3 and record["date"].startswith("20")
     assert record["machine"] == machine() and record["machine"]["cores"] >= 1
     assert record["commit"] is None or len(record["commit"].removesuffix("-dirty")) == 40
+
+
+def test_a_merged_result_keeps_earlier_figures_and_lists_each_part(tmp_path: Path) -> None:
+    save_result("toy", {"a": 1.0, "b": 2.0}, wall_seconds=10.0, budget={"scenarios": ["x"]}, folder=tmp_path)
+    save_result("toy", {"b": 3.0, "c": 4.0}, wall_seconds=5.0, budget={"scenarios": ["y"]}, folder=tmp_path,
+                merge=True)
+    path = save_result("toy", {"d": 5.0}, wall_seconds=1.0, budget={}, folder=tmp_path, merge=True)
+    record = json.loads(path.read_text())
+    assert record["figures"] == {"a": 1.0, "b": 3.0, "c": 4.0, "d": 5.0}  # the newer part's b replaces
+    assert [p["figures"] for p in record["parts"]] == [["a", "b"], ["b", "c"], ["d"]]
+    assert [p["budget"] for p in record["parts"]] == [{"scenarios": ["x"]}, {"scenarios": ["y"]}, {}]
+    assert record["wall_seconds"] == 16.0 and record["budget"] == {}
+    from decisions.jobs.bench_report import provenance
+
+    line = provenance(record)
+    assert "run in 3 parts" in line and 'scenarios=["y"]' in line and "(2 figures)" in line
+
+
+def test_merge_without_a_stored_result_writes_a_plain_one(tmp_path: Path) -> None:
+    path = save_result("toy", {"a": 1.0}, wall_seconds=2.0, budget={}, folder=tmp_path, merge=True)
+    record = json.loads(path.read_text())
+    assert record["figures"] == {"a": 1.0} and "parts" not in record
