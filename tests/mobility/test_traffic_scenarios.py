@@ -148,6 +148,7 @@ def test_the_pedestrian_weight_grid_and_validation_seeds_are_checked() -> None:
         "demand.validation_seeds": {"reward": {"ped_weight_grid": [0.5, 1.0]}, "demand": {"validation_seeds": [1, 50]}},
         "study.veh_delay_tolerance": {"study": {"veh_delay_tolerance": -0.1}},
         "agent.scenario_env_steps": {"agent": {"scenario_env_steps": {"atlantis": 1000}}},
+        "scenarios.names": {"scenarios": {"names": []}},  # no scenario at all
     }
     for field, spec in bad.items():
         with pytest.raises(InputError) as err:
@@ -162,6 +163,8 @@ def test_the_pedestrian_weight_grid_and_validation_seeds_are_checked() -> None:
         prepare({"agent": {"scenario_env_steps": {"grid4x4": 10}}})
     agent = prepare({"agent": {"env_steps": 500, "scenario_env_steps": {"grid4x4": 4000}}}).agent
     assert (agent.steps_for("grid4x4"), agent.steps_for("cologne1")) == (4000, 500)
+    plain_only = prepare({"scenarios": {"names": []}, "study": {"without_pedestrians": ["grid4x4"]}})
+    assert plain_only.scenarios.names == [] and plain_only.study.without_pedestrians == ["grid4x4"]
 
 
 def test_pedestrian_walks_cross_each_signalised_junction(ped_net: Path, cache: Path) -> None:

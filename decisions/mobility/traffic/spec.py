@@ -64,7 +64,8 @@ class ScenarioSettings(Settings):
     section = "scenarios"
 
     names: list[str] = Field(
-        ["single-intersection", "cologne1", "ingolstadt1"], min_length=1, description="Scenarios with pedestrians."
+        ["single-intersection", "cologne1", "ingolstadt1"],
+        description="Scenarios with pedestrians ([] with study.without_pedestrians: only those, without).",
     )
     pedestrians: bool = Field(True, description="Add sidewalks, crossings and pedestrian flows.")
     seconds: int | None = Field(
@@ -245,12 +246,14 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> TrafficJob
     """Validate a job spec into a ``TrafficJob``.
 
     Raises:
-        InputError: naming the first bad field: also fair-reward weights that are all zero,
+        InputError: naming the first bad field: also no scenario at all, fair-reward weights that are all zero,
             training seeds that overlap the held-out ones, and a custom network that is missing
             or does not parse as a SUMO network.
     """
     job = TrafficJob.from_spec(spec, base_dir)
     s = job.scenarios
+    if not s.names and not job.study.without_pedestrians:
+        raise InputError("scenarios.names", "name at least one scenario (or some in study.without_pedestrians)")
     if CUSTOM in s.names:
         for key in ("net_file", "route_file"):
             if getattr(s, key) is None:
