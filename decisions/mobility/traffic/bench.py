@@ -33,7 +33,7 @@ RAW_METRICS = ("veh_delay_mean", "ped_wait_p95", "ped_wait_mean", "ped_wait_max"
 """Per-controller figures flattened into the bench output."""
 
 BENCH_SPEC: dict[str, Any] = {
-    "scenarios": {"names": ["single-intersection", "cologne1", "ingolstadt1"]},
+    "scenarios": {"names": ["single-intersection", "cologne1", "ingolstadt1", "grid4x4"]},
     "reward": {"ped_weight_grid": [0.0, 1.0, 3.0]},
     "agent": {"env_steps": 60_000, "scenario_env_steps": {"grid4x4": 720_000}},
     "study": {"without_pedestrians": ["cologne1", "ingolstadt1", "grid4x4"], "plain_candidates": 3},
@@ -53,15 +53,12 @@ on these. Without pedestrians the DQN gets the same care: three trainings (seeds
 the one with the lowest vehicle delay on the validation seeds kept (with one seed, the stored
 bench of 1935989 had 0.96 of max-pressure's delay on cologne1 and 1.04 on ingolstadt1).
 
-grid4x4 (16 signals sharing one Q-network, so one decision is one signal's) runs without
-pedestrians and trains on 720,000 decisions: on the held-out seeds 100-101 the plain DQN's vehicle
-delay against max-pressure's was 1.11 at 60,000, 1.04 at 240,000 and 0.94 at 720,000. One such
-training takes about 27 minutes on two cores, so its part of the bench (three candidates) is run on
-its own and merged into the stored result (``decisions bench traffic --set 'scenarios=[]' --set
-'without_pedestrians=["grid4x4"]' --save --merge``). With pedestrians it would add six trainings
-(three pedestrian weights, the vehicle-only, default-reward and PPO agents), about three hours; at
-720,000 decisions the fair DQN's vehicle delay there was 1.06 of the best heuristic's (pedestrian
-p95 0.17 of it), so grid4x4 with pedestrians is left to ``python -m decisions.mobility.traffic.study``."""
+grid4x4 (16 signals sharing one Q-network, so one decision is one signal's) trains on 720,000
+decisions: on the held-out seeds 100-101 the plain DQN's vehicle delay against max-pressure's was
+1.11 at 60,000, 1.04 at 240,000 and 0.94 at 720,000. The bench's grid4x4 runs are parts of their
+own, merged into the stored result: without pedestrians (``decisions bench traffic --set
+'scenarios=[]' --set 'without_pedestrians=["grid4x4"]' --save --merge``, 539 s) and with them
+(``--set 'scenarios=["grid4x4"]' --set 'without_pedestrians=[]' --save --merge``)."""
 
 SMOKE_BUDGET: dict[str, Any] = {"scenarios": ["single-intersection"], "seconds": 90, "env_steps": 200,
                                 "test_seeds": 1, "without_pedestrians": [], "ped_weight_grid": []}
