@@ -150,6 +150,7 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         ({"study": {"dt_learning_rate": 0.0}}, "study.dt_learning_rate"),
         ({"study": {"demonstrator": "oracle"}}, "study.demonstrator"),
         ({"study": {"select_episodes": 1}}, "study.select_episodes"),
+        ({"study": {"warm_start": "oracle"}}, "study.warm_start"),
         ({"tasks": {"train": ["c99-u1"]}}, "tasks.train"),
         ({"tasks": {"unseen": [TRAINING_TASKS[0].name]}}, "tasks.unseen"),
         ({"study": {"stages": ["train"]}}, "study.stages"),  # no data in the folder yet

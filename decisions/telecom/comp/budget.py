@@ -25,6 +25,8 @@ EXPERT_STEPS = 600_000
 """PPO environment steps of a per-task expert (``experts.EXPERT_CONFIG.total_env_steps``)."""
 DEMONSTRATORS = ("best", "expert", "planner")
 """``StudyBudget.demonstrator`` choices."""
+WARM_STARTS = ("none", "max_snr", "planner")
+"""``StudyBudget.warm_start`` choices (``warm_start.WARM_STARTS``)."""
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
@@ -71,6 +73,11 @@ class StudyBudget:
     experts stay the default."""
     select_episodes: int = 64
     """Episodes (common random numbers) on which ``"best"`` compares the two candidates."""
+    warm_start: str = "none"
+    """What the per-task experts and the multi-task PPO start from: ``"none"`` (PPO from
+    scratch, the parity study's), ``"max_snr"`` or ``"planner"``: that demonstrator's actions
+    cloned first, then PPO fine-tunes them (``warm_start``; needed on the joint-transmission
+    tasks, where PPO from scratch stays near random)."""
     dt_steps: int = 4_000
     """Gradient steps of each (Prompt-)DT (the shipped study's)."""
     dt_batch: int = 32
@@ -99,6 +106,8 @@ class StudyBudget:
     def __post_init__(self) -> None:
         if self.demonstrator not in DEMONSTRATORS:
             raise ValueError(f"demonstrator: must be one of {', '.join(DEMONSTRATORS)}, got {self.demonstrator!r}")
+        if self.warm_start not in WARM_STARTS:
+            raise ValueError(f"warm_start: must be one of {', '.join(WARM_STARTS)}, got {self.warm_start!r}")
         _check_int("select_episodes", self.select_episodes, 2)
         if not self.target_offsets or not all(np.isfinite(o) for o in self.target_offsets):
             raise ValueError(f"target_offsets: need at least one finite offset, got {self.target_offsets!r}")

@@ -405,6 +405,7 @@ def train_expert(
     *,
     config: ppo.PPOConfig = EXPERT_CONFIG,
     checkpoint: str | os.PathLike[str] | None = None,
+    warm_start: str = "none",
 ) -> TrainResult:
     """Train a PPO expert on one task, in ``EXPERT_ENV`` (link flags hidden).
 
@@ -415,15 +416,33 @@ def train_expert(
         progress: optional ``(task, done, total)`` callback.
         config: the PPO configuration (default ``EXPERT_CONFIG``).
         checkpoint: optional file to save PPO's state to after every chunk and resume from.
+        warm_start: ``"none"``, or a demonstrator of ``warm_start.WARM_STARTS`` whose actions
+            on ``warm_start.WARM_EPISODES`` episodes the policy clones before PPO fine-tunes it.
 
     Returns:
         The core ``TrainResult`` (deterministic policy); ``task_policy(result, observe_links=False)``
         runs it on ``ENV``'s observations.
     """
     config = _fit_budget(config, total_env_steps)
+    initial = _warm_start([task], warm_start, EXPERT_ENV, config, seed, task_features=False)
     return ppo.train(
-        EXPERT_ENV, config, key=_seed_key(seed), params=task.params(), progress=progress, checkpoint=checkpoint
+        EXPERT_ENV, config, key=_seed_key(seed), params=task.params(), progress=progress, checkpoint=checkpoint,
+        initial=initial,
     )
+
+
+def _warm_start(
+    tasks: Sequence[Task], warm_start: str, env: Any, config: ppo.PPOConfig, seed: int, *, task_features: bool
+) -> PyTree | None:
+    """The cloned ``initial`` params of a warm start (None for ``"none"``)."""
+    from decisions.telecom.comp import warm_start as warm
+
+    if warm_start not in warm.WARM_STARTS:
+        raise ValueError(f"warm_start: must be one of {', '.join(warm.WARM_STARTS)}, got {warm_start!r}")
+    if warm_start == "none":
+        return None
+    obs, actions = warm.demonstrations(tasks, warm_start, warm.WARM_EPISODES, seed, task_features=task_features)
+    return warm.cloned_params(env, config, obs, actions, seed=seed, steps=warm.CLONE_STEPS)
 
 
 def save_expert(

@@ -20,7 +20,7 @@ from decisions.core.agents.common import ProgressFn, TrainResult
 from decisions.core.env import Environment, Info, PRNGKey
 from decisions.core.spaces import Box, MultiDiscrete
 from decisions.telecom.comp.env import CompState
-from decisions.telecom.comp.experts import ENV, EXPERT_CONFIG, _fit_budget, _seed_key
+from decisions.telecom.comp.experts import ENV, EXPERT_CONFIG, _fit_budget, _seed_key, _warm_start
 from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS, NetworkParams
 from decisions.telecom.comp.tasks import FEATURE_DIM, TRAINING_TASKS, Task, features_from_params
 
@@ -128,6 +128,7 @@ def train_multitask(
     config: ppo.PPOConfig = EXPERT_CONFIG,
     weights: Sequence[float] | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
+    warm_start: str = "none",
 ) -> TrainResult:
     """Train ONE PPO policy across ``tasks`` (the multi-task PPO baseline).
 
@@ -143,12 +144,16 @@ def train_multitask(
         config: the PPO configuration (default ``EXPERT_CONFIG``).
         weights: optional task sampling weights.
         checkpoint: optional file to save PPO's state to after every chunk and resume from.
+        warm_start: ``"none"``, or a demonstrator of ``warm_start.WARM_STARTS`` whose actions
+            on every task the policy clones first (as ``train_expert``'s experts do).
 
     Returns:
         The core ``TrainResult``.
     """
     config = _fit_budget(config, total_env_steps)
     params = MultiTaskCompEnv.make_params(tasks, weights)
+    initial = _warm_start(list(tasks), warm_start, MULTITASK_ENV, config, seed, task_features=True)
     return ppo.train(
-        MULTITASK_ENV, config, key=_seed_key(seed), params=params, progress=progress, checkpoint=checkpoint
+        MULTITASK_ENV, config, key=_seed_key(seed), params=params, progress=progress, checkpoint=checkpoint,
+        initial=initial,
     )

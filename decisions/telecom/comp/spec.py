@@ -48,6 +48,10 @@ class StudySettings(Settings):
         description="Per task: the better of expert and multi-task PPO, always the expert, or the greedy planner.",
     )
     select_episodes: int = Field(_DEFAULT.select_episodes, ge=2, le=10_000)
+    warm_start: Literal["none", "max_snr", "planner"] = Field(
+        _DEFAULT.warm_start,
+        description="What the experts and the multi-task PPO start from: scratch, or a cloned demonstrator.",
+    )
     dt_steps: int = Field(_DEFAULT.dt_steps, ge=1, le=10**7)
     dt_batch: int = Field(_DEFAULT.dt_batch, ge=1, le=4_096)
     sizes: tuple[str, ...] = Field(_DEFAULT.sizes, min_length=1)

@@ -147,7 +147,7 @@ def train_experts(
             continue
         start = time.perf_counter()
         checkpoint = _ppo_checkpoint(checkpoints, f"expert-{task.name}", budget.expert_steps)
-        result = train_expert(task, budget.expert_steps, seed=seed, checkpoint=checkpoint)
+        result = train_expert(task, budget.expert_steps, seed=seed, checkpoint=checkpoint, warm_start=budget.warm_start)
         _write_once(path, lambda p, r=result, t=task: save_expert(p, r, t))
         seconds[task.name] = time.perf_counter() - start
     progress("experts", len(tasks), len(tasks))
@@ -166,14 +166,15 @@ def expert_part(config: dict[str, Any]) -> tuple[bytes, float]:
     """One task's PPO expert, trained as a part of ``train_experts`` on a runner's worker.
 
     Args:
-        config: ``task`` (a catalogue task's name), ``steps`` (environment steps), ``seed``.
+        config: ``task`` (a catalogue task's name), ``steps`` (environment steps), ``seed`` and
+            optionally ``warm_start`` (``StudyBudget.warm_start``, default ``"none"``).
 
     Returns:
         The expert's msgpack file (``save_expert``) as bytes, and its training seconds.
     """
     task = task_by_name(config["task"])
     start = time.perf_counter()
-    result = train_expert(task, config["steps"], seed=config["seed"])
+    result = train_expert(task, config["steps"], seed=config["seed"], warm_start=config.get("warm_start", "none"))
     seconds = time.perf_counter() - start
     with tempfile.TemporaryDirectory(prefix="decisions-expert-") as scratch:
         path = Path(scratch) / "expert.msgpack"
@@ -187,7 +188,9 @@ def _train_experts_as_parts(
     """``train_experts`` through the job's parts runner: every missing expert at once, then their files."""
     from decisions.jobs.parts import run_parts
 
-    configs = [{"task": task.name, "steps": budget.expert_steps, "seed": seed} for task in tasks]
+    configs = [
+        {"task": task.name, "steps": budget.expert_steps, "seed": seed, "warm_start": budget.warm_start} for task in tasks
+    ]
     trained = run_parts(expert_part, configs, label="experts", progress=progress)
     seconds: dict[str, float] = {}
     for task, (blob, train_seconds) in zip(tasks, trained, strict=True):
@@ -306,7 +309,7 @@ def train_multitask_model(
     start = time.perf_counter()
     result = train_multitask(
         train_tasks, budget.multitask_steps, seed=seed, progress=lambda _t, d, n: progress("multitask_ppo", d, n),
-        checkpoint=_ppo_checkpoint(checkpoints, "multitask_ppo", budget.multitask_steps),
+        checkpoint=_ppo_checkpoint(checkpoints, "multitask_ppo", budget.multitask_steps), warm_start=budget.warm_start,
     )
     _write_once(path, lambda p: save_expert(p, result, tuple(train_tasks)))
     return time.perf_counter() - start

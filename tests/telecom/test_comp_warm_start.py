@@ -1,0 +1,73 @@
+"""Warm starts of the CoMP PPO policies (``comp.warm_start``): cloned demonstrators before PPO."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from decisions.core.agents import ppo
+from decisions.telecom.comp import experts
+from decisions.telecom.comp import warm_start as warm
+from decisions.telecom.comp.budget import StudyBudget
+from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
+from decisions.telecom.comp.env import hide_links
+from decisions.telecom.comp.experts import ENV, EXPERT_ENV, expert_config, rollout, task_policy, train_expert
+from decisions.telecom.comp.heuristics import top_k
+from decisions.telecom.comp.multitask import train_multitask
+from decisions.telecom.comp.network import MAX_USERS
+from decisions.telecom.comp.tasks import FEATURE_DIM
+
+TASK = min(JOINT_TRAINING_TASKS, key=lambda t: (t.n_cells, t.n_users))
+"""The smallest joint-transmission training task."""
+
+
+def test_demonstrations_are_what_each_ppo_policy_sees_and_the_demonstrator_did() -> None:
+    obs, actions = warm.demonstrations([TASK], "max_snr", 2, seed=3)
+    steps = int(TASK.params().episode_length)
+    assert obs.shape == (2 * steps, ENV.obs_size) and actions.shape == (2 * steps, MAX_USERS)
+    np.testing.assert_array_equal(obs, np.asarray(hide_links(jnp.asarray(obs))))  # an expert's view: no link flags
+    recorded = rollout(TASK, top_k(1), jax.random.split(jax.random.PRNGKey(3), 2), record=True)
+    np.testing.assert_array_equal(actions, recorded["action"].reshape(-1, MAX_USERS))
+    with_features, _ = warm.demonstrations([TASK, TASK], "max_snr", 1, seed=3, task_features=True)
+    assert with_features.shape == (2 * steps, ENV.obs_size + FEATURE_DIM)
+
+
+def test_a_policy_cloned_from_max_snr_acts_like_it() -> None:
+    obs, actions = warm.demonstrations([TASK], "max_snr", 4, seed=0)
+    config = expert_config()
+    initial = warm.cloned_params(EXPERT_ENV, config, obs, actions, seed=0, steps=200, batch_size=64)
+    policy = ppo.make_agent(EXPERT_ENV, config).policy
+    keys = jax.random.split(jax.random.PRNGKey(11), 2)  # other episodes than the demonstrations'
+    greedy = rollout(TASK, top_k(1), keys, record=True)["action"]
+    mask = np.asarray(TASK.params().user_mask, bool)
+
+    def agreement(params: dict) -> float:
+        acted = rollout(TASK, task_policy((policy, params), observe_links=False), keys, record=True)["action"]
+        return float(np.mean(acted[..., mask] == greedy[..., mask]))
+
+    assert agreement(initial) > 0.9 > agreement(policy.init(jax.random.PRNGKey(0)))
+
+
+def test_experts_and_the_multitask_ppo_start_from_the_clone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm, "WARM_EPISODES", 1)
+    monkeypatch.setattr(warm, "CLONE_STEPS", 2)
+    given: list = []
+    monkeypatch.setattr(experts.ppo, "train", lambda env, config, **kwargs: given.append((env, kwargs["initial"])))
+    train_expert(TASK, 1, warm_start="max_snr")
+    train_expert(TASK, 1)
+    train_multitask([TASK, TASK], 1, warm_start="max_snr")
+    (env_a, cloned), (_, scratch), (env_m, multitask) = given
+    assert env_a is EXPERT_ENV and scratch is None and env_m is experts.MULTITASK_ENV
+    assert cloned["obs_stats"].mean.shape == (ENV.obs_size,)
+    assert multitask["obs_stats"].mean.shape == (ENV.obs_size + FEATURE_DIM,)
+
+
+def test_unknown_warm_starts_name_the_field() -> None:
+    with pytest.raises(ValueError, match="^warm_start: "):
+        train_expert(TASK, 1, warm_start="oracle")
+    with pytest.raises(ValueError, match="^warm_start: "):
+        StudyBudget(warm_start="oracle")
+    with pytest.raises(ValueError, match="^warm_start: "):
+        warm.demonstrator("none")
