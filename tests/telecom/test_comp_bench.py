@@ -79,6 +79,10 @@ def test_every_readme_row_reads_figures_the_bench_makes() -> None:
     figures.update(bench.parity_summary(figures))
     figures.update({"parity_tolerance": 8.0, "parity_mobile_env_episodes": 1, "parity_seconds": 1.0})
     figures.update(headline(pd.read_csv(SHIPPED_STUDY / "evaluation.csv"), ("small", "medium", "large")))
+    figures["spread_episodes"] = 16.0
+    for part in ("training", "unseen", "all"):
+        figures.update({f"spread_{part}_median_planner_{name}": 1.0 for name in ("qoe_gain", "edge_ratio")})
+    figures["spread_all_min_planner_qoe_gain"] = 0.5
     lines = render_rows(figures, bench.README_ROWS, "comp")
     assert len(lines) == 2 + len(bench.README_ROWS)
     assert figures["parity_pass"] and figures["parity_connection_mismatches"] == 0

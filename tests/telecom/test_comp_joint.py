@@ -130,3 +130,21 @@ def test_set_size_shares_count_the_canonical_sizes() -> None:
     net = with_rate_model(make_network(4, 6, key=jax.random.PRNGKey(1), size=(600.0, 600.0)), "joint")
     assert set_size_shares(net, fixed_set_size(2), episodes=1) == {2: 1.0}
     assert set_size_shares(net, fixed_set_size(MAX_CELLS), episodes=1) == {4: 1.0}  # clipped to the 4 cells
+
+
+def test_spread_figures_summarise_each_study_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from decisions.telecom.comp import spread
+    from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
+
+    sets = {"training": JOINT_TRAINING_TASKS[2:4], "unseen": JOINT_UNSEEN_TASKS[2:3]}
+    monkeypatch.setattr(spread, "STUDY_SETS", sets)
+    monkeypatch.setattr(spread, "SPREAD_POLICIES", {"planner": fixed_set_size(1), "random": random_set_size})
+    figures = spread.spread_figures(episodes=1)
+    gains = [figures[f"spread/{t.name}/planner_qoe_gain"] for t in sets["training"]]
+    assert figures["spread_training_median_planner_qoe_gain"] == pytest.approx(np.median(gains))
+    assert figures["spread_unseen_median_planner_qoe_gain"] == figures[f"spread/{sets['unseen'][0].name}/planner_qoe_gain"]
+    assert figures["spread_all_min_planner_qoe_gain"] == pytest.approx(min([*gains, figures["spread_unseen_median_planner_qoe_gain"]]))
+    task = sets["training"][0].name
+    qoe = figures[f"spread/{task}/planner/qoe"] / figures[f"spread/{task}/random/qoe"] - 1
+    assert figures[f"spread/{task}/planner_qoe_gain"] == pytest.approx(qoe)
+    assert figures["spread_episodes"] == 1.0 and {f"spread/{task}/random/{f}" for f in spread.SPREAD_FIGURES} <= set(figures)

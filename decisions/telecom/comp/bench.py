@@ -52,6 +52,12 @@ episodes dominate it).
 Needs mobile-env for the figures that name it; without it the speed figures that name it are
 NaN, the parity figures absent and ``mobile_env_available`` False.
 
+The spread of the joint-transmission study's networks (``spread.spread_figures``, before any
+training): per network and policy (planner, max-SNR, top-2, random, all cells) QoE, mean rate,
+cell-edge rate and share below the rate floor, ``spread/<network>/<policy>/<figure>``; the planner's
+and the best policy's QoE gain and cell-edge ratio over random per network, and their medians per
+set (``spread_training_median_planner_qoe_gain``, ``spread_unseen_...``, ``spread_all_...``).
+
 With the shipped study (``study.SHIPPED_STUDY``: experts, demos and trained models), the
 evaluate stage runs on every training and unseen task (``study_episodes`` episodes per
 policy and task, common random numbers) and ``scoring.headline``'s figures are added:
@@ -237,6 +243,8 @@ def run_bench(
     single_env_episodes: int = 20,
     throughput_episodes: int = 2,
     parity_tolerance: float = parity.RETURN_TOLERANCE,
+    spread_episodes: int = 16,
+    throughput: bool = True,
 ) -> dict[str, Any]:
     """Measure simulator speed against mobile-env, parity with it, and the shipped study's figures.
 
@@ -251,6 +259,10 @@ def run_bench(
         single_env_episodes: episodes timed for ``sim_steps_per_second_1env``.
         throughput_episodes: mobile-env episodes timed for ``mobile_env_steps_per_second``.
         parity_tolerance: equivalence margin of ``returns_pass``, in return units.
+        spread_episodes: episodes per policy and network of the joint-transmission study's
+            spread (``spread.spread_figures``; 0: skip).
+        throughput: measure the simulators' speed (False with ``parity_episodes={}`` and
+            ``study_episodes=0`` runs the spread alone, a part to merge into a stored result).
 
     Returns:
         A flat dict of figures (see the module docstring).
@@ -258,19 +270,24 @@ def run_bench(
     report = progress or (lambda task, done, total: None)
     episodes = dict(PARITY_EPISODES if parity_episodes is None else parity_episodes)
     available = parity.mobile_env_installed()
-    figures: dict[str, Any] = {
-        "jax_backend": jax.default_backend(),
-        "num_envs": num_envs,
-        "mobile_env_available": available,
-    }
+    figures: dict[str, Any] = {}
+    if spread_episodes:
+        from decisions.telecom.comp.spread import spread_figures
 
+        report("spread of the joint-transmission networks", 0, 1)
+        figures.update(spread_figures(spread_episodes, seed))
+        report("spread of the joint-transmission networks", 1, 1)
+    if study_episodes and (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
+        figures.update(study_figures(study_episodes, progress))
+    if not throughput:
+        return {**figures, **(_parity_part(episodes, policies, sim_episodes, seed, parity_tolerance, report)
+                              if available else {})}
+    figures.update({"jax_backend": jax.default_backend(), "num_envs": num_envs, "mobile_env_available": available})
     report("CompEnv throughput", 0, 2)
     figures["sim_steps_per_second"] = sim_steps_per_second(num_envs, seed)
     report("CompEnv throughput", 1, 2)
     figures["sim_steps_per_second_1env"] = sim_steps_per_second_1env(single_env_episodes, seed)
     report("CompEnv throughput", 2, 2)
-    if study_episodes and (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
-        figures.update(study_figures(study_episodes, progress))
 
     if not available:
         for key in ("mobile_env_steps_per_second", "sim_throughput_ratio_vs_mobile_env",
@@ -285,7 +302,16 @@ def run_bench(
     figures["mobile_env_steps_per_second"] = rate
     figures["sim_throughput_ratio_vs_mobile_env"] = figures["sim_steps_per_second"] / rate
     figures["sim_1env_speed_ratio_vs_mobile_env"] = figures["sim_steps_per_second_1env"] / rate
+    figures.update(_parity_part(episodes, policies, sim_episodes, seed, parity_tolerance, report))
+    return figures
 
+
+def _parity_part(
+    episodes: dict[str, int], policies: tuple[str, ...], sim_episodes: int, seed: int, tolerance: float,
+    report: Progress,
+) -> dict[str, Any]:
+    """The parity figures of every scenario and policy and their summary (none without scenarios or policies)."""
+    figures: dict[str, Any] = {}
     total = len(episodes) * len(policies)
     if not total:
         return figures
@@ -295,7 +321,7 @@ def run_bench(
         for name in policies:
             returns = parity.compare(
                 scenario, name, n_mobile=n_mobile, n_sim=sim_episodes, seed=seed,
-                level=PARITY_CONFIDENCE, tolerance=parity_tolerance,
+                level=PARITY_CONFIDENCE, tolerance=tolerance,
             )
             steps = parity.step_parity(scenario, name, seed=seed)
             figures.update(parity_figures(scenario, name, returns, steps))
@@ -303,7 +329,7 @@ def run_bench(
             done += 1
             report("parity", done, total)
     figures.update(parity_summary(figures))
-    figures["parity_tolerance"] = float(parity_tolerance)
+    figures["parity_tolerance"] = float(tolerance)
     figures["parity_confidence"] = PARITY_CONFIDENCE
     figures["parity_mobile_env_episodes"] = mobile_episodes
     figures["parity_seconds"] = time.perf_counter() - start
@@ -315,6 +341,7 @@ SMOKE_BUDGET: dict[str, Any] = {
     "parity_episodes": {},
     "sim_episodes": 2,
     "study_episodes": 0,
+    "spread_episodes": 0,
     "single_env_episodes": 2,
     "throughput_episodes": 1,
 }
@@ -335,6 +362,15 @@ def _parity_row(scenario: str, policy: str) -> Row:
 
 
 README_ROWS: tuple[Row, ...] = (
+    Row(
+        "joint-transmission networks before any training ({spread_episodes:.0f} episodes): greedy planner's QoE over "
+        "random's - 1, median training / unseen networks (smallest of all); its cell-edge rate / random's, median "
+        "training / unseen",
+        "{spread_training_median_planner_qoe_gain:.2f} / {spread_unseen_median_planner_qoe_gain:.2f} "
+        "({spread_all_min_planner_qoe_gain:.2f}); {spread_training_median_planner_edge_ratio:.2f} / "
+        "{spread_unseen_median_planner_edge_ratio:.2f}",
+        optional=True,
+    ),
     Row(
         "CompEnv steps/s, large scenario (13 cells, 30 users), max-SNR: vmapped envs / 1 env (JAX backend)",
         "{sim_steps_per_second:,.0f} ({num_envs} envs) / {sim_steps_per_second_1env:,.0f} ({jax_backend})",

@@ -13,7 +13,8 @@ reports, per policy, the figures operators read:
 - ``below_floor``: the share of user-steps whose rate is below ``floor_mbps``.
 
 ``spread_summary`` then gives per network the best of the non-random policies against random: the
-QoE gain (best / random - 1) and the cell-edge ratio (best / random).
+QoE gain (best / random - 1) and the cell-edge ratio (best / random). ``spread_figures`` is the
+same on the joint-transmission study's networks as flat figures (``decisions bench comp``).
 
 ``python -m decisions.telecom.comp.spread [--tasks joint|joint-training|joint-unseen|training|unseen|all] [--model joint|sinr|parity]
 [--scale 1] [--episodes 16] [--floor-mbps 1] [--expert-steps N] [--networks a,b]`` prints both tables and the QoE and cell-edge rate of
@@ -48,6 +49,7 @@ __all__ = [
     "SPREAD_POLICIES",
     "policy_figures",
     "set_size_shares",
+    "spread_figures",
     "spread_summary",
     "spread_table",
     "with_rate_model",
@@ -230,3 +232,40 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+STUDY_SETS: dict[str, Sequence[Any]] = {"training": JOINT_TRAINING_TASKS, "unseen": JOINT_UNSEEN_TASKS}
+"""The joint-transmission study's networks whose spread ``spread_figures`` reports."""
+SPREAD_FIGURES = ("qoe", "mean_rate_mbps", "edge_rate_mbps", "below_floor")
+"""``policy_figures``' figures, per policy and network in ``spread_figures``."""
+
+
+def spread_figures(episodes: int = 16, seed: int = 0, floor_mbps: float = 1.0) -> dict[str, float]:
+    """The spread of the joint-transmission study's networks (``STUDY_SETS``) as flat figures.
+
+    Returns:
+        Per network and policy ``spread/<network>/<policy>/<figure>`` (``SPREAD_FIGURES``); per
+        network ``spread/<network>/planner_qoe_gain``, ``.../planner_edge_ratio``,
+        ``.../best_qoe_gain`` and ``.../best_edge_ratio`` (``spread_summary``); per set (``training``,
+        ``unseen``, ``all``) the median over its networks of those four (``spread_<set>_median_<name>``)
+        and the smallest planner QoE gain (``spread_<set>_min_planner_qoe_gain``); ``spread_episodes``.
+    """
+    names = {set_name: [t.name for t in tasks] for set_name, tasks in STUDY_SETS.items()}
+    networks = {t.name: t.params() for tasks in STUDY_SETS.values() for t in tasks}
+    table = spread_table(networks, episodes=episodes, seed=seed, floor_mbps=floor_mbps)
+    summary = spread_summary(table).set_index("network")
+    figures: dict[str, float] = {"spread_episodes": float(episodes)}
+    for row in table.itertuples(index=False):
+        for figure in SPREAD_FIGURES:
+            figures[f"spread/{row.network}/{row.policy}/{figure}"] = float(getattr(row, figure))
+    columns = {"planner_qoe_gain": "planner_qoe_gain", "planner_edge_ratio": "planner_edge_ratio",
+               "best_qoe_gain": "qoe_gain", "best_edge_ratio": "edge_ratio"}  # fmt: skip
+    for network, row in summary.iterrows():
+        for name, column in columns.items():
+            figures[f"spread/{network}/{name}"] = float(row[column])
+    for set_name, members in {**names, "all": [n for group in names.values() for n in group]}.items():
+        part = summary.loc[members]
+        for name, column in columns.items():
+            figures[f"spread_{set_name}_median_{name}"] = float(part[column].median())
+        figures[f"spread_{set_name}_min_planner_qoe_gain"] = float(part["planner_qoe_gain"].min())
+    return figures
