@@ -14,7 +14,7 @@ from decisions.telecom.comp.budget import StudyBudget
 from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
 from decisions.telecom.comp.env import hide_links
 from decisions.telecom.comp.experts import ENV, EXPERT_ENV, expert_config, rollout, task_policy, train_expert
-from decisions.telecom.comp.heuristics import top_k
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.multitask import train_multitask
 from decisions.telecom.comp.network import MAX_USERS
 from decisions.telecom.comp.tasks import FEATURE_DIM
@@ -28,7 +28,7 @@ def test_demonstrations_are_what_each_ppo_policy_sees_and_the_demonstrator_did()
     steps = int(TASK.params().episode_length)
     assert obs.shape == (2 * steps, ENV.obs_size) and actions.shape == (2 * steps, MAX_USERS)
     np.testing.assert_array_equal(obs, np.asarray(hide_links(jnp.asarray(obs))))  # an expert's view: no link flags
-    recorded = rollout(TASK, top_k(1), jax.random.split(jax.random.PRNGKey(3), 2), record=True)
+    recorded = rollout(TASK, SERVING_SET_POLICIES["max_snr"], jax.random.split(jax.random.PRNGKey(3), 2), record=True)
     np.testing.assert_array_equal(actions, recorded["action"].reshape(-1, MAX_USERS))
     with_features, _ = warm.demonstrations([TASK, TASK], "max_snr", 1, seed=3, task_features=True)
     assert with_features.shape == (2 * steps, ENV.obs_size + FEATURE_DIM)
@@ -40,7 +40,7 @@ def test_a_policy_cloned_from_max_snr_acts_like_it() -> None:
     initial = warm.cloned_params(EXPERT_ENV, config, obs, actions, seed=0, steps=200, batch_size=64)
     policy = ppo.make_agent(EXPERT_ENV, config).policy
     keys = jax.random.split(jax.random.PRNGKey(11), 2)  # other episodes than the demonstrations'
-    greedy = rollout(TASK, top_k(1), keys, record=True)["action"]
+    greedy = rollout(TASK, SERVING_SET_POLICIES["max_snr"], keys, record=True)["action"]
     mask = np.asarray(TASK.params().user_mask, bool)
 
     def agreement(params: dict) -> float:

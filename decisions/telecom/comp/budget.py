@@ -80,6 +80,15 @@ class StudyBudget:
     tasks, where PPO from scratch stays near random)."""
     dt_steps: int = 4_000
     """Gradient steps of each (Prompt-)DT (the shipped study's)."""
+    dagger_rounds: int = 0
+    """DAgger rounds after each (Prompt-)DT's training (``dagger``; needs ``demonstrator =
+    "planner"``, the labeler): the model plays ``dagger_episodes`` episodes per training task,
+    the planner labels every state it visited, and the model is fine-tuned for ``dagger_steps``
+    on the data so far."""
+    dagger_episodes: int = 16
+    """Labelled episodes per training task and DAgger round."""
+    dagger_steps: int = 1_000
+    """Fine-tuning gradient steps per DAgger round."""
     dt_batch: int = 32
     """Windows per gradient step."""
     sizes: tuple[str, ...] = tuple(SIZES)
@@ -106,6 +115,12 @@ class StudyBudget:
     def __post_init__(self) -> None:
         if self.demonstrator not in DEMONSTRATORS:
             raise ValueError(f"demonstrator: must be one of {', '.join(DEMONSTRATORS)}, got {self.demonstrator!r}")
+        _check_int("dagger_rounds", self.dagger_rounds, 0)
+        _check_int("dagger_episodes", self.dagger_episodes, 1)
+        _check_int("dagger_steps", self.dagger_steps, 1)
+        if self.dagger_rounds and self.demonstrator != "planner":
+            raise ValueError(f"dagger_rounds: DAgger labels with the planner; needs demonstrator 'planner', "
+                             f"got {self.demonstrator!r}")
         if self.warm_start not in WARM_STARTS:
             raise ValueError(f"warm_start: must be one of {', '.join(WARM_STARTS)}, got {self.warm_start!r}")
         _check_int("select_episodes", self.select_episodes, 2)

@@ -22,7 +22,8 @@ array               shape, dtype                    meaning
 ``cell_mask``       (MAX_CELLS,) bool               real cells
 ``task_features``   (FEATURE_DIM,) float32          ``Task.features()``
 ``n_cells``, ...    () int / unicode scalars        ``n_cells``, ``n_users``, ``scheduler``,
-                                                    ``layout_seed``, ``layout``
+                                                    ``layout_seed``, ``layout``, ``channel`` (files
+                                                    without it: ``"mobile_env"``)
 ==================  ==============================  ===========================================
 
 ``returns_to_go(rewards)`` gives the (undiscounted by default) return from each step on.
@@ -49,6 +50,7 @@ __all__ = [
     "default_behaviours",
     "generate_dataset",
     "returns_to_go",
+    "task_dataset",
 ]
 
 CHUNK_EPISODES = 256
@@ -89,6 +91,7 @@ class OfflineDataset:
     scheduler: str
     layout_seed: int
     layout: str = "random"
+    channel: str = "mobile_env"
 
     def __post_init__(self) -> None:
         """Validate (see ``validate``)."""
@@ -107,7 +110,7 @@ class OfflineDataset:
     @property
     def task(self) -> Task:
         """The task the data comes from."""
-        return Task(self.n_cells, self.n_users, self.scheduler, self.layout_seed, self.layout)
+        return Task(self.n_cells, self.n_users, self.scheduler, self.layout_seed, self.layout, self.channel)
 
     def returns(self) -> np.ndarray:
         """``(N,)`` float64 undiscounted episode returns."""
@@ -194,6 +197,7 @@ class OfflineDataset:
         arrays = {name: np.asarray(getattr(self, name)) for name in ARRAYS}
         arrays["scheduler"] = np.asarray(self.scheduler, dtype=np.str_)
         arrays["layout"] = np.asarray(self.layout, dtype=np.str_)
+        arrays["channel"] = np.asarray(self.channel, dtype=np.str_)
         arrays["n_cells"] = np.asarray(self.n_cells, np.int64)
         arrays["n_users"] = np.asarray(self.n_users, np.int64)
         arrays["layout_seed"] = np.asarray(self.layout_seed, np.int64)
@@ -213,7 +217,7 @@ class OfflineDataset:
                 if name not in present:
                     raise ValueError(f"{name}: missing from {os.fspath(path)}")
             arrays = {}
-            for name in ARRAYS:
+            for name in (*ARRAYS, *(["channel"] if "channel" in present else [])):  # no channel: written before it
                 try:
                     arrays[name] = data[name]
                 except ValueError as err:  # e.g. an object array, which would need pickle
@@ -224,7 +228,9 @@ class OfflineDataset:
             if value.shape != () or value.dtype.kind not in "iu":
                 raise ValueError(f"{name}: must be an integer scalar, got {value.dtype} {value.shape}")
             scalars[name] = int(value)
-        for name in ("scheduler", "layout"):
+        for name in ("scheduler", "layout", "channel"):
+            if name not in arrays:
+                continue
             value = arrays.pop(name)
             if value.shape != () or value.dtype.kind != "U":
                 raise ValueError(f"{name}: must be a unicode scalar, got {value.dtype} {value.shape}")
@@ -318,16 +324,29 @@ def generate_dataset(
             out = rollout(net, policy, keys[start : start + CHUNK_EPISODES], record=True)
             n, t = out["reward"].shape
             parts["obs"].append(out["obs"].reshape(n, t, MAX_USERS, OBS_FEATURES).astype(np.float32))
-            parts["actions"].append(out["action"].astype(np.int32))
-            parts["rewards"].append(out["reward"].astype(np.float32))
-            parts["qoe"].append(out["qoe"].astype(np.float32))
+            parts["actions"].append(out["action"])
+            parts["rewards"].append(out["reward"])
+            parts["qoe"].append(out["qoe"])
         names += [name] * n
+    return task_dataset(
+        task, np.concatenate(parts["obs"]), np.concatenate(parts["actions"]), np.concatenate(parts["rewards"]),
+        np.concatenate(parts["qoe"]), names,
+    )
+
+
+def task_dataset(
+    task: Task, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray, qoe: np.ndarray, behaviour: Sequence[str]
+) -> OfflineDataset:
+    """An ``OfflineDataset`` of ``task`` from its episode arrays (module docstring; ``obs`` as
+    ``(N, T, MAX_USERS, F)`` or flat ``(N, T, MAX_USERS * F)``) and each episode's behaviour name."""
+    net = task.params()
+    n, t = np.shape(rewards)
     return OfflineDataset(
-        obs=np.concatenate(parts["obs"]),
-        actions=np.concatenate(parts["actions"]),
-        rewards=np.concatenate(parts["rewards"]),
-        qoe=np.concatenate(parts["qoe"]),
-        behaviour=np.asarray(names, dtype=np.str_),
+        obs=np.asarray(obs, np.float32).reshape(n, t, MAX_USERS, OBS_FEATURES),
+        actions=np.asarray(actions, np.int32),
+        rewards=np.asarray(rewards, np.float32),
+        qoe=np.asarray(qoe, np.float32),
+        behaviour=np.asarray(list(behaviour), dtype=np.str_),
         user_mask=np.asarray(net.user_mask, bool),
         cell_mask=np.asarray(net.cell_mask, bool),
         task_features=task.features(),
@@ -336,4 +355,5 @@ def generate_dataset(
         scheduler=task.scheduler,
         layout_seed=task.layout_seed,
         layout=task.layout,
+        channel=task.channel,
     )

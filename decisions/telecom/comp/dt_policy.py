@@ -16,6 +16,7 @@ from jax import Array
 
 from decisions.telecom.comp.env import CompEnv
 from decisions.telecom.comp.experts import ENV
+from decisions.telecom.comp.experts import act as experts_act
 from decisions.telecom.comp.network import EPISODE_LENGTH, MAX_USERS, NetworkParams
 from decisions.telecom.comp.promptdt import (
     N_FEATURES,
@@ -62,12 +63,22 @@ def _push(ctx: DTContext, rtg: Array, obs: Array, t: Array) -> DTContext:
 
 class DTRollout(NamedTuple):
     """One episode: ``ret`` the return, ``rewards`` ``(T,)``, ``actions`` ``(T, U)`` and
-    ``jain_qoe`` ``(T,)`` (Jain's index of the users' QoE each step)."""
+    ``jain_qoe`` ``(T,)`` (Jain's index of the users' QoE each step).
+
+    With a ``labeler`` (``make_dt_policy``), also what it would have done in each state the DT
+    visited: ``obs`` ``(T, obs_size)`` (the observation the DT acted on), ``label_actions``
+    ``(T, U)`` (canonical), ``label_rewards`` and ``label_qoe`` ``(T,)`` (the step's reward and
+    mean QoE over real users had the labeler's action been taken, the same movement); else None.
+    """
 
     ret: Array
     rewards: Array
     actions: Array
     jain_qoe: Array
+    obs: Array | None = None
+    label_actions: Array | None = None
+    label_rewards: Array | None = None
+    label_qoe: Array | None = None
 
 
 def make_dt_policy(
@@ -78,6 +89,7 @@ def make_dt_policy(
     *,
     env: CompEnv | None = None,
     episode_length: int = EPISODE_LENGTH,
+    labeler: Callable[..., Array] | None = None,
 ) -> Callable[[Array, NetworkParams], DTRollout]:
     """A jit-able, vmap-able ``rollout(key, net) -> DTRollout`` of one greedy episode.
 
@@ -92,6 +104,9 @@ def make_dt_policy(
         target_return: return to condition on, in reward units (unscaled).
         env: the environment (default ``experts.ENV``, serving-set actions).
         episode_length: scan length (static; steps after the episode ends add no reward).
+        labeler: optional ``TaskPolicy`` function (``experts.act``'s convention, e.g.
+            ``planner.GreedyPlanner()``) whose action in every visited state is recorded with
+            its reward (DAgger's labels); the DT's own actions drive the episode.
 
     Returns:
         ``rollout(key, net)``.
@@ -112,16 +127,22 @@ def make_dt_policy(
         k_reset, k_run, _ = jax.random.split(key, 3)
         obs, state = env.reset(k_reset, net)
 
-        def body(carry: Any, k: Array) -> tuple[Any, tuple[Array, Array]]:
+        def body(carry: Any, k: Array) -> tuple[Any, dict[str, Array]]:
             state, obs, ctx, rtg, done = carry
             t = jnp.minimum(state.time, config.max_ep_len - 1)
             ctx = _push(ctx, rtg / config.rtg_scale, obs.reshape(MAX_USERS, N_FEATURES), t)
             action = env.canonical_action(state, act(ctx, net), net)
             ctx = ctx._replace(actions=ctx.actions.at[-1].set(action))
             obs2, state2, reward, term, trunc, info = env.step(k, state, action, net)
-            reward = jnp.where(done, 0.0, reward)
-            carry = (state2, obs2, ctx, rtg - reward, done | term | trunc)
-            return carry, (reward, action, info["jain_qoe"])
+            out = {"rewards": jnp.where(done, 0.0, reward), "actions": action, "jain_qoe": info["jain_qoe"]}
+            if labeler is not None:
+                label = env.canonical_action(state, experts_act(labeler, None, obs, jax.random.fold_in(k, 1), net, state), net)
+                _, _, label_reward, _, _, label_info = env.step(k, state, label, net)  # the same movement
+                n_users = jnp.maximum(jnp.sum(net.user_mask), 1)
+                out.update(obs=obs, label_actions=label, label_rewards=jnp.where(done, 0.0, label_reward),
+                           label_qoe=jnp.sum(label_info["qoe"]) / n_users)
+            carry = (state2, obs2, ctx, rtg - out["rewards"], done | term | trunc)
+            return carry, out
 
         init = (
             state,
@@ -130,8 +151,8 @@ def make_dt_policy(
             jnp.asarray(target_return, jnp.float32),
             jnp.asarray(False),
         )
-        _, (rewards, actions, jain) = jax.lax.scan(body, init, jax.random.split(k_run, episode_length))
-        return DTRollout(ret=jnp.sum(rewards), rewards=rewards, actions=actions, jain_qoe=jain)
+        _, out = jax.lax.scan(body, init, jax.random.split(k_run, episode_length))
+        return DTRollout(ret=jnp.sum(out["rewards"]), **out)
 
     return rollout
 

@@ -311,6 +311,7 @@ def train_promptdt(
     use_prompt: bool = True,
     log_every: int = 50,
     checkpoint: PathLike | None = None,
+    initial: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Train a Prompt-DT (or, with ``use_prompt=False``, a plain DT) on offline trajectories.
 
@@ -326,6 +327,8 @@ def train_promptdt(
         checkpoint: optional file: the training state (parameters, optimiser, key, the losses so
             far) is saved there every ``log_every`` steps, and a call with the same arguments
             resumes from it, ending as an uninterrupted run would (same data assumed).
+        initial: optional parameters of the same ``config`` to start from (fine-tuning, e.g. a
+            DAgger round), with a fresh optimiser and learning-rate schedule.
 
     Returns:
         ``(params, metrics)``: metrics holds per-step ``loss`` and ``accuracy`` (numpy),
@@ -343,6 +346,12 @@ def train_promptdt(
     key = jax.random.PRNGKey(seed)
     key, k_init = jax.random.split(key)
     params = init_params(config, k_init)
+    if initial is not None:
+        if jax.tree_util.tree_structure(initial) != jax.tree_util.tree_structure(params) or any(
+            np.shape(a) != np.shape(b) for a, b in zip(jax.tree_util.tree_leaves(initial), jax.tree_util.tree_leaves(params), strict=True)
+        ):
+            raise ValueError("initial: the parameters do not fit this config")
+        params = jax.tree_util.tree_map(lambda x, like: jnp.asarray(x, like.dtype), initial, params)
     opt, train_step = _training_step(config, steps, batch_size, use_prompt)
     opt_state = opt.init(params)
 
@@ -350,6 +359,7 @@ def train_promptdt(
     identity = json.loads(json.dumps({  # as the checkpoint's JSON metadata holds it (tuples as lists)
         "kind": _TRAINING_KIND, "config": config.to_dict(), "steps": steps, "batch_size": batch_size,
         "seed": seed, "use_prompt": use_prompt, "log_every": log_every,
+        **({"fine_tune": True} if initial is not None else {}),
     }))
     state = {"params": params, "opt_state": opt_state, "key": key}
     first = 0

@@ -53,6 +53,9 @@ class StudySettings(Settings):
         description="What the experts and the multi-task PPO start from: scratch, or a cloned demonstrator.",
     )
     dt_steps: int = Field(_DEFAULT.dt_steps, ge=1, le=10**7)
+    dagger_rounds: int = Field(_DEFAULT.dagger_rounds, ge=0, le=100, description="DAgger rounds (demonstrator 'planner').")
+    dagger_episodes: int = Field(_DEFAULT.dagger_episodes, ge=1, le=10_000)
+    dagger_steps: int = Field(_DEFAULT.dagger_steps, ge=1, le=10**7)
     dt_batch: int = Field(_DEFAULT.dt_batch, ge=1, le=4_096)
     sizes: tuple[str, ...] = Field(_DEFAULT.sizes, min_length=1)
     eval_episodes: int = Field(_DEFAULT.eval_episodes, ge=2, le=10_000)

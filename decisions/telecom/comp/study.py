@@ -40,6 +40,7 @@ import pandas as pd
 from decisions.core.agents.common import config_checkpoint
 from decisions.core.progress import Progress, silent
 from decisions.telecom.comp.budget import StudyBudget
+from decisions.telecom.comp.dagger import dagger_rounds
 from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
 from decisions.telecom.comp.dt_train import demonstrations, save_params, train_promptdt
 from decisions.telecom.comp.experts import (
@@ -263,29 +264,49 @@ def train_dt_models(
     """Train the PromptDT sizes and the plain DT on the training data; return seconds.
 
     The plain DT has the first (smallest) size: the smallest PromptDT is its direct
-    counterpart, with and without the prompt. With ``checkpoints``, each training checkpoints
-    to ``checkpoints("<model>", ...)`` every ``DT_CHECKPOINT_EVERY`` steps.
+    counterpart, with and without the prompt. With ``budget.dagger_rounds`` each model then runs
+    its DAgger rounds (``dagger.dagger_rounds``: its own episodes, labelled by the planner, added
+    to its data; fine-tuned after each). With ``checkpoints``, each training checkpoints to
+    ``checkpoints("<model>", ...)`` (a DAgger round to ``"<model>-dagger<r>"``) every
+    ``DT_CHECKPOINT_EVERY`` steps.
     """
     data = _load_data(folder, "data", train_tasks)
+    demos = _load_data(folder, "demos", train_tasks) if budget.dagger_rounds else []
     models = folder / "models"
     seconds: dict[str, float] = {}
     runs = [(f"promptdt-{s}", s, True) for s in budget.sizes] + [("dt", budget.sizes[0], False)]
     for name, size, use_prompt in runs:
         config = budget.dt_config(size)
-        checkpoint = None
-        if checkpoints is not None:
-            checkpoint = checkpoints(name, iterations=budget.dt_steps, every=min(DT_CHECKPOINT_EVERY, budget.dt_steps))
+
+        def train(datasets: list[Any], steps: int, run: str, initial: Any = None, *, c: Any = config,
+                  prompt: bool = use_prompt) -> tuple[Any, dict[str, Any]]:
+            checkpoint = None
+            if checkpoints is not None:
+                checkpoint = checkpoints(run, iterations=steps, every=min(DT_CHECKPOINT_EVERY, steps))
+            return train_promptdt(
+                datasets, c, steps, budget.dt_batch, seed=seed, use_prompt=prompt,
+                progress=lambda _t, d, n: progress(run, d, n), log_every=DT_CHECKPOINT_EVERY,
+                checkpoint=checkpoint, initial=initial,
+            )
+
         start = time.perf_counter()
-        params, metrics = train_promptdt(
-            data, config, budget.dt_steps, budget.dt_batch, seed=seed, use_prompt=use_prompt,
-            progress=lambda _t, d, n, label=name: progress(label, d, n), log_every=DT_CHECKPOINT_EVERY,
-            checkpoint=checkpoint,
-        )
+        params, metrics = train(data, budget.dt_steps, name)
+        if budget.dagger_rounds:
+            last = [metrics]
+
+            def fine_tune(datasets: list[Any], initial: Any, r: int, *, label: str = name, log: list = last) -> Any:
+                tuned, log[0] = train(datasets, budget.dagger_steps, f"{label}-dagger{r + 1}", initial)
+                return tuned
+
+            params, _ = dagger_rounds(params, config, use_prompt, data, demos, fine_tune,
+                                      rounds=budget.dagger_rounds, episodes=budget.dagger_episodes, seed=seed)  # fmt: skip
+            metrics = last[0]
         seconds[name] = time.perf_counter() - start
+        steps = budget.dt_steps + budget.dagger_rounds * budget.dagger_steps
         _write_once(
             models / f"{name}.msgpack",
-            lambda p, pr=params, c=config, m=metrics: save_params(
-                p, pr, c, weights_dtype="float16", use_prompt=bool(m["use_prompt"]), steps=budget.dt_steps,
+            lambda p, pr=params, c=config, m=metrics, n=steps: save_params(
+                p, pr, c, weights_dtype="float16", use_prompt=bool(m["use_prompt"]), steps=n,
                 final_loss=float(np.mean(m["loss"][-50:])), final_accuracy=float(np.mean(m["accuracy"][-50:])),
             ),
         )

@@ -51,11 +51,11 @@ def demonstrator(name: str) -> Any:
     Raises:
         ValueError: an unknown name, or ``"none"``.
     """
-    from decisions.telecom.comp.heuristics import top_k
+    from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
     from decisions.telecom.comp.planner import GreedyPlanner
 
     if name == "max_snr":
-        return top_k(1)
+        return SERVING_SET_POLICIES["max_snr"]
     if name == "planner":
         return GreedyPlanner()
     raise ValueError(f"warm_start: no demonstrator for {name!r}; choose from {', '.join(WARM_STARTS[1:])}")
@@ -119,22 +119,27 @@ def cloned_params(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print random, max-SNR, the planner, the PPO expert from scratch and warm-started on one task."""
+    """Print random, max-SNR, the planner and PPO experts with each warm start on one task (mean QoE)."""
     from decisions.telecom.comp.catalog import task_by_name
     from decisions.telecom.comp.experts import rollout, task_policy, train_expert
-    from decisions.telecom.comp.heuristics import random_set_size, top_k
+    from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
     from decisions.telecom.comp.planner import GreedyPlanner
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("task", help="a catalogue task's name, e.g. c7-u15-resource_fair-me-jt")
     parser.add_argument("--steps", type=int, default=600_000, help="PPO steps of each expert")
-    parser.add_argument("--warm-start", choices=WARM_STARTS[1:], default="planner")
+    parser.add_argument("--warm-starts", default="none,max_snr,planner",
+                        help=f"comma-separated, of {', '.join(WARM_STARTS)}: one expert each")
     parser.add_argument("--episodes", type=int, default=16, help="evaluation episodes")
     args = parser.parse_args(argv)
+    starts = args.warm_starts.split(",")
+    if not set(starts) <= set(WARM_STARTS):
+        parser.error(f"--warm-starts: choose from {', '.join(WARM_STARTS)}")
     task = task_by_name(args.task)
     keys = jax.random.split(jax.random.PRNGKey(1234), args.episodes)
-    policies: dict[str, Any] = {"random": random_set_size, "max_snr": top_k(1), "planner": GreedyPlanner()}
-    for warm in ("none", args.warm_start):
+    policies: dict[str, Any] = {"random": SERVING_SET_POLICIES["random"], "max_snr": SERVING_SET_POLICIES["max_snr"],
+                                "planner": GreedyPlanner()}
+    for warm in starts:
         result = train_expert(task, args.steps, warm_start=warm)
         policies[f"expert ({warm})"] = task_policy(result, observe_links=False)
     for name, policy in policies.items():

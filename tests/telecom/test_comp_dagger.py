@@ -1,0 +1,79 @@
+"""DAgger for the CoMP (Prompt-)DTs (``comp.dagger``): labels on the model's own states, rounds, fine-tuning."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from decisions.telecom.comp import dagger
+from decisions.telecom.comp.budget import StudyBudget
+from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
+from decisions.telecom.comp.datasets import generate_dataset
+from decisions.telecom.comp.dt_train import train_promptdt
+from decisions.telecom.comp.experts import ENV, task_policy
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, random_set_size
+from decisions.telecom.comp.promptdt import PromptDTConfig, init_params
+from decisions.telecom.comp.scoring import SavedDT
+
+TINY = PromptDTConfig(embed_dim=16, n_layers=1, n_heads=2, dropout=0.0, context_len=3, prompt_len=3, max_ep_len=100)
+TASK = min(JOINT_TRAINING_TASKS, key=lambda t: (t.n_cells, t.n_users))
+MAX_SNR = task_policy(SERVING_SET_POLICIES["max_snr"]).fn  # a labeler whose labels are known: one cell each
+
+
+@pytest.fixture(scope="module")
+def demos():
+    return generate_dataset(TASK, {"max_snr": SERVING_SET_POLICIES["max_snr"]}, 2, seed=5)
+
+
+@pytest.fixture(scope="module")
+def model() -> SavedDT:
+    return SavedDT(init_params(TINY, jax.random.PRNGKey(0)), TINY, True)
+
+
+def test_labels_are_the_labelers_actions_in_the_states_the_model_visited(model: SavedDT, demos) -> None:
+    data = dagger.dagger_dataset(model, TASK, demos, 2, seed=9, labeler=MAX_SNR)
+    assert data.episodes == 2 and set(data.behaviour) == {"dagger"} and data.task == TASK
+    mask = np.asarray(TASK.params().user_mask, bool)
+    labels = data.actions[..., mask]
+    assert np.all(data.actions[..., ~mask] == 0) and set(np.unique(labels)) <= {0, 1} and labels.mean() > 0.8
+    played = model.episodes(TASK, demos, jax.random.split(jax.random.PRNGKey(9), 2))
+    assert not np.array_equal(np.asarray(played.actions), data.actions)  # the model's actions drove, not the labels
+    assert np.all(data.qoe >= 0.0) and np.all(data.qoe <= 1.0) and np.all(np.abs(data.rewards) <= 1.0)
+    # the labels' rewards are max-SNR's, which beats the untrained model on these states
+    assert data.rewards.mean() > np.asarray(played.rewards).mean()
+
+
+def test_rounds_add_each_tasks_episodes_and_fine_tune_after_each(model: SavedDT, demos) -> None:
+    calls = []
+
+    def fake_train(datasets, params, r):
+        calls.append((r, [d.episodes for d in datasets]))
+        return params
+
+    params, data = dagger.dagger_rounds(model.params, TINY, True, [demos], [demos], fake_train, rounds=2, episodes=1,
+                                        seed=0, labeler=MAX_SNR)
+    assert calls == [(0, [3]), (1, [4])] and params is model.params
+    assert list(data[0].behaviour) == ["max_snr", "max_snr", "dagger", "dagger"]
+    with pytest.raises(ValueError, match="same task"):
+        dagger.concatenate([demos, generate_dataset(JOINT_TRAINING_TASKS[0], {"r": random_set_size}, 1)])
+
+
+def test_fine_tuning_starts_from_the_given_parameters(model: SavedDT, demos) -> None:
+    tuned, metrics = train_promptdt([demos], TINY, 1, 2, initial=model.params)
+    fresh, _ = train_promptdt([demos], TINY, 1, 2, seed=0)
+    first = jax.tree_util.tree_leaves(model.params)[3]
+    assert np.abs(np.asarray(jax.tree_util.tree_leaves(tuned)[3]) - np.asarray(first)).max() < 1e-2
+    assert metrics["loss"].shape == (1,) and fresh is not None
+    other = init_params(PromptDTConfig(embed_dim=32, n_layers=1, n_heads=2, context_len=3, prompt_len=3), jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="^initial: "):
+        train_promptdt([demos], TINY, 1, 2, initial=other)
+
+
+def test_dagger_needs_the_planner_as_demonstrator() -> None:
+    with pytest.raises(ValueError, match="^dagger_rounds: "):
+        StudyBudget(dagger_rounds=1)
+    assert StudyBudget(dagger_rounds=2, demonstrator="planner").dagger_rounds == 2
+    with pytest.raises(ValueError, match="^dagger_episodes: "):
+        StudyBudget(dagger_episodes=0)
+    assert ENV.obs_size > 0
