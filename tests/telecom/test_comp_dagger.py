@@ -61,10 +61,9 @@ def test_rounds_add_each_tasks_episodes_and_fine_tune_after_each(model: SavedDT,
 
 def test_fine_tuning_starts_from_the_given_parameters(model: SavedDT, demos) -> None:
     tuned, metrics = train_promptdt([demos], TINY, 1, 2, initial=model.params)
-    fresh, _ = train_promptdt([demos], TINY, 1, 2, seed=0)
     first = jax.tree_util.tree_leaves(model.params)[3]
     assert np.abs(np.asarray(jax.tree_util.tree_leaves(tuned)[3]) - np.asarray(first)).max() < 1e-2
-    assert metrics["loss"].shape == (1,) and fresh is not None
+    assert metrics["loss"].shape == (1,)
     other = init_params(PromptDTConfig(embed_dim=32, n_layers=1, n_heads=2, context_len=3, prompt_len=3), jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="^initial: "):
         train_promptdt([demos], TINY, 1, 2, initial=other)

@@ -285,7 +285,7 @@ def test_experts_trained_as_parts_of_a_runner_are_written_as_in_turn(
     monkeypatch.setattr(study, "train_expert", lambda task, steps, seed=0, **_: f"{task.name} {steps} {seed}")
     monkeypatch.setattr(study, "save_expert", lambda path, result, task: Path(path).write_text(f"expert {result}"))
     tasks = [TRAINING_TASKS[0], TRAINING_TASKS[3]]
-    budget = replace(TINY, expert_steps=1_600)
+    budget = replace(TINY, expert_steps=1_600, warm_start="max_snr")
     train_experts(tmp_path / "in_turn", tasks, budget, seed=4)
     runner = _CountingRunner()
     with parts_runner(runner):
@@ -293,7 +293,9 @@ def test_experts_trained_as_parts_of_a_runner_are_written_as_in_turn(
         seconds = train_experts(tmp_path / "parts", [*tasks, TRAINING_TASKS[5]], budget, seed=4)
         assert train_experts(tmp_path / "parts", tasks, budget) == {}  # kept: nothing left to train
     missing = [tasks[1], TRAINING_TASKS[5]]
-    assert runner.calls == [(expert_part, [{"task": t.name, "steps": 1_600, "seed": 4} for t in missing])]
+    assert runner.calls == [
+        (expert_part, [{"task": t.name, "steps": 1_600, "seed": 4, "warm_start": "max_snr"} for t in missing])
+    ]
     assert set(seconds) == {t.name for t in missing}
     for task in tasks:
         name = f"experts/{task.name}.msgpack"

@@ -52,7 +52,8 @@ def test_a_policy_cloned_from_max_snr_acts_like_it() -> None:
 
 def test_experts_and_the_multitask_ppo_start_from_the_clone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(warm, "WARM_EPISODES", 1)
-    monkeypatch.setattr(warm, "CLONE_STEPS", 2)
+    # the cloning is the test above's; what is tested here is what reaches it and PPO
+    monkeypatch.setattr(warm, "cloned_params", lambda env, config, obs, actions, **_: {"obs": obs.shape, "env": env})
     given: list = []
     monkeypatch.setattr(experts.ppo, "train", lambda env, config, **kwargs: given.append((env, kwargs["initial"])))
     train_expert(TASK, 1, warm_start="max_snr")
@@ -60,8 +61,9 @@ def test_experts_and_the_multitask_ppo_start_from_the_clone(monkeypatch: pytest.
     train_multitask([TASK, TASK], 1, warm_start="max_snr")
     (env_a, cloned), (_, scratch), (env_m, multitask) = given
     assert env_a is EXPERT_ENV and scratch is None and env_m is experts.MULTITASK_ENV
-    assert cloned["obs_stats"].mean.shape == (ENV.obs_size,)
-    assert multitask["obs_stats"].mean.shape == (ENV.obs_size + FEATURE_DIM,)
+    steps = int(TASK.params().episode_length)
+    assert cloned == {"obs": (steps, ENV.obs_size), "env": EXPERT_ENV}
+    assert multitask == {"obs": (2 * steps, ENV.obs_size + FEATURE_DIM), "env": experts.MULTITASK_ENV}
 
 
 def test_unknown_warm_starts_name_the_field() -> None:
