@@ -3,12 +3,15 @@
 On the joint-transmission tasks (``Task.channel == "joint"``) PPO from a random policy does
 not learn: the reward is the mean over up to 30 users' QoE, so one advantage per step credits
 every user's serving-set choice with the whole step's luck. Measured on
-``c7-u15-resource_fair-me-jt`` (16 episodes): the study's expert (600,000 steps) scored QoE
-0.289, random serving sets 0.284 and max-SNR 0.335; at 2.4M steps 0.266, with 70 % of users
-given every cell and an entropy of 1.75 nats per user (uniform: 2.08). Cloning the greedy
-planner's actions from 32 of its episodes (3,000 Adam steps) gives 0.393 at once (the planner:
-0.410), and PPO fine-tuning that policy for 600,000 steps reaches 0.398 (``python -m
-decisions.telecom.comp.warm_start c7-u15-resource_fair-me-jt`` prints the comparison).
+``c7-u15-resource_fair-me-jt`` (16 episodes, ``python -m decisions.telecom.comp.spread --tasks
+joint-training --networks c7-u15-resource_fair-me-jt --expert-steps 600000``): the study's expert
+from scratch (600,000 steps) scored QoE 0.289 against random's 0.284 (at 2.4M steps 0.266), with
+70 % of users given every cell and an entropy of 1.75 nats per user (uniform: 2.08). With a warm
+start (``python -m decisions.telecom.comp.warm_start c7-u15-resource_fair-me-jt --warm-starts
+max_snr,planner``, 16 other episodes): random 0.279, max-SNR 0.394, the planner 0.403; the expert
+cloned from max-SNR and fine-tuned 0.394 (PPO keeps max-SNR), cloned from the planner and
+fine-tuned 0.398 (the clone alone, measured apart: 0.393). The joint study warm-starts from the
+planner.
 
 - ``WARM_STARTS``: ``"none"`` (PPO from scratch, the parity study's experts), ``"max_snr"``
   (clone max-SNR) and ``"planner"`` (clone ``planner.GreedyPlanner``, which reads the state:
