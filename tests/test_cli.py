@@ -137,6 +137,7 @@ def test_unknown_benchmark_lists_the_same_names() -> None:
 def test_bench_all_with_a_name_or_settings_is_one_line_error() -> None:
     _one_line_error(runner.invoke(app, ["bench", "wealth", "--all"]), "name")
     _one_line_error(runner.invoke(app, ["bench", "--all", "--set", "paths=1"]), "set")
+    _one_line_error(runner.invoke(app, ["bench", "wealth", "--merge"]), "merge")  # merging needs --save
 
 
 def test_bench_report_check_passes_when_the_readme_agrees_with_the_stored_results() -> None:
