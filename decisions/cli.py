@@ -342,15 +342,16 @@ def bench(
 def _run_one_bench(name: str, settings: list[str], *, as_json: bool, save: bool, merge: bool = False) -> None:
     """Run bench ``name`` with its overrides; print its figures (a table, or one JSON line) and store them."""
     from decisions.jobs import benches
-    from decisions.jobs.bench_store import parse_overrides, save_result
+    from decisions.jobs.bench_store import git_commit, parse_overrides, save_result
 
     budget = parse_overrides(settings, benches.module(name).run_bench)
+    commit = git_commit() if save else None  # the code that runs, whatever is committed meanwhile
     started = time.perf_counter()
     if not as_json:
         err_console.print(f"bench {name}", highlight=False)
     figures = benches.run(name, None if as_json else _console_progress, **budget)
     if save:
-        path = save_result(name, figures, wall_seconds=time.perf_counter() - started, budget=budget, merge=merge)
+        path = save_result(name, figures, wall_seconds=time.perf_counter() - started, budget=budget, merge=merge, commit=commit)
         err_console.print(f"saved {path}", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(figures, sort_keys=True) + "\n")

@@ -93,6 +93,7 @@ def save_result(
     budget: dict[str, Any],
     folder: Path = BENCH_FOLDER,
     merge: bool = False,
+    commit: str | None = None,
 ) -> Path:
     """Write ``<folder>/<name>.json``: the figures with commit, date, machine, wall time and budget.
 
@@ -101,11 +102,14 @@ def save_result(
     parts (one scenario at a time). The record then lists its ``parts``, each with its own commit,
     date, machine, wall time, budget and the figure names it gave; the top level gives the latest
     part's commit, date and machine and the parts' total wall time.
+
+    ``commit`` is the checkout's commit when the bench started (``git_commit()`` then; by
+    default now): a long bench must not be credited to a commit made while it ran.
     """
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
     part = {
-        "commit": git_commit(),
+        "commit": commit if commit is not None else git_commit(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "wall_seconds": round(wall_seconds, 1),

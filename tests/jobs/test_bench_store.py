@@ -66,3 +66,8 @@ def test_merge_without_a_stored_result_writes_a_plain_one(tmp_path: Path) -> Non
     path = save_result("toy", {"a": 1.0}, wall_seconds=2.0, budget={}, folder=tmp_path, merge=True)
     record = json.loads(path.read_text())
     assert record["figures"] == {"a": 1.0} and "parts" not in record
+
+
+def test_a_result_is_credited_to_the_commit_its_bench_started_at(tmp_path: Path) -> None:
+    path = save_result("toy", {"a": 1.0}, wall_seconds=2.0, budget={}, folder=tmp_path, commit="abc1234" * 5 + "12345")
+    assert json.loads(path.read_text())["commit"] == "abc1234" * 5 + "12345"
