@@ -153,8 +153,10 @@ README_ROWS: tuple[Row, ...] = (
     *(row for scenario in BENCH_SPEC["scenarios"]["names"] for row in _scenario_rows(scenario)),
     *(
         Row(
-            f"{scenario} without pedestrians: DQN's vehicle mean delay / max-pressure's; / fixed-time's",
-            f"{{nopeds_dqn_vs_max_pressure_{scenario}:.2f}}; {{nopeds_dqn_vs_fixed_{scenario}:.2f}}",
+            f"{scenario} without pedestrians: DQN's vehicle mean delay / max-pressure's; / fixed-time's; vehicles' "
+            "mean delay (s), DQN / fixed / max_pressure / queue_greedy",
+            f"{{nopeds_dqn_vs_max_pressure_{scenario}:.2f}}; {{nopeds_dqn_vs_fixed_{scenario}:.2f}}; "
+            + " / ".join(f"{{veh_delay_mean_{c}_{scenario}_plain:.1f}}" for c in ("dqn", "fixed", "max_pressure", "queue_greedy")),
         )
         for scenario in BENCH_SPEC["study"]["without_pedestrians"]
     ),
