@@ -17,7 +17,7 @@ QoE gain (best / random - 1) and the cell-edge ratio (best / random). ``spread_f
 same on the joint-transmission study's networks as flat figures (``decisions bench comp``).
 
 ``python -m decisions.telecom.comp.spread [--tasks joint|joint-training|joint-unseen|training|unseen|all] [--model joint|sinr|parity]
-[--scale 1] [--episodes 16] [--floor-mbps 1] [--expert-steps N] [--networks a,b]`` prints both tables and the QoE and cell-edge rate of
+[--scale 1] [--episodes 16] [--floor-mbps 1] [--expert-steps N] [--networks a,b] [--experts-from FOLDER]`` prints both tables and the QoE and cell-edge rate of
 every policy per network.
 """
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -199,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--expert-steps", type=int, default=0,
                         help="also train each network's PPO expert (the study's settings) on this many steps")
     parser.add_argument("--networks", default="", help="comma-separated names: only these of the task set")
+    parser.add_argument("--experts-from", default="",
+                        help="a study folder: also play each network's saved expert (experts/<network>.msgpack) where there is one")
     args = parser.parse_args(argv)
     networks = catalogue_networks(args.tasks, args.model, args.scale)
     if args.networks:
@@ -211,6 +214,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.expert_steps > 0 and not (args.tasks.startswith("joint") or (args.model == "parity" and args.scale == 1)):
         parser.error("--expert-steps: the experts train on the tasks as catalogued; use a joint task set or "
                      "--model parity --scale 1")
+    if args.experts_from:
+        from decisions.telecom.comp.experts import expert_policy
+
+        for name in networks:
+            path = Path(args.experts_from) / "experts" / f"{name}.msgpack"
+            if path.exists():
+                experts[name] = {"expert": expert_policy(path)}
     if args.expert_steps > 0:
         from decisions.telecom.comp.catalog import task_by_name
         from decisions.telecom.comp.experts import train_expert
@@ -226,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(summary.round(3).to_string(index=False))
     print(f"median QoE gain {summary['qoe_gain'].median():.3f}, median edge ratio {summary['edge_ratio'].median():.2f}")
     for name, own in experts.items():
+        if "expert" not in own:
+            continue
         print(f"{name} expert: share of users given each serving-set size, {set_size_shares(networks[name], own['expert'])}")
     return 0
 
