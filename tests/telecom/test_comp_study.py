@@ -18,6 +18,7 @@ from decisions.jobs.runner import SerialRunner
 from decisions.store import RunStatus, dispose_engines, get_run
 from decisions.telecom.comp import DOMAIN
 from decisions.telecom.comp import job as comp_job
+from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
 from decisions.telecom.comp.datasets import OfflineDataset
 from decisions.telecom.comp.study import (
     SHIPPED_STUDY,
@@ -252,6 +253,11 @@ def test_example_spec_prepares_with_the_default_budget() -> None:
         job = comp_job.prepare(tomllib.load(f), examples)
     assert job.study.budget() == StudyBudget()
     assert Path(job.study.folder).resolve() == (examples.parent / "comp_study").resolve()
+    with open(examples / "comp_joint.toml", "rb") as f:
+        joint = comp_job.prepare(tomllib.load(f), examples)
+    train, unseen = joint.tasks.resolve()
+    assert (tuple(train), tuple(unseen)) == (JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS)
+    assert joint.study.budget().warm_start == joint.study.budget().demonstrator == "planner"
     if (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
         with open(examples / "comp_evaluate.toml", "rb") as f:
             shipped = comp_job.prepare(tomllib.load(f), examples)
