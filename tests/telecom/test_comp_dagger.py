@@ -76,3 +76,41 @@ def test_dagger_needs_the_planner_as_demonstrator() -> None:
     with pytest.raises(ValueError, match="^dagger_episodes: "):
         StudyBudget(dagger_episodes=0)
     assert ENV.obs_size > 0
+
+
+def test_the_study_runs_each_models_dagger_rounds_after_its_training(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from decisions.telecom.comp import study
+    from decisions.telecom.comp.folder import task_file
+
+    one = generate_dataset(TASK, {"planner": SERVING_SET_POLICIES["max_snr"]}, 1, seed=1)
+    for kind in ("data", "demos"):
+        task_file(tmp_path, kind, TASK, "npz").parent.mkdir(parents=True, exist_ok=True)
+        one.save(task_file(tmp_path, kind, TASK, "npz"))
+    calls: list[tuple] = []
+
+    def fake_train(datasets, config, steps, batch_size=32, seed=0, progress=None, use_prompt=True, log_every=50,
+                   checkpoint=None, initial=None):  # the training is train_promptdt's tests'; this is the plumbing
+        calls.append((use_prompt, steps, initial, [d.episodes for d in datasets], Path(checkpoint).name))
+        return {"after": len(calls)}, {"loss": np.zeros(steps), "accuracy": np.ones(steps), "use_prompt": use_prompt}
+
+    saved: dict[str, tuple] = {}
+
+    def fake_save(path, params, config, **meta):
+        Path(path).write_text("model")
+        saved[Path(path).name.replace(".partial", "")] = (params, meta["steps"])
+
+    monkeypatch.setattr(study, "train_promptdt", fake_train)
+    monkeypatch.setattr(study, "save_params", fake_save)
+    monkeypatch.setattr(dagger, "dagger_dataset", lambda model, task, demo, episodes, seed, labeler=None: demo)
+    budget = StudyBudget(dt_steps=5, dagger_rounds=2, dagger_steps=3, demonstrator="planner", sizes=("small",))
+    study.train_dt_models(tmp_path, [TASK], budget, checkpoints=lambda name, iterations, every: tmp_path / f"{name}.ck")
+    for prompt, first in ((True, 0), (False, 3)):
+        model = "promptdt-small" if prompt else "dt"
+        assert calls[first:first + 3] == [
+            (prompt, 5, None, [1], f"{model}.ck"),
+            (prompt, 3, {"after": first + 1}, [2], f"{model}-dagger1.ck"),  # the model's own episodes added
+            (prompt, 3, {"after": first + 2}, [3], f"{model}-dagger2.ck"),
+        ]
+        assert saved[f"{model}.msgpack"] == ({"after": first + 3}, 11)  # the last round's, 5 + 2 x 3 steps
