@@ -87,6 +87,19 @@ def test_headline_from_a_known_table() -> None:
     assert figures["unseen_normalised_non_decreasing_with_size"] == 1.0
     assert "unseen_vs_expert" not in figures
     assert figures["qoe_non_decreasing_with_size"] == 1.0
+    # issue 25's scale, 0 random and 1 the network's own expert: on b the expert is also the best
+    assert figures["promptdt_vs_expert_unseen"] == pytest.approx(0.26 / 0.3)
+    assert figures["promptdt_vs_expert_unseen_worst"] == pytest.approx(0.26 / 0.3)
+    assert figures["promptdt_vs_multitask_ppo_unseen"] == pytest.approx(0.26 / 0.1)
+    assert figures["promptdt_vs_multitask_ppo_unseen_worst"] == pytest.approx(0.26 / 0.1)
+    assert figures["expert_normalised_qoe_planner"] == pytest.approx(4 / 3)  # on a, the expert is also the best
+    assert figures["raw_qoe_max_snr"] == pytest.approx(0.5) and figures["unseen_raw_qoe_top2"] == pytest.approx(0.4)
+    beaten = table.copy()  # where a heuristic beats the expert, the two scales part
+    beaten.loc[(beaten.policy == "max_snr") & (beaten.task == "b"), "qoe"] = 0.8
+    own = headline(_normalise(beaten.drop(columns=["normalised_qoe", "expert_normalised_qoe"])), ("small", "medium"))
+    assert own["promptdt_vs_expert_unseen"] == pytest.approx(0.26 / 0.3)
+    assert own["unseen_normalised_vs_expert"] == pytest.approx((0.26 / 0.6) / (0.3 / 0.6))
+    assert own["unseen_expert_normalised_qoe_max_snr"] == pytest.approx(0.6 / 0.3)
     worse = table.copy()
     worse.loc[(worse.policy == "promptdt-medium") & (worse.task == "a"), ["qoe", "normalised_qoe"]] = [0.5, 0.6]
     assert headline(worse, ("small", "medium"))["qoe_non_decreasing_with_size"] == 0.0

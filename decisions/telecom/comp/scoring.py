@@ -251,8 +251,10 @@ def _normalise(table: pd.DataFrame) -> pd.DataFrame:
     for _, group in table.groupby("task", sort=False):
         low = float(group.loc[group.policy == "random", "qoe"].iloc[0])
         high = float(group.loc[group.policy.isin(reference), "qoe"].max())
+        own = float(group.loc[group.policy == "expert", "qoe"].iloc[0]) if (group.policy == "expert").any() else high
         group = group.copy()
         group["normalised_qoe"] = (group["qoe"] - low) / max(high - low, 1e-9)
+        group["expert_normalised_qoe"] = (group["qoe"] - low) / max(own - low, 1e-9)
         out.append(group)
     return pd.concat(out, ignore_index=True)
 
@@ -287,6 +289,18 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
       expert's, the multi-task PPO's, each with random's raw ratio to the same reference beside it
       (``unseen_qoe_vs_expert_random``, ``unseen_qoe_vs_multitask_ppo_random``): QoE lies in
       ``[0, 1]`` and random play already scores most of it, so a raw ratio reads only against random's.
+
+    On the scale of issue 25, 0 random and 1 each network's own expert (``expert_normalised_qoe``):
+
+    - ``promptdt_vs_expert_unseen`` and ``..._worst``: PromptDT's mean and smallest score over the
+      unseen networks (the expert's is 1 on each);
+    - ``promptdt_vs_multitask_ppo_unseen``: PromptDT's mean score over the multi-task PPO's, and
+      ``..._worst`` the smallest per-network ratio (PromptDT's QoE gain over random divided by the
+      multi-task PPO's, on each network);
+    - ``expert_normalised_qoe_<policy>`` and ``unseen_expert_normalised_qoe_<policy>``: every
+      policy's mean score on the training and the unseen networks;
+    - ``raw_qoe_<policy>`` and ``unseen_raw_qoe_<policy>``: every policy's mean raw QoE, printed
+      beside the normalised figures.
     """
     train = table[table.split == "train"]
     unseen = table[table.split == "unseen"]
@@ -304,8 +318,28 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
             out[f"{name}_vs_multitask_ppo"] = float(norm[name] / norm["multitask_ppo"])
     sizes_qoe = [float(qoe[n]) for n in names]
     out["qoe_non_decreasing_with_size"] = float(_non_decreasing(sizes_qoe))
+    out.update({f"raw_qoe_{p}": float(v) for p, v in qoe.items()})
+    if "expert_normalised_qoe" in train:
+        out.update({f"expert_normalised_qoe_{p}": float(v)
+                    for p, v in train.groupby("policy")["expert_normalised_qoe"].mean().items()})  # fmt: skip
     if len(unseen):
         out.update(_unseen_figures(unseen, best, names))
+        if "expert_normalised_qoe" in unseen:
+            out.update(_own_expert_figures(unseen, best))
+    return out
+
+
+def _own_expert_figures(unseen: pd.DataFrame, best: str) -> dict[str, float]:
+    """``headline``'s figures on issue 25's scale (0 random, 1 the network's own expert) on the unseen rows."""
+    score = unseen.pivot_table(index="task", columns="policy", values="expert_normalised_qoe")
+    out = {f"unseen_expert_normalised_qoe_{p}": float(v) for p, v in score.mean().items()}
+    out.update({f"unseen_raw_qoe_{p}": float(v) for p, v in unseen.groupby("policy")["qoe"].mean().items()})
+    out["promptdt_vs_expert_unseen"] = float(score[best].mean())
+    out["promptdt_vs_expert_unseen_worst"] = float(score[best].min())
+    if "multitask_ppo" in score:
+        out["promptdt_vs_multitask_ppo_unseen"] = float(score[best].mean() / score["multitask_ppo"].mean())
+        per_network = score[best] / score["multitask_ppo"].where(score["multitask_ppo"].abs() > 1e-9)
+        out["promptdt_vs_multitask_ppo_unseen_worst"] = float(per_network.min())
     return out
 
 
