@@ -78,13 +78,17 @@ def test_dagger_needs_the_planner_as_demonstrator() -> None:
     assert ENV.obs_size > 0
 
 
-def test_the_study_runs_each_models_dagger_rounds_after_its_training(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("conditioning", ["return", "advantage"])
+def test_the_study_runs_each_models_dagger_rounds_after_its_training(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, conditioning: str
+) -> None:
     from pathlib import Path
 
     from decisions.telecom.comp import study
     from decisions.telecom.comp.folder import task_file
 
-    one = generate_dataset(TASK, {"planner": SERVING_SET_POLICIES["max_snr"]}, 1, seed=1)
+    one = generate_dataset(TASK, {"planner": random_set_size}, 1, seed=1, baseline=SERVING_SET_POLICIES["max_snr"])
+    learnt = one.advantage_view().rewards if conditioning == "advantage" else one.rewards
     for kind in ("data", "demos"):
         task_file(tmp_path, kind, TASK, "npz").parent.mkdir(parents=True, exist_ok=True)
         one.save(task_file(tmp_path, kind, TASK, "npz"))
@@ -93,6 +97,7 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(tmp_path, m
     def fake_train(datasets, config, steps, batch_size=32, seed=0, progress=None, use_prompt=True, log_every=50,
                    checkpoint=None, initial=None):  # the training is train_promptdt's tests'; this is the plumbing
         calls.append((use_prompt, steps, initial, [d.episodes for d in datasets], Path(checkpoint).name))
+        np.testing.assert_array_equal(datasets[0].rewards[:1], learnt)  # what the model is conditioned on
         return {"after": len(calls)}, {"loss": np.zeros(steps), "accuracy": np.ones(steps), "use_prompt": use_prompt}
 
     saved: dict[str, tuple] = {}
@@ -100,11 +105,13 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(tmp_path, m
     def fake_save(path, params, config, **meta):
         Path(path).write_text("model")
         saved[Path(path).name.replace(".partial", "")] = (params, meta["steps"])
+        assert meta["conditioning"] == conditioning
 
     monkeypatch.setattr(study, "train_promptdt", fake_train)
     monkeypatch.setattr(study, "save_params", fake_save)
     monkeypatch.setattr(dagger, "dagger_dataset", lambda model, task, demo, episodes, seed, labeler=None: demo)
-    budget = StudyBudget(dt_steps=5, dagger_rounds=2, dagger_steps=3, demonstrator="planner", sizes=("small",))
+    budget = StudyBudget(dt_steps=5, dagger_rounds=2, dagger_steps=3, demonstrator="planner", sizes=("small",),
+                         conditioning=conditioning)  # fmt: skip
     study.train_dt_models(tmp_path, [TASK], budget, checkpoints=lambda name, iterations, every: tmp_path / f"{name}.ck")
     for prompt, first in ((True, 0), (False, 3)):
         model = "promptdt-small" if prompt else "dt"
@@ -114,3 +121,40 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(tmp_path, m
             (prompt, 3, {"after": first + 2}, [3], f"{model}-dagger2.ck"),
         ]
         assert saved[f"{model}.msgpack"] == ({"after": first + 3}, 11)  # the last round's, 5 + 2 x 3 steps
+
+
+def test_advantage_conditioning_measures_each_step_against_max_snr_in_the_same_state(tmp_path) -> None:
+    from decisions.telecom.comp.datasets import OfflineDataset
+    from decisions.telecom.comp.experts import rollout
+
+    keys = jax.random.split(jax.random.PRNGKey(4), 2)
+    same = rollout(TASK, SERVING_SET_POLICIES["max_snr"], keys, baseline=SERVING_SET_POLICIES["max_snr"])
+    np.testing.assert_array_equal(same["baseline_reward"], same["reward"])  # max-SNR against itself: no gain
+    data = generate_dataset(TASK, {"random": random_set_size}, 2, seed=3, baseline=SERVING_SET_POLICIES["max_snr"])
+    gain = data.advantage_view()
+    np.testing.assert_allclose(gain.rewards, data.rewards - data.baseline_rewards)
+    assert gain.rewards.mean() < 0.0  # random serving sets lose to max-SNR in the states they reach
+    data.save(tmp_path / "d.npz")
+    back = OfflineDataset.load(tmp_path / "d.npz")
+    np.testing.assert_array_equal(back.baseline_rewards, data.baseline_rewards)
+    assert back.take([1]).baseline_rewards.shape == (1, data.horizon)
+    with pytest.raises(ValueError, match="^baseline_rewards: "):
+        generate_dataset(TASK, {"random": random_set_size}, 1).advantage_view()
+    with pytest.raises(ValueError, match="^conditioning: "):
+        StudyBudget(conditioning="luck")
+
+
+def test_an_advantage_model_is_prompted_targeted_and_labelled_in_advantage_units(model: SavedDT) -> None:
+    demos = generate_dataset(TASK, {"random": random_set_size}, 3, seed=8, baseline=SERVING_SET_POLICIES["max_snr"])
+    gain = SavedDT(model.params, TINY, True, "advantage")
+    best = int(np.argmax(demos.returns()))  # the best demonstration by return, whose advantage is the target
+    prompt, target = gain.conditioning(demos)
+    assert float(target) == pytest.approx(demos.advantage_view().returns()[best], rel=1e-5)
+    assert float(model.conditioning(demos)[1]) == pytest.approx(demos.returns()[best], rel=1e-5)
+    assert not np.allclose(np.asarray(prompt.rtg), np.asarray(model.conditioning(demos)[0].rtg))
+    labelled = dagger.dagger_dataset(gain, TASK, demos, 1, seed=2, labeler=MAX_SNR)
+    np.testing.assert_allclose(labelled.baseline_rewards, labelled.rewards, atol=1e-6)  # max-SNR labels: no gain
+    assert dagger.dagger_dataset(model, TASK, demos, 1, seed=2, labeler=MAX_SNR).baseline_rewards is None
+    both = dagger.concatenate([demos, labelled])
+    assert both.baseline_rewards.shape == (4, demos.horizon)
+    assert dagger.concatenate([both, dagger.dagger_dataset(model, TASK, demos, 1, seed=2, labeler=MAX_SNR)]).baseline_rewards is None

@@ -165,6 +165,8 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         ({"study": {"demonstrator": "oracle"}}, "study.demonstrator"),
         ({"study": {"select_episodes": 1}}, "study.select_episodes"),
         ({"study": {"warm_start": "oracle"}}, "study.warm_start"),
+        ({"study": {"conditioning": "luck"}}, "study.conditioning"),
+        ({"study": {"dagger_rounds": 2}}, "study.dagger_rounds"),  # DAgger labels with the planner only
         ({"tasks": {"train": ["c99-u1"]}}, "tasks.train"),
         ({"tasks": {"unseen": [TRAINING_TASKS[0].name]}}, "tasks.unseen"),
         ({"study": {"stages": ["train"]}}, "study.stages"),  # no data in the folder yet

@@ -25,6 +25,8 @@ EXPERT_STEPS = 600_000
 """PPO environment steps of a per-task expert (``experts.EXPERT_CONFIG.total_env_steps``)."""
 DEMONSTRATORS = ("best", "expert", "planner")
 """``StudyBudget.demonstrator`` choices."""
+CONDITIONINGS = ("return", "advantage")
+"""``StudyBudget.conditioning`` choices."""
 WARM_STARTS = ("none", "max_snr", "planner")
 """``StudyBudget.warm_start`` choices (``warm_start.WARM_STARTS``)."""
 
@@ -80,6 +82,11 @@ class StudyBudget:
     tasks, where PPO from scratch stays near random)."""
     dt_steps: int = 4_000
     """Gradient steps of each (Prompt-)DT (the shipped study's)."""
+    conditioning: str = "return"
+    """What the (Prompt-)DTs are conditioned on: ``"return"`` (return-to-go, Decision
+    Transformer's) or ``"advantage"`` (advantage-to-go: the sum of each later step's reward minus
+    max-SNR's reward in the same state and movement, which the simulator computes; a step's
+    return is set mostly by where the users happen to be, its advantage by the action)."""
     dagger_rounds: int = 0
     """DAgger rounds after each (Prompt-)DT's training (``dagger``; needs ``demonstrator =
     "planner"``, the labeler): the model plays ``dagger_episodes`` episodes per training task,
@@ -121,6 +128,8 @@ class StudyBudget:
         if self.dagger_rounds and self.demonstrator != "planner":
             raise ValueError(f"dagger_rounds: DAgger labels with the planner; needs demonstrator 'planner', "
                              f"got {self.demonstrator!r}")
+        if self.conditioning not in CONDITIONINGS:
+            raise ValueError(f"conditioning: must be one of {', '.join(CONDITIONINGS)}, got {self.conditioning!r}")
         if self.warm_start not in WARM_STARTS:
             raise ValueError(f"warm_start: must be one of {', '.join(WARM_STARTS)}, got {self.warm_start!r}")
         _check_int("select_episodes", self.select_episodes, 2)

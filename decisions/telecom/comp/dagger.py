@@ -36,13 +36,13 @@ DAGGER_SEED_OFFSET = 70_000
 """Added to the study seed (and the round) for the episodes a DAgger round plays."""
 
 
-@partial(jax.jit, static_argnames=("config", "use_prompt", "labeler"))
+@partial(jax.jit, static_argnames=("config", "use_prompt", "labeler", "baseline"))
 def _labelled_episodes(
     params: Any, prompt: Any, target: Array, keys: Array, net: Any, config: PromptDTConfig, use_prompt: bool,
-    labeler: Callable[..., Array],
+    labeler: Callable[..., Array], baseline: Callable[..., Array] | None,
 ) -> Any:
     """Greedy (Prompt-)DT episodes with the labeler's action in every visited state, vmapped over keys."""
-    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target, labeler=labeler)
+    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target, labeler=labeler, baseline=baseline)
     return jax.vmap(rollout, in_axes=(0, None))(keys, net)
 
 
@@ -70,9 +70,11 @@ def dagger_dataset(
     prompt, target = model.conditioning(demos)
     keys = jax.random.split(jax.random.PRNGKey(seed), int(episodes))
     out = _labelled_episodes(model.params, prompt, target, keys, task.params(), model.config, model.use_prompt,
-                             labeler or GreedyPlanner())  # fmt: skip
+                             labeler or GreedyPlanner(), model.baseline)  # fmt: skip
+    # an advantage-conditioned model's labels carry the baseline's reward in the same states
+    base = None if out.baseline_rewards is None else np.asarray(out.baseline_rewards)
     return task_dataset(task, np.asarray(out.obs), np.asarray(out.label_actions), np.asarray(out.label_rewards),
-                        np.asarray(out.label_qoe), ["dagger"] * int(episodes))  # fmt: skip
+                        np.asarray(out.label_qoe), ["dagger"] * int(episodes), base)  # fmt: skip
 
 
 def concatenate(datasets: Sequence[OfflineDataset]) -> OfflineDataset:
@@ -88,7 +90,9 @@ def concatenate(datasets: Sequence[OfflineDataset]) -> OfflineDataset:
         raise ValueError("datasets: must all come from the same task")
     joined = {name: np.concatenate([getattr(d, name) for d in datasets]) for name in
               ("obs", "actions", "rewards", "qoe", "behaviour")}  # fmt: skip
-    return task_dataset(first.task, **joined)
+    bases = [d.baseline_rewards for d in datasets]
+    base = np.concatenate(bases) if all(b is not None for b in bases) else None  # all or none
+    return task_dataset(first.task, **joined, baseline_rewards=base)
 
 
 def dagger_rounds(
@@ -103,6 +107,7 @@ def dagger_rounds(
     episodes: int,
     seed: int,
     labeler: Callable[..., Array] | None = None,
+    conditioned_on: str = "return",
 ) -> tuple[Any, list[OfflineDataset]]:
     """``rounds`` DAgger rounds: label the model's episodes on every task, add them, fine-tune.
 
@@ -117,13 +122,14 @@ def dagger_rounds(
         episodes: labelled episodes per task and round.
         seed: the study seed (round ``r`` plays seed ``seed + DAGGER_SEED_OFFSET + r``).
         labeler: the labelling policy function (default ``planner.GreedyPlanner()``).
+        conditioned_on: the model's conditioning (``SavedDT.conditioned_on``).
 
     Returns:
         ``(params, data)``: the fine-tuned parameters and the aggregated data.
     """
     data = list(data)
     for r in range(rounds):
-        model = SavedDT(params, config, use_prompt)
+        model = SavedDT(params, config, use_prompt, conditioned_on)
         data = [
             concatenate([d, dagger_dataset(model, d.task, demo, episodes, seed + DAGGER_SEED_OFFSET + r, labeler)])
             for d, demo in zip(data, demos, strict=True)

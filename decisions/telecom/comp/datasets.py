@@ -24,6 +24,8 @@ array               shape, dtype                    meaning
 ``n_cells``, ...    () int / unicode scalars        ``n_cells``, ``n_users``, ``scheduler``,
                                                     ``layout_seed``, ``layout``, ``channel`` (files
                                                     without it: ``"mobile_env"``)
+``baseline_rewards`` (N, T) float32, optional       a baseline's (max-SNR's) reward in the same
+                                                    state and movement (advantage conditioning)
 ==================  ==============================  ===========================================
 
 ``returns_to_go(rewards)`` gives the (undiscounted by default) return from each step on.
@@ -72,6 +74,8 @@ ARRAYS: tuple[str, ...] = (
     "layout",
 )
 """The arrays of a dataset file, in ``OfflineDataset`` field order."""
+OPTIONAL_ARRAYS: tuple[str, ...] = ("channel", "baseline_rewards")
+"""Arrays a file may lack: ``channel`` (then ``"mobile_env"``) and ``baseline_rewards`` (then None)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +96,7 @@ class OfflineDataset:
     layout_seed: int
     layout: str = "random"
     channel: str = "mobile_env"
+    baseline_rewards: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         """Validate (see ``validate``)."""
@@ -128,8 +133,22 @@ class OfflineDataset:
         """The given episodes (indices into the first axis), in that order."""
         index = np.asarray(episodes, dtype=np.int64)
         arrays = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in ("obs", "actions", "rewards", "qoe", "behaviour"):
-            arrays[name] = arrays[name][index]
+        for name in ("obs", "actions", "rewards", "qoe", "behaviour", "baseline_rewards"):
+            if arrays[name] is not None:
+                arrays[name] = arrays[name][index]
+        return OfflineDataset(**arrays)
+
+    def advantage_view(self) -> OfflineDataset:
+        """The dataset with each step's reward replaced by its gain over the baseline's reward in the
+        same state (``baseline_rewards``): what an advantage-conditioned (Prompt-)DT learns from.
+
+        Raises:
+            ValueError: the dataset has no ``baseline_rewards``.
+        """
+        if self.baseline_rewards is None:
+            raise ValueError("baseline_rewards: this dataset was recorded without a baseline")
+        arrays = {f.name: getattr(self, f.name) for f in fields(self)}
+        arrays["rewards"] = (self.rewards - self.baseline_rewards).astype(np.float32)
         return OfflineDataset(**arrays)
 
     def validate(self) -> None:
@@ -176,6 +195,10 @@ class OfflineDataset:
             value = arr(name, len(shape), kinds[name])
             if value.shape != shape:
                 raise ValueError(f"{name}: expected shape {shape}, got {value.shape}")
+        if self.baseline_rewards is not None:
+            value = arr("baseline_rewards", 2, "f")
+            if value.shape != (n, t) or not np.isfinite(value).all():
+                raise ValueError(f"baseline_rewards: expected finite values of shape {(n, t)}, got {value.shape}")
         if self.actions.size and (self.actions.min() < 0 or self.actions.max() > MAX_CELLS):
             raise ValueError(f"actions: must lie in [0, {MAX_CELLS}]")
         for name in ("rewards", "qoe", "obs"):
@@ -198,6 +221,8 @@ class OfflineDataset:
         arrays["scheduler"] = np.asarray(self.scheduler, dtype=np.str_)
         arrays["layout"] = np.asarray(self.layout, dtype=np.str_)
         arrays["channel"] = np.asarray(self.channel, dtype=np.str_)
+        if self.baseline_rewards is not None:
+            arrays["baseline_rewards"] = np.asarray(self.baseline_rewards, np.float32)
         arrays["n_cells"] = np.asarray(self.n_cells, np.int64)
         arrays["n_users"] = np.asarray(self.n_users, np.int64)
         arrays["layout_seed"] = np.asarray(self.layout_seed, np.int64)
@@ -217,7 +242,8 @@ class OfflineDataset:
                 if name not in present:
                     raise ValueError(f"{name}: missing from {os.fspath(path)}")
             arrays = {}
-            for name in (*ARRAYS, *(["channel"] if "channel" in present else [])):  # no channel: written before it
+            optional = [name for name in OPTIONAL_ARRAYS if name in present]  # absent from files written before them
+            for name in (*ARRAYS, *optional):
                 try:
                     arrays[name] = data[name]
                 except ValueError as err:  # e.g. an object array, which would need pickle
@@ -285,6 +311,7 @@ def generate_dataset(
     policies: Mapping[str, Any],
     episodes_per_policy: int | Mapping[str, int],
     seed: int = 0,
+    baseline: Any = None,
 ) -> OfflineDataset:
     """Roll out every behaviour policy on ``task`` for ``episodes_per_policy`` whole episodes.
 
@@ -298,6 +325,8 @@ def generate_dataset(
         episodes_per_policy: episodes of each policy, or a count per policy name (every
             policy of ``policies`` must have one).
         seed: data seed.
+        baseline: optional weightless policy (e.g. max-SNR) whose reward in every visited state
+            is recorded too (``baseline_rewards``, for advantage conditioning).
 
     Returns:
         The ``OfflineDataset`` (episodes grouped by policy, in ``policies`` order).
@@ -315,30 +344,38 @@ def generate_dataset(
             raise ValueError(f"episodes_per_policy: must be a positive integer for {name!r}, got {n!r}")
     net = task.params()
     base = jax.random.PRNGKey(seed)
-    parts: dict[str, list[np.ndarray]] = {"obs": [], "actions": [], "rewards": [], "qoe": []}
+    parts: dict[str, list[np.ndarray]] = {"obs": [], "actions": [], "rewards": [], "qoe": [], "baseline": []}
     names: list[str] = []
     for name, policy in policies.items():
         n = int(counts[name])
         keys = jax.random.split(jax.random.fold_in(base, policy_seed(name)), n)
         for start in range(0, n, CHUNK_EPISODES):
-            out = rollout(net, policy, keys[start : start + CHUNK_EPISODES], record=True)
+            out = rollout(net, policy, keys[start : start + CHUNK_EPISODES], record=True, baseline=baseline)
             n, t = out["reward"].shape
             parts["obs"].append(out["obs"].reshape(n, t, MAX_USERS, OBS_FEATURES).astype(np.float32))
             parts["actions"].append(out["action"])
             parts["rewards"].append(out["reward"])
             parts["qoe"].append(out["qoe"])
+            parts["baseline"].append(out.get("baseline_reward"))
         names += [name] * n
     return task_dataset(
         task, np.concatenate(parts["obs"]), np.concatenate(parts["actions"]), np.concatenate(parts["rewards"]),
-        np.concatenate(parts["qoe"]), names,
+        np.concatenate(parts["qoe"]), names, None if baseline is None else np.concatenate(parts["baseline"]),
     )
 
 
 def task_dataset(
-    task: Task, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray, qoe: np.ndarray, behaviour: Sequence[str]
+    task: Task,
+    obs: np.ndarray,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    qoe: np.ndarray,
+    behaviour: Sequence[str],
+    baseline_rewards: np.ndarray | None = None,
 ) -> OfflineDataset:
     """An ``OfflineDataset`` of ``task`` from its episode arrays (module docstring; ``obs`` as
-    ``(N, T, MAX_USERS, F)`` or flat ``(N, T, MAX_USERS * F)``) and each episode's behaviour name."""
+    ``(N, T, MAX_USERS, F)`` or flat ``(N, T, MAX_USERS * F)``), each episode's behaviour name and
+    optionally the baseline's rewards in the same states."""
     net = task.params()
     n, t = np.shape(rewards)
     return OfflineDataset(
@@ -356,4 +393,5 @@ def task_dataset(
         layout_seed=task.layout_seed,
         layout=task.layout,
         channel=task.channel,
+        baseline_rewards=None if baseline_rewards is None else np.asarray(baseline_rewards, np.float32),
     )

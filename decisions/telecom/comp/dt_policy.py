@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from decisions.telecom.comp.env import CompEnv
-from decisions.telecom.comp.experts import ENV
+from decisions.telecom.comp.experts import ENV, baseline_reward
 from decisions.telecom.comp.experts import act as experts_act
 from decisions.telecom.comp.network import EPISODE_LENGTH, MAX_USERS, NetworkParams
 from decisions.telecom.comp.promptdt import (
@@ -69,6 +69,7 @@ class DTRollout(NamedTuple):
     visited: ``obs`` ``(T, obs_size)`` (the observation the DT acted on), ``label_actions``
     ``(T, U)`` (canonical), ``label_rewards`` and ``label_qoe`` ``(T,)`` (the step's reward and
     mean QoE over real users had the labeler's action been taken, the same movement); else None.
+    With a ``baseline``, ``baseline_rewards`` ``(T,)``: the baseline's reward in each visited state.
     """
 
     ret: Array
@@ -79,6 +80,7 @@ class DTRollout(NamedTuple):
     label_actions: Array | None = None
     label_rewards: Array | None = None
     label_qoe: Array | None = None
+    baseline_rewards: Array | None = None
 
 
 def make_dt_policy(
@@ -90,6 +92,7 @@ def make_dt_policy(
     env: CompEnv | None = None,
     episode_length: int = EPISODE_LENGTH,
     labeler: Callable[..., Array] | None = None,
+    baseline: Callable[..., Array] | None = None,
 ) -> Callable[[Array, NetworkParams], DTRollout]:
     """A jit-able, vmap-able ``rollout(key, net) -> DTRollout`` of one greedy episode.
 
@@ -107,6 +110,9 @@ def make_dt_policy(
         labeler: optional ``TaskPolicy`` function (``experts.act``'s convention, e.g.
             ``planner.GreedyPlanner()``) whose action in every visited state is recorded with
             its reward (DAgger's labels); the DT's own actions drive the episode.
+        baseline: optional weightless ``TaskPolicy`` function (max-SNR) for an advantage-conditioned
+            model: the return-to-go then falls by each step's reward *minus* the baseline's reward
+            in the same state (``experts.baseline_reward``), and ``target_return`` is an advantage.
 
     Returns:
         ``rollout(key, net)``.
@@ -135,13 +141,18 @@ def make_dt_policy(
             ctx = ctx._replace(actions=ctx.actions.at[-1].set(action))
             obs2, state2, reward, term, trunc, info = env.step(k, state, action, net)
             out = {"rewards": jnp.where(done, 0.0, reward), "actions": action, "jain_qoe": info["jain_qoe"]}
+            spent = out["rewards"]
+            if baseline is not None:
+                base = baseline_reward(baseline, obs, jax.random.fold_in(k, 2), k, state, net)
+                out["baseline_rewards"] = jnp.where(done, 0.0, base)
+                spent = spent - out["baseline_rewards"]
             if labeler is not None:
                 label = env.canonical_action(state, experts_act(labeler, None, obs, jax.random.fold_in(k, 1), net, state), net)
                 _, _, label_reward, _, _, label_info = env.step(k, state, label, net)  # the same movement
                 n_users = jnp.maximum(jnp.sum(net.user_mask), 1)
                 out.update(obs=obs, label_actions=label, label_rewards=jnp.where(done, 0.0, label_reward),
                            label_qoe=jnp.sum(label_info["qoe"]) / n_users)
-            carry = (state2, obs2, ctx, rtg - out["rewards"], done | term | trunc)
+            carry = (state2, obs2, ctx, rtg - spent, done | term | trunc)
             return carry, out
 
         init = (

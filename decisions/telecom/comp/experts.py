@@ -48,6 +48,7 @@ __all__ = [
     "MultiTaskState",
     "TaskPolicy",
     "act",
+    "baseline_reward",
     "canonical_action",
     "epsilon_noisy",
     "evaluate_policy",
@@ -279,7 +280,16 @@ def canonical_action(state: CompState, action: Array, net: NetworkParams) -> Arr
     return ENV.canonical_action(state, action, net)
 
 
-@partial(jax.jit, static_argnames=("fn", "steps", "record", "user_rates"))
+def baseline_reward(
+    baseline: Callable[..., Array], obs: Array, key: Array, env_key: Array, state: CompState, net: NetworkParams
+) -> Array:
+    """The reward ``baseline`` (a ``TaskPolicy`` function) would earn in ``state``: its canonical
+    action stepped with the same environment key (the same user movement), the step discarded."""
+    action = canonical_action(state, act(baseline, None, obs, key, net, state), net)
+    return ENV.step(env_key, state, action, net)[2]
+
+
+@partial(jax.jit, static_argnames=("fn", "steps", "record", "user_rates", "baseline"))
 def _rollout_jit(
     keys: Array,
     net: NetworkParams,
@@ -289,6 +299,7 @@ def _rollout_jit(
     steps: int,
     record: bool,
     user_rates: bool = False,
+    baseline: Callable[..., Array] | None = None,
 ) -> dict[str, Array]:
     def episode(key: Array) -> dict[str, Array]:
         # Environment and policy randomness come from separate streams, so every policy sees
@@ -314,6 +325,8 @@ def _rollout_jit(
                 out["action"] = action
             if user_rates:
                 out["user_rate"] = info["rate"]
+            if baseline is not None:
+                out["baseline_reward"] = baseline_reward(baseline, obs, jax.random.fold_in(act_key, 1), env_key, state, net)
             return (obs2, state2), out
 
         xs = (jax.random.split(k_env, steps), jax.random.split(k_act, steps))
@@ -331,6 +344,7 @@ def rollout(
     record: bool = False,
     steps: int | None = None,
     user_rates: bool = False,
+    baseline: Any = None,
 ) -> dict[str, np.ndarray]:
     """Run one full episode per key of ``policy`` on ``task`` (jitted, vmapped over keys).
 
@@ -343,6 +357,8 @@ def rollout(
         steps: episode length (default the network's ``episode_length``).
         user_rates: also return every user slot's rate (``user_rate``, ``(episodes, T, MAX_USERS)``,
             bit/s, 0 for padded users).
+        baseline: optional weightless policy (a heuristic, the planner) whose reward in every visited
+            state is also returned (``baseline_reward``, ``(episodes, T)``; ``baseline_reward``).
 
     Returns:
         numpy arrays ``(episodes, T)``: ``reward``, ``qoe`` (mean normalised QoE over real users),
@@ -352,7 +368,8 @@ def rollout(
     net = task.params() if isinstance(task, Task) else task
     steps = int(net.episode_length) if steps is None else int(steps)
     tp = task_policy(policy)
-    out = _rollout_jit(keys, net, tp.params, fn=tp.fn, steps=steps, record=record, user_rates=user_rates)
+    base = None if baseline is None else task_policy(baseline).fn
+    out = _rollout_jit(keys, net, tp.params, fn=tp.fn, steps=steps, record=record, user_rates=user_rates, baseline=base)
     return {k: np.asarray(v) for k, v in out.items()}
 
 

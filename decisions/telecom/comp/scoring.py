@@ -38,7 +38,7 @@ from decisions.core.progress import Progress, silent
 from decisions.telecom.comp.budget import SIZES
 from decisions.telecom.comp.datasets import OfflineDataset
 from decisions.telecom.comp.dt_train import demonstrations, load_params, make_dt_policy, make_prompt
-from decisions.telecom.comp.experts import TaskPolicy, evaluate_policy, expert_policy
+from decisions.telecom.comp.experts import TaskPolicy, evaluate_policy, expert_policy, task_policy
 from decisions.telecom.comp.folder import dt_model_paths, task_file
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.planner import GreedyPlanner
@@ -112,39 +112,55 @@ def choose_demonstrator(task: Task, candidates: dict[str, TaskPolicy], episodes:
     return max(returns, key=lambda name: returns[name])
 
 
-@partial(jax.jit, static_argnames=("config", "use_prompt"))
+@partial(jax.jit, static_argnames=("config", "use_prompt", "baseline"))
 def _dt_episodes(
-    params: Any, prompt: Any, target: Array, keys: Array, net: Any, config: PromptDTConfig, use_prompt: bool
+    params: Any, prompt: Any, target: Array, keys: Array, net: Any, config: PromptDTConfig, use_prompt: bool,
+    baseline: Any = None,
 ) -> Any:
     """Greedy (Prompt-)DT episodes, vmapped over keys; one compile per architecture, any task."""
-    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target)
+    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target, baseline=baseline)
     return jax.vmap(rollout, in_axes=(0, None))(keys, net)
+
+
+ADVANTAGE_BASELINE = task_policy(SERVING_SET_POLICIES["max_snr"]).fn
+"""The baseline of advantage conditioning (``StudyBudget.conditioning``): max-SNR."""
 
 
 @dataclass(frozen=True)
 class SavedDT:
-    """A (Prompt-)DT read from a study folder: weights, architecture and whether it reads a prompt."""
+    """A (Prompt-)DT read from a study folder: weights, architecture, whether it reads a prompt and
+    what it is conditioned on (``"return"`` or ``"advantage"``, ``StudyBudget.conditioning``)."""
 
     params: Any
     config: PromptDTConfig
     use_prompt: bool
+    conditioned_on: str = "return"
 
     @classmethod
     def load(cls, path: Path) -> SavedDT:
         """Read a model written by ``study.train_dt_models``."""
         params, config = load_params(path)
-        return cls(params, config, bool(load_metadata(path).get("use_prompt", True)))
+        meta = load_metadata(path)
+        return cls(params, config, bool(meta.get("use_prompt", True)), str(meta.get("conditioning", "return")))
+
+    @property
+    def baseline(self) -> Any:
+        """The baseline policy function of an advantage-conditioned model (None for return)."""
+        return ADVANTAGE_BASELINE if self.conditioned_on == "advantage" else None
 
     def conditioning(self, demos: OfflineDataset) -> tuple[Any, Array]:
-        """``(prompt, target return)``: the task's best demonstration and its return."""
+        """``(prompt, target)``: the task's best demonstration (by return) and its return, or for an
+        advantage-conditioned model its advantage over the baseline (and a prompt in those units)."""
         best = int(demonstrations(demos, 1)[0])
-        return make_prompt(demos, self.config, index=best), jnp.asarray(demos.returns()[best], jnp.float32)
+        view = demos.advantage_view() if self.conditioned_on == "advantage" else demos
+        return make_prompt(view, self.config, index=best), jnp.asarray(view.returns()[best], jnp.float32)
 
     def episodes(self, task: Task, demos: OfflineDataset, keys: Array, offset: float = 0.0) -> Any:
         """Greedy episodes on ``task`` (a ``DTRollout`` with a leading key axis), conditioned on
-        the best demonstration's return plus ``offset``."""
+        the best demonstration's return (or advantage) plus ``offset``."""
         prompt, target = self.conditioning(demos)
-        return _dt_episodes(self.params, prompt, target + offset, keys, task.params(), self.config, self.use_prompt)
+        return _dt_episodes(self.params, prompt, target + offset, keys, task.params(), self.config, self.use_prompt,
+                            self.baseline)  # fmt: skip
 
 
 def _dt_scores(model: SavedDT, task: Task, demos: OfflineDataset, keys: Array, offset: float = 0.0) -> dict[str, float]:

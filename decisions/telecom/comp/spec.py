@@ -53,6 +53,9 @@ class StudySettings(Settings):
         description="What the experts and the multi-task PPO start from: scratch, or a cloned demonstrator.",
     )
     dt_steps: int = Field(_DEFAULT.dt_steps, ge=1, le=10**7)
+    conditioning: Literal["return", "advantage"] = Field(
+        _DEFAULT.conditioning, description="(Prompt-)DT conditioning: return-to-go or advantage over max-SNR.",
+    )
     dagger_rounds: int = Field(_DEFAULT.dagger_rounds, ge=0, le=100, description="DAgger rounds (demonstrator 'planner').")
     dagger_episodes: int = Field(_DEFAULT.dagger_episodes, ge=1, le=10_000)
     dagger_steps: int = Field(_DEFAULT.dagger_steps, ge=1, le=10**7)
@@ -116,12 +119,17 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
     """Validate a job spec into a ``CompJob``; a relative ``study.folder`` is taken from ``base_dir``.
 
     Raises:
-        InputError: naming the first bad field (also an unseen task that is a training task,
+        InputError: naming the first bad field (also DAgger rounds without the planner as demonstrator, an unseen task that is a training task,
             or a later stage whose inputs are missing from the folder).
     """
     job = CompJob.from_spec(spec, base_dir)
     folder = spec_path(job.study.folder, base_dir)
     job = job.model_copy(update={"study": job.study.model_copy(update={"folder": str(folder)})})
+    try:
+        job.study.budget()  # the checks across fields (DAgger needs the planner's demonstrations)
+    except ValueError as err:
+        field, _, problem = str(err).partition(": ")
+        raise InputError(f"study.{field}", problem or str(err)) from None
     overlap = sorted(set(job.tasks.train) & set(job.tasks.unseen))
     if overlap:
         raise InputError("tasks.unseen", f"{overlap[0]} is also a training task")

@@ -52,6 +52,7 @@ from decisions.telecom.comp.experts import (
 )
 from decisions.telecom.comp.folder import dt_model_paths, task_file
 from decisions.telecom.comp.scoring import (
+    ADVANTAGE_BASELINE,
     BASELINES,
     EVAL_SEED,
     REFERENCE_POLICIES,
@@ -227,6 +228,7 @@ def generate_data(
             raise FileNotFoundError(f"{path}: no multi-task PPO to choose demonstrators with (train it first)")
         multitask = expert_policy(path)
     chosen: dict[str, str] = {}
+    baseline = ADVANTAGE_BASELINE if budget.conditioning == "advantage" else None  # its rewards are recorded too
     total = len(train_tasks) + len(unseen_tasks)
     for i, task in enumerate([*train_tasks, *unseen_tasks]):
         progress("data", i, total)
@@ -245,9 +247,10 @@ def generate_data(
             behaviours = default_behaviours(candidates["expert"]) if budget.episodes_per_behaviour else {}
             counts = dict.fromkeys(behaviours, budget.episodes_per_behaviour)
             behaviours[name], counts[name] = candidates[name], budget.expert_episodes
-            data = generate_dataset(task, behaviours, counts, seed)
+            data = generate_dataset(task, behaviours, counts, seed, baseline=baseline)
             _write_once(task_file(folder, "data", task, "npz"), data.save)
-        demos = generate_dataset(task, {name: candidates[name]}, budget.demo_episodes, seed + DEMO_SEED_OFFSET)
+        demos = generate_dataset(task, {name: candidates[name]}, budget.demo_episodes, seed + DEMO_SEED_OFFSET,
+                                 baseline=baseline)  # fmt: skip
         _write_once(task_file(folder, "demos", task, "npz"), demos.save)
     progress("data", total, total)
     return chosen
@@ -283,6 +286,8 @@ def train_dt_models(
             checkpoint = None
             if checkpoints is not None:
                 checkpoint = checkpoints(run, iterations=steps, every=min(DT_CHECKPOINT_EVERY, steps))
+            if budget.conditioning == "advantage":
+                datasets = [d.advantage_view() for d in datasets]
             return train_promptdt(
                 datasets, c, steps, budget.dt_batch, seed=seed, use_prompt=prompt,
                 progress=lambda _t, d, n: progress(run, d, n), log_every=DT_CHECKPOINT_EVERY,
@@ -298,15 +303,15 @@ def train_dt_models(
                 tuned, log[0] = train(datasets, budget.dagger_steps, f"{label}-dagger{r + 1}", initial)
                 return tuned
 
-            params, _ = dagger_rounds(params, config, use_prompt, data, demos, fine_tune,
-                                      rounds=budget.dagger_rounds, episodes=budget.dagger_episodes, seed=seed)  # fmt: skip
+            params, _ = dagger_rounds(params, config, use_prompt, data, demos, fine_tune, rounds=budget.dagger_rounds,
+                                      episodes=budget.dagger_episodes, seed=seed, conditioned_on=budget.conditioning)  # fmt: skip
             metrics = last[0]
         seconds[name] = time.perf_counter() - start
         steps = budget.dt_steps + budget.dagger_rounds * budget.dagger_steps
         _write_once(
             models / f"{name}.msgpack",
             lambda p, pr=params, c=config, m=metrics, n=steps: save_params(
-                p, pr, c, weights_dtype="float16", use_prompt=bool(m["use_prompt"]), steps=n,
+                p, pr, c, weights_dtype="float16", use_prompt=bool(m["use_prompt"]), steps=n, conditioning=budget.conditioning,
                 final_loss=float(np.mean(m["loss"][-50:])), final_accuracy=float(np.mean(m["accuracy"][-50:])),
             ),
         )
