@@ -122,8 +122,11 @@ def _dt_episodes(
     return jax.vmap(rollout, in_axes=(0, None))(keys, net)
 
 
-ADVANTAGE_BASELINE = task_policy(SERVING_SET_POLICIES["max_snr"]).fn
-"""The baseline of advantage conditioning (``StudyBudget.conditioning``): max-SNR."""
+ADVANTAGE_BASELINE_POLICY = task_policy(SERVING_SET_POLICIES["max_snr"])
+"""The baseline of advantage conditioning (``StudyBudget.conditioning``): max-SNR, as a ``TaskPolicy``
+(for ``generate_dataset``'s ``baseline``)."""
+ADVANTAGE_BASELINE = ADVANTAGE_BASELINE_POLICY.fn
+"""Its function (for ``make_dt_policy``'s ``baseline``)."""
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from decisions.telecom.comp.experts import (
 )
 from decisions.telecom.comp.folder import dt_model_paths, task_file
 from decisions.telecom.comp.scoring import (
-    ADVANTAGE_BASELINE,
+    ADVANTAGE_BASELINE_POLICY,
     BASELINES,
     EVAL_SEED,
     REFERENCE_POLICIES,
@@ -228,7 +228,7 @@ def generate_data(
             raise FileNotFoundError(f"{path}: no multi-task PPO to choose demonstrators with (train it first)")
         multitask = expert_policy(path)
     chosen: dict[str, str] = {}
-    baseline = ADVANTAGE_BASELINE if budget.conditioning == "advantage" else None  # its rewards are recorded too
+    baseline = ADVANTAGE_BASELINE_POLICY if budget.conditioning == "advantage" else None  # its rewards recorded too
     total = len(train_tasks) + len(unseen_tasks)
     for i, task in enumerate([*train_tasks, *unseen_tasks]):
         progress("data", i, total)
