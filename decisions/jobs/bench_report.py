@@ -51,9 +51,8 @@ def provenance(record: Mapping[str, Any]) -> str:
     """One line: where a stored result comes from (file, commit, date, machine, wall time, settings)."""
     machine = record.get("machine", {})
     commit = str(record.get("commit") or "unknown commit")
-    short = commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
-    budget = record.get("budget") or {}
-    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(budget.items())) or "defaults"
+    short = _short_commit(commit)
+    settings = _settings(record.get("budget"))
     if record.get("parts"):
         return f"From `benchmarks/{record['name']}.json`, run in {len(record['parts'])} parts: " + "; ".join(
             _part_line(part) for part in record["parts"]
@@ -66,15 +65,23 @@ def provenance(record: Mapping[str, Any]) -> str:
     )
 
 
+def _short_commit(commit: str) -> str:
+    """A commit's first 7 characters, keeping its ``-dirty`` mark."""
+    return commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
+
+
+def _settings(budget: Mapping[str, Any] | None) -> str:
+    """A result's budget overrides as ``key=JSON`` pairs, or ``defaults``."""
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted((budget or {}).items())) or "defaults"
+
+
 def _part_line(part: Mapping[str, Any]) -> str:
     """One part of a result run in parts: its commit, date, machine, wall time, settings and figure count."""
-    commit = str(part.get("commit") or "unknown commit")
     machine = part.get("machine") or {}
-    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted((part.get("budget") or {}).items())) or "defaults"
     return (
-        f"commit {commit[:7]}{'-dirty' if commit.endswith('-dirty') else ''}, {str(part.get('date', ''))[:10]}, "
-        f"{machine.get('cores', '?')} cores{_load(machine)}, {part.get('wall_seconds', '?')} s, settings: {settings}"
-        f" ({len(part.get('figures') or [])} figures)"
+        f"commit {_short_commit(str(part.get('commit') or 'unknown commit'))}, {str(part.get('date', ''))[:10]}, "
+        f"{machine.get('cores', '?')} cores{_load(machine)}, {part.get('wall_seconds', '?')} s, "
+        f"settings: {_settings(part.get('budget'))} ({len(part.get('figures') or [])} figures)"
     )
 
 

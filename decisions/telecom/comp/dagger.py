@@ -17,15 +17,14 @@ planner's distillation does the same on the DP). ``StudyBudget.dagger_rounds`` s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial
+from dataclasses import replace
 from typing import Any
 
 import jax
 import numpy as np
 from jax import Array
 
-from decisions.telecom.comp.datasets import OfflineDataset, task_dataset
-from decisions.telecom.comp.dt_policy import make_dt_policy
+from decisions.telecom.comp.datasets import EPISODE_ARRAYS, OfflineDataset, task_dataset
 from decisions.telecom.comp.promptdt import PromptDTConfig
 from decisions.telecom.comp.scoring import SavedDT
 from decisions.telecom.comp.tasks import Task
@@ -34,16 +33,6 @@ __all__ = ["DAGGER_SEED_OFFSET", "concatenate", "dagger_dataset", "dagger_rounds
 
 DAGGER_SEED_OFFSET = 70_000
 """Added to the study seed (and the round) for the episodes a DAgger round plays."""
-
-
-@partial(jax.jit, static_argnames=("config", "use_prompt", "labeler", "baseline"))
-def _labelled_episodes(
-    params: Any, prompt: Any, target: Array, keys: Array, net: Any, config: PromptDTConfig, use_prompt: bool,
-    labeler: Callable[..., Array], baseline: Callable[..., Array] | None,
-) -> Any:
-    """Greedy (Prompt-)DT episodes with the labeler's action in every visited state, vmapped over keys."""
-    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target, labeler=labeler, baseline=baseline)
-    return jax.vmap(rollout, in_axes=(0, None))(keys, net)
 
 
 def dagger_dataset(
@@ -67,10 +56,8 @@ def dagger_dataset(
 
     if int(episodes) != episodes or episodes < 1:
         raise ValueError(f"dagger_episodes: must be a positive integer, got {episodes!r}")
-    prompt, target = model.conditioning(demos)
     keys = jax.random.split(jax.random.PRNGKey(seed), int(episodes))
-    out = _labelled_episodes(model.params, prompt, target, keys, task.params(), model.config, model.use_prompt,
-                             labeler or GreedyPlanner(), model.baseline)  # fmt: skip
+    out = model.episodes(task, demos, keys, labeler=labeler or GreedyPlanner())
     # an advantage-conditioned model's labels carry the baseline's reward in the same states
     base = None if out.baseline_rewards is None else np.asarray(out.baseline_rewards)
     return task_dataset(task, np.asarray(out.obs), np.asarray(out.label_actions), np.asarray(out.label_rewards),
@@ -88,11 +75,11 @@ def concatenate(datasets: Sequence[OfflineDataset]) -> OfflineDataset:
     first = datasets[0]
     if any(d.task != first.task for d in datasets):
         raise ValueError("datasets: must all come from the same task")
-    joined = {name: np.concatenate([getattr(d, name) for d in datasets]) for name in
-              ("obs", "actions", "rewards", "qoe", "behaviour")}  # fmt: skip
-    bases = [d.baseline_rewards for d in datasets]
-    base = np.concatenate(bases) if all(b is not None for b in bases) else None  # all or none
-    return task_dataset(first.task, **joined, baseline_rewards=base)
+    joined = {}
+    for name in EPISODE_ARRAYS:  # an optional array is kept only when every dataset has it
+        parts = [getattr(d, name) for d in datasets]
+        joined[name] = np.concatenate(parts) if all(part is not None for part in parts) else None
+    return replace(first, **joined)
 
 
 def dagger_rounds(

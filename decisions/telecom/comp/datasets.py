@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import jax
@@ -74,6 +74,8 @@ ARRAYS: tuple[str, ...] = (
     "layout",
 )
 """The arrays of a dataset file, in ``OfflineDataset`` field order."""
+EPISODE_ARRAYS: tuple[str, ...] = ("obs", "actions", "rewards", "qoe", "behaviour", "baseline_rewards")
+"""The arrays with one entry per episode (``baseline_rewards`` may be None)."""
 OPTIONAL_ARRAYS: tuple[str, ...] = ("channel", "baseline_rewards")
 """Arrays a file may lack: ``channel`` (then ``"mobile_env"``) and ``baseline_rewards`` (then None)."""
 
@@ -133,7 +135,7 @@ class OfflineDataset:
         """The given episodes (indices into the first axis), in that order."""
         index = np.asarray(episodes, dtype=np.int64)
         arrays = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in ("obs", "actions", "rewards", "qoe", "behaviour", "baseline_rewards"):
+        for name in EPISODE_ARRAYS:
             if arrays[name] is not None:
                 arrays[name] = arrays[name][index]
         return OfflineDataset(**arrays)
@@ -147,9 +149,7 @@ class OfflineDataset:
         """
         if self.baseline_rewards is None:
             raise ValueError("baseline_rewards: this dataset was recorded without a baseline")
-        arrays = {f.name: getattr(self, f.name) for f in fields(self)}
-        arrays["rewards"] = (self.rewards - self.baseline_rewards).astype(np.float32)
-        return OfflineDataset(**arrays)
+        return replace(self, rewards=(self.rewards - self.baseline_rewards).astype(np.float32))
 
     def validate(self) -> None:
         """Check every array's type, shape, dtype and the consistency with the task.

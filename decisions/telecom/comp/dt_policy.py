@@ -15,8 +15,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from decisions.telecom.comp.env import CompEnv
-from decisions.telecom.comp.experts import ENV, baseline_reward
-from decisions.telecom.comp.experts import act as experts_act
+from decisions.telecom.comp.experts import ENV, baseline_reward, counterfactual_step, mean_user_qoe
 from decisions.telecom.comp.network import EPISODE_LENGTH, MAX_USERS, NetworkParams
 from decisions.telecom.comp.promptdt import (
     N_FEATURES,
@@ -147,11 +146,9 @@ def make_dt_policy(
                 out["baseline_rewards"] = jnp.where(done, 0.0, base)
                 spent = spent - out["baseline_rewards"]
             if labeler is not None:
-                label = env.canonical_action(state, experts_act(labeler, None, obs, jax.random.fold_in(k, 1), net, state), net)
-                _, _, label_reward, _, _, label_info = env.step(k, state, label, net)  # the same movement
-                n_users = jnp.maximum(jnp.sum(net.user_mask), 1)
+                label, label_reward, label_info = counterfactual_step(labeler, obs, jax.random.fold_in(k, 1), k, state, net)
                 out.update(obs=obs, label_actions=label, label_rewards=jnp.where(done, 0.0, label_reward),
-                           label_qoe=jnp.sum(label_info["qoe"]) / n_users)
+                           label_qoe=mean_user_qoe(label_info, net))
             carry = (state2, obs2, ctx, rtg - spent, done | term | trunc)
             return carry, out
 

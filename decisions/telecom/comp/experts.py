@@ -31,6 +31,7 @@ from decisions.core.agents import ppo
 from decisions.core.agents.common import ProgressFn, TrainResult
 from decisions.core.agents.onpolicy import ActorCriticPolicy
 from decisions.core.checkpoint import load_metadata
+from decisions.core.env import Info
 from decisions.telecom.comp.budget import EXPERT_STEPS
 from decisions.telecom.comp.env import CompEnv, CompState, hide_links
 from decisions.telecom.comp.heuristics import random_set_size
@@ -50,11 +51,13 @@ __all__ = [
     "act",
     "baseline_reward",
     "canonical_action",
+    "counterfactual_step",
     "epsilon_noisy",
     "evaluate_policy",
     "expert_config",
     "expert_policy",
     "load_expert",
+    "mean_user_qoe",
     "policy_seed",
     "rollout",
     "save_expert",
@@ -280,13 +283,27 @@ def canonical_action(state: CompState, action: Array, net: NetworkParams) -> Arr
     return ENV.canonical_action(state, action, net)
 
 
+def counterfactual_step(
+    fn: Callable[..., Array], obs: Array, key: Array, env_key: Array, state: CompState, net: NetworkParams
+) -> tuple[Array, Array, Info]:
+    """What the weightless policy ``fn`` (a ``TaskPolicy`` function: a heuristic, the planner) would
+    do in ``state`` and earn: its canonical action, stepped with the same environment key (the same
+    user movement), the step discarded. Returns ``(action, reward, info)``."""
+    action = canonical_action(state, act(fn, None, obs, key, net, state), net)
+    _, _, reward, _, _, info = ENV.step(env_key, state, action, net)
+    return action, reward, info
+
+
 def baseline_reward(
     baseline: Callable[..., Array], obs: Array, key: Array, env_key: Array, state: CompState, net: NetworkParams
 ) -> Array:
-    """The reward ``baseline`` (a ``TaskPolicy`` function) would earn in ``state``: its canonical
-    action stepped with the same environment key (the same user movement), the step discarded."""
-    action = canonical_action(state, act(baseline, None, obs, key, net, state), net)
-    return ENV.step(env_key, state, action, net)[2]
+    """The reward ``baseline`` would earn in ``state`` (``counterfactual_step``)."""
+    return counterfactual_step(baseline, obs, key, env_key, state, net)[1]
+
+
+def mean_user_qoe(info: Info, net: NetworkParams) -> Array:
+    """A step's mean QoE over the network's real users."""
+    return jnp.sum(info["qoe"]) / jnp.maximum(jnp.sum(net.user_mask), 1)
 
 
 @partial(jax.jit, static_argnames=("fn", "steps", "record", "user_rates", "baseline"))
@@ -315,7 +332,7 @@ def _rollout_jit(
             obs2, state2, reward, _, _, info = ENV.step(env_key, state, action, net)
             out = {
                 "reward": reward,
-                "qoe": jnp.sum(info["qoe"]) / n,
+                "qoe": mean_user_qoe(info, net),
                 "jain_qoe": info["jain_qoe"],
                 "jain_rate": info["jain_rate"],
                 "rate": jnp.sum(info["rate"]) / n,

@@ -112,13 +112,13 @@ def choose_demonstrator(task: Task, candidates: dict[str, TaskPolicy], episodes:
     return max(returns, key=lambda name: returns[name])
 
 
-@partial(jax.jit, static_argnames=("config", "use_prompt", "baseline"))
+@partial(jax.jit, static_argnames=("config", "use_prompt", "baseline", "labeler"))
 def _dt_episodes(
     params: Any, prompt: Any, target: Array, keys: Array, net: Any, config: PromptDTConfig, use_prompt: bool,
-    baseline: Any = None,
+    baseline: Any = None, labeler: Any = None,
 ) -> Any:
     """Greedy (Prompt-)DT episodes, vmapped over keys; one compile per architecture, any task."""
-    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target, baseline=baseline)
+    rollout = make_dt_policy(params, config, prompt if use_prompt else None, target, baseline=baseline, labeler=labeler)
     return jax.vmap(rollout, in_axes=(0, None))(keys, net)
 
 
@@ -158,12 +158,15 @@ class SavedDT:
         view = demos.advantage_view() if self.conditioned_on == "advantage" else demos
         return make_prompt(view, self.config, index=best), jnp.asarray(view.returns()[best], jnp.float32)
 
-    def episodes(self, task: Task, demos: OfflineDataset, keys: Array, offset: float = 0.0) -> Any:
+    def episodes(
+        self, task: Task, demos: OfflineDataset, keys: Array, offset: float = 0.0, labeler: Any = None
+    ) -> Any:
         """Greedy episodes on ``task`` (a ``DTRollout`` with a leading key axis), conditioned on
-        the best demonstration's return (or advantage) plus ``offset``."""
+        the best demonstration's return (or advantage) plus ``offset``; with ``labeler`` (a
+        ``TaskPolicy`` function) also its action in every visited state (``make_dt_policy``)."""
         prompt, target = self.conditioning(demos)
         return _dt_episodes(self.params, prompt, target + offset, keys, task.params(), self.config, self.use_prompt,
-                            self.baseline)  # fmt: skip
+                            self.baseline, labeler)  # fmt: skip
 
 
 def _dt_scores(model: SavedDT, task: Task, demos: OfflineDataset, keys: Array, offset: float = 0.0) -> dict[str, float]:
