@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import jax
@@ -20,7 +21,7 @@ from decisions.telecom.splitfl.devices import DeviceScenario
 from decisions.telecom.splitfl.federation import Federation, LearningCache, run_federation, train_round
 from decisions.telecom.splitfl.model import layer_table, make_net
 from decisions.telecom.splitfl.spec import LAYERS, Arch, prepare
-from decisions.telecom.splitfl.split import make_round, pad_clients
+from decisions.telecom.splitfl.split import evaluate, make_round, pad_clients
 from decisions.telecom.splitfl.strategies import ClientAgent, FixedSplit, GreedyRule, client_decisions
 
 CNN = make_net("cnn")
@@ -243,6 +244,21 @@ def test_runs_with_the_same_participants_share_the_cache() -> None:
     assert cache.trained == 6 and c.participated.sum() == 3 * 6
     fresh = run_federation(small_federation(), FixedSplit(9), 3)
     np.testing.assert_allclose(fresh.test_acc, c.test_acc)
+
+
+def test_the_final_model_is_scored_on_the_whole_test_set() -> None:
+    fed = small_federation()
+    assert run_federation(fed, FixedSplit(3), 2).final_test_acc == run_federation(fed, FixedSplit(3), 2).test_acc[-1]
+    rng = np.random.default_rng(5)
+    whole = (rng.random((300, 8, 8, 1), np.float32), rng.integers(0, 10, 300))
+    fed = dataclasses.replace(small_federation(), final_test=whole)
+    cache = LearningCache()
+    h = run_federation(fed, FixedSplit(3), 2, cache=cache)
+    params = max(cache.entries.items(), key=lambda entry: len(entry[0]))[1][0]  # the model after the last round
+    assert h.final_test_acc == pytest.approx(evaluate(CNN, params, *whole)[1])
+    assert h.test_acc[-1] == pytest.approx(evaluate(CNN, params, *fed.test)[1])  # the rounds keep their subset
+    again = run_federation(fed, FixedSplit(4), 2, cache=cache)
+    assert again.final_test_acc == h.final_test_acc and len(cache.final_acc) == 1
 
 
 def test_client_agent_strategy_runs(committee) -> None:

@@ -63,3 +63,12 @@ def test_best_fixed_in_hindsight_and_ratios() -> None:
     assert np.isnan(time_ratio_of(math.inf, math.inf))
     tie = runs.assign(time_to_target_s=[40.0, 40.0, 1.0, 1.0, 1.0, 1.0], final_test_acc=[0.7, 0.8, 0, 0.9, 0.8, 0])
     assert best_fixed(tie).to_dict() == {0: "fixed_2", 1: "fixed_1"}
+
+
+def test_a_bench_that_runs_no_study_names_digits() -> None:
+    from decisions.errors import InputError
+    from decisions.telecom.splitfl.bench import run_bench
+
+    with pytest.raises(InputError) as err:
+        run_bench(digits=False, fashion_rounds=0)
+    assert err.value.field == "digits"

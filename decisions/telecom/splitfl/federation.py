@@ -42,12 +42,14 @@ class Federation:
         net: the network.
         data: the clients' padded training data.
         val: ``(x, y)`` validation data (the reward's loss; not a client's).
-        test: ``(x, y)`` held-out test data (the reported accuracy).
+        test: ``(x, y)`` held-out test data scoring each round's model (the curves, the time to the target).
         pe: the fleet and reward params (``env.env_params``; its surrogate is not used here).
         optimizer: the clients' and server's optimiser.
         local_steps, batch_size: the round's workload per client.
         seed: seeds the initial model, the minibatches and the fleet's randomness.
         vmap_clients: vmap the clients (``split.make_round``).
+        final_test: ``(x, y)`` held-out test data scoring each run's final model (``History.final_test_acc``;
+            default: ``test``). A large test set here and a subset in ``test`` keep the rounds cheap.
     """
 
     net: SplitNet
@@ -60,6 +62,7 @@ class Federation:
     batch_size: int
     seed: int
     vmap_clients: bool = True
+    final_test: tuple[np.ndarray, np.ndarray] | None = None
     _rounds: dict[int, RoundFn] = field(default_factory=dict, repr=False)
 
     def round_fn(self, split: int) -> RoundFn:
@@ -75,9 +78,14 @@ class Federation:
 
 @dataclass
 class LearningCache:
-    """Models by participation history (module docstring), for runs of the same ``Federation``."""
+    """Models by participation history (module docstring), for runs of the same ``Federation``.
+
+    ``entries``: ``(params, validation loss, test accuracy)``; ``final_acc``: the accuracy on
+    ``Federation.final_test`` of a history's model, scored when a run ends there.
+    """
 
     entries: dict[bytes, tuple[Params, float, float]] = field(default_factory=dict)
+    final_acc: dict[bytes, float] = field(default_factory=dict)
     hits: int = 0
     trained: int = 0
 
@@ -107,6 +115,8 @@ class History:
     test_acc_start: float
     val_loss_start: float
     tier: np.ndarray
+    final_test_acc: float
+    """The final model's accuracy on ``Federation.final_test`` (the run's reported accuracy)."""
 
     @property
     def wall_clock_s(self) -> np.ndarray:
@@ -211,4 +221,16 @@ def run_federation(
             progress(t + 1, rounds)
     arrays = {k: np.asarray(v) for k, v in rows.items()}
     return History(strategy=strategy.name, test_acc_start=acc0, val_loss_start=loss0,
-                   tier=np.asarray(p.tier), **arrays)
+                   tier=np.asarray(p.tier), final_test_acc=final_accuracy(fed, params, history_key, cache), **arrays)
+
+
+def final_accuracy(fed: Federation, params: Params, history_key: bytes, cache: LearningCache) -> float:
+    """The accuracy on ``fed.final_test`` of the model ``params`` reached at ``history_key`` (cached).
+
+    Without a ``final_test``, the model's accuracy on ``fed.test`` (as the last round scored it).
+    """
+    if fed.final_test is None:
+        return float(cache.entries[history_key][2])
+    if history_key not in cache.final_acc:
+        cache.final_acc[history_key] = float(evaluate(fed.net, params, *fed.final_test)[1])
+    return cache.final_acc[history_key]

@@ -58,7 +58,10 @@ class DataSettings(Settings):
         0.5, gt=0.0, le=1000.0, allow_inf_nan=False, description="Dirichlet label-skew concentration (small: skewed)."
     )
     train_samples: int | None = Field(None, ge=100, description="Training images used (default: all).")
-    test_samples: int | None = Field(None, ge=50, description="Test images used (default: all).")
+    test_samples: int | None = Field(
+        None, ge=50, description="Test images scoring each round's model (the curves, the time to the target; default: "
+        "all). Each run's final model is scored on the whole test set."
+    )
     validation_share: float = Field(
         0.1, gt=0.0, lt=0.5, description="Share of the training images held out for the reward's validation loss."
     )

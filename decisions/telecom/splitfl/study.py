@@ -83,8 +83,9 @@ class Study:
     """Rounds a second of the first seed's first run (compile included, nothing cached)."""
 
 
-def load_dataset(job: SplitFLJob, seed: int) -> Dataset:
-    """The job's images (digits split by ``seed``; Fashion-MNIST's own split), subsampled as configured."""
+def load_dataset(job: SplitFLJob, seed: int) -> tuple[Dataset, tuple[np.ndarray, np.ndarray]]:
+    """The job's images (digits split by ``seed``; Fashion-MNIST's own split), subsampled as configured, and
+    the whole test set (which scores each run's final model)."""
     d = job.data
     data = load_digits_data(seed=seed) if d.dataset is DatasetName.DIGITS else load_fashion_mnist(d.path)
     rng = np.random.default_rng(10_000 + seed)
@@ -95,7 +96,7 @@ def load_dataset(job: SplitFLJob, seed: int) -> Dataset:
     if d.test_samples is not None and d.test_samples < len(y_te):
         keep = rng.choice(len(y_te), d.test_samples, replace=False)
         x_te, y_te = x_te[keep], y_te[keep]
-    return Dataset(x_tr, y_tr, x_te, y_te, data.classes)
+    return Dataset(x_tr, y_tr, x_te, y_te, data.classes), (data.x_test, data.y_test)
 
 
 def optimizer(job: SplitFLJob) -> optax.GradientTransformation:
@@ -125,7 +126,7 @@ def build_federation(job: SplitFLJob, seed: int) -> tuple[Federation, tuple[np.n
     Raises:
         InputError: (``data.concentration`` / ``devices.tiers``) a partition that leaves a client empty.
     """
-    data = load_dataset(job, seed)
+    data, whole_test = load_dataset(job, seed)
     net = make_net(job.arch.value)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(data.y_train))
@@ -146,6 +147,7 @@ def build_federation(job: SplitFLJob, seed: int) -> tuple[Federation, tuple[np.n
         batch_size=job.training.batch_size,
         seed=seed,
         vmap_clients=job.arch.value == "cnn",
+        final_test=whole_test if len(whole_test[1]) > len(data.y_test) else None,
     )
     return fed, (data.x_train[train_idx], data.y_train[train_idx])
 
@@ -253,7 +255,8 @@ def run_metrics(history: History, target: float, tier_names: tuple[str, ...], de
     eligible = history.eligible
     row: dict[str, Any] = {
         "strategy": history.strategy,
-        "final_test_acc": float(history.test_acc[-1]),
+        "final_test_acc": history.final_test_acc,
+        "last_round_test_acc": float(history.test_acc[-1]),
         "best_test_acc": float(history.test_acc.max()),
         "time_to_target_s": history.time_to(target),
         "total_time_s": float(history.round_time_s.sum()),
