@@ -32,3 +32,21 @@ def cast_leaves(tree: PyTree, dtype: DTypeLike) -> PyTree:
         The same structure with ``jnp.asarray(leaf, dtype)`` leaves.
     """
     return jax.tree_util.tree_map(lambda a: jnp.asarray(a, dtype), tree)
+
+
+def fits(given: PyTree, like: PyTree, *, dtypes: bool = True) -> bool:
+    """Whether ``given`` has the structure and leaf shapes (and, with ``dtypes``, dtypes) of ``like``.
+
+    What a warm start or a fine-tune checks before taking another run's parameters; a tree that
+    cannot be read as one (``None``, a leaf that is not an array) does not fit.
+    """
+
+    def signature(tree: PyTree) -> PyTree:
+        return jax.tree_util.tree_map(lambda x: (jnp.shape(x), jnp.result_type(x) if dtypes else None), tree)
+
+    try:
+        return bool(jax.tree_util.tree_structure(given) == jax.tree_util.tree_structure(like)) and signature(
+            given
+        ) == signature(like)
+    except (TypeError, ValueError):
+        return False

@@ -37,6 +37,7 @@ from flax import struct
 from jax import Array
 
 from decisions.core.checkpoint import PathLike, load_metadata, load_pytree, save_pytree
+from decisions.core.pytrees import fits
 from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
 from decisions.telecom.comp.promptdt import (
     N_FEATURES,
@@ -347,9 +348,7 @@ def train_promptdt(
     key, k_init = jax.random.split(key)
     params = init_params(config, k_init)
     if initial is not None:
-        if jax.tree_util.tree_structure(initial) != jax.tree_util.tree_structure(params) or any(
-            np.shape(a) != np.shape(b) for a, b in zip(jax.tree_util.tree_leaves(initial), jax.tree_util.tree_leaves(params), strict=True)
-        ):
+        if not fits(initial, params, dtypes=False):
             raise ValueError("initial: the parameters do not fit this config")
         params = jax.tree_util.tree_map(lambda x, like: jnp.asarray(x, like.dtype), initial, params)
     opt, train_step = _training_step(config, steps, batch_size, use_prompt)

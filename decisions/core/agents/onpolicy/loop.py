@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -33,7 +33,7 @@ from decisions.core.agents.onpolicy.config import OnPolicyConfig
 from decisions.core.agents.onpolicy.losses import Batch, gae
 from decisions.core.agents.trainers import agent_trainers
 from decisions.core.env import Environment
-from decisions.core.pytrees import PyTree
+from decisions.core.pytrees import PyTree, fits
 
 __all__ = [
     "OnPolicyState",
@@ -320,12 +320,7 @@ def _chunk(
 def _warm_start(state: OnPolicyState, initial: PyTree, agent: OnPolicyAgent) -> OnPolicyState:
     """``state`` with the network and observation statistics of ``initial`` and a fresh optimiser."""
     expected = {"net": state.net, "obs_stats": state.obs_stats}
-    shapes = jax.tree_util.tree_map(lambda x: (jnp.shape(x), jnp.result_type(x)), expected)
-    try:
-        given = jax.tree_util.tree_map(lambda x: (jnp.shape(x), jnp.result_type(x)), dict(initial))
-    except (TypeError, ValueError):
-        given = None
-    if given != shapes:
+    if not isinstance(initial, Mapping) or not fits(dict(initial), expected):
         raise ValueError("initial: the params do not fit this policy (another network or observation shape)")
     net = jax.tree_util.tree_map(jnp.asarray, initial["net"])
     return state._replace(net=net, opt_state=optimizer(agent).init(net), obs_stats=initial["obs_stats"])
