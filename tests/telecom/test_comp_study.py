@@ -103,6 +103,11 @@ def test_headline_from_a_known_table() -> None:
     worse = table.copy()
     worse.loc[(worse.policy == "promptdt-medium") & (worse.task == "a"), ["qoe", "normalised_qoe"]] = [0.5, 0.6]
     assert headline(worse, ("small", "medium"))["qoe_non_decreasing_with_size"] == 0.0
+    assert figures["unseen_expert_normalised_non_decreasing_with_size"] == 1.0  # b: small 0.25 / 0.3, medium 0.26 / 0.3
+    swapped = table.copy()
+    swapped.loc[(swapped.policy == "promptdt-small") & (swapped.task == "b"), "qoe"] = 0.48
+    swapped = _normalise(swapped.drop(columns=["normalised_qoe", "expert_normalised_qoe"]))
+    assert headline(swapped, ("small", "medium"))["unseen_expert_normalised_non_decreasing_with_size"] == 0.0
 
 
 def test_conditioning_spread_from_a_known_table(tmp_path: Path) -> None:

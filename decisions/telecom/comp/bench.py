@@ -69,12 +69,22 @@ policy and task, common random numbers) and ``scoring.headline``'s figures are a
 ``unseen_min_qoe_gap``, and the raw-QoE ratios ``unseen_qoe_vs_expert`` and
 ``unseen_qoe_vs_multitask_ppo``, each with random's ratio beside it (``..._random``); and
 ``study_evaluate_seconds``.
+
+With the joint-transmission study trained (``study.JOINT_STUDY``, ``examples/comp_joint.toml``), the
+same evaluation on its 10 training and 8 unseen networks, every figure prefixed ``joint_``; on issue
+25's scale (0 random, 1 the network's own expert): ``joint_promptdt_vs_expert_unseen`` (and
+``_worst``), ``joint_promptdt_vs_multitask_ppo_unseen`` (and ``_worst``),
+``joint_expert_normalised_qoe_<policy>``, ``joint_unseen_expert_normalised_qoe_<policy>``,
+``joint_unseen_expert_normalised_non_decreasing_with_size``, with every policy's raw QoE
+(``joint_raw_qoe_<policy>``, ``joint_unseen_raw_qoe_<policy>``) beside them.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -82,10 +92,11 @@ import jax
 from decisions.core.bench_row import Row
 from decisions.core.progress import Progress
 from decisions.telecom.comp import parity
+from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
 from decisions.telecom.comp.heuristics import max_snr_single
 from decisions.telecom.comp.network import large
-from decisions.telecom.comp.study import SHIPPED_STUDY, StudyBudget, evaluate, headline
-from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
+from decisions.telecom.comp.study import JOINT_STUDY, SHIPPED_STUDY, StudyBudget, evaluate, headline
+from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS, Task
 
 __all__ = [
     "PARITY_CONFIDENCE",
@@ -152,15 +163,29 @@ def sim_steps_per_second_1env(episodes: int = 20, seed: int = 0) -> float:
     return episodes * steps / (time.perf_counter() - start)
 
 
-def study_figures(episodes: int = 32, progress: Progress | None = None) -> dict[str, float]:
-    """The shipped study's evaluation on all tasks and its headline figures (see the module docstring)."""
+def study_figures(
+    episodes: int = 32,
+    progress: Progress | None = None,
+    *,
+    folder: Path = SHIPPED_STUDY,
+    tasks: tuple[Sequence[Task], Sequence[Task]] = (TRAINING_TASKS, UNSEEN_TASKS),
+    prefix: str = "",
+) -> dict[str, float]:
+    """A finished study's evaluation on its training and unseen tasks and its headline figures, names
+    prefixed with ``prefix`` (see the module docstring; by default the shipped study)."""
     start = time.perf_counter()
     budget = StudyBudget(eval_episodes=episodes)
-    table = evaluate(SHIPPED_STUDY, TRAINING_TASKS, UNSEEN_TASKS, budget, progress or (lambda *_: None))
+    table = evaluate(folder, *tasks, budget, progress or (lambda *_: None))
     figures: dict[str, float] = {"study_evaluate_seconds": time.perf_counter() - start}
     sizes = tuple(s for s in budget.sizes if f"promptdt-{s}" in set(table.policy))
     figures.update(headline(table, sizes))
-    return figures
+    return {f"{prefix}{name}": value for name, value in figures.items()}
+
+
+def study_finished(folder: Path) -> bool:
+    """Whether ``folder`` holds a trained study (its multi-task PPO and at least one PromptDT)."""
+    models = folder / "models"
+    return (models / "multitask_ppo.msgpack").exists() and any(models.glob("promptdt-*.msgpack"))
 
 
 def parity_figures(
@@ -245,6 +270,7 @@ def run_bench(
     parity_tolerance: float = parity.RETURN_TOLERANCE,
     spread_episodes: int = 16,
     throughput: bool = True,
+    joint_study_episodes: int = 32,
 ) -> dict[str, Any]:
     """Measure simulator speed against mobile-env, parity with it, and the shipped study's figures.
 
@@ -261,8 +287,11 @@ def run_bench(
         parity_tolerance: equivalence margin of ``returns_pass``, in return units.
         spread_episodes: episodes per policy and network of the joint-transmission study's
             spread (``spread.spread_figures``; 0: skip).
-        throughput: measure the simulators' speed (False with ``parity_episodes={}`` and
-            ``study_episodes=0`` runs the spread alone, a part to merge into a stored result).
+        throughput: measure the simulators' speed (False with ``parity_episodes={}``,
+            ``study_episodes=0`` and ``joint_study_episodes=0`` runs the spread alone, a part to merge
+            into a stored result).
+        joint_study_episodes: evaluation episodes per policy and network of the joint-transmission
+            study (``JOINT_STUDY``, when it is trained; 0: skip).
 
     Returns:
         A flat dict of figures (see the module docstring).
@@ -277,8 +306,11 @@ def run_bench(
         report("spread of the joint-transmission networks", 0, 1)
         figures.update(spread_figures(spread_episodes, seed))
         report("spread of the joint-transmission networks", 1, 1)
-    if study_episodes and (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
+    if study_episodes and study_finished(SHIPPED_STUDY):
         figures.update(study_figures(study_episodes, progress))
+    if joint_study_episodes and study_finished(JOINT_STUDY):
+        figures.update(study_figures(joint_study_episodes, progress, folder=JOINT_STUDY,
+                                     tasks=(JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS), prefix="joint_"))
     if not throughput:
         return {**figures, **(_parity_part(episodes, policies, sim_episodes, seed, parity_tolerance, report)
                               if available else {})}
@@ -341,6 +373,7 @@ SMOKE_BUDGET: dict[str, Any] = {
     "parity_episodes": {},
     "sim_episodes": 2,
     "study_episodes": 0,
+    "joint_study_episodes": 0,
     "spread_episodes": 0,
     "single_env_episodes": 2,
     "throughput_episodes": 1,
@@ -419,6 +452,35 @@ README_ROWS: tuple[Row, ...] = (
         "{unseen_min_qoe_gap:.4f}",
         optional=True,
     ),
+    Row(
+        "joint-transmission study, unseen networks, score 0 random / 1 the network's own expert, mean (worst "
+        "network): best PromptDT; PromptDT / multi-task PPO; max-SNR's own score",
+        "{joint_promptdt_vs_expert_unseen:.2f} ({joint_promptdt_vs_expert_unseen_worst:.2f}); "
+        "{joint_promptdt_vs_multitask_ppo_unseen:.2f} ({joint_promptdt_vs_multitask_ppo_unseen_worst:.2f}); "
+        "{joint_unseen_expert_normalised_qoe_max_snr:.2f}",
+        optional=True,
+    ),
+    Row(
+        "joint study, unseen networks, same score: PromptDT small / medium / large (non-decreasing); multi-task PPO; "
+        "raw QoE of PromptDT-large / expert / multi-task PPO / max-SNR / random",
+        "{joint_unseen_expert_normalised_qoe_promptdt-small:.2f} / {joint_unseen_expert_normalised_qoe_promptdt-medium:.2f}"
+        " / {joint_unseen_expert_normalised_qoe_promptdt-large:.2f} "
+        "({joint_unseen_expert_normalised_non_decreasing_with_size:.0f}); "
+        "{joint_unseen_expert_normalised_qoe_multitask_ppo:.2f}; {joint_unseen_raw_qoe_promptdt-large:.3f} / "
+        "{joint_unseen_raw_qoe_expert:.3f} / {joint_unseen_raw_qoe_multitask_ppo:.3f} / "
+        "{joint_unseen_raw_qoe_max_snr:.3f} / {joint_unseen_raw_qoe_random:.3f}",
+        optional=True,
+    ),
+    Row(
+        "joint study, training networks: PromptDT / multi-task PPO (0 random, 1 best of expert and heuristics); "
+        "score 0 random / 1 own expert of PromptDT large / medium / small, multi-task PPO, max-SNR; raw QoE of "
+        "PromptDT-large / multi-task PPO / random",
+        "{joint_promptdt_vs_multitask_ppo:.3f}; {joint_expert_normalised_qoe_promptdt-large:.2f} / "
+        "{joint_expert_normalised_qoe_promptdt-medium:.2f} / {joint_expert_normalised_qoe_promptdt-small:.2f}, "
+        "{joint_expert_normalised_qoe_multitask_ppo:.2f}, {joint_expert_normalised_qoe_max_snr:.2f}; "
+        "{joint_raw_qoe_promptdt-large:.3f} / {joint_raw_qoe_multitask_ppo:.3f} / {joint_raw_qoe_random:.3f}",
+        optional=True,
+    ),
 )
-"""The README's CoMP table (``decisions bench report``): the rows of mobile-env and of the shipped
-study are left out of a run without them."""
+"""The README's CoMP table (``decisions bench report``): the rows of mobile-env, of the shipped study and
+of the joint-transmission study are left out of a run without them."""

@@ -321,6 +321,8 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
       multi-task PPO's, on each network);
     - ``expert_normalised_qoe_<policy>`` and ``unseen_expert_normalised_qoe_<policy>``: every
       policy's mean score on the training and the unseen networks;
+    - ``unseen_expert_normalised_non_decreasing_with_size``: 1 when the sizes' mean score on the unseen
+      networks does not decrease with size (small, medium, large), else 0;
     - ``raw_qoe_<policy>`` and ``unseen_raw_qoe_<policy>``: every policy's mean raw QoE, printed
       beside the normalised figures.
     """
@@ -347,14 +349,16 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     if len(unseen):
         out.update(_unseen_figures(unseen, best, names))
         if "expert_normalised_qoe" in unseen:
-            out.update(_own_expert_figures(unseen, best))
+            out.update(_own_expert_figures(unseen, best, names))
     return out
 
 
-def _own_expert_figures(unseen: pd.DataFrame, best: str) -> dict[str, float]:
+def _own_expert_figures(unseen: pd.DataFrame, best: str, names: Sequence[str]) -> dict[str, float]:
     """``headline``'s figures on issue 25's scale (0 random, 1 the network's own expert) on the unseen rows."""
     score = unseen.pivot_table(index="task", columns="policy", values="expert_normalised_qoe")
     out = {f"unseen_expert_normalised_qoe_{p}": float(v) for p, v in score.mean().items()}
+    out["unseen_expert_normalised_non_decreasing_with_size"] = float(
+        _non_decreasing([float(score[n].mean()) for n in names]))
     out.update({f"unseen_raw_qoe_{p}": float(v) for p, v in unseen.groupby("policy")["qoe"].mean().items()})
     out["promptdt_vs_expert_unseen"] = float(score[best].mean())
     out["promptdt_vs_expert_unseen_worst"] = float(score[best].min())

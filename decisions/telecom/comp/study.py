@@ -97,6 +97,9 @@ __all__ = [
 SHIPPED_STUDY = Path(__file__).resolve().parent / "trained"
 """The study folder shipped with the package: experts, demos, models and ``evaluation.csv``
 of the measured study (no training data), read by ``decisions bench comp`` and the app."""
+JOINT_STUDY = Path(__file__).resolve().parent / "trained_joint"
+"""The joint-transmission study's folder in the package (issue 25; ``examples/comp_joint.toml``), read
+by ``decisions bench comp`` once its models are trained."""
 DEMO_SEED_OFFSET = 50_000
 """Added to the study seed for the demonstration (prompt) episodes."""
 SELECT_SEED_OFFSET = 60_000
