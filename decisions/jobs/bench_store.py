@@ -85,6 +85,11 @@ def git_commit() -> str | None:
     return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def _without(part: dict[str, Any], figures: dict[str, Any]) -> dict[str, Any]:
+    """A stored part without the names of ``figures`` (a newer part gives them)."""
+    return {**part, "figures": [name for name in part.get("figures", []) if name not in figures]}
+
+
 def save_result(
     name: str,
     figures: dict[str, Any],
@@ -100,8 +105,9 @@ def save_result(
     With ``merge`` the figures are added to the stored result (a new figure of the same name
     replaces the stored one) instead of replacing it, for a bench too long for one sitting run in
     parts (one scenario at a time). The record then lists its ``parts``, each with its own commit,
-    date, machine, wall time, budget and the figure names it gave; the top level gives the latest
-    part's commit, date and machine and the parts' total wall time.
+    date, machine, wall time, budget and the names of the figures it still gives (an earlier part
+    loses the names the new one replaces, and is dropped when none is left); the top level gives the
+    latest part's commit, date and machine and the listed parts' total wall time.
 
     ``commit`` is the checkout's commit when the bench started (``git_commit()`` then; by
     default now): a long bench must not be credited to a commit made while it ran.
@@ -121,6 +127,7 @@ def save_result(
         parts = earlier.get("parts") or [
             {**{key: earlier.get(key) for key in part}, "figures": sorted(earlier.get("figures", {}))}
         ]
+        parts = [kept for kept in (_without(p, figures) for p in parts) if kept["figures"]]
         parts = [*parts, {**part, "figures": sorted(figures)}]
         record = {
             "name": name,

@@ -53,13 +53,17 @@ def test_a_merged_result_keeps_earlier_figures_and_lists_each_part(tmp_path: Pat
     path = save_result("toy", {"d": 5.0}, wall_seconds=1.0, budget={}, folder=tmp_path, merge=True)
     record = json.loads(path.read_text())
     assert record["figures"] == {"a": 1.0, "b": 3.0, "c": 4.0, "d": 5.0}  # the newer part's b replaces
-    assert [p["figures"] for p in record["parts"]] == [["a", "b"], ["b", "c"], ["d"]]
+    assert [p["figures"] for p in record["parts"]] == [["a"], ["b", "c"], ["d"]]  # each part lists what it still gives
     assert [p["budget"] for p in record["parts"]] == [{"scenarios": ["x"]}, {"scenarios": ["y"]}, {}]
     assert record["wall_seconds"] == 16.0 and record["budget"] == {}
     from decisions.jobs.bench_report import provenance
 
     line = provenance(record)
     assert "run in 3 parts" in line and 'scenarios=["y"]' in line and "(2 figures)" in line
+    path = save_result("toy", {"b": 6.0, "c": 7.0}, wall_seconds=2.0, budget={}, folder=tmp_path, merge=True)
+    record = json.loads(path.read_text())  # the second part's figures are all given again: it is dropped
+    assert [p["figures"] for p in record["parts"]] == [["a"], ["d"], ["b", "c"]]
+    assert record["wall_seconds"] == 13.0 and record["figures"]["b"] == 6.0
 
 
 def test_merge_without_a_stored_result_writes_a_plain_one(tmp_path: Path) -> None:
