@@ -72,3 +72,41 @@ def test_a_bench_that_runs_no_study_names_digits() -> None:
     with pytest.raises(InputError) as err:
         run_bench(digits=False, fashion_rounds=0)
     assert err.value.field == "digits"
+
+
+def test_time_to_target_on_a_trailing_mean_ignores_a_lucky_round() -> None:
+    from decisions.telecom.splitfl.federation import History
+
+    history = object.__new__(History)
+    history.test_acc = np.array([0.2, 0.7, 0.3, 0.6, 0.7, 0.8])
+    history.round_time_s = np.full(6, 10.0)
+    assert history.time_to(0.65) == 20.0  # the first touch: round 2's lucky 0.7
+    assert history.time_to(0.65, window=3) == 60.0  # mean(0.6, 0.7, 0.8) = 0.7 after round 6
+    assert history.time_to(0.5, window=3) == 40.0  # mean(0.7, 0.3, 0.6) = 0.533 after round 4
+    assert math.isinf(history.time_to(0.9, window=3))
+    with pytest.raises(ValueError, match="window"):
+        history.time_to(0.5, window=0)
+
+
+def test_headline_reports_the_smoothed_ratio_and_each_seeds_winner() -> None:
+    from types import SimpleNamespace
+
+    from decisions.telecom.splitfl.spec import Mode
+    from decisions.telecom.splitfl.study import headline
+
+    runs = pd.DataFrame({
+        "seed": [0, 0, 0, 1, 1, 1],
+        "strategy": ["fixed_1", "fixed_2", "dqn_client"] * 2,
+        "time_to_target_s": [50.0, 40.0, 20.0, 10.0, 30.0, 60.0],
+        "time_to_target_smoothed_s": [50.0, 60.0, 25.0, 40.0, 30.0, 60.0],
+        "final_test_acc": [0.9, 0.8, 0.9, 0.9, 0.9, 0.9],
+        "dropout_rate": [0.1, 0.2, 0.0, 0.1, 0.2, 0.0],
+    })
+    figures = headline(SimpleNamespace(agent=SimpleNamespace(modes=[Mode.CLIENT])), runs)
+    assert figures["time_ratio_seed0"] == 0.5 and figures["time_ratio_seed1"] == 6.0
+    assert figures["best_fixed_split_seed0"] == 2.0 and figures["best_fixed_split_seed1"] == 1.0
+    assert figures["best_fixed_time_s_seed1"] == 10.0 and figures["agent_time_s_seed1"] == 60.0
+    assert figures["time_to_target_ratio_vs_best_fixed"] == pytest.approx(3.25)
+    # on the smoothed times the winners are fixed_1 (50 s) and fixed_2 (30 s): 25/50 and 60/30
+    assert figures["time_to_target_smoothed_ratio_vs_best_fixed"] == pytest.approx(1.25)
+    assert figures["time_to_target_smoothed_ratio_vs_best_fixed_worst"] == pytest.approx(2.0)

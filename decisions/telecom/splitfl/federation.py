@@ -123,10 +123,17 @@ class History:
         """Cumulative wall-clock time at the end of each round."""
         return np.cumsum(self.round_time_s)
 
-    def time_to(self, accuracy: float) -> float:
-        """Wall-clock seconds until the test accuracy first reaches ``accuracy`` (inf if never)."""
-        hit = np.nonzero(self.test_acc >= accuracy)[0]
-        return float(self.wall_clock_s[hit[0]]) if len(hit) else float("inf")
+    def time_to(self, accuracy: float, window: int = 1) -> float:
+        """Wall-clock seconds until the test accuracy first reaches ``accuracy`` (inf if never).
+
+        With ``window`` > 1 the accuracy is the trailing mean of the last ``window`` rounds (the first
+        ``window - 1`` rounds cannot count), so a single lucky round on a noisy curve does not.
+        """
+        if window < 1:
+            raise ValueError(f"window must be at least 1, got {window}")
+        acc = np.convolve(self.test_acc, np.ones(window) / window, mode="valid")
+        hit = np.nonzero(acc >= accuracy)[0]
+        return float(self.wall_clock_s[hit[0] + window - 1]) if len(hit) else float("inf")
 
 
 _play_round = jax.jit(fl.play_round)
