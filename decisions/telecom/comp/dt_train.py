@@ -421,6 +421,29 @@ def _resume_training(
     return restored, list(np.asarray(log_values["loss"])), list(np.asarray(log_values["accuracy"])), done
 
 
+def params_from_training(path: PathLike) -> tuple[Any, PromptDTConfig, bool]:
+    """``(params, config, use_prompt)`` of a ``train_promptdt`` training checkpoint (not a model file):
+    the parameters where that training stood when it last saved (e.g. before a DAgger round).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a training checkpoint of ``train_promptdt``.
+    """
+    meta = load_metadata(path)
+    if meta.get("kind") != _TRAINING_KIND:
+        raise ValueError(f"{path}: not a Prompt-DT training checkpoint")
+    config = PromptDTConfig.from_dict(meta["config"])
+    use_prompt = bool(meta["use_prompt"])
+    opt, _ = _training_step(config, int(meta["steps"]), int(meta["batch_size"]), use_prompt)
+    params = jax.eval_shape(lambda: init_params(config, jax.random.PRNGKey(0)))
+    done = int(meta["done"])
+    target = {
+        "params": params, "opt_state": jax.eval_shape(opt.init, params), "key": jax.random.PRNGKey(0),
+        "log": {name: jax.ShapeDtypeStruct((done,), np.float32) for name in ("loss", "accuracy")},
+    }
+    return load_pytree(path, target)["params"], config, use_prompt
+
+
 def make_prompt(traj: Any, config: PromptDTConfig, index: int | None = None, start: int = 0) -> Segment:
     """A prompt (no batch axis) from one demonstration of a task.
 

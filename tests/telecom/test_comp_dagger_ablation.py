@@ -1,0 +1,65 @@
+"""DAgger's own effect (``comp.dagger_ablation``): earlier stages exported from a run's training checkpoints, scored."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from decisions.errors import InputError
+from decisions.telecom.comp import dagger_ablation
+from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
+from decisions.telecom.comp.datasets import generate_dataset
+from decisions.telecom.comp.dt_train import load_params, params_from_training, save_params, train_promptdt
+from decisions.telecom.comp.experts import task_policy
+from decisions.telecom.comp.folder import task_file
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.promptdt import PromptDTConfig
+
+TINY = PromptDTConfig(embed_dim=16, n_layers=1, n_heads=2, dropout=0.0, context_len=3, prompt_len=3, max_ep_len=100)
+TASK = min(JOINT_TRAINING_TASKS, key=lambda t: (t.n_cells, t.n_users))
+
+
+def test_earlier_stages_are_exported_from_the_training_checkpoints_and_scored(tmp_path, monkeypatch) -> None:
+    folder, checkpoints = tmp_path / "study", tmp_path / "run" / "checkpoints"
+    demos = generate_dataset(TASK, {"max_snr": SERVING_SET_POLICIES["max_snr"]}, 2, seed=5)
+    task_file(folder, "demos", TASK, "npz").parent.mkdir(parents=True)
+    demos.save(task_file(folder, "demos", TASK, "npz"))
+    before, _ = train_promptdt([demos], TINY, 2, 2, log_every=1, checkpoint=checkpoints / "promptdt-small.msgpack")
+    after, _ = train_promptdt([demos], TINY, 2, 2, log_every=1, initial=before,
+                              checkpoint=checkpoints / "promptdt-small-dagger1.msgpack")
+    save_params(folder / "models" / "promptdt-small.msgpack", after, TINY, use_prompt=True, conditioning="return")
+
+    params, config, use_prompt = params_from_training(checkpoints / "promptdt-small.msgpack")
+    assert config == TINY and use_prompt
+    for a, b in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(before), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(ValueError, match="not a Prompt-DT training checkpoint"):
+        params_from_training(folder / "models" / "promptdt-small.msgpack")
+
+    written = dagger_ablation.export_stages(checkpoints, folder)
+    assert [p.name for p in written] == ["promptdt-small-r0.msgpack"]  # the last stage is the study's own model
+    exported, _ = load_params(written[0])
+    np.testing.assert_allclose(jax.tree_util.tree_leaves(exported)[3], jax.tree_util.tree_leaves(before)[3], atol=1e-3)
+    assert set(dagger_ablation.stage_models(folder)) == {("promptdt-small", 0), ("promptdt-small", 1)}
+
+    max_snr = task_policy(SERVING_SET_POLICIES["max_snr"])
+    monkeypatch.setattr(dagger_ablation, "_expert", lambda folder, task: max_snr)  # no PPO expert in a unit test
+    table = dagger_ablation.score_stages(folder, [TASK], [], episodes=2)
+    assert sorted(zip(table.policy, table.stage, strict=True)) == [("expert", -1), ("promptdt-small", 0), ("promptdt-small", 1),
+                                                      ("random", -1)]
+    refs = table.set_index("policy")
+    assert refs.loc["random", "expert_normalised_qoe"] == pytest.approx(0.0)
+    assert refs.loc["expert", "expert_normalised_qoe"] == pytest.approx(1.0)
+    summary = dagger_ablation.stage_summary(table)
+    assert summary.loc[("promptdt-small", 1), ("mean", "train")] == pytest.approx(
+        table[(table.policy == "promptdt-small") & (table.stage == 1)].expert_normalised_qoe.iloc[0])
+
+
+def test_a_model_without_its_training_checkpoint_names_checkpoints(tmp_path) -> None:
+    demos = generate_dataset(TASK, {"max_snr": SERVING_SET_POLICIES["max_snr"]}, 1, seed=5)
+    params, _ = train_promptdt([demos], TINY, 1, 2)
+    save_params(tmp_path / "models" / "promptdt-small.msgpack", params, TINY, use_prompt=True)
+    with pytest.raises(InputError) as err:
+        dagger_ablation.export_stages(tmp_path / "nowhere", tmp_path)
+    assert err.value.field == "checkpoints"
