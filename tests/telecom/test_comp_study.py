@@ -237,6 +237,13 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     stamp = (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns
     table2 = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN).table
     assert (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns == stamp
+    # ... and so are its data, demonstrations and models: a stopped study goes on from its files
+    kept = [folder / "data" / f"{TRAIN[0].name}.npz", folder / "demos" / f"{UNSEEN[0].name}.npz",
+            *sorted((folder / "models").glob("*.msgpack"))]
+    stamps = [path.stat().st_mtime_ns for path in kept]
+    assert run_study(folder, TINY, stages=("data", "train"), train_tasks=TRAIN, unseen_tasks=UNSEEN).figures.get(
+        "train_seconds_promptdt-small") is None
+    assert [path.stat().st_mtime_ns for path in kept] == stamps
     assert table2 is not None and len(table2) == len(table)
     # the conditioning stage: every (Prompt-)DT on every training task at every offset, the target
     # the best demonstration's return plus the offset; offset 0 is the evaluation's own episodes

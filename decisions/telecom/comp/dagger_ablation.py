@@ -133,7 +133,7 @@ def run(spec: Path, checkpoints: Path | None = None, episodes: int | None = None
     from decisions.telecom.comp.spec import prepare
 
     job = prepare(load_toml(spec), spec.parent)
-    folder = Path(job.study.folder)
+    folder = Path(job.study.folder).resolve()
     if checkpoints is not None:
         for path in export_stages(checkpoints, folder):
             print(f"wrote {path}")

@@ -212,7 +212,8 @@ def generate_data(
     seed: int = 0,
     progress: Progress = silent,
 ) -> dict[str, str]:
-    """Write each training task's offline data and every task's few demonstrations.
+    """Write each training task's offline data and every task's few demonstrations (a file that exists is
+    kept: it is what the same seed would write again, and the planner's episodes are slow).
 
     Each task's demonstrator is its expert; with ``budget.demonstrator == "best"`` the
     better of its expert and the multi-task PPO (``models/multitask_ppo.msgpack``, which must
@@ -246,15 +247,17 @@ def generate_data(
         else:
             name = "expert"
         chosen[task.name] = name
-        if i < len(train_tasks):
+        data_file, demos_file = task_file(folder, "data", task, "npz"), task_file(folder, "demos", task, "npz")
+        if i < len(train_tasks) and not data_file.exists():
             behaviours = default_behaviours(candidates["expert"]) if budget.episodes_per_behaviour else {}
             counts = dict.fromkeys(behaviours, budget.episodes_per_behaviour)
             behaviours[name], counts[name] = candidates[name], budget.expert_episodes
             data = generate_dataset(task, behaviours, counts, seed, baseline=baseline)
-            _write_once(task_file(folder, "data", task, "npz"), data.save)
-        demos = generate_dataset(task, {name: candidates[name]}, budget.demo_episodes, seed + DEMO_SEED_OFFSET,
-                                 baseline=baseline)  # fmt: skip
-        _write_once(task_file(folder, "demos", task, "npz"), demos.save)
+            _write_once(data_file, data.save)
+        if not demos_file.exists():
+            demos = generate_dataset(task, {name: candidates[name]}, budget.demo_episodes, seed + DEMO_SEED_OFFSET,
+                                     baseline=baseline)  # fmt: skip
+            _write_once(demos_file, demos.save)
     progress("data", total, total)
     return chosen
 
@@ -267,7 +270,8 @@ def train_dt_models(
     progress: Progress = silent,
     checkpoints: CheckpointFor | None = None,
 ) -> dict[str, float]:
-    """Train the PromptDT sizes and the plain DT on the training data; return seconds.
+    """Train the PromptDT sizes and the plain DT on the training data (a model whose file exists is kept,
+    as experts are); return the seconds of those trained.
 
     The plain DT has the first (smallest) size: the smallest PromptDT is its direct
     counterpart, with and without the prompt. With ``budget.dagger_rounds`` each model then runs
@@ -282,6 +286,8 @@ def train_dt_models(
     seconds: dict[str, float] = {}
     runs = [(f"promptdt-{s}", s, True) for s in budget.sizes] + [("dt", budget.sizes[0], False)]
     for name, size, use_prompt in runs:
+        if (models / f"{name}.msgpack").exists():
+            continue
         config = budget.dt_config(size)
 
         def train(datasets: list[Any], steps: int, run: str, initial: Any = None, *, c: Any = config,
