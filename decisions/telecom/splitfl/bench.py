@@ -231,6 +231,18 @@ README_ROWS: tuple[Row, ...] = (
         optional=True,
     ),
     Row(
+        "Fashion-MNIST per seed (0 to 4): agent / best fixed split in hindsight (that split)",
+        ", ".join(f"{{fashion_time_ratio_seed{k}:.2f}} ({{fashion_best_fixed_split_seed{k}:.0f}})" for k in range(5)),
+        optional=True,
+    ),
+    Row(
+        "Fashion-MNIST: time ratio over the seeds of fixed split 4 / fixed split 13 (plain FedAvg) / random / "
+        "per-round agent",
+        "{fashion_time_ratio_fixed_4:.2f} / {fashion_time_ratio_fixed_13:.2f} / {fashion_time_ratio_random:.2f} / "
+        "{fashion_time_ratio_dqn_round:.2f}",
+        optional=True,
+    ),
+    Row(
         "split training vs unsplit, max parameter difference over every split (CNN; MobileNet)",
         "{split_equivalence_max_err:.1e}; {fashion_split_equivalence_max_err:.1e}",
         optional=True,
