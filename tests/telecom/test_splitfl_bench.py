@@ -25,6 +25,7 @@ def test_smoke_bench_figures() -> None:
     assert figures["rounds_per_second"] > 0 and figures["rounds"] == 2.0 and figures["clients"] == 10.0
     for name in ("fixed_3", "fixed_9", "random", "greedy", "dqn_round", "dqn_client"):
         assert 0.0 <= figures[f"final_acc_{name}"] <= 1.0
+        assert figures[f"mean_round_s_{name}"] > 0 and figures[f"rounds_to_target_{name}"] >= 1
         assert 0.0 <= figures[f"dropout_rate_{name}"] <= 1.0
     # split 9 (the whole CNN) does not fit the weak tier's 0.5 MB: its four clients never train
     assert figures["dropout_rate_fixed_9"] >= 0.4
@@ -80,7 +81,8 @@ def test_time_to_target_on_a_trailing_mean_ignores_a_lucky_round() -> None:
     history = object.__new__(History)
     history.test_acc = np.array([0.2, 0.7, 0.3, 0.6, 0.7, 0.8])
     history.round_time_s = np.full(6, 10.0)
-    assert history.time_to(0.65) == 20.0  # the first touch: round 2's lucky 0.7
+    assert history.time_to(0.65) == 20.0 and history.rounds_to(0.65) == 2  # the first touch: round 2's lucky 0.7
+    assert history.rounds_to(0.65, window=3) == 6 and history.rounds_to(0.9) is None
     assert history.time_to(0.65, window=3) == 60.0  # mean(0.6, 0.7, 0.8) = 0.7 after round 6
     assert history.time_to(0.5, window=3) == 40.0  # mean(0.7, 0.3, 0.6) = 0.533 after round 4
     assert math.isinf(history.time_to(0.9, window=3))
@@ -99,6 +101,7 @@ def test_headline_reports_the_smoothed_ratio_and_each_seeds_winner() -> None:
         "strategy": ["fixed_1", "fixed_2", "dqn_client"] * 2,
         "time_to_target_s": [50.0, 40.0, 20.0, 10.0, 30.0, 60.0],
         "time_to_target_smoothed_s": [50.0, 60.0, 25.0, 40.0, 30.0, 60.0],
+        "rounds_to_target": [5.0, 4.0, 2.0, 1.0, 3.0, 6.0],
         "final_test_acc": [0.9, 0.8, 0.9, 0.9, 0.9, 0.9],
         "dropout_rate": [0.1, 0.2, 0.0, 0.1, 0.2, 0.0],
     })
@@ -106,6 +109,7 @@ def test_headline_reports_the_smoothed_ratio_and_each_seeds_winner() -> None:
     assert figures["time_ratio_seed0"] == 0.5 and figures["time_ratio_seed1"] == 6.0
     assert figures["best_fixed_split_seed0"] == 2.0 and figures["best_fixed_split_seed1"] == 1.0
     assert figures["best_fixed_time_s_seed1"] == 10.0 and figures["agent_time_s_seed1"] == 60.0
+    assert figures["best_fixed_rounds_seed1"] == 1.0 and figures["agent_rounds_seed1"] == 6.0
     assert figures["time_to_target_ratio_vs_best_fixed"] == pytest.approx(3.25)
     # on the smoothed times the winners are fixed_1 (50 s) and fixed_2 (30 s): 25/50 and 60/30
     assert figures["time_to_target_smoothed_ratio_vs_best_fixed"] == pytest.approx(1.25)

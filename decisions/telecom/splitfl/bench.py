@@ -18,9 +18,10 @@ Per study:
   ``dropout_margin_vs_fixed`` (the lowest fixed-split dropout rate minus the agent's, worst seed);
   ``time_to_target_smoothed_ratio_vs_best_fixed`` (``_worst``): the same time ratio on the trailing
   ``smoothing_window``-round mean of the test accuracy; per seed ``k`` (in seed order) ``time_ratio_seed<k>``,
-  ``best_fixed_split_seed<k>``, ``best_fixed_time_s_seed<k>`` and ``agent_time_s_seed<k>``;
-- ``time_ratio_<strategy>`` / ``final_acc_<strategy>`` / ``dropout_rate_<strategy>`` for every
-  strategy (fixed splits, random, greedy, both agent modes), means over seeds;
+  ``best_fixed_split_seed<k>``, ``best_fixed_time_s_seed<k>``, ``agent_time_s_seed<k>`` and the rounds both took
+  (``best_fixed_rounds_seed<k>``, ``agent_rounds_seed<k>``): the time is rounds times round length;
+- ``time_ratio_<strategy>`` / ``final_acc_<strategy>`` / ``dropout_rate_<strategy>`` /
+  ``rounds_to_target_<strategy>`` / ``mean_round_s_<strategy>`` for every strategy (fixed splits, random, greedy, both agent modes), means over seeds;
 - the ablations as ``time_ratio_dqn_client_m<M>`` (committee size) and
   ``time_ratio_dqn_client_decay<lambda>`` beside the default ``time_ratio_dqn_client``;
 - ``split_equivalence_max_err``: split training against unsplit training, every split point of the
@@ -106,13 +107,16 @@ def _with_default_tiers(spec: dict[str, Any]) -> dict[str, Any]:
 
 def strategy_figures(study: Study) -> dict[str, float]:
     """``time_ratio_<s>`` (time to target over the best fixed split's, mean over seeds), ``final_acc_<s>``,
-    ``dropout_rate_<s>`` for every strategy."""
+    ``dropout_rate_<s>``, ``rounds_to_target_<s>`` (inf when a seed never reached it) and ``mean_round_s_<s>``
+    for every strategy."""
     best = best_fixed(study.runs)
     figures: dict[str, float] = {}
     for name, rows in vs_best_fixed(study.runs).groupby("strategy", sort=False):
         figures[f"time_ratio_{name}"] = float(rows["time_ratio"].mean())
         figures[f"final_acc_{name}"] = float(rows["final_test_acc"].mean())
         figures[f"dropout_rate_{name}"] = float(rows["dropout_rate"].mean())
+        figures[f"rounds_to_target_{name}"] = float(rows["rounds_to_target"].mean())
+        figures[f"mean_round_s_{name}"] = float(rows["mean_round_s"].mean())
     figures["best_fixed_split"] = float(pd.Series([int(s.split("_")[1]) for s in best]).mode().iloc[0])
     return figures
 

@@ -123,8 +123,8 @@ class History:
         """Cumulative wall-clock time at the end of each round."""
         return np.cumsum(self.round_time_s)
 
-    def time_to(self, accuracy: float, window: int = 1) -> float:
-        """Wall-clock seconds until the test accuracy first reaches ``accuracy`` (inf if never).
+    def rounds_to(self, accuracy: float, window: int = 1) -> int | None:
+        """Rounds until the test accuracy first reaches ``accuracy`` (None if never).
 
         With ``window`` > 1 the accuracy is the trailing mean of the last ``window`` rounds (the first
         ``window - 1`` rounds cannot count), so a single lucky round on a noisy curve does not.
@@ -133,7 +133,13 @@ class History:
             raise ValueError(f"window must be at least 1, got {window}")
         acc = np.convolve(self.test_acc, np.ones(window) / window, mode="valid")
         hit = np.nonzero(acc >= accuracy)[0]
-        return float(self.wall_clock_s[hit[0] + window - 1]) if len(hit) else float("inf")
+        return int(hit[0]) + window if len(hit) else None
+
+    def time_to(self, accuracy: float, window: int = 1) -> float:
+        """Wall-clock seconds until the test accuracy first reaches ``accuracy`` (inf if never; ``window`` as
+        for ``rounds_to``)."""
+        rounds = self.rounds_to(accuracy, window)
+        return float(self.wall_clock_s[rounds - 1]) if rounds is not None else float("inf")
 
 
 _play_round = jax.jit(fl.play_round)

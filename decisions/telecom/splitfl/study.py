@@ -267,6 +267,7 @@ def run_metrics(history: History, target: float, tier_names: tuple[str, ...], de
         "best_test_acc": float(history.test_acc.max()),
         "time_to_target_s": history.time_to(target),
         "time_to_target_smoothed_s": history.time_to(target, SMOOTHING_WINDOW),
+        "rounds_to_target": float(history.rounds_to(target) or math.inf),
         "total_time_s": float(history.round_time_s.sum()),
         "mean_round_s": float(history.round_time_s.mean()),
         "dropout_rate": float(1.0 - history.participated.mean()),
@@ -331,6 +332,9 @@ def headline(job: SplitFLJob, runs: pd.DataFrame) -> dict[str, float]:
         per_seed[f"best_fixed_time_s_seed{k}"] = float(runs.set_index(["seed", "strategy"]).loc[
             (seed, winners[seed]), "time_to_target_s"])
         per_seed[f"agent_time_s_seed{k}"] = float(mine.loc[seed, "time_to_target_s"])
+        per_seed[f"agent_rounds_seed{k}"] = float(mine.loc[seed, "rounds_to_target"])
+        per_seed[f"best_fixed_rounds_seed{k}"] = float(runs.set_index(["seed", "strategy"]).loc[
+            (seed, winners[seed]), "rounds_to_target"])
     return {
         "time_to_target_smoothed_ratio_vs_best_fixed": float(np.mean(mine_smoothed)),
         "time_to_target_smoothed_ratio_vs_best_fixed_worst": float(np.max(mine_smoothed)),
