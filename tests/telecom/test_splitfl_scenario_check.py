@@ -18,3 +18,9 @@ def test_the_fashion_table_shows_the_weak_tier_cannot_hold_the_whole_network() -
     parts = table[["device_s", "uplink_s", "server_s", "sync_s"]].sum(axis=1)
     assert (table["round_s"] >= parts - 1e-9).all()  # the round also waits for the downlink
     assert table.loc[("strong", 13), "round_s"] == pytest.approx(0.09, abs=0.01)
+
+
+def test_the_reduced_study_takes_the_agent_reward_weights() -> None:
+    job = prepare(_with_default_tiers(reduced_spec(0.1, seed=100, agent={"time_weight": 6.0})))
+    assert job.agent.time_weight == 6.0 and job.training.seeds == [100]
+    assert prepare(_with_default_tiers(reduced_spec(0.1))).agent.time_weight == 1.0
