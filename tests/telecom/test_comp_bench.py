@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from decisions.jobs.bench_report import render_rows
-from decisions.telecom.comp import bench, parity
+from decisions.telecom.comp import bench, dagger_ablation, parity
 from decisions.telecom.comp.scoring import _normalise
-from decisions.telecom.comp.study import SHIPPED_STUDY, headline
+from decisions.telecom.comp.study import JOINT_STUDY, SHIPPED_STUDY, headline
 from tests.smoke_runs import smoke_bench
 
 pytestmark = pytest.mark.smoke_runs("comp")
@@ -88,6 +88,9 @@ def test_every_readme_row_reads_figures_the_bench_makes() -> None:
     shipped = pd.read_csv(SHIPPED_STUDY / "evaluation.csv")
     rescored = _normalise(shipped.drop(columns=[c for c in shipped if c.endswith("normalised_qoe")]))
     figures.update({f"joint_{k}": v for k, v in headline(rescored, ("small", "medium", "large")).items()})
+    stages = pd.read_csv(JOINT_STUDY / dagger_ablation.TABLE)  # small and medium; medium stands in for large
+    stages = pd.concat([stages, stages[stages.policy == "promptdt-medium"].assign(policy="promptdt-large")])
+    figures.update({f"joint_{k}": v for k, v in dagger_ablation.stage_figures(stages).items()})
     lines = render_rows(figures, bench.README_ROWS, "comp")
     assert len(lines) == 2 + len(bench.README_ROWS)
     assert figures["parity_pass"] and figures["parity_connection_mismatches"] == 0

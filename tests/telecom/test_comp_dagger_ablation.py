@@ -63,3 +63,18 @@ def test_a_model_without_its_training_checkpoint_names_checkpoints(tmp_path) -> 
     with pytest.raises(InputError) as err:
         dagger_ablation.export_stages(tmp_path / "nowhere", tmp_path)
     assert err.value.field == "checkpoints"
+
+
+def test_stage_figures_flatten_the_summary() -> None:
+    import pandas as pd
+
+    table = pd.DataFrame({
+        "task": ["a", "b", "a", "b", "a"], "split": ["unseen", "unseen", "unseen", "unseen", "train"],
+        "policy": ["promptdt-small"] * 5, "stage": [0, 0, 1, 1, 1], "qoe": [0.3] * 5,
+        "expert_normalised_qoe": [0.8, 0.6, 0.9, 0.7, 0.95],
+    })
+    figures = dagger_ablation.stage_figures(table)
+    assert figures["dagger_promptdt-small_r0_unseen"] == pytest.approx(0.7)
+    assert figures["dagger_promptdt-small_r1_unseen_worst"] == pytest.approx(0.7)
+    assert figures["dagger_promptdt-small_r1_train"] == pytest.approx(0.95)
+    assert np.isnan(figures["dagger_promptdt-small_r0_train"])  # no training network at that stage

@@ -76,7 +76,9 @@ same evaluation on its 10 training and 8 unseen networks, every figure prefixed 
 ``_worst``), ``joint_promptdt_vs_multitask_ppo_unseen`` (and ``_worst``),
 ``joint_expert_normalised_qoe_<policy>``, ``joint_unseen_expert_normalised_qoe_<policy>``,
 ``joint_unseen_expert_normalised_non_decreasing_with_size``, with every policy's raw QoE
-(``joint_raw_qoe_<policy>``, ``joint_unseen_raw_qoe_<policy>``) beside them.
+(``joint_raw_qoe_<policy>``, ``joint_unseen_raw_qoe_<policy>``) beside them. With the study's earlier
+DAgger stages exported (``dagger_ablation``), each PromptDT before its DAgger rounds and after each on the
+same scale: ``joint_dagger_<model>_r<stage>_<split>`` and ``..._worst``.
 """
 
 from __future__ import annotations
@@ -90,8 +92,8 @@ from typing import Any
 import jax
 
 from decisions.core.bench_row import Row
-from decisions.core.progress import Progress
-from decisions.telecom.comp import parity
+from decisions.core.progress import Progress, silent
+from decisions.telecom.comp import dagger_ablation, parity
 from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
 from decisions.telecom.comp.heuristics import max_snr_single
 from decisions.telecom.comp.network import large
@@ -311,6 +313,10 @@ def run_bench(
     if joint_study_episodes and study_finished(JOINT_STUDY):
         figures.update(study_figures(joint_study_episodes, progress, folder=JOINT_STUDY,
                                      tasks=(JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS), prefix="joint_"))
+        if dagger_ablation.has_stages(JOINT_STUDY):
+            table = dagger_ablation.score_stages(JOINT_STUDY, JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS,
+                                                 joint_study_episodes, progress or silent)  # fmt: skip
+            figures.update({f"joint_{k}": v for k, v in dagger_ablation.stage_figures(table).items()})
     if not throughput:
         return {**figures, **(_parity_part(episodes, policies, sim_episodes, seed, parity_tolerance, report)
                               if available else {})}
@@ -469,6 +475,16 @@ README_ROWS: tuple[Row, ...] = (
         "{joint_unseen_expert_normalised_qoe_multitask_ppo:.2f}; {joint_unseen_raw_qoe_promptdt-large:.3f} / "
         "{joint_unseen_raw_qoe_expert:.3f} / {joint_unseen_raw_qoe_multitask_ppo:.3f} / "
         "{joint_unseen_raw_qoe_max_snr:.3f} / {joint_unseen_raw_qoe_random:.3f}",
+        optional=True,
+    ),
+    Row(
+        "joint study, DAgger: unseen networks, same score (worst network), PromptDT small / medium / large, each "
+        "before its DAgger rounds -> after round 1 -> after round 2",
+        " / ".join(
+            " -> ".join(f"{{joint_dagger_promptdt-{size}_r{r}_unseen:.2f}} "
+                        f"({{joint_dagger_promptdt-{size}_r{r}_unseen_worst:.2f}})" for r in range(3))
+            for size in ("small", "medium", "large")
+        ),
         optional=True,
     ),
     Row(

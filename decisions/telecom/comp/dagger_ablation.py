@@ -11,7 +11,8 @@ and the study's ``models/<model>.msgpack`` is the last round's model:
 - ``score_stages(folder, train, unseen, episodes)``: every stage of every model on every network on the
   evaluation's episode keys (common random numbers), with random play and the network's own expert,
   so ``expert_normalised_qoe`` is issue 25's scale (0 random, 1 the network's own expert);
-- ``stage_summary``: mean and worst of that score per model, stage and split.
+- ``stage_summary``: mean and worst of that score per model, stage and split; ``stage_figures`` the same as
+  flat figures (``decisions bench comp`` adds them, prefixed ``joint_``, when the joint study has stages).
 
 ``python -m decisions.telecom.comp.dagger_ablation --spec examples/comp_joint.toml --checkpoints RUN/checkpoints``
 exports (when ``--checkpoints`` is given), scores, writes ``<folder>/dagger_ablation.csv`` and prints the summary.
@@ -141,6 +142,23 @@ def run(spec: Path, checkpoints: Path | None = None, episodes: int | None = None
     table = score_stages(folder, train, unseen, episodes or job.study.eval_episodes)
     table.to_csv(folder / TABLE, index=False)
     return table
+
+
+def stage_figures(table: pd.DataFrame) -> dict[str, float]:
+    """``score_stages``' table as flat figures: ``dagger_<model>_r<stage>_<split>`` (mean score) and
+    ``..._<split>_worst`` (worst network), for the bench."""
+    summary = stage_summary(table)
+    figures: dict[str, float] = {}
+    for (model, stage), row in summary.iterrows():
+        for split in summary["mean"].columns:
+            figures[f"dagger_{model}_r{stage}_{split}"] = float(row[("mean", split)])
+            figures[f"dagger_{model}_r{stage}_{split}_worst"] = float(row[("worst", split)])
+    return figures
+
+
+def has_stages(folder: Path) -> bool:
+    """Whether ``folder`` holds earlier DAgger stages (``export_stages``) to score."""
+    return any((folder / "models" / STAGES_FOLDER).glob("*.msgpack"))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
