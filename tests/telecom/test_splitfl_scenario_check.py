@@ -24,3 +24,19 @@ def test_the_reduced_study_takes_the_agent_reward_weights() -> None:
     job = prepare(_with_default_tiers(reduced_spec(0.1, seed=100, agent={"time_weight": 6.0})))
     assert job.agent.time_weight == 6.0 and job.training.seeds == [100]
     assert prepare(_with_default_tiers(reduced_spec(0.1))).agent.time_weight == 1.0
+
+
+def test_a_time_weight_ablation_trains_one_more_agent_per_weight() -> None:
+    from decisions.errors import InputError
+    from decisions.telecom.splitfl.study import train_agents
+
+    spec = reduced_spec(0.1, time_weights=[1.0, 6.0])
+    spec["agent"].update(env_steps=200, committee=1)
+    job = prepare(_with_default_tiers(spec))
+    assert job.study.time_weights == [1.0, 6.0]
+    agents, _ = train_agents(job)
+    assert sorted(agents) == ["dqn_client", "dqn_client_tw6"]  # weight 1 is the headline agent's own
+    spec["study"]["time_weights"] = [-1.0]
+    with pytest.raises(InputError) as err:
+        prepare(_with_default_tiers(spec))
+    assert err.value.field.startswith("study.time_weights")

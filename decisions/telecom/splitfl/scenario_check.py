@@ -12,7 +12,8 @@ with the reason (refused for memory, timed out, battery died); ``--concentration
 Dirichlet label skew (the bench uses 0.1 for both studies; 0.5 shows why the weak tier decides the
 result), ``--rounds`` and ``--seed`` the run, ``--learning-rate`` and ``--momentum`` the clients' SGD,
 ``--time-weight`` the agent reward's weight on the round's time over the deadline (the Fashion deadline is
-30 s, so at weight 1 the term weighs 6 times less than on digits; choose it on seeds the bench does not use).
+30 s, so at weight 1 the term weighs 6 times less than on digits; choose it on seeds the bench does not use),
+``--time-weights`` more agents beside it, one per weight.
 About 5 minutes on 2 cores at 40 rounds.
 """
 
@@ -56,16 +57,18 @@ def tier_costs(job: SplitFLJob) -> pd.DataFrame:
 
 def reduced_spec(
     concentration: float, rounds: int = 40, seed: int = 0, training: dict[str, float] | None = None,
-    agent: dict[str, float] | None = None,
+    agent: dict[str, float] | None = None, time_weights: list[float] | None = None,
 ) -> dict[str, Any]:
     """The bench's Fashion spec at ``concentration``, one seed, five fixed splits and the per-client agent
     (``training`` / ``agent``: settings of those sections to change, e.g. the learning rate, the reward's
-    ``time_weight``)."""
+    ``time_weight``; ``time_weights``: more per-client agents, one per reward weight on round time, named
+    ``dqn_client_tw<w>``)."""
     spec = copy.deepcopy(FASHION_SPEC)
     spec["data"]["concentration"] = concentration
     spec["training"].update(rounds=rounds, seeds=[seed], **(training or {}))
     spec["agent"] = {"env_steps": 50_000, "modes": ["client"], **(agent or {})}
-    spec["study"] = {"fixed_splits": [1, 4, 8, 12, 13], "random": False, "greedy": False, "committees": [], "decays": []}
+    spec["study"] = {"fixed_splits": [1, 4, 8, 12, 13], "random": False, "greedy": False, "committees": [], "decays": [],
+                     "time_weights": time_weights or []}
     spec["job"] = {"name": "scenario-check"}
     return spec
 
@@ -80,11 +83,13 @@ def main() -> None:
     parser.add_argument("--momentum", type=float, default=FASHION_SPEC["training"]["momentum"])
     parser.add_argument("--time-weight", type=float, default=1.0,
                         help="the agent reward's weight on round time / deadline (tune on seeds the bench does not use)")
+    parser.add_argument("--time-weights", type=float, nargs="*", default=[],
+                        help="also train and run a per-client agent for each of these time weights")
     parser.add_argument("--study", action="store_true", help="also run the one-seed reduced study")
     args = parser.parse_args()
     spec = reduced_spec(args.concentration, args.rounds, args.seed,
                         {"learning_rate": args.learning_rate, "momentum": args.momentum},
-                        {"time_weight": args.time_weight})
+                        {"time_weight": args.time_weight}, args.time_weights)
     job = prepare(_with_default_tiers(spec))
     pd.set_option("display.width", 250)
     print(tier_costs(job).round(2).to_string(index=False))

@@ -151,6 +151,9 @@ class StudySettings(Settings):
     greedy: bool = Field(True, description="Run the greedy deadline/battery rule.")
     committees: list[int] = Field([1, 5], max_length=6, description="Committee sizes of the ablation (client mode).")
     decays: list[float] = Field([0.0], max_length=6, description="Loss-drop decays of the ablation (client mode).")
+    time_weights: list[float] = Field(
+        [], max_length=6, description="Reward weights on round time / deadline of the ablation (client mode)."
+    )
 
     @field_validator("committees")
     @classmethod
@@ -167,6 +170,14 @@ class StudySettings(Settings):
             if not 0.0 <= d <= 10.0:
                 raise ValueError(f"each decay must lie in [0, 10], got {d}")
         return decays
+
+    @field_validator("time_weights")
+    @classmethod
+    def _time_weights(cls, weights: list[float]) -> list[float]:
+        for w in weights:
+            if not 0.0 <= w <= 1e4:
+                raise ValueError(f"each time weight must lie in [0, 10000], got {w}")
+        return weights
 
 
 class SplitFLJob(JobBase):

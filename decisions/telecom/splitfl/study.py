@@ -117,13 +117,16 @@ def fleet_for(job: SplitFLJob, net: SplitNet) -> fl.FleetParams:
     return fl.fleet_params(job.devices, net.layer_table(), job.training.batch_size, job.training.local_steps)
 
 
-def env_params_for(job: SplitFLJob, fleet: fl.FleetParams, data_share: Any, decay: float | None = None) -> E.SplitEnvParams:
-    """The split environment's params for the job (``decay`` overrides the agent's)."""
+def env_params_for(
+    job: SplitFLJob, fleet: fl.FleetParams, data_share: Any, decay: float | None = None,
+    time_weight: float | None = None,
+) -> E.SplitEnvParams:
+    """The split environment's params for the job (``decay`` and ``time_weight`` override the agent's)."""
     a = job.agent
     return E.env_params(
         fleet, data_share, job.training.rounds, decay=a.decay if decay is None else decay,
-        loss_weight=a.loss_weight, time_weight=a.time_weight, dropout_weight=a.dropout_weight,
-        energy_weight=a.energy_weight,
+        loss_weight=a.loss_weight, time_weight=a.time_weight if time_weight is None else time_weight,
+        dropout_weight=a.dropout_weight, energy_weight=a.energy_weight,
     )
 
 
@@ -227,14 +230,15 @@ def train_agents(job: SplitFLJob, progress: ProgressFn | None = None) -> tuple[d
             for m in job.study.committees:
                 if m != job.agent.committee:
                     agents[f"{name}_m{m}"] = first_members(committee, m)
-            for d in job.study.decays:
-                if d != job.agent.decay:
-                    ablation = train_committee(E.ClientSplitEnv(env_params_for(job, fleet, share, decay=d)),
-                                               dqn_config(job, mode), members=job.agent.committee,
-                                               key=jax.random.fold_in(key, 2),
-                                               progress=report(f"agent (decay {d:g})"))
-                    seconds += ablation.train_seconds
-                    agents[f"{name}_decay{d:g}"] = ablation
+            variants = [(f"decay{d:g}", f"decay {d:g}", {"decay": d}) for d in job.study.decays if d != job.agent.decay]
+            variants += [(f"tw{w:g}", f"time weight {w:g}", {"time_weight": w})
+                         for w in job.study.time_weights if w != job.agent.time_weight]  # fmt: skip
+            for suffix, label, reward in variants:
+                ablation = train_committee(E.ClientSplitEnv(env_params_for(job, fleet, share, **reward)),
+                                           dqn_config(job, mode), members=job.agent.committee,
+                                           key=jax.random.fold_in(key, 2), progress=report(f"agent ({label})"))
+                seconds += ablation.train_seconds
+                agents[f"{name}_{suffix}"] = ablation
     return agents, seconds
 
 
