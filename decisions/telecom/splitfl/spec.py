@@ -13,7 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from decisions.core.settings import Settings, refuse_unused
 from decisions.errors import InputError
@@ -155,29 +155,20 @@ class StudySettings(Settings):
         [], max_length=6, description="Reward weights on round time / deadline of the ablation (client mode)."
     )
 
-    @field_validator("committees")
+    @field_validator("committees", "decays", "time_weights")
     @classmethod
-    def _sizes(cls, sizes: list[int]) -> list[int]:
-        for m in sizes:
-            if not 1 <= m <= 15:
-                raise ValueError(f"each committee size must lie in [1, 15], got {m}")
-        return sizes
+    def _within(cls, values: list[float], info: ValidationInfo) -> list[float]:
+        what, low, high = _ABLATION_BOUNDS[info.field_name]
+        for v in values:
+            if not low <= v <= high:
+                raise ValueError(f"each {what} must lie in [{low:g}, {high:g}], got {v}")
+        return values
 
-    @field_validator("decays")
-    @classmethod
-    def _decays(cls, decays: list[float]) -> list[float]:
-        for d in decays:
-            if not 0.0 <= d <= 10.0:
-                raise ValueError(f"each decay must lie in [0, 10], got {d}")
-        return decays
 
-    @field_validator("time_weights")
-    @classmethod
-    def _time_weights(cls, weights: list[float]) -> list[float]:
-        for w in weights:
-            if not 0.0 <= w <= 1e4:
-                raise ValueError(f"each time weight must lie in [0, 10000], got {w}")
-        return weights
+_ABLATION_BOUNDS: dict[str | None, tuple[str, float, float]] = {
+    "committees": ("committee size", 1, 15), "decays": ("decay", 0.0, 10.0), "time_weights": ("time weight", 0.0, 1e4),
+}
+"""What each ablation list holds and its bounds."""
 
 
 class SplitFLJob(JobBase):
