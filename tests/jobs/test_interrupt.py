@@ -157,12 +157,20 @@ def _toml(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
-def _write_spec(tmp_path: Path, sweep: dict[str, list[Any]] | None = None) -> Path:
-    """The wealth domain's smoke spec (a job of seconds) as a TOML file, with an optional sweep."""
+SINGLE_JOB_PATHS = 200_000
+"""Evaluation paths of the single-job tests: a few seconds more of running than the smoke spec's 500, so the
+job cannot finish between the test seeing it running and the signal (it once did, on a loaded machine)."""
+
+
+def _write_spec(tmp_path: Path, sweep: dict[str, list[Any]] | None = None, paths: int | None = None) -> Path:
+    """The wealth domain's smoke spec (a job of seconds) as a TOML file, with an optional sweep and number of
+    evaluation paths."""
     from decisions.jobs.registry import get
 
     spec: dict[str, Any] = {section: dict(table) for section, table in get("wealth").smoke_spec.items()}
     spec["job"]["kind"] = "wealth"
+    if paths is not None:
+        spec["evaluation"]["paths"] = paths
     if sweep:
         spec["sweep"] = {f'"{key}"': values for key, values in sweep.items()}
     text = "".join(
@@ -225,7 +233,7 @@ def test_sigterm_stops_a_sweep_run_from_the_command_line(tmp_path: Path) -> None
 
 
 def test_sigterm_stops_a_single_job_and_records_it_interrupted(tmp_path: Path) -> None:
-    process = _start(tmp_path, _write_spec(tmp_path))
+    process = _start(tmp_path, _write_spec(tmp_path, paths=SINGLE_JOB_PATHS))
     _when_running(tmp_path, process)
     code, err = _stop(process, signal.SIGTERM)
 
@@ -242,7 +250,7 @@ def test_sigterm_stops_a_single_job_and_records_it_interrupted(tmp_path: Path) -
 def test_a_job_killed_with_sigkill_is_shown_lost_and_reaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from decisions.cli import app
 
-    process = _start(tmp_path, _write_spec(tmp_path))
+    process = _start(tmp_path, _write_spec(tmp_path, paths=SINGLE_JOB_PATHS))
     _when_running(tmp_path, process)
     process.kill()
     process.communicate()
