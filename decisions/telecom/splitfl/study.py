@@ -309,11 +309,16 @@ def time_ratio_of(time: float, reference: float) -> float:
     return float(time / reference) if math.isfinite(reference) else float("nan")
 
 
+def best_fixed_rows(runs: pd.DataFrame, time_column: str = "time_to_target_s") -> pd.DataFrame:
+    """Per seed (the index), the run of its best fixed split in hindsight (``best_fixed`` by ``time_column``)."""
+    best = best_fixed(runs, time_column)
+    return runs.set_index(["seed", "strategy"]).loc[list(best.items())].reset_index("strategy")
+
+
 def vs_best_fixed(runs: pd.DataFrame, time_column: str = "time_to_target_s") -> pd.DataFrame:
     """Each run with ``time_ratio`` (``time_ratio_of`` of ``time_column``) and ``acc_ratio`` (final test
-    accuracy) against its seed's best fixed split in hindsight (``best_fixed`` by ``time_column``)."""
-    best = best_fixed(runs, time_column)
-    ref = runs.set_index(["seed", "strategy"]).loc[list(best.items())].reset_index("strategy", drop=True)
+    accuracy) against its seed's best fixed split in hindsight (``best_fixed_rows``)."""
+    ref = best_fixed_rows(runs, time_column)
     base_time = runs["seed"].map(ref[time_column])
     time_ratio = [time_ratio_of(t, b) for t, b in zip(runs[time_column], base_time, strict=True)]
     return runs.assign(time_ratio=time_ratio, acc_ratio=runs["final_test_acc"] / runs["seed"].map(ref["final_test_acc"]))
@@ -328,17 +333,16 @@ def headline(job: SplitFLJob, runs: pd.DataFrame) -> dict[str, float]:
     mine_smoothed = smoothed[smoothed["strategy"] == agent].set_index("seed")["time_ratio"].to_numpy(float)
     fixed = runs[runs["strategy"].str.startswith("fixed_")].groupby("seed")
     t, acc = mine["time_ratio"].to_numpy(float), mine["acc_ratio"].to_numpy(float)
-    winners = best_fixed(runs)
+    winners = best_fixed_rows(runs)
     per_seed = {}
     for k, (seed, ratio) in enumerate(zip(mine.index, t, strict=True)):
+        best = winners.loc[seed]
         per_seed[f"time_ratio_seed{k}"] = float(ratio)
-        per_seed[f"best_fixed_split_seed{k}"] = float(winners[seed].split("_")[1])
-        per_seed[f"best_fixed_time_s_seed{k}"] = float(runs.set_index(["seed", "strategy"]).loc[
-            (seed, winners[seed]), "time_to_target_s"])
+        per_seed[f"best_fixed_split_seed{k}"] = float(best["strategy"].split("_")[1])
+        per_seed[f"best_fixed_time_s_seed{k}"] = float(best["time_to_target_s"])
         per_seed[f"agent_time_s_seed{k}"] = float(mine.loc[seed, "time_to_target_s"])
         per_seed[f"agent_rounds_seed{k}"] = float(mine.loc[seed, "rounds_to_target"])
-        per_seed[f"best_fixed_rounds_seed{k}"] = float(runs.set_index(["seed", "strategy"]).loc[
-            (seed, winners[seed]), "rounds_to_target"])
+        per_seed[f"best_fixed_rounds_seed{k}"] = float(best["rounds_to_target"])
     return {
         "time_to_target_smoothed_ratio_vs_best_fixed": float(np.mean(mine_smoothed)),
         "time_to_target_smoothed_ratio_vs_best_fixed_worst": float(np.max(mine_smoothed)),
