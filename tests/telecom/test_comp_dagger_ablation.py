@@ -78,3 +78,11 @@ def test_stage_figures_flatten_the_summary() -> None:
     assert figures["dagger_promptdt-small_r1_unseen_worst"] == pytest.approx(0.7)
     assert figures["dagger_promptdt-small_r1_train"] == pytest.approx(0.95)
     assert np.isnan(figures["dagger_promptdt-small_r0_train"])  # no training network at that stage
+
+
+def test_the_command_line_names_bad_input_in_one_line_and_exits_2(tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        dagger_ablation.main(["--spec", str(tmp_path / "missing.toml")])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "missing.toml" in err

@@ -36,7 +36,7 @@ from decisions.telecom.comp.dt_train import params_from_training, save_params
 from decisions.telecom.comp.experts import evaluate_policy
 from decisions.telecom.comp.folder import dt_model_paths
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-from decisions.telecom.comp.scoring import EVAL_SEED, SavedDT, _dt_scores, _expert, _load_data
+from decisions.telecom.comp.scoring import EVAL_SEED, SavedDT, _dt_scores, _expert, _load_data, _normalise
 from decisions.telecom.comp.tasks import Task
 
 STAGES_FOLDER = "dagger"
@@ -88,7 +88,8 @@ def score_stages(
     folder: Path, train: Sequence[Task], unseen: Sequence[Task], episodes: int, progress: Progress = silent
 ) -> pd.DataFrame:
     """One row per (task, model, stage): ``task``, ``split``, ``policy``, ``stage``, ``qoe``, ``return_mean``,
-    ``expert_normalised_qoe``; random play and the own expert as ``stage`` -1 rows of their own policy."""
+    and the evaluation's ``normalised_qoe`` / ``expert_normalised_qoe`` (``scoring._normalise``); random play
+    and the own expert as ``stage`` -1 rows of their own policy."""
     models = stage_models(folder)
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), episodes)
     tasks = [(t, "train") for t in train] + [(t, "unseen") for t in unseen]
@@ -106,10 +107,7 @@ def score_stages(
             rows.append({"task": task.name, "split": split, "policy": name, "stage": stage,
                          "qoe": scores["qoe"], "return_mean": scores["return_mean"]})  # fmt: skip
     progress("dagger ablation", len(tasks), len(tasks))
-    table = pd.DataFrame(rows)
-    ref = table[table.stage == -1].pivot(index="task", columns="policy", values="qoe")
-    low, high = table.task.map(ref["random"]), table.task.map(ref["expert"])
-    return table.assign(expert_normalised_qoe=(table.qoe - low) / (high - low).clip(lower=1e-9))
+    return _normalise(pd.DataFrame(rows))
 
 
 def stage_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -162,7 +160,9 @@ def has_stages(folder: Path) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command line: ``run``, then print the summary; bad input exits 2 with one line."""
+    """Command line: ``run``, then print the summary; bad input exits 2 with one line on stderr."""
+    import sys
+
     from decisions.jobs.spec import SpecError
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -173,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         table = run(args.spec, args.checkpoints, args.episodes)
     except (InputError, SpecError) as err:
-        raise SystemExit(f"error: {err}") from None
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
     with pd.option_context("display.width", 200, "display.precision", 3):
         print(stage_summary(table))
 
