@@ -402,6 +402,11 @@ def _save_training(path: Path, state: dict[str, Any], losses: list[Any], accs: l
     save_pytree(path, {**state, "log": log}, metadata=metadata)
 
 
+def _log_target(done: int) -> dict[str, Any]:
+    """The shape of a training checkpoint's per-step log after ``done`` steps (``_save_training``)."""
+    return {name: jax.ShapeDtypeStruct((done,), np.float32) for name in ("loss", "accuracy")}
+
+
 def _resume_training(
     path: Path, state: dict[str, Any], identity: dict[str, Any]
 ) -> tuple[dict[str, Any], list[Any], list[Any], int]:
@@ -415,8 +420,7 @@ def _resume_training(
     if differ:
         raise ValueError(f"{path}: not a checkpoint of this training ({', '.join(differ)} differ)")
     done = int(meta["done"])
-    log = {name: jax.ShapeDtypeStruct((done,), np.float32) for name in ("loss", "accuracy")}
-    restored = load_pytree(path, {**state, "log": log})
+    restored = load_pytree(path, {**state, "log": _log_target(done)})
     log_values = restored.pop("log")
     return restored, list(np.asarray(log_values["loss"])), list(np.asarray(log_values["accuracy"])), done
 
@@ -436,10 +440,9 @@ def params_from_training(path: PathLike) -> tuple[Any, PromptDTConfig, bool]:
     use_prompt = bool(meta["use_prompt"])
     opt, _ = _training_step(config, int(meta["steps"]), int(meta["batch_size"]), use_prompt)
     params = jax.eval_shape(lambda: init_params(config, jax.random.PRNGKey(0)))
-    done = int(meta["done"])
     target = {
         "params": params, "opt_state": jax.eval_shape(opt.init, params), "key": jax.random.PRNGKey(0),
-        "log": {name: jax.ShapeDtypeStruct((done,), np.float32) for name in ("loss", "accuracy")},
+        "log": _log_target(int(meta["done"])),
     }
     return load_pytree(path, target)["params"], config, use_prompt
 
