@@ -96,6 +96,29 @@ def test_every_readme_row_reads_figures_the_bench_makes() -> None:
     assert figures["parity_pass"] and figures["parity_connection_mismatches"] == 0
 
 
+def test_the_joint_studys_dagger_stages_reuse_its_evaluation(monkeypatch) -> None:
+    """The bench evaluates the joint study once: the DAgger ablation gets that table, so random, the experts
+    and the final models are not played twice."""
+    evaluation = pd.DataFrame({"task": ["t"], "policy": ["random"], "qoe": [0.1], "return_mean": [-1.0]})
+    stages = pd.read_csv(JOINT_STUDY / dagger_ablation.TABLE)
+    seen: dict[str, object] = {}
+
+    def score_stages(folder, train, unseen, episodes, progress, evaluation=None):
+        seen.update(folder=folder, episodes=episodes, evaluation=evaluation)
+        return stages
+
+    monkeypatch.setattr(bench, "study_finished", lambda folder: folder == JOINT_STUDY)
+    monkeypatch.setattr(bench, "evaluated_study", lambda episodes, progress, **_: ({"unseen_x": 0.5}, evaluation))
+    monkeypatch.setattr(dagger_ablation, "has_stages", lambda folder: True)
+    monkeypatch.setattr(dagger_ablation, "score_stages", score_stages)
+    figures = bench.run_bench(parity_episodes={}, study_episodes=0, spread_episodes=0, throughput=False,
+                              joint_study_episodes=3)
+    assert seen["evaluation"] is evaluation and seen["episodes"] == 3 and seen["folder"] == JOINT_STUDY
+    assert figures["joint_unseen_x"] == 0.5
+    assert figures["joint_dagger_promptdt-small_r0_unseen"] == pytest.approx(
+        dagger_ablation.stage_figures(stages)["dagger_promptdt-small_r0_unseen"])
+
+
 @pytest.mark.slow  # the whole bench without the study: ~10 minutes of mobile-env episodes
 def test_full_bench_parity_passes() -> None:
     pytest.importorskip("mobile_env")

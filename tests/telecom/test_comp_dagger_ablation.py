@@ -51,6 +51,14 @@ def test_earlier_stages_are_exported_from_the_training_checkpoints_and_scored(tm
     refs = table.set_index("policy")
     assert refs.loc["random", "expert_normalised_qoe"] == pytest.approx(0.0)
     assert refs.loc["expert", "expert_normalised_qoe"] == pytest.approx(1.0)
+    # the study's evaluation table (same keys) gives the random, expert and final-model rows; only earlier
+    # stages are played again
+    evaluation = table[table.stage != 0].assign(qoe=lambda t: t.qoe + 0.01)
+    reused = dagger_ablation.score_stages(folder, [TASK], [], episodes=2, evaluation=evaluation).set_index(["policy", "stage"])
+    played = table.set_index(["policy", "stage"])
+    for key in [("random", -1), ("expert", -1), ("promptdt-small", 1)]:
+        assert reused.loc[key, "qoe"] == pytest.approx(played.loc[key, "qoe"] + 0.01)
+    assert reused.loc[("promptdt-small", 0), "qoe"] == pytest.approx(played.loc[("promptdt-small", 0), "qoe"])
     summary = dagger_ablation.stage_summary(table)
     assert summary.loc[("promptdt-small", 1), ("mean", "train")] == pytest.approx(
         table[(table.policy == "promptdt-small") & (table.stage == 1)].expert_normalised_qoe.iloc[0])

@@ -90,6 +90,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import pandas as pd
 
 from decisions.core.bench_row import Row
 from decisions.core.progress import Progress, silent
@@ -175,13 +176,25 @@ def study_figures(
 ) -> dict[str, float]:
     """A finished study's evaluation on its training and unseen tasks and its headline figures, names
     prefixed with ``prefix`` (see the module docstring; by default the shipped study)."""
+    figures, _ = evaluated_study(episodes, progress, folder=folder, tasks=tasks)
+    return {f"{prefix}{name}": value for name, value in figures.items()}
+
+
+def evaluated_study(
+    episodes: int,
+    progress: Progress | None = None,
+    *,
+    folder: Path = SHIPPED_STUDY,
+    tasks: tuple[Sequence[Task], Sequence[Task]] = (TRAINING_TASKS, UNSEEN_TASKS),
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """``study_figures`` unprefixed, with the evaluation table they come from."""
     start = time.perf_counter()
     budget = StudyBudget(eval_episodes=episodes)
     table = evaluate(folder, *tasks, budget, progress or (lambda *_: None))
     figures: dict[str, float] = {"study_evaluate_seconds": time.perf_counter() - start}
     sizes = tuple(s for s in budget.sizes if f"promptdt-{s}" in set(table.policy))
     figures.update(headline(table, sizes))
-    return {f"{prefix}{name}": value for name, value in figures.items()}
+    return figures, table
 
 
 def study_finished(folder: Path) -> bool:
@@ -311,12 +324,13 @@ def run_bench(
     if study_episodes and study_finished(SHIPPED_STUDY):
         figures.update(study_figures(study_episodes, progress))
     if joint_study_episodes and study_finished(JOINT_STUDY):
-        figures.update(study_figures(joint_study_episodes, progress, folder=JOINT_STUDY,
-                                     tasks=(JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS), prefix="joint_"))
+        joint, evaluation = evaluated_study(joint_study_episodes, progress, folder=JOINT_STUDY,
+                                            tasks=(JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS))  # fmt: skip
         if dagger_ablation.has_stages(JOINT_STUDY):
             table = dagger_ablation.score_stages(JOINT_STUDY, JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS,
-                                                 joint_study_episodes, progress or silent)  # fmt: skip
-            figures.update({f"joint_{k}": v for k, v in dagger_ablation.stage_figures(table).items()})
+                                                 joint_study_episodes, progress or silent, evaluation)  # fmt: skip
+            joint.update(dagger_ablation.stage_figures(table))
+        figures.update({f"joint_{k}": v for k, v in joint.items()})
     if not throughput:
         return {**figures, **(_parity_part(episodes, policies, sim_episodes, seed, parity_tolerance, report)
                               if available else {})}

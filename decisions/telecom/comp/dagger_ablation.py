@@ -85,29 +85,48 @@ def stage_models(folder: Path) -> dict[tuple[str, int], SavedDT]:
 
 
 def score_stages(
-    folder: Path, train: Sequence[Task], unseen: Sequence[Task], episodes: int, progress: Progress = silent
+    folder: Path,
+    train: Sequence[Task],
+    unseen: Sequence[Task],
+    episodes: int,
+    progress: Progress = silent,
+    evaluation: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per (task, model, stage): ``task``, ``split``, ``policy``, ``stage``, ``qoe``, ``return_mean``,
     and the evaluation's ``normalised_qoe`` / ``expert_normalised_qoe`` (``scoring._normalise``); random play
-    and the own expert as ``stage`` -1 rows of their own policy."""
+    and the own expert as ``stage`` -1 rows of their own policy.
+
+    ``evaluation``: the study's ``scoring.evaluate`` table at the same ``episodes`` (the same keys); its
+    random, expert and final-model rows are taken from it instead of being played again.
+    """
     models = stage_models(folder)
+    finals = {name: stage for name, stage in models if stage == max(s for n, s in models if n == name)}
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), episodes)
     tasks = [(t, "train") for t in train] + [(t, "unseen") for t in unseen]
     rows: list[dict[str, Any]] = []
     for i, (task, split) in enumerate(tasks):
         progress("dagger ablation", i, len(tasks))
+        known = _evaluated(evaluation, task.name)
         demos = _load_data(folder, "demos", [task])[0]
         refs = {"random": SERVING_SET_POLICIES["random"], "expert": _expert(folder, task)}
         for name, policy in refs.items():
-            scores = evaluate_policy(task, policy, episodes, seed=EVAL_SEED)
+            scores = known.get(name) or evaluate_policy(task, policy, episodes, seed=EVAL_SEED)
             rows.append({"task": task.name, "split": split, "policy": name, "stage": -1,
                          "qoe": scores["qoe"], "return_mean": scores["return_mean"]})  # fmt: skip
         for (name, stage), model in models.items():
-            scores = _dt_scores(model, task, demos, keys)
+            scores = (finals[name] == stage and known.get(name)) or _dt_scores(model, task, demos, keys)
             rows.append({"task": task.name, "split": split, "policy": name, "stage": stage,
                          "qoe": scores["qoe"], "return_mean": scores["return_mean"]})  # fmt: skip
     progress("dagger ablation", len(tasks), len(tasks))
     return _normalise(pd.DataFrame(rows))
+
+
+def _evaluated(evaluation: pd.DataFrame | None, task: str) -> dict[str, dict[str, float]]:
+    """The evaluation table's ``qoe`` and ``return_mean`` per policy on ``task`` (empty without a table)."""
+    if evaluation is None:
+        return {}
+    rows = evaluation[evaluation.task == task]
+    return {str(r.policy): {"qoe": float(r.qoe), "return_mean": float(r.return_mean)} for r in rows.itertuples()}
 
 
 def stage_summary(table: pd.DataFrame) -> pd.DataFrame:
