@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from decisions.telecom.comp import channel, make_network, schedulers
+from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
 from decisions.telecom.comp.env import CompEnv, link_outcome
-from decisions.telecom.comp.heuristics import fixed_set_size, random_set_size
+from decisions.telecom.comp.experts import evaluate_policy
+from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_size, random_set_size
 from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
 from decisions.telecom.comp.spread import policy_figures, spread_summary, spread_table, with_rate_model
 
@@ -148,3 +150,12 @@ def test_spread_figures_summarise_each_study_set(monkeypatch: pytest.MonkeyPatch
     qoe = figures[f"spread/{task}/planner/qoe"] / figures[f"spread/{task}/random/qoe"] - 1
     assert figures[f"spread/{task}/planner_qoe_gain"] == pytest.approx(qoe)
     assert figures["spread_episodes"] == 1.0 and {f"spread/{task}/random/{f}" for f in spread.SPREAD_FIGURES} <= set(figures)
+
+
+def test_evaluate_policy_adds_the_operators_rate_figures() -> None:
+    task = JOINT_TRAINING_TASKS[0]
+    plain = evaluate_policy(task, SERVING_SET_POLICIES["max_snr"], 2, seed=3)
+    rated = evaluate_policy(task, SERVING_SET_POLICIES["max_snr"], 2, seed=3, rates=True)
+    assert "edge_rate_mbps" not in plain and rated["qoe"] == plain["qoe"]
+    assert rated["mean_rate_mbps"] == pytest.approx(plain["rate_mbps"], rel=1e-5)  # same users, same steps
+    assert 0 <= rated["edge_rate_mbps"] <= rated["mean_rate_mbps"] and 0 <= rated["below_floor"] <= 1

@@ -108,6 +108,11 @@ def test_headline_from_a_known_table() -> None:
     swapped.loc[(swapped.policy == "promptdt-small") & (swapped.task == "b"), "qoe"] = 0.48
     swapped = _normalise(swapped.drop(columns=["normalised_qoe", "expert_normalised_qoe"]))
     assert headline(swapped, ("small", "medium"))["unseen_expert_normalised_non_decreasing_with_size"] == 0.0
+    assert not any("rate_mbps" in k for k in figures)  # a table written before the rates were measured
+    rated = table.assign(mean_rate_mbps=lambda t: 10 * t.qoe, edge_rate_mbps=lambda t: t.qoe, below_floor=0.1)
+    rates = headline(rated, ("small", "medium"))
+    assert rates["mean_rate_mbps_promptdt-medium"] == pytest.approx(5.7)  # training network a
+    assert rates["unseen_edge_rate_mbps_max_snr"] == pytest.approx(0.4) and rates["unseen_below_floor_random"] == 0.1
 
 
 def test_conditioning_spread_from_a_known_table(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from decisions.telecom.comp.promptdt import (
     init_params,
     size,
 )
+from decisions.telecom.comp.qoe import qoe
 
 TINY = PromptDTConfig(
     embed_dim=32, n_layers=2, n_heads=2, dropout=0.0, context_len=4, prompt_len=3, max_ep_len=100
@@ -279,6 +280,12 @@ def test_rollout_on_comp_env(tiny_params: dict) -> None:
     assert out.rewards.shape == (100,) and out.actions.shape == (100, MAX_USERS)
     assert np.isfinite(float(out.ret))
     assert np.all(np.asarray(out.actions)[:, 5:] == 0) and np.all(np.asarray(out.actions) <= 3)
+    # the recorded user rates are the ones each step's reward came from (the scaled utility, averaged
+    # over the real users); padded users have none
+    rates = np.asarray(out.user_rate)
+    assert rates.shape == (100, MAX_USERS) and np.all(rates[:, 5:] == 0)
+    from_rates = 2.0 * np.asarray(qoe(jnp.asarray(rates[:, :5]), net.utility_bounds, net.utility_coeffs)).mean(axis=1) - 1
+    np.testing.assert_allclose(from_rates, np.asarray(out.rewards), atol=1e-5)
     rets = rollout_return(tiny_params, TINY, net, None, 50.0, jax.random.PRNGKey(3), num_episodes=2)
     assert rets.shape == (2,) and np.all(np.isfinite(np.asarray(rets)))
     assert np.all(np.abs(np.asarray(rets)) <= 100.0 + 1e-4)

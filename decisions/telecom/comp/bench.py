@@ -76,7 +76,9 @@ same evaluation on its 10 training and 8 unseen networks, every figure prefixed 
 ``_worst``), ``joint_promptdt_vs_multitask_ppo_unseen`` (and ``_worst``),
 ``joint_expert_normalised_qoe_<policy>``, ``joint_unseen_expert_normalised_qoe_<policy>``,
 ``joint_unseen_expert_normalised_non_decreasing_with_size``, with every policy's raw QoE
-(``joint_raw_qoe_<policy>``, ``joint_unseen_raw_qoe_<policy>``) beside them. With the study's earlier
+(``joint_raw_qoe_<policy>``, ``joint_unseen_raw_qoe_<policy>``) and the operators' rate figures
+(``joint_[unseen_]mean_rate_mbps_<policy>``, ``..._edge_rate_mbps_<policy>``, ``..._below_floor_<policy>``,
+``qoe.rate_figures``, mean over the networks) beside them. With the study's earlier
 DAgger stages exported (``dagger_ablation``), each PromptDT before its DAgger rounds and after each on the
 same scale: ``joint_dagger_<model>_r<stage>_<split>`` and ``..._worst``.
 """
@@ -414,6 +416,10 @@ def _parity_row(scenario: str, policy: str) -> Row:
     )
 
 
+_RATE_POLICIES = (("promptdt-large", "PromptDT-large"), ("multitask_ppo", "multi-task PPO"), ("expert", "own expert"),
+                  ("max_snr", "max-SNR"), ("random", "random"))
+"""The policies of the joint study's rate rows, with their labels."""
+
 README_ROWS: tuple[Row, ...] = (
     Row(
         "joint-transmission networks before any training ({spread_episodes:.0f} episodes): greedy planner's QoE over "
@@ -510,6 +516,17 @@ README_ROWS: tuple[Row, ...] = (
         "{joint_expert_normalised_qoe_multitask_ppo:.2f}, {joint_expert_normalised_qoe_max_snr:.2f}; "
         "{joint_raw_qoe_promptdt-large:.3f} / {joint_raw_qoe_multitask_ppo:.3f} / {joint_raw_qoe_random:.3f}",
         optional=True,
+    ),
+    *(
+        Row(
+            f"joint study, {split} networks, operators' figures, mean over the networks: user rate / cell-edge rate (each "
+            "network's 5th percentile of the users' mean rates), Mbit/s, share of user-steps below 1 Mbit/s; "
+            + "; ".join(label for _, label in _RATE_POLICIES),
+            "; ".join(f"{{joint_{prefix}mean_rate_mbps_{p}:.1f}} / {{joint_{prefix}edge_rate_mbps_{p}:.2f}}, "
+                       f"{{joint_{prefix}below_floor_{p}:.3f}}" for p, _ in _RATE_POLICIES),  # fmt: skip
+            optional=True,
+        )
+        for split, prefix in (("unseen", "unseen_"), ("training", ""))
     ),
 )
 """The README's CoMP table (``decisions bench report``): the rows of mobile-env, of the shipped study and

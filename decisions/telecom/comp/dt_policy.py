@@ -61,8 +61,9 @@ def _push(ctx: DTContext, rtg: Array, obs: Array, t: Array) -> DTContext:
 
 
 class DTRollout(NamedTuple):
-    """One episode: ``ret`` the return, ``rewards`` ``(T,)``, ``actions`` ``(T, U)`` and
-    ``jain_qoe`` ``(T,)`` (Jain's index of the users' QoE each step).
+    """One episode: ``ret`` the return, ``rewards`` ``(T,)``, ``actions`` ``(T, U)``,
+    ``jain_qoe`` ``(T,)`` (Jain's index of the users' QoE each step) and ``user_rate`` ``(T, U)``
+    (every user slot's rate, bit/s, for ``qoe.rate_figures``).
 
     With a ``labeler`` (``make_dt_policy``), also what it would have done in each state the DT
     visited: ``obs`` ``(T, obs_size)`` (the observation the DT acted on), ``label_actions``
@@ -75,6 +76,7 @@ class DTRollout(NamedTuple):
     rewards: Array
     actions: Array
     jain_qoe: Array
+    user_rate: Array
     obs: Array | None = None
     label_actions: Array | None = None
     label_rewards: Array | None = None
@@ -139,7 +141,8 @@ def make_dt_policy(
             action = env.canonical_action(state, act(ctx, net), net)
             ctx = ctx._replace(actions=ctx.actions.at[-1].set(action))
             obs2, state2, reward, term, trunc, info = env.step(k, state, action, net)
-            out = {"rewards": jnp.where(done, 0.0, reward), "actions": action, "jain_qoe": info["jain_qoe"]}
+            out = {"rewards": jnp.where(done, 0.0, reward), "actions": action, "jain_qoe": info["jain_qoe"],
+                   "user_rate": info["rate"]}
             spent = out["rewards"]
             if baseline is not None:
                 base = baseline_reward(baseline, obs, jax.random.fold_in(k, 2), k, state, net)

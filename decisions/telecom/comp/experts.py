@@ -36,6 +36,7 @@ from decisions.telecom.comp.budget import EXPERT_STEPS
 from decisions.telecom.comp.env import CompEnv, CompState, hide_links
 from decisions.telecom.comp.heuristics import random_set_size
 from decisions.telecom.comp.network import MAX_CELLS, NetworkParams
+from decisions.telecom.comp.qoe import rate_figures
 from decisions.telecom.comp.tasks import FEATURE_DIM, Task, features_from_params
 
 __all__ = [
@@ -390,7 +391,9 @@ def rollout(
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def evaluate_policy(task: Task, policy_fn: Any, episodes: int = 64, seed: int = 0) -> dict[str, float]:
+def evaluate_policy(
+    task: Task, policy_fn: Any, episodes: int = 64, seed: int = 0, *, rates: bool = False
+) -> dict[str, float]:
     """Evaluate a policy on ``task`` over ``episodes`` episodes (common random numbers per seed).
 
     Args:
@@ -398,6 +401,8 @@ def evaluate_policy(task: Task, policy_fn: Any, episodes: int = 64, seed: int = 
         policy_fn: anything ``task_policy`` accepts (heuristic, ``TrainResult``, loaded expert).
         episodes: episodes, run in parallel.
         seed: the same seed gives every policy the same episodes (positions, movement).
+        rates: also the operators' rate figures (``qoe.rate_figures``: ``mean_rate_mbps``,
+            ``edge_rate_mbps``, ``below_floor``).
 
     Returns:
         ``return_mean`` / ``return_std`` / ``return_sem`` (undiscounted episode return),
@@ -408,9 +413,13 @@ def evaluate_policy(task: Task, policy_fn: Any, episodes: int = 64, seed: int = 
     if int(episodes) != episodes or episodes < 1:
         raise ValueError(f"episodes: must be a positive integer, got {episodes!r}")
     keys = jax.random.split(jax.random.PRNGKey(seed), int(episodes))
-    out = rollout(task, policy_fn, keys)
+    out = rollout(task, policy_fn, keys, user_rates=rates)
     returns = out["reward"].astype(np.float64).sum(axis=1)
-    return {
+    extra = {}
+    if rates:
+        net = task.params() if isinstance(task, Task) else task
+        extra = rate_figures(out["user_rate"], np.asarray(net.user_mask))
+    return extra | {
         "return_mean": float(returns.mean()),
         "return_std": float(returns.std()),
         "return_sem": float(returns.std(ddof=1) / np.sqrt(len(returns)))

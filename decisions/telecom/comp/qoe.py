@@ -4,14 +4,26 @@ mobile-env (``core/utilities.py``, ``BoundedLogUtility``) maps a user's rate to
 ``clip(w1 * log(w2 + rate) / log(w3), lower, upper)`` (``lower`` for a zero rate) and scales it
 to ``[-1, 1]`` by ``2 (u - lower) / (upper - lower) - 1`` before the central handler averages
 it into the reward. QoE here is the same utility mapped to ``[0, 1]``.
+
+``rate_figures`` gives the rate figures operators read beside it: the mean user rate, the cell-edge
+rate (the ``EDGE_PERCENTILE``-th percentile of the users' episode-mean rates) and the share of
+user-steps below a rate floor.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 
-__all__ = ["bounded_log_utility", "jain_index", "qoe", "scale_utility"]
+__all__ = ["EDGE_PERCENTILE", "RATE_FLOOR_MBPS", "bounded_log_utility", "jain_index", "qoe", "rate_figures",
+           "scale_utility"]
+
+EDGE_PERCENTILE = 5.0
+"""The cell-edge rate's percentile of the users' mean rates."""
+
+RATE_FLOOR_MBPS = 1.0
+"""The rate floor of ``below_floor`` unless another is given (Mbit/s)."""
 
 
 def bounded_log_utility(rate: Array, bounds: Array, coeffs: Array) -> Array:
@@ -81,3 +93,24 @@ def jain_index(x: Array, mask: Array | None = None) -> Array:
     s2 = jnp.sum(x * x, axis=-1)
     denom = n * s2
     return jnp.where(denom > 0, s1 * s1 / jnp.where(denom > 0, denom, 1.0), 1.0)
+
+
+def rate_figures(user_rate: np.ndarray, user_mask: np.ndarray, floor_mbps: float = RATE_FLOOR_MBPS) -> dict[str, float]:
+    """The operators' rate figures of a policy's episodes.
+
+    Args:
+        user_rate: ``(episodes, T, MAX_USERS)`` every user slot's rate each step (bit/s).
+        user_mask: ``(MAX_USERS,)`` bool, the real users.
+        floor_mbps: the rate floor (Mbit/s).
+
+    Returns:
+        ``mean_rate_mbps`` (mean over real users and steps), ``edge_rate_mbps`` (the
+        ``EDGE_PERCENTILE``-th percentile, pooled over episodes, of each user's mean rate over its
+        episode) and ``below_floor`` (the share of user-steps below ``floor_mbps``).
+    """
+    rates = np.asarray(user_rate, np.float64)[:, :, np.asarray(user_mask, bool)] / 1e6
+    return {
+        "mean_rate_mbps": float(rates.mean()),
+        "edge_rate_mbps": float(np.percentile(rates.mean(axis=1).ravel(), EDGE_PERCENTILE)),
+        "below_floor": float(np.mean(rates < floor_mbps)),
+    }

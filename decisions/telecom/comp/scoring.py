@@ -43,6 +43,7 @@ from decisions.telecom.comp.folder import dt_model_paths, task_file
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.planner import GreedyPlanner
 from decisions.telecom.comp.promptdt import PromptDTConfig
+from decisions.telecom.comp.qoe import rate_figures
 from decisions.telecom.comp.tasks import Task
 
 __all__ = [
@@ -178,6 +179,7 @@ def _dt_scores(model: SavedDT, task: Task, demos: OfflineDataset, keys: Array, o
         "return_mean": float(rewards.sum(axis=1).mean()),
         "qoe": float(((rewards + 1.0) / 2.0).mean()),
         "jain_qoe": float(np.asarray(out.jain_qoe).mean()),
+        **rate_figures(np.asarray(out.user_rate), np.asarray(task.params().user_mask)),
     }
 
 
@@ -192,7 +194,8 @@ def evaluate(
 
     Returns:
         One row per (task, policy): ``task``, ``split`` (``train`` / ``unseen``), ``policy``,
-        ``qoe``, ``jain_qoe``, ``return_mean`` and ``normalised_qoe``.
+        ``qoe``, ``jain_qoe``, ``return_mean``, the operators' ``RATE_COLUMNS`` and the normalised
+        scores (``normalised_qoe``, ``expert_normalised_qoe``).
     """
     dt_models = {path.stem: SavedDT.load(path) for path in dt_model_paths(folder)}
     multitask = expert_policy(folder / "models" / "multitask_ppo.msgpack")
@@ -206,7 +209,7 @@ def evaluate(
         policies.update({name: SERVING_SET_POLICIES[name] for name in BASELINES})
         policies.update(REFERENCE_POLICIES)
         for name, policy in policies.items():
-            scores = evaluate_policy(task, policy, budget.eval_episodes, seed=EVAL_SEED)
+            scores = evaluate_policy(task, policy, budget.eval_episodes, seed=EVAL_SEED, rates=True)
             rows.append({"task": task.name, "split": split, "policy": name, **_pick(scores)})
         for name, model in dt_models.items():
             rows.append({"task": task.name, "split": split, "policy": name, **_dt_scores(model, task, demos, keys)})
@@ -215,8 +218,12 @@ def evaluate(
     return _normalise(table)
 
 
+RATE_COLUMNS = ("mean_rate_mbps", "edge_rate_mbps", "below_floor")
+"""``evaluate``'s operator figures per (task, policy) (``qoe.rate_figures``, floor ``qoe.RATE_FLOOR_MBPS``)."""
+
+
 def _pick(scores: dict[str, float]) -> dict[str, float]:
-    return {k: scores[k] for k in ("return_mean", "qoe", "jain_qoe")}
+    return {k: scores[k] for k in ("return_mean", "qoe", "jain_qoe", *RATE_COLUMNS)}
 
 
 def conditioning_check(
@@ -324,7 +331,9 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     - ``unseen_expert_normalised_non_decreasing_with_size``: 1 when the sizes' mean score on the unseen
       networks does not decrease with size (small, medium, large), else 0;
     - ``raw_qoe_<policy>`` and ``unseen_raw_qoe_<policy>``: every policy's mean raw QoE, printed
-      beside the normalised figures.
+      beside the normalised figures; likewise ``<rate column>_<policy>`` and ``unseen_<rate column>_<policy>``
+      for each of the operators' ``RATE_COLUMNS`` (mean over the networks; the cell-edge rate is each
+      network's 5th percentile, averaged).
     """
     train = table[table.split == "train"]
     unseen = table[table.split == "unseen"]
@@ -343,11 +352,13 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     sizes_qoe = [float(qoe[n]) for n in names]
     out["qoe_non_decreasing_with_size"] = float(_non_decreasing(sizes_qoe))
     out.update({f"raw_qoe_{p}": float(v) for p, v in qoe.items()})
+    out.update(_rate_figures(train, ""))
     if "expert_normalised_qoe" in train:
         out.update({f"expert_normalised_qoe_{p}": float(v)
                     for p, v in train.groupby("policy")["expert_normalised_qoe"].mean().items()})  # fmt: skip
     if len(unseen):
         out.update(_unseen_figures(unseen, best, names))
+        out.update(_rate_figures(unseen, "unseen_"))
         if "expert_normalised_qoe" in unseen:
             out.update(_own_expert_figures(unseen, best, names))
     return out
@@ -367,6 +378,14 @@ def _own_expert_figures(unseen: pd.DataFrame, best: str, names: Sequence[str]) -
         per_network = score[best] / score["multitask_ppo"].where(score["multitask_ppo"].abs() > 1e-9)
         out["promptdt_vs_multitask_ppo_unseen_worst"] = float(per_network.min())
     return out
+
+
+def _rate_figures(rows: pd.DataFrame, prefix: str) -> dict[str, float]:
+    """``<prefix><column>_<policy>``: each policy's mean over the networks of each of ``RATE_COLUMNS`` the
+    table has (a table written before they were measured has none)."""
+    present = [c for c in RATE_COLUMNS if c in rows]
+    means = rows.groupby("policy")[present].mean()
+    return {f"{prefix}{c}_{p}": float(means.loc[p, c]) for c in present for p in means.index}
 
 
 def _non_decreasing(values: Sequence[float]) -> bool:

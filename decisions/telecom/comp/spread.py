@@ -44,6 +44,7 @@ from decisions.telecom.comp.experts import rollout
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_size
 from decisions.telecom.comp.network import MAX_CELLS, NetworkParams, as_joint, scaled
 from decisions.telecom.comp.planner import GreedyPlanner
+from decisions.telecom.comp.qoe import RATE_FLOOR_MBPS, rate_figures
 
 __all__ = [
     "RATE_MODELS",
@@ -59,10 +60,6 @@ __all__ = [
 SPREAD_POLICIES: dict[str, Any] = {"planner": GreedyPlanner(), **SERVING_SET_POLICIES, "all_cells": fixed_set_size(MAX_CELLS)}
 """The policies compared: the planner, max-SNR, top-2, random serving sets and every user served by every cell."""
 
-EDGE_PERCENTILE = 5.0
-"""The cell-edge rate's percentile of the users' mean rates."""
-
-
 def policy_figures(out: Mapping[str, np.ndarray], user_mask: np.ndarray, floor_mbps: float) -> dict[str, float]:
     """The figures of one policy's episodes (module docstring).
 
@@ -72,16 +69,9 @@ def policy_figures(out: Mapping[str, np.ndarray], user_mask: np.ndarray, floor_m
         floor_mbps: the rate floor (Mbit/s).
 
     Returns:
-        ``qoe``, ``mean_rate_mbps``, ``edge_rate_mbps``, ``below_floor``.
+        ``qoe`` and ``qoe.rate_figures``' ``mean_rate_mbps``, ``edge_rate_mbps``, ``below_floor``.
     """
-    rates = np.asarray(out["user_rate"], np.float64)[:, :, np.asarray(user_mask, bool)] / 1e6
-    per_user = rates.mean(axis=1).ravel()
-    return {
-        "qoe": float(np.mean(out["qoe"])),
-        "mean_rate_mbps": float(rates.mean()),
-        "edge_rate_mbps": float(np.percentile(per_user, EDGE_PERCENTILE)),
-        "below_floor": float(np.mean(rates < floor_mbps)),
-    }
+    return {"qoe": float(np.mean(out["qoe"])), **rate_figures(out["user_rate"], user_mask, floor_mbps)}
 
 
 def spread_table(
@@ -89,7 +79,7 @@ def spread_table(
     *,
     episodes: int = 16,
     seed: int = 0,
-    floor_mbps: float = 1.0,
+    floor_mbps: float = RATE_FLOOR_MBPS,
     policies: Mapping[str, Any] | None = None,
     own_policies: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
@@ -196,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", choices=RATE_MODELS, default="joint", help="the rate model")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply station spacing, map and user speed")
     parser.add_argument("--episodes", type=int, default=16)
-    parser.add_argument("--floor-mbps", type=float, default=1.0)
+    parser.add_argument("--floor-mbps", type=float, default=RATE_FLOOR_MBPS)
     parser.add_argument("--expert-steps", type=int, default=0,
                         help="also train each network's PPO expert (the study's settings) on this many steps")
     parser.add_argument("--networks", default="", help="comma-separated names: only these of the task set")
@@ -252,7 +242,7 @@ SPREAD_FIGURES = ("qoe", "mean_rate_mbps", "edge_rate_mbps", "below_floor")
 """``policy_figures``' figures, per policy and network in ``spread_figures``."""
 
 
-def spread_figures(episodes: int = 16, seed: int = 0, floor_mbps: float = 1.0) -> dict[str, float]:
+def spread_figures(episodes: int = 16, seed: int = 0, floor_mbps: float = RATE_FLOOR_MBPS) -> dict[str, float]:
     """The spread of the joint-transmission study's networks (``STUDY_SETS``) as flat figures.
 
     Returns:
