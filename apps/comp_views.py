@@ -4,7 +4,10 @@
 - ``curves``: QoE and Jain's fairness over an episode, one line per policy;
 - ``episode_summary``: mean QoE, fairness, return and links per user of each traced policy;
 - ``study_bars`` / ``study_summary``: PromptDT against the baselines from a study's
-  ``evaluation.csv`` (normalised QoE per policy, training tasks beside unseen ones).
+  ``evaluation.csv`` (a score per policy on one of ``SCALES``, training tasks beside unseen ones,
+  with the raw QoE and, where the study measured them, the operators' ``RATE_COLUMNS``);
+- ``dagger_chart`` / ``dagger_summary``: each PromptDT before and after its DAgger rounds, from a
+  study's ``dagger_ablation.csv``.
 """
 
 from __future__ import annotations
@@ -36,11 +39,29 @@ def policy_label(name: str) -> str:
     return POLICY_LABELS.get(name, name)
 
 
-def shipped_folder() -> Path | None:
-    """The study folder shipped with the package (trained experts, models, demos), if present."""
-    from decisions.telecom.comp import SHIPPED_STUDY
+SCALES = {
+    "expert_normalised_qoe": "score (0 random, 1 the network's own expert)",
+    "normalised_qoe": "normalised QoE (0 random, 1 best of expert and heuristics)",
+}
+"""The evaluation's normalised scores, by column, with their axis titles."""
 
-    return SHIPPED_STUDY if SHIPPED_STUDY.is_dir() else None
+RATE_COLUMNS = ("mean_rate_mbps", "edge_rate_mbps", "below_floor")
+"""The operators' figures of a study that measured them: mean user rate, cell-edge (5th-percentile) rate
+(Mbit/s) and the share of user-steps below 1 Mbit/s."""
+
+
+def shipped_folder(joint: bool = False) -> Path | None:
+    """The study folder shipped with the package (trained experts, models, demos), if present: the first
+    study's, or with ``joint`` the joint-transmission study's."""
+    from decisions.telecom.comp import JOINT_STUDY, SHIPPED_STUDY
+
+    folder = JOINT_STUDY if joint else SHIPPED_STUDY
+    return folder if folder.is_dir() else None
+
+
+def study_scales(evaluation: pd.DataFrame) -> list[str]:
+    """The ``SCALES`` an evaluation table has, the own-expert score first."""
+    return [c for c in SCALES if c in evaluation]
 
 
 def network_map(trace: Trace, step: int, size: tuple[float, float]) -> alt.LayerChart:
@@ -94,20 +115,47 @@ def episode_summary(traces: Mapping[str, Trace]) -> pd.DataFrame:
 
 
 def study_summary(evaluation: pd.DataFrame) -> pd.DataFrame:
-    """Mean normalised QoE, QoE and Jain's index per policy and split (training / unseen tasks)."""
-    table = evaluation.groupby(["policy", "split"], as_index=False)[["normalised_qoe", "qoe", "jain_qoe"]].mean()
+    """Mean score(s), QoE, Jain's index and (where measured) rate figures per policy and split (training /
+    unseen tasks), best first on the table's first scale."""
+    columns = [c for c in (*study_scales(evaluation), "qoe", "jain_qoe", *RATE_COLUMNS) if c in evaluation]
+    table = evaluation.groupby(["policy", "split"], as_index=False)[columns].mean()
     table["policy"] = table["policy"].map(policy_label)
-    return table.sort_values(["split", "normalised_qoe"], ascending=[True, False], ignore_index=True)
+    return table.sort_values(["split", columns[0]], ascending=[True, False], ignore_index=True)
 
 
-def study_bars(evaluation: pd.DataFrame) -> alt.Chart:
-    """Mean normalised QoE per policy (bars), training and unseen tasks side by side."""
+def study_bars(evaluation: pd.DataFrame, scale: str = "normalised_qoe") -> alt.Chart:
+    """Mean ``scale`` score per policy (bars), training and unseen tasks side by side."""
     table = study_summary(evaluation)
     return alt.Chart(table).mark_bar().encode(
         y=alt.Y("policy:N", sort="-x", title=None),
-        x=alt.X("normalised_qoe:Q", title="normalised QoE (0 random, 1 best of expert and heuristics)"),
+        x=alt.X(f"{scale}:Q", title=SCALES[scale]),
         color=alt.Color("split:N", title="tasks"),
         yOffset="split:N",
-        tooltip=["policy:N", "split:N", alt.Tooltip("normalised_qoe:Q", format=".3f"),
+        tooltip=["policy:N", "split:N", alt.Tooltip(f"{scale}:Q", format=".3f"),
                  alt.Tooltip("qoe:Q", format=".3f")],
     ).properties(height=320)
+
+
+def dagger_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean and worst own-expert score and mean QoE of each model at each DAgger stage (0: before any round),
+    per split, from ``dagger_ablation.csv``."""
+    models = table[table.stage >= 0]
+    grouped = models.groupby(["policy", "stage", "split"], as_index=False)
+    summary = grouped.agg(mean_score=("expert_normalised_qoe", "mean"), worst_score=("expert_normalised_qoe", "min"),
+                          qoe=("qoe", "mean"))  # fmt: skip
+    summary["policy"] = summary["policy"].map(policy_label)
+    return summary.sort_values(["split", "policy", "stage"], ignore_index=True)
+
+
+def dagger_chart(table: pd.DataFrame) -> alt.Chart:
+    """Each model's mean own-expert score against its DAgger rounds, a line per model and split."""
+    summary = dagger_summary(table)
+    return alt.Chart(summary).mark_line(point=True).encode(
+        x=alt.X("stage:O", title="DAgger rounds done"),
+        y=alt.Y("mean_score:Q", title=SCALES["expert_normalised_qoe"], scale=alt.Scale(zero=False)),
+        color=alt.Color("policy:N", title="model"),
+        strokeDash=alt.StrokeDash("split:N", title="networks",
+                                  scale=alt.Scale(domain=["train", "unseen"], range=[[1, 0], [6, 3]])),
+        tooltip=["policy:N", "split:N", "stage:O", alt.Tooltip("mean_score:Q", format=".3f"),
+                 alt.Tooltip("worst_score:Q", format=".3f")],
+    ).properties(height=280)

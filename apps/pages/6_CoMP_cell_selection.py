@@ -1,12 +1,15 @@
 """CoMP cell selection page: pick a network (task) and policies, watch one episode on a map, compare.
 
-The operator picks a task (cells, users, scheduler), the policies to compare and a seed; the
-page simulates one episode per policy on the same users and movement (common random
-numbers) and shows the network map with the serving links at any step, QoE and Jain's
-fairness over time, and a summary. Below, the study's evaluation (PromptDT against the
-baselines over all training and unseen tasks) from the study folder's ``evaluation.csv``, or
-from a recorded ``comp`` run opened with ``?run=<id>`` (its reloaded ``CompReport``). The study
-folder defaults to the one shipped with the package. The page imports the domain's package API only.
+The operator picks a study (the joint-transmission networks of issue 25, rates from the SINR with
+interference, or the first study's mobile-env networks), a task of it (cells, users, scheduler),
+the policies to compare and a seed; the page simulates one episode per policy on the same users
+and movement (common random numbers) and shows the network map with the serving links at any
+step, QoE and Jain's fairness over time, and a summary. Below, the study's evaluation (PromptDT
+against the baselines over all training and unseen tasks, on each normalised scale the table has,
+with raw QoE and the operators' rate figures) from the study folder's ``evaluation.csv``, or from a
+recorded ``comp`` run opened with ``?run=<id>`` (its reloaded ``CompReport``), and DAgger's effect
+from the folder's ``dagger_ablation.csv`` when there is one. The study folder defaults to the
+chosen study's, shipped with the package. The page imports the domain's package API only.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import streamlit as st
 from decisions.store import database_url
 from decisions.telecom.comp import (
     DOMAIN,
+    JOINT_TRAINING_TASKS,
+    JOINT_UNSEEN_TASKS,
     TRAINING_TASKS,
     UNSEEN_TASKS,
     CompReport,
@@ -35,9 +40,13 @@ TRACES_KEY = "comp_traces"
 REPORT_KEY = "comp_report"
 RUN_ID_KEY = "comp_run_id"
 QUERY_KEY = "comp_query_run"
-TASK_NAMES = [t.name for t in TRAINING_TASKS] + [t.name for t in UNSEEN_TASKS]
-UNSEEN_NAMES = {t.name for t in UNSEEN_TASKS}
-DEFAULT_POLICIES = ("max_snr", "expert", "multitask_ppo", "promptdt-large", "promptdt-medium")
+STUDIES = {
+    "joint": ("Joint transmission (SINR with interference, issue 25)", JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS),
+    "parity": ("mobile-env networks (SNR, the first study)", TRAINING_TASKS, UNSEEN_TASKS),
+}
+"""The studies the page offers: label, training and unseen tasks."""
+UNSEEN_NAMES = {t.name for t in (*UNSEEN_TASKS, *JOINT_UNSEEN_TASKS)}
+DEFAULT_POLICIES = ("max_snr", "planner", "expert", "multitask_ppo", "promptdt-large", "promptdt-medium")
 
 
 def task_label(name: str) -> str:
@@ -47,11 +56,30 @@ def task_label(name: str) -> str:
     return f"{task.n_cells} cells, {task.n_users} users, {task.scheduler.replace('_', '-')} ({kind}: {name})"
 
 
-def study_folder() -> Path | None:
-    """The study folder the operator chose (default: the shipped one); None when it does not exist."""
-    shipped = comp_views.shipped_folder()
+def _default_folder(study: str) -> str:
+    shipped = comp_views.shipped_folder(joint=study == "joint")
+    return str(shipped) if shipped else ""
+
+
+def _study_changed() -> None:
+    """A new study: its shipped folder, its first task, and no episode of the old one's network."""
+    st.session_state["study_folder"] = _default_folder(st.session_state["study"])
+    st.session_state.pop("task", None)
+    st.session_state.pop(TRACES_KEY, None)
+
+
+def choose_study() -> str:
+    """The study the operator chose (a key of ``STUDIES``)."""
+    return st.radio("Study", list(STUDIES), format_func=lambda k: STUDIES[k][0], key="study", horizontal=True,
+                    on_change=_study_changed)  # fmt: skip
+
+
+def study_folder(study: str) -> Path | None:
+    """The study folder the operator chose (default: the study's shipped one); None when it does not exist."""
+    if "study_folder" not in st.session_state:
+        st.session_state["study_folder"] = _default_folder(study)
     typed = st.text_input(
-        "Study folder", value=str(shipped) if shipped else "", key="study_folder",
+        "Study folder", key="study_folder",
         help="A folder written by a 'comp' job (experts, demos, models, evaluation.csv). "
              "Empty: heuristics only.",
     )
@@ -119,13 +147,31 @@ def show_study(folder: Path | None, recorded: tuple[int, CompReport] | None = No
             return
         evaluation = pd.read_csv(path)
         file_name = "comp-evaluation.csv"
-    st.caption("Mean over tasks of the normalised QoE: 0 is random play, 1 the best of the per-task expert "
-               "and the heuristics on that task. Unseen tasks: PromptDT reads a prompt from a few expert "
+    scales = comp_views.study_scales(evaluation)
+    scale = st.radio("Score", scales, format_func=comp_views.SCALES.get, key="study_scale", horizontal=True)
+    st.caption("Mean over tasks of the chosen score: 0 is random play, 1 the network's own per-task PPO expert, "
+               "or the best of that expert and the heuristics. Unseen tasks: PromptDT reads a prompt from a few "
                "demonstrations of the task, with no gradient step.")
-    st.altair_chart(comp_views.study_bars(evaluation), width="stretch")
+    st.altair_chart(comp_views.study_bars(evaluation, scale), width="stretch")
+    if any(c in evaluation for c in comp_views.RATE_COLUMNS):
+        st.caption("Beside the QoE, the operators' figures: mean user rate and cell-edge rate (each network's 5th "
+                   "percentile of the users' mean rates), Mbit/s, and the share of user-steps below 1 Mbit/s.")
     st.dataframe(comp_views.study_summary(evaluation), hide_index=True, width="stretch")
     st.download_button("Download evaluation (CSV)", evaluation.to_csv(index=False).encode(),
                        file_name=file_name, mime="text/csv", key="download_evaluation")
+
+
+def show_dagger(folder: Path | None) -> None:
+    """Each PromptDT before and after its DAgger rounds, from the folder's ``dagger_ablation.csv`` (if any)."""
+    path = None if folder is None else folder / "dagger_ablation.csv"
+    if path is None or not path.exists():
+        return
+    table = pd.read_csv(path)
+    st.subheader("DAgger: the planner labels each model's own episodes")
+    st.caption("Each PromptDT before its DAgger rounds and after each, scored 0 random, 1 the network's own expert "
+               "(solid: training networks; dashed: unseen).")
+    st.altair_chart(comp_views.dagger_chart(table), width="stretch")
+    st.dataframe(comp_views.dagger_summary(table), hide_index=True, width="stretch")
 
 
 url = app_common.page_header(
@@ -140,8 +186,10 @@ app_common.open_requested_run(
     app_common.report_loader(DOMAIN), url=database_url(), query_key=QUERY_KEY, report_key=REPORT_KEY,
     run_id_key=RUN_ID_KEY,
 )
-folder = study_folder()
-task_name = st.selectbox("Network (task)", TASK_NAMES, format_func=task_label, key="task")
+study = choose_study()
+folder = study_folder(study)
+_, training, unseen = STUDIES[study]
+task_name = st.selectbox("Network (task)", [t.name for t in (*training, *unseen)], format_func=task_label, key="task")
 options = available_policies(folder, task_by_name(task_name))
 chosen = st.multiselect("Policies", options, default=[p for p in DEFAULT_POLICIES if p in options] or options[:2],
                         format_func=comp_views.policy_label, key="policies")
@@ -157,3 +205,4 @@ if TRACES_KEY in st.session_state:
     show_episode(shown_task, traces)
 recorded = (st.session_state[RUN_ID_KEY], st.session_state[REPORT_KEY]) if REPORT_KEY in st.session_state else None
 show_study(folder, recorded)
+show_dagger(folder)

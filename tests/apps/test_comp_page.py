@@ -12,6 +12,9 @@ import pytest
 
 from decisions.telecom.comp import (
     DOMAIN,
+    JOINT_STUDY,
+    JOINT_TRAINING_TASKS,
+    SHIPPED_STUDY,
     TRAINING_TASKS,
     UNSEEN_TASKS,
     CompReport,
@@ -74,10 +77,33 @@ def test_views_summaries_and_charts() -> None:
     assert table.iloc[0]["policy"] == "PromptDT large" and table.iloc[0]["normalised_qoe"] == 1.0
     comp_views.study_bars(evaluation).to_dict()
     assert comp_views.policy_label("multitask_ppo") == "multi-task PPO"
+    assert comp_views.study_scales(evaluation) == ["normalised_qoe"]
+    # a joint-study table: the own-expert score first, and the operators' rate figures
+    joint = evaluation.assign(expert_normalised_qoe=[0.9, 1.0, 0.5, 0.8], mean_rate_mbps=10.0,
+                              edge_rate_mbps=[1.0, 2.0, 3.0, 4.0], below_floor=0.1)
+    assert comp_views.study_scales(joint) == ["expert_normalised_qoe", "normalised_qoe"]
+    table = comp_views.study_summary(joint)
+    assert list(table.policy) == ["max-SNR", "PromptDT large"] * 2  # sorted on the own-expert score
+    assert table.edge_rate_mbps.tolist() == [2.0, 1.0, 4.0, 3.0]
+    comp_views.study_bars(joint, "expert_normalised_qoe").to_dict()
+    stages = pd.DataFrame({"task": ["a", "a", "a", "b"], "split": ["train", "train", "train", "unseen"],
+                           "policy": ["random", "promptdt-small", "promptdt-small", "promptdt-small"],
+                           "stage": [-1, 0, 1, 1], "qoe": [0.3, 0.4, 0.5, 0.45],
+                           "expert_normalised_qoe": [0.0, 0.8, 0.9, 0.7]})
+    dagger = comp_views.dagger_summary(stages)
+    assert dagger[["split", "stage", "mean_score"]].values.tolist() == [["train", 0, 0.8], ["train", 1, 0.9],
+                                                                        ["unseen", 1, 0.7]]
+    comp_views.dagger_chart(stages).to_dict()
 
 
 def test_page_simulates_an_episode(store_url: str, tmp_path: Path) -> None:
     at = open_page(COMP_PAGE, timeout=120)
+    assert at.radio(key="study").value == "joint"  # the joint-transmission study first, with its shipped folder
+    assert at.text_input(key="study_folder").value == str(JOINT_STUDY)
+    assert JOINT_TRAINING_TASKS[0].name in at.selectbox(key="task").options[0]
+    assert any(s.value.startswith("DAgger") for s in at.subheader)  # the shipped dagger_ablation.csv
+    at.radio(key="study").set_value("parity").run()
+    assert at.text_input(key="study_folder").value == str(SHIPPED_STUDY)
     at.text_input(key="study_folder").set_value("").run()  # heuristics only
     at.selectbox(key="task").set_value(UNSEEN_TASKS[0].name).run()
     at.multiselect(key="policies").set_value(["max_snr", "top2"]).run()
@@ -97,6 +123,6 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
     at = open_page(COMP_PAGE, run=run_id, timeout=120)
     assert not at.error, [e.value for e in at.error]
     assert any(c.value.startswith(f"Evaluation of run #{run_id}") for c in at.caption)
-    summary = at.dataframe[-1].value
+    summary = next(d.value for d in at.dataframe if "normalised_qoe" in d.value)  # the DAgger table follows it
     assert summary.iloc[0]["policy"] == "PromptDT large" and summary.iloc[0]["normalised_qoe"] == 1.0
     assert at.download_button(key="download_evaluation").proto.label == "Download evaluation (CSV)"

@@ -32,11 +32,12 @@ from decisions.jobs.domain import Domain
 
 # The public names by the module that defines each (imported on first use: the package stays light).
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "catalog": ("MAX_CELLS", "MAX_USERS", "TRAINING_TASKS", "UNSEEN_TASKS", "Task", "task_by_name"),
+    "catalog": ("JOINT_TRAINING_TASKS", "JOINT_UNSEEN_TASKS", "MAX_CELLS", "MAX_USERS", "TRAINING_TASKS",
+                "UNSEEN_TASKS", "Task", "task_by_name"),
     "env": ("CompEnv", "CompState"),
     "network": ("NetworkParams", "large", "make_network", "medium", "small"),
     "report": ("CompReport",),
-    "study": ("SHIPPED_STUDY",),
+    "study": ("JOINT_STUDY", "SHIPPED_STUDY"),
     "trace": ("Trace", "available_policies", "policy_actions", "replay", "trace_frames"),
 })
 
