@@ -151,10 +151,10 @@ def dagger_chart(table: pd.DataFrame) -> alt.Chart:
     """Each model's mean own-expert score against its DAgger rounds, a line per model and split."""
     summary = dagger_summary(table)
     return alt.Chart(summary).mark_line(point=True).encode(
-        x=alt.X("stage:O", title="DAgger rounds done"),
-        y=alt.Y("mean_score:Q", title=SCALES["expert_normalised_qoe"], scale=alt.Scale(zero=False)),
+        x=alt.X("stage:O", title="DAgger rounds done", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("mean_score:Q", title="score (0 random, 1 own expert)", scale=alt.Scale(zero=False)),
         color=alt.Color("policy:N", title="model"),
-        strokeDash=alt.StrokeDash("split:N", title="networks",
+        strokeDash=alt.StrokeDash("split:N", title="networks", legend=alt.Legend(symbolType="stroke"),
                                   scale=alt.Scale(domain=["train", "unseen"], range=[[1, 0], [6, 3]])),
         tooltip=["policy:N", "split:N", "stage:O", alt.Tooltip("mean_score:Q", format=".3f"),
                  alt.Tooltip("worst_score:Q", format=".3f")],

@@ -40,11 +40,11 @@ TRACES_KEY = "comp_traces"
 REPORT_KEY = "comp_report"
 RUN_ID_KEY = "comp_run_id"
 QUERY_KEY = "comp_query_run"
+# The studies the page offers: label, training and unseen tasks (a comment: Streamlit would print a bare string).
 STUDIES = {
     "joint": ("Joint transmission (SINR with interference, issue 25)", JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS),
     "parity": ("mobile-env networks (SNR, the first study)", TRAINING_TASKS, UNSEEN_TASKS),
 }
-"""The studies the page offers: label, training and unseen tasks."""
 UNSEEN_NAMES = {t.name for t in (*UNSEEN_TASKS, *JOINT_UNSEEN_TASKS)}
 DEFAULT_POLICIES = ("max_snr", "planner", "expert", "multitask_ppo", "promptdt-large", "promptdt-medium")
 

@@ -35,3 +35,18 @@ def test_streamlit_reads_the_script_level_config(tmp_path: Path, monkeypatch: py
     finally:
         monkeypatch.undo()
         config.get_config_options(force_reparse=True)
+
+
+SCRIPTS = sorted([ROOT / "apps" / "Home.py", *(ROOT / "apps" / "pages").glob("*.py")])
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_no_bare_string_but_the_docstring_at_a_scripts_top_level(script: Path) -> None:
+    """Streamlit's "magic" writes a top-level bare string onto the page: a docstring after an assignment would
+    show up as text above the page's title."""
+    import ast
+
+    body = ast.parse(script.read_text(encoding="utf-8")).body
+    bare = [node.lineno for node in body[1:]
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    assert not bare, f"{script.name}: bare strings at lines {bare}"
