@@ -5,7 +5,7 @@
 - ``episode_summary``: mean QoE, fairness, return and links per user of each traced policy;
 - ``study_bars`` / ``study_summary``: PromptDT against the baselines from a study's
   ``evaluation.csv`` (a score per policy on one of ``SCALES``, training tasks beside unseen ones,
-  with the raw QoE and, where the study measured them, the operators' ``RATE_COLUMNS``);
+  with the raw QoE and, where the study measured them, the operators' rate figures, the package's ``RATE_COLUMNS``);
 - ``dagger_chart`` / ``dagger_summary``: each PromptDT before and after its DAgger rounds, from a
   study's ``dagger_ablation.csv``.
 """
@@ -19,7 +19,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from decisions.telecom.comp import Trace, trace_frames
+from decisions.telecom.comp import RATE_COLUMNS, Trace, trace_frames
 
 POLICY_LABELS = {
     "max_snr": "max-SNR",
@@ -44,11 +44,6 @@ SCALES = {
     "normalised_qoe": "normalised QoE (0 random, 1 best of expert and heuristics)",
 }
 """The evaluation's normalised scores, by column, with their axis titles."""
-
-RATE_COLUMNS = ("mean_rate_mbps", "edge_rate_mbps", "below_floor")
-"""The operators' figures of a study that measured them: mean user rate, cell-edge (5th-percentile) rate
-(Mbit/s) and the share of user-steps below 1 Mbit/s."""
-
 
 def shipped_folder(joint: bool = False) -> Path | None:
     """The study folder shipped with the package (trained experts, models, demos), if present: the first

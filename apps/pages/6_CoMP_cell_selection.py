@@ -27,6 +27,7 @@ from decisions.telecom.comp import (
     DOMAIN,
     JOINT_TRAINING_TASKS,
     JOINT_UNSEEN_TASKS,
+    RATE_COLUMNS,
     TRAINING_TASKS,
     UNSEEN_TASKS,
     CompReport,
@@ -153,7 +154,7 @@ def show_study(folder: Path | None, recorded: tuple[int, CompReport] | None = No
                "or the best of that expert and the heuristics. Unseen tasks: PromptDT reads a prompt from a few "
                "demonstrations of the task, with no gradient step.")
     st.altair_chart(comp_views.study_bars(evaluation, scale), width="stretch")
-    if any(c in evaluation for c in comp_views.RATE_COLUMNS):
+    if any(c in evaluation for c in RATE_COLUMNS):
         st.caption("Beside the QoE, the operators' figures: mean user rate and cell-edge rate (each network's 5th "
                    "percentile of the users' mean rates), Mbit/s, and the share of user-steps below 1 Mbit/s.")
     st.dataframe(comp_views.study_summary(evaluation), hide_index=True, width="stretch")

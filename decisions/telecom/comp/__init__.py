@@ -36,6 +36,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                 "UNSEEN_TASKS", "Task", "task_by_name"),
     "env": ("CompEnv", "CompState"),
     "network": ("NetworkParams", "large", "make_network", "medium", "small"),
+    "qoe": ("RATE_COLUMNS",),
     "report": ("CompReport",),
     "study": ("JOINT_STUDY", "SHIPPED_STUDY"),
     "trace": ("Trace", "available_policies", "policy_actions", "replay", "trace_frames"),

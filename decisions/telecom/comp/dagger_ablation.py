@@ -100,7 +100,9 @@ def score_stages(
     random, expert and final-model rows are taken from it instead of being played again.
     """
     models = stage_models(folder)
-    finals = {name: stage for name, stage in models if stage == max(s for n, s in models if n == name)}
+    finals: dict[str, int] = {}
+    for name, stage in models:
+        finals[name] = max(stage, finals.get(name, stage))
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), episodes)
     tasks = [(t, "train") for t in train] + [(t, "unseen") for t in unseen]
     rows: list[dict[str, Any]] = []
@@ -114,7 +116,8 @@ def score_stages(
             rows.append({"task": task.name, "split": split, "policy": name, "stage": -1,
                          "qoe": scores["qoe"], "return_mean": scores["return_mean"]})  # fmt: skip
         for (name, stage), model in models.items():
-            scores = (finals[name] == stage and known.get(name)) or _dt_scores(model, task, demos, keys)
+            reused = known.get(name) if stage == finals[name] else None
+            scores = reused or _dt_scores(model, task, demos, keys)
             rows.append({"task": task.name, "split": split, "policy": name, "stage": stage,
                          "qoe": scores["qoe"], "return_mean": scores["return_mean"]})  # fmt: skip
     progress("dagger ablation", len(tasks), len(tasks))

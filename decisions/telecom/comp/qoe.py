@@ -16,14 +16,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-__all__ = ["EDGE_PERCENTILE", "RATE_FLOOR_MBPS", "bounded_log_utility", "jain_index", "qoe", "rate_figures",
-           "scale_utility"]
+__all__ = ["EDGE_PERCENTILE", "RATE_COLUMNS", "RATE_FLOOR_MBPS", "bounded_log_utility", "jain_index", "qoe",
+           "rate_figures", "scale_utility"]
 
 EDGE_PERCENTILE = 5.0
 """The cell-edge rate's percentile of the users' mean rates."""
 
 RATE_FLOOR_MBPS = 1.0
 """The rate floor of ``below_floor`` unless another is given (Mbit/s)."""
+
+RATE_COLUMNS = ("mean_rate_mbps", "edge_rate_mbps", "below_floor")
+"""``rate_figures``' names, in order."""
 
 
 def bounded_log_utility(rate: Array, bounds: Array, coeffs: Array) -> Array:
@@ -109,8 +112,5 @@ def rate_figures(user_rate: np.ndarray, user_mask: np.ndarray, floor_mbps: float
         episode) and ``below_floor`` (the share of user-steps below ``floor_mbps``).
     """
     rates = np.asarray(user_rate, np.float64)[:, :, np.asarray(user_mask, bool)] / 1e6
-    return {
-        "mean_rate_mbps": float(rates.mean()),
-        "edge_rate_mbps": float(np.percentile(rates.mean(axis=1).ravel(), EDGE_PERCENTILE)),
-        "below_floor": float(np.mean(rates < floor_mbps)),
-    }
+    values = (rates.mean(), np.percentile(rates.mean(axis=1).ravel(), EDGE_PERCENTILE), np.mean(rates < floor_mbps))
+    return {name: float(v) for name, v in zip(RATE_COLUMNS, values, strict=True)}

@@ -43,7 +43,7 @@ from decisions.telecom.comp.folder import dt_model_paths, task_file
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.planner import GreedyPlanner
 from decisions.telecom.comp.promptdt import PromptDTConfig
-from decisions.telecom.comp.qoe import rate_figures
+from decisions.telecom.comp.qoe import RATE_COLUMNS, rate_figures
 from decisions.telecom.comp.tasks import Task
 
 __all__ = [
@@ -216,10 +216,6 @@ def evaluate(
     progress("evaluate", len(tasks), len(tasks))
     table = pd.DataFrame(rows)
     return _normalise(table)
-
-
-RATE_COLUMNS = ("mean_rate_mbps", "edge_rate_mbps", "below_floor")
-"""``evaluate``'s operator figures per (task, policy) (``qoe.rate_figures``, floor ``qoe.RATE_FLOOR_MBPS``)."""
 
 
 def _pick(scores: dict[str, float]) -> dict[str, float]:

@@ -44,7 +44,7 @@ from decisions.telecom.comp.experts import rollout
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_size
 from decisions.telecom.comp.network import MAX_CELLS, NetworkParams, as_joint, scaled
 from decisions.telecom.comp.planner import GreedyPlanner
-from decisions.telecom.comp.qoe import RATE_FLOOR_MBPS, rate_figures
+from decisions.telecom.comp.qoe import RATE_COLUMNS, RATE_FLOOR_MBPS, rate_figures
 
 __all__ = [
     "RATE_MODELS",
@@ -238,7 +238,7 @@ if __name__ == "__main__":
 
 STUDY_SETS: dict[str, Sequence[Any]] = {"training": JOINT_TRAINING_TASKS, "unseen": JOINT_UNSEEN_TASKS}
 """The joint-transmission study's networks whose spread ``spread_figures`` reports."""
-SPREAD_FIGURES = ("qoe", "mean_rate_mbps", "edge_rate_mbps", "below_floor")
+SPREAD_FIGURES = ("qoe", *RATE_COLUMNS)
 """``policy_figures``' figures, per policy and network in ``spread_figures``."""
 
 
