@@ -103,8 +103,9 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
     saved: dict[str, tuple] = {}
 
     def fake_save(path, params, config, **meta):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text("model")
-        saved[Path(path).name.replace(".partial", "")] = (params, meta["steps"])
+        saved[Path(path).name.replace(".partial", "")] = (params, meta.get("steps", meta.get("dagger_stage")))
         assert meta["conditioning"] == conditioning
 
     monkeypatch.setattr(study, "train_promptdt", fake_train)
@@ -121,6 +122,10 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
             (prompt, 3, {"after": first + 2}, [3], f"{model}-dagger2.ck"),
         ]
         assert saved[f"{model}.msgpack"] == ({"after": first + 3}, 11)  # the last round's, 5 + 2 x 3 steps
+        # each earlier stage kept in the study folder for the DAgger ablation (the run's checkpoints are removed)
+        assert saved[f"{model}-r0.msgpack"] == ({"after": first + 1}, 0)
+        assert saved[f"{model}-r1.msgpack"] == ({"after": first + 2}, 1)
+        assert (tmp_path / "models" / "dagger" / f"{model}-r1.msgpack").exists()
 
 
 def test_advantage_conditioning_measures_each_step_against_max_snr_in_the_same_state(tmp_path) -> None:

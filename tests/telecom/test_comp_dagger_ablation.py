@@ -42,6 +42,9 @@ def test_earlier_stages_are_exported_from_the_training_checkpoints_and_scored(tm
     exported, _ = load_params(written[0])
     np.testing.assert_allclose(jax.tree_util.tree_leaves(exported)[3], jax.tree_util.tree_leaves(before)[3], atol=1e-3)
     assert set(dagger_ablation.stage_models(folder)) == {("promptdt-small", 0), ("promptdt-small", 1)}
+    # a model whose earlier stages were not kept is left out: its final model's stage is unknown
+    save_params(folder / "models" / "dt.msgpack", after, TINY, use_prompt=False, conditioning="return")
+    assert set(dagger_ablation.stage_models(folder)) == {("promptdt-small", 0), ("promptdt-small", 1)}
 
     max_snr = task_policy(SERVING_SET_POLICIES["max_snr"])
     monkeypatch.setattr(dagger_ablation, "_expert", lambda folder, task: max_snr)  # no PPO expert in a unit test

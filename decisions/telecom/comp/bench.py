@@ -497,15 +497,18 @@ README_ROWS: tuple[Row, ...] = (
         "{joint_unseen_raw_qoe_max_snr:.3f} / {joint_unseen_raw_qoe_random:.3f}",
         optional=True,
     ),
-    Row(
-        "joint study, DAgger: unseen networks, same score (worst network), PromptDT small / medium / large, each "
-        "before its DAgger rounds -> after round 1 -> after round 2",
-        " / ".join(
-            " -> ".join(f"{{joint_dagger_promptdt-{size}_r{r}_unseen:.2f}} "
-                        f"({{joint_dagger_promptdt-{size}_r{r}_unseen_worst:.2f}})" for r in range(3))
-            for size in ("small", "medium", "large")
-        ),
-        optional=True,
+    *(
+        Row(
+            f"joint study, DAgger, PromptDT {size}: same score (worst network) before its DAgger rounds -> after "
+            "round 1 -> after round 2, on the unseen networks; on the training networks",
+            "; ".join(
+                " -> ".join(f"{{joint_dagger_promptdt-{size}_r{r}_{split}:.2f}} "
+                            f"({{joint_dagger_promptdt-{size}_r{r}_{split}_worst:.2f}})" for r in range(3))
+                for split in ("unseen", "train")
+            ),
+            optional=True,  # a size whose earlier stages were not kept has no row
+        )
+        for size in ("small", "medium", "large")
     ),
     Row(
         "joint study, training networks: PromptDT / multi-task PPO (0 random, 1 best of expert and heuristics); "

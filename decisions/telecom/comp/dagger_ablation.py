@@ -46,7 +46,8 @@ TABLE = "dagger_ablation.csv"
 """The scored table's name in the study folder."""
 
 
-def _stage_file(folder: Path, model: str, stage: int) -> Path:
+def stage_file(folder: Path, model: str, stage: int) -> Path:
+    """Where the study ``folder`` keeps ``model``'s DAgger stage ``stage`` (0: before any round)."""
     return folder / "models" / STAGES_FOLDER / f"{model}-r{stage}.msgpack"
 
 
@@ -66,7 +67,7 @@ def export_stages(checkpoints: Path, folder: Path) -> list[Path]:
             raise InputError("checkpoints", f"{checkpoints} has no training checkpoint of {final.stem}")
         for stage, source in enumerate(sources[:-1]):
             params, config, use_prompt = params_from_training(source)
-            out = _stage_file(folder, final.stem, stage)
+            out = stage_file(folder, final.stem, stage)
             save_params(out, params, config, weights_dtype="float16", use_prompt=use_prompt,
                         conditioning=meta.get("conditioning", "return"), dagger_stage=stage)  # fmt: skip
             written.append(out)
@@ -74,10 +75,13 @@ def export_stages(checkpoints: Path, folder: Path) -> list[Path]:
 
 
 def stage_models(folder: Path) -> dict[tuple[str, int], SavedDT]:
-    """Every stage of every study model: ``(model, stage)`` to the model (the last stage is the study's own)."""
+    """Every stage of every study model with earlier stages kept: ``(model, stage)`` to the model (the last
+    stage is the study's own). A model without kept stages is left out: its final model's stage is unknown."""
     models: dict[tuple[str, int], SavedDT] = {}
     for final in dt_model_paths(folder):
         stages = sorted((folder / "models" / STAGES_FOLDER).glob(f"{final.stem}-r*.msgpack"))
+        if not stages:
+            continue
         for path in stages:
             models[(final.stem, int(path.stem.rsplit("-r", 1)[1]))] = SavedDT.load(path)
         models[(final.stem, len(stages))] = SavedDT.load(final)
@@ -144,7 +148,8 @@ def stage_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def run(spec: Path, checkpoints: Path | None = None, episodes: int | None = None) -> pd.DataFrame:
     """Export the stages (with ``checkpoints``), score them, write ``<folder>/dagger_ablation.csv``; return the
-    table.
+    table. At the spec's episodes, random, the experts and the final models are read from the study's
+    ``evaluation.csv`` (played on the same keys) when it exists.
 
     Raises:
         InputError: a bad field of the spec, or (``checkpoints``) a model without its training checkpoint.
@@ -159,7 +164,10 @@ def run(spec: Path, checkpoints: Path | None = None, episodes: int | None = None
         for path in export_stages(checkpoints, folder):
             print(f"wrote {path}")
     train, unseen = job.tasks.resolve()
-    table = score_stages(folder, train, unseen, episodes or job.study.eval_episodes)
+    evaluation = folder / "evaluation.csv"
+    reuse = evaluation.exists() and episodes in (None, job.study.eval_episodes)  # the same episode keys
+    table = score_stages(folder, train, unseen, episodes or job.study.eval_episodes,
+                         evaluation=pd.read_csv(evaluation) if reuse else None)  # fmt: skip
     table.to_csv(folder / TABLE, index=False)
     return table
 

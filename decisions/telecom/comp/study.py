@@ -41,6 +41,7 @@ from decisions.core.agents.common import config_checkpoint
 from decisions.core.progress import Progress, silent
 from decisions.telecom.comp.budget import StudyBudget
 from decisions.telecom.comp.dagger import dagger_rounds
+from decisions.telecom.comp.dagger_ablation import stage_file
 from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
 from decisions.telecom.comp.dt_train import demonstrations, save_params, train_promptdt
 from decisions.telecom.comp.experts import (
@@ -276,7 +277,8 @@ def train_dt_models(
     The plain DT has the first (smallest) size: the smallest PromptDT is its direct
     counterpart, with and without the prompt. With ``budget.dagger_rounds`` each model then runs
     its DAgger rounds (``dagger.dagger_rounds``: its own episodes, labelled by the planner, added
-    to its data; fine-tuned after each). With ``checkpoints``, each training checkpoints to
+    to its data; fine-tuned after each), and the model before each round is kept as its DAgger stage
+    (``dagger_ablation.stage_file``: the run's checkpoints go when it succeeds). With ``checkpoints``, each training checkpoints to
     ``checkpoints("<model>", ...)`` (a DAgger round to ``"<model>-dagger<r>"``) every
     ``DT_CHECKPOINT_EVERY`` steps.
     """
@@ -308,7 +310,10 @@ def train_dt_models(
         if budget.dagger_rounds:
             last = [metrics]
 
-            def fine_tune(datasets: list[Any], initial: Any, r: int, *, label: str = name, log: list = last) -> Any:
+            def fine_tune(datasets: list[Any], initial: Any, r: int, *, label: str = name, log: list = last,
+                          c: Any = config, prompt: bool = use_prompt) -> Any:
+                save_params(stage_file(folder, label, r), initial, c, weights_dtype="float16", use_prompt=prompt,
+                            conditioning=budget.conditioning, dagger_stage=r)  # fmt: skip
                 tuned, log[0] = train(datasets, budget.dagger_steps, f"{label}-dagger{r + 1}", initial)
                 return tuned
 
