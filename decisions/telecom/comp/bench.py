@@ -481,18 +481,20 @@ README_ROWS: tuple[Row, ...] = (
     Row(
         "joint-transmission study, unseen networks, score 0 random / 1 the network's own expert, mean (worst "
         "network): best PromptDT; PromptDT / multi-task PPO; max-SNR's own score",
-        "{joint_promptdt_vs_expert_unseen:.2f} ({joint_promptdt_vs_expert_unseen_worst:.2f}); "
-        "{joint_promptdt_vs_multitask_ppo_unseen:.2f} ({joint_promptdt_vs_multitask_ppo_unseen_worst:.2f}); "
-        "{joint_unseen_expert_normalised_qoe_max_snr:.2f}",
+        "{joint_promptdt_vs_expert_unseen:.3f} ({joint_promptdt_vs_expert_unseen_worst:.3f}); "
+        "{joint_promptdt_vs_multitask_ppo_unseen:.3f} ({joint_promptdt_vs_multitask_ppo_unseen_worst:.3f}); "
+        "{joint_unseen_expert_normalised_qoe_max_snr:.3f}",
         optional=True,
     ),
     Row(
-        "joint study, unseen networks, same score: PromptDT small / medium / large (non-decreasing); multi-task PPO; "
+        "joint study, unseen networks, same score: PromptDT small / medium / large (non-decreasing); plain DT (no "
+        "prompt); multi-task PPO; greedy planner (reads the state); "
         "raw QoE of PromptDT-large / expert / multi-task PPO / max-SNR / random",
-        "{joint_unseen_expert_normalised_qoe_promptdt-small:.2f} / {joint_unseen_expert_normalised_qoe_promptdt-medium:.2f}"
-        " / {joint_unseen_expert_normalised_qoe_promptdt-large:.2f} "
-        "({joint_unseen_expert_normalised_non_decreasing_with_size:.0f}); "
-        "{joint_unseen_expert_normalised_qoe_multitask_ppo:.2f}; {joint_unseen_raw_qoe_promptdt-large:.3f} / "
+        "{joint_unseen_expert_normalised_qoe_promptdt-small:.3f} / {joint_unseen_expert_normalised_qoe_promptdt-medium:.3f}"
+        " / {joint_unseen_expert_normalised_qoe_promptdt-large:.3f} "
+        "({joint_unseen_expert_normalised_non_decreasing_with_size:.0f}); {joint_unseen_expert_normalised_qoe_dt:.3f}; "
+        "{joint_unseen_expert_normalised_qoe_multitask_ppo:.3f}; {joint_unseen_expert_normalised_qoe_planner:.2f}; "
+        "{joint_unseen_raw_qoe_promptdt-large:.3f} / "
         "{joint_unseen_raw_qoe_expert:.3f} / {joint_unseen_raw_qoe_multitask_ppo:.3f} / "
         "{joint_unseen_raw_qoe_max_snr:.3f} / {joint_unseen_raw_qoe_random:.3f}",
         optional=True,
