@@ -240,6 +240,13 @@ README_ROWS: tuple[Row, ...] = (
         optional=True,
     ),
     Row(
+        "Fashion-MNIST per seed (0 to 4): rounds to the target, agent / best fixed split in hindsight; mean round "
+        "length over the seeds, s: agent / fixed split 4 / fixed split 13",
+        ", ".join(f"{{fashion_agent_rounds_seed{k}:.0f}} / {{fashion_best_fixed_rounds_seed{k}:.0f}}" for k in range(5))
+        + "; {fashion_mean_round_s_dqn_client:.2f} / {fashion_mean_round_s_fixed_4:.2f} / {fashion_mean_round_s_fixed_13:.2f}",
+        optional=True,
+    ),
+    Row(
         "Fashion-MNIST: time ratio over the seeds of fixed split 4 / fixed split 13 (plain FedAvg) / random / "
         "per-round agent",
         "{fashion_time_ratio_fixed_4:.2f} / {fashion_time_ratio_fixed_13:.2f} / {fashion_time_ratio_random:.2f} / "
