@@ -36,6 +36,7 @@ from decisions.telecom.comp import (
     replay,
     task_by_name,
 )
+from decisions.telecom.comp.folder import evaluation_table
 
 TRACES_KEY = "comp_traces"
 REPORT_KEY = "comp_report"
@@ -142,7 +143,7 @@ def show_study(folder: Path | None, recorded: tuple[int, CompReport] | None = No
     else:
         if recorded is not None:
             st.info(f"Run #{recorded[0]} has no evaluation (its stages did not include evaluate).")
-        path = None if folder is None else folder / "evaluation.csv"
+        path = None if folder is None else evaluation_table(folder)
         if path is None or not path.exists():
             st.info(f"No evaluation.csv in the study folder: run a '{DOMAIN.name}' job with the evaluate stage.")
             return

@@ -84,7 +84,7 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
 ) -> None:
     from pathlib import Path
 
-    from decisions.telecom.comp import study
+    from decisions.telecom.comp import dagger_ablation, study
     from decisions.telecom.comp.folder import task_file
 
     one = generate_dataset(TASK, {"planner": random_set_size}, 1, seed=1, baseline=SERVING_SET_POLICIES["max_snr"])
@@ -110,6 +110,7 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
 
     monkeypatch.setattr(study, "train_promptdt", fake_train)
     monkeypatch.setattr(study, "save_params", fake_save)
+    monkeypatch.setattr(dagger_ablation, "save_params", fake_save)  # the DAgger stages' writer
     monkeypatch.setattr(dagger, "dagger_dataset", lambda model, task, demo, episodes, seed, labeler=None: demo)
     budget = StudyBudget(dt_steps=5, dagger_rounds=2, dagger_steps=3, demonstrator="planner", sizes=("small",),
                          conditioning=conditioning)  # fmt: skip

@@ -34,8 +34,9 @@ from decisions.core.progress import Progress, silent
 from decisions.errors import InputError
 from decisions.telecom.comp.dt_train import params_from_training, save_params
 from decisions.telecom.comp.experts import evaluate_policy
-from decisions.telecom.comp.folder import dt_model_paths
+from decisions.telecom.comp.folder import dt_model_paths, evaluation_table
 from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.promptdt import PromptDTConfig
 from decisions.telecom.comp.scoring import EVAL_SEED, SavedDT, _dt_scores, _expert, _load_data, _normalise
 from decisions.telecom.comp.tasks import Task
 
@@ -49,6 +50,17 @@ TABLE = "dagger_ablation.csv"
 def stage_file(folder: Path, model: str, stage: int) -> Path:
     """Where the study ``folder`` keeps ``model``'s DAgger stage ``stage`` (0: before any round)."""
     return folder / "models" / STAGES_FOLDER / f"{model}-r{stage}.msgpack"
+
+
+def save_stage(
+    folder: Path, model: str, stage: int, params: Any, config: PromptDTConfig, use_prompt: bool, conditioning: str
+) -> Path:
+    """Write ``model``'s DAgger stage ``stage`` into the study ``folder`` (float16, as the study ships its
+    models, with the model's conditioning); return the file."""
+    out = stage_file(folder, model, stage)
+    save_params(out, params, config, weights_dtype="float16", use_prompt=use_prompt, conditioning=conditioning,
+                dagger_stage=stage)  # fmt: skip
+    return out
 
 
 def export_stages(checkpoints: Path, folder: Path) -> list[Path]:
@@ -67,10 +79,8 @@ def export_stages(checkpoints: Path, folder: Path) -> list[Path]:
             raise InputError("checkpoints", f"{checkpoints} has no training checkpoint of {final.stem}")
         for stage, source in enumerate(sources[:-1]):
             params, config, use_prompt = params_from_training(source)
-            out = stage_file(folder, final.stem, stage)
-            save_params(out, params, config, weights_dtype="float16", use_prompt=use_prompt,
-                        conditioning=meta.get("conditioning", "return"), dagger_stage=stage)  # fmt: skip
-            written.append(out)
+            written.append(save_stage(folder, final.stem, stage, params, config, use_prompt,
+                                      meta.get("conditioning", "return")))  # fmt: skip
     return written
 
 
@@ -164,10 +174,10 @@ def run(spec: Path, checkpoints: Path | None = None, episodes: int | None = None
         for path in export_stages(checkpoints, folder):
             print(f"wrote {path}")
     train, unseen = job.tasks.resolve()
-    evaluation = folder / "evaluation.csv"
-    reuse = evaluation.exists() and episodes in (None, job.study.eval_episodes)  # the same episode keys
-    table = score_stages(folder, train, unseen, episodes or job.study.eval_episodes,
-                         evaluation=pd.read_csv(evaluation) if reuse else None)  # fmt: skip
+    episodes = episodes or job.study.eval_episodes
+    evaluation = evaluation_table(folder)
+    reuse = evaluation.exists() and episodes == job.study.eval_episodes  # the same episode keys
+    table = score_stages(folder, train, unseen, episodes, evaluation=pd.read_csv(evaluation) if reuse else None)
     table.to_csv(folder / TABLE, index=False)
     return table
 

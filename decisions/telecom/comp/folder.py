@@ -16,6 +16,11 @@ def task_file(folder: Path, kind: str, task: Task, suffix: str) -> Path:
     return folder / kind / f"{task.name}.{suffix}"
 
 
+def evaluation_table(folder: Path) -> Path:
+    """The evaluate stage's table of a study folder (``scoring.evaluate``: every policy on every task)."""
+    return folder / "evaluation.csv"
+
+
 def dt_model_paths(folder: Path) -> list[Path]:
     """The (Prompt-)DT checkpoints of a study folder: the PromptDT sizes, then the plain DT."""
     models = folder / "models"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from decisions.jobs.report import TablesReport, pyplot, save_figure
+from decisions.telecom.comp.folder import evaluation_table
 
 
 @dataclass(kw_only=True)
@@ -29,7 +30,7 @@ class CompReport(TablesReport):
     def conditioning_references(self) -> dict[str, float]:
         """Mean training-task returns of the expert, multi-task PPO and max-SNR from the folder's
         ``evaluation.csv`` on the conditioning table's tasks (empty without one)."""
-        path = self.folder / "evaluation.csv"
+        path = evaluation_table(self.folder)
         if self.conditioning is None or not path.is_file():
             return {}
         table = pd.read_csv(path)

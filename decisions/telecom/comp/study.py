@@ -41,7 +41,7 @@ from decisions.core.agents.common import config_checkpoint
 from decisions.core.progress import Progress, silent
 from decisions.telecom.comp.budget import StudyBudget
 from decisions.telecom.comp.dagger import dagger_rounds
-from decisions.telecom.comp.dagger_ablation import stage_file
+from decisions.telecom.comp.dagger_ablation import save_stage
 from decisions.telecom.comp.datasets import OfflineDataset, default_behaviours, generate_dataset
 from decisions.telecom.comp.dt_train import demonstrations, save_params, train_promptdt
 from decisions.telecom.comp.experts import (
@@ -51,7 +51,7 @@ from decisions.telecom.comp.experts import (
     train_expert,
     train_multitask,
 )
-from decisions.telecom.comp.folder import dt_model_paths, task_file
+from decisions.telecom.comp.folder import dt_model_paths, evaluation_table, task_file
 from decisions.telecom.comp.scoring import (
     ADVANTAGE_BASELINE_POLICY,
     BASELINES,
@@ -278,8 +278,8 @@ def train_dt_models(
     counterpart, with and without the prompt. With ``budget.dagger_rounds`` each model then runs
     its DAgger rounds (``dagger.dagger_rounds``: its own episodes, labelled by the planner, added
     to its data; fine-tuned after each), and the model before each round is kept as its DAgger stage
-    (``dagger_ablation.stage_file``: the run's checkpoints go when it succeeds). With ``checkpoints``, each training checkpoints to
-    ``checkpoints("<model>", ...)`` (a DAgger round to ``"<model>-dagger<r>"``) every
+    (``dagger_ablation.save_stage``: the run's checkpoints go when it succeeds). With ``checkpoints``,
+    each training checkpoints to ``checkpoints("<model>", ...)`` (a DAgger round to ``"<model>-dagger<r>"``) every
     ``DT_CHECKPOINT_EVERY`` steps.
     """
     data = _load_data(folder, "data", train_tasks)
@@ -312,8 +312,7 @@ def train_dt_models(
 
             def fine_tune(datasets: list[Any], initial: Any, r: int, *, label: str = name, log: list = last,
                           c: Any = config, prompt: bool = use_prompt) -> Any:
-                save_params(stage_file(folder, label, r), initial, c, weights_dtype="float16", use_prompt=prompt,
-                            conditioning=budget.conditioning, dagger_stage=r)  # fmt: skip
+                save_stage(folder, label, r, initial, c, prompt, budget.conditioning)
                 tuned, log[0] = train(datasets, budget.dagger_steps, f"{label}-dagger{r + 1}", initial)
                 return tuned
 
@@ -423,7 +422,7 @@ def run_study(
         start = time.perf_counter()
         table = evaluate(folder, train_tasks, unseen_tasks, budget, progress)
         figures["evaluate_seconds"] = time.perf_counter() - start
-        _write_once(folder / "evaluation.csv", lambda p: table.to_csv(p, index=False))
+        _write_once(evaluation_table(folder), lambda p: table.to_csv(p, index=False))
         figures.update(headline(table, budget.sizes))
     if "conditioning" in stages:
         start = time.perf_counter()
@@ -446,7 +445,7 @@ def ship_study(source: Path, target: Path = SHIPPED_STUDY) -> None:
             ``evaluation.csv`` (the study is not finished).
     """
     source, target = Path(source), Path(target)
-    needed = [source / "experts", source / "models", source / "demos", source / "evaluation.csv"]
+    needed = [source / "experts", source / "models", source / "demos", evaluation_table(source)]
     missing = [str(p) for p in needed if not p.exists()]
     if missing:
         raise FileNotFoundError(f"study: {', '.join(missing)} missing; run every stage first")
@@ -462,4 +461,4 @@ def ship_study(source: Path, target: Path = SHIPPED_STUDY) -> None:
         demos = OfflineDataset.load(path)
         best = demos.take(demonstrations(demos, 1))
         _write_once(target / "demos" / path.name, best.save)
-    shutil.copy(source / "evaluation.csv", target / "evaluation.csv")
+    shutil.copy(evaluation_table(source), evaluation_table(target))
