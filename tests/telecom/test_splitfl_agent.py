@@ -22,7 +22,13 @@ from decisions.telecom.splitfl.federation import Federation, LearningCache, run_
 from decisions.telecom.splitfl.model import layer_table, make_net
 from decisions.telecom.splitfl.spec import LAYERS, Arch, prepare
 from decisions.telecom.splitfl.split import evaluate, make_round, pad_clients
-from decisions.telecom.splitfl.strategies import ClientAgent, FixedSplit, GreedyRule, client_decisions
+from decisions.telecom.splitfl.strategies import (
+    ClientAgent,
+    FastestSplit,
+    FixedSplit,
+    GreedyRule,
+    client_decisions,
+)
 
 CNN = make_net("cnn")
 
@@ -211,6 +217,28 @@ def test_greedy_rule_takes_the_deepest_split_everyone_can_run() -> None:
     ok = (np.asarray(costs.fits_memory) & (np.asarray(costs.round_time_s) <= 10.0)).all(axis=1)
     assert split == int(np.nonzero(ok)[0].max()) + 1
     assert FixedSplit(4).decide(state, pe, 0).tolist() == [4] * 10
+
+
+def test_fastest_rule_gives_each_client_its_fastest_holdable_split_and_the_shortest_round() -> None:
+    pe = env_params(scenario(battery_j=40.0))
+    p = pe.fleet
+    state = fl.reset(jax.random.PRNGKey(0), p)
+    # client 0 is just above its reserve: no split keeps it there, so it gets its fastest holdable split
+    state = state.replace(battery_j=state.battery_j.at[0].set(0.2 * p.capacity_j[0] + 0.1))
+    splits = FastestSplit().decide(state, pe, 0)
+    costs = E.all_split_costs(state, p)
+    time, fits = np.asarray(costs.round_time_s), np.asarray(costs.fits_memory)
+    keeps = fits & (np.asarray(state.battery_j - costs.energy_j) >= 0.2 * np.asarray(p.capacity_j))
+    for client, split in enumerate(splits):
+        allowed = keeps[:, client] if keeps[:, client].any() else fits[:, client]
+        assert allowed[split - 1] and time[split - 1, client] == time[allowed, client].min()
+    assert not keeps[:, 0].any() and time[splits[0] - 1, 0] == time[fits[:, 0], 0].min()
+    assert keeps[:, 1:].any(axis=0).all()
+    _, outcome = fl.play_round(jax.random.PRNGKey(1), state, p, jnp.asarray(splits))
+    assert bool(outcome.participated.all())
+    for split in range(1, p.layers + 1):
+        _, fixed = fl.play_round(jax.random.PRNGKey(1), state, p, jnp.full(p.clients, split))
+        assert float(outcome.round_time_s) <= float(fixed.round_time_s) or not bool(fixed.participated.all())
 
 
 def small_federation(seed: int = 0) -> Federation:

@@ -23,7 +23,7 @@ def test_smoke_bench_figures() -> None:
     figures, tasks = smoke_bench("splitfl")
     assert figures["split_equivalence_max_err"] <= 1e-5
     assert figures["rounds_per_second"] > 0 and figures["rounds"] == 2.0 and figures["clients"] == 10.0
-    for name in ("fixed_3", "fixed_9", "random", "greedy", "dqn_round", "dqn_client"):
+    for name in ("fixed_3", "fixed_9", "random", "greedy", "fastest", "dqn_round", "dqn_client"):
         assert 0.0 <= figures[f"final_acc_{name}"] <= 1.0
         assert figures[f"mean_round_s_{name}"] > 0 and figures[f"rounds_to_target_{name}"] >= 1
         assert 0.0 <= figures[f"dropout_rate_{name}"] <= 1.0
@@ -39,6 +39,8 @@ def test_readme_rows_name_only_figures_the_full_bench_writes() -> None:
         "time_to_target_ratio_vs_best_fixed_std", "time_to_target_ratio_vs_best_fixed_worst",
         "final_test_acc_vs_best_fixed", "final_test_acc_vs_max_fixed", "dropout_rate_agent",
         "dropout_margin_vs_fixed", "time_ratio_dqn_round", "time_ratio_greedy", "time_ratio_random",
+        "time_ratio_fastest", "mean_round_s_fastest", "mean_round_s_dqn_client", "dropout_rate_fastest",
+        "dropout_rate_dqn_client",
         "time_ratio_fixed_9", "time_ratio_dqn_client_m1", "time_ratio_dqn_client", "time_ratio_dqn_client_m5",
         "time_ratio_dqn_client_decay0", "split_equivalence_max_err", "rounds_per_second",
     }

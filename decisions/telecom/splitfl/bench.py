@@ -212,6 +212,12 @@ README_ROWS: tuple[Row, ...] = (
         "{time_ratio_dqn_round:.2f} / {time_ratio_greedy:.2f} / {time_ratio_random:.2f} / {time_ratio_fixed_9:.2f}",
     ),
     Row(
+        "digits: per-client fastest-split rule (each client's fastest split it can hold, this round's draws known): "
+        "time ratio; mean round, s, rule / agent; dropout rate, rule / agent",
+        "{time_ratio_fastest:.2f}; {mean_round_s_fastest:.2f} / {mean_round_s_dqn_client:.2f}; "
+        "{dropout_rate_fastest:.3f} / {dropout_rate_dqn_client:.3f}",
+    ),
+    Row(
         "digits ablations, time ratio: committee 1 / 3 / 5; loss-drop decay 0 / 0.05",
         "{time_ratio_dqn_client_m1:.2f} / {time_ratio_dqn_client:.2f} / {time_ratio_dqn_client_m5:.2f}; "
         "{time_ratio_dqn_client_decay0:.2f} / {time_ratio_dqn_client:.2f}",
@@ -244,6 +250,13 @@ README_ROWS: tuple[Row, ...] = (
         "length over the seeds, s: agent / fixed split 4 / fixed split 13",
         ", ".join(f"{{fashion_agent_rounds_seed{k}:.0f}} / {{fashion_best_fixed_rounds_seed{k}:.0f}}" for k in range(5))
         + "; {fashion_mean_round_s_dqn_client:.2f} / {fashion_mean_round_s_fixed_4:.2f} / {fashion_mean_round_s_fixed_13:.2f}",
+        optional=True,
+    ),
+    Row(
+        "Fashion-MNIST: per-client fastest-split rule (the shortest round that keeps every client it can): time "
+        "ratio; mean round, s, rule / agent; dropout rate, rule / agent",
+        "{fashion_time_ratio_fastest:.2f}; {fashion_mean_round_s_fastest:.2f} / {fashion_mean_round_s_dqn_client:.2f}; "
+        "{fashion_dropout_rate_fastest:.3f} / {fashion_dropout_rate_dqn_client:.3f}",
         optional=True,
     ),
     Row(

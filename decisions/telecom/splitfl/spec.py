@@ -149,6 +149,7 @@ class StudySettings(Settings):
     )
     random: bool = Field(True, description="Run the random-split baseline.")
     greedy: bool = Field(True, description="Run the greedy deadline/battery rule.")
+    fastest: bool = Field(True, description="Run the per-client fastest-split rule (the round-time floor that keeps everyone).")
     committees: list[int] = Field([1, 5], max_length=6, description="Committee sizes of the ablation (client mode).")
     decays: list[float] = Field([0.0], max_length=6, description="Loss-drop decays of the ablation (client mode).")
     time_weights: list[float] = Field(

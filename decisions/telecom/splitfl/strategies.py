@@ -8,6 +8,10 @@ A strategy maps the fleet's state before a round (and the round's index) to one 
 - ``GreedyRule``: from the device model, the deepest split at which every available client fits its
   memory, meets the deadline and keeps its battery above the reserve; when no split does, the split
   that keeps the most clients (then the shortest round);
+- ``FastestSplit``: per client, from the device model, the split with the shortest round among those
+  it can hold in memory that keep its battery above the reserve (the fastest it can hold when none
+  does). The round lasts as long as its slowest client, so these splits give the shortest round that
+  keeps every client it can: the floor any policy that keeps them pays, this round's draws known;
 - ``RoundAgent``: the committee on ``env.round_obs``, one split for the round;
 - ``ClientAgent``: the committee on ``env.client_obs``, clients in turn (``env.client_order``), each
   seeing the running straggler time of the clients before it, exactly as in ``env.ClientSplitEnv``;
@@ -94,6 +98,27 @@ class GreedyRule:
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """The rule's split for every client (module docstring)."""
         return np.full(pe.fleet.clients, int(_greedy(state, pe.fleet)), np.int32)
+
+
+@jax.jit
+def fastest_splits(state: fl.FleetState, p: fl.FleetParams) -> Array:
+    """``(n,)`` each client's fastest split it can hold that keeps its battery above the reserve (module docstring)."""
+    costs = E.all_split_costs(state, p)
+    holds = costs.fits_memory | ~jnp.any(costs.fits_memory, axis=0)
+    keeps = holds & (state.battery_j - costs.energy_j >= p.reserve * p.capacity_j)
+    allowed = jnp.where(jnp.any(keeps, axis=0), keeps, holds)
+    return jnp.argmin(jnp.where(allowed, costs.round_time_s, jnp.inf), axis=0).astype(jnp.int32) + 1
+
+
+@dataclass
+class FastestSplit:
+    """Per client, the fastest split it can hold within its battery reserve (module docstring)."""
+
+    name: str = "fastest"
+
+    def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
+        """Each client's fastest split."""
+        return np.asarray(fastest_splits(state, pe.fleet))
 
 
 @partial(jax.jit, static_argnums=1)

@@ -8,8 +8,8 @@
    members of one committee of ``max(sizes)``; the decay ablation trains its own committee;
 2. per seed: the data (a Dirichlet partition of the seed), the centralised reference (the unsplit
    network on the pooled client data, as many ``batch_size`` steps as the clients take together) and
-   its test accuracy, which sets the target; then every strategy (fixed splits, random, greedy, the
-   agents, the ablations) runs ``rounds`` real rounds on the same fleet randomness, sharing one
+   its test accuracy, which sets the target; then every strategy (fixed splits, random, greedy, fastest,
+   the agents, the ablations) runs ``rounds`` real rounds on the same fleet randomness, sharing one
    ``federation.LearningCache``;
 3. the figures: per strategy and seed the final test accuracy, the wall-clock time to the target,
    dropout, straggler and refusal rates, energy per tier, bytes; the best fixed split **in
@@ -45,6 +45,7 @@ from decisions.telecom.splitfl.spec import DatasetName, Mode, SplitFLJob
 from decisions.telecom.splitfl.split import equivalence_error, evaluate, full_step, pad_clients
 from decisions.telecom.splitfl.strategies import (
     ClientAgent,
+    FastestSplit,
     FixedSplit,
     GreedyRule,
     RandomSplit,
@@ -248,13 +249,15 @@ def first_members(committee: Committee, m: int) -> Committee:
 
 
 def strategies(job: SplitFLJob, agents: dict[str, Committee], seed: int) -> list[Strategy]:
-    """Every strategy the study runs for a seed: fixed splits, random, greedy, agents, ablations."""
+    """Every strategy the study runs for a seed: fixed splits, random, greedy, fastest, agents, ablations."""
     layers = make_net(job.arch.value).num_layers
     out: list[Strategy] = [FixedSplit(s) for s in (job.study.fixed_splits or range(1, layers + 1))]
     if job.study.random:
         out.append(RandomSplit(seed))
     if job.study.greedy:
         out.append(GreedyRule())
+    if job.study.fastest:
+        out.append(FastestSplit())
     for name, committee in agents.items():
         agent = ClientAgent if name.startswith(HEADLINE_AGENT[Mode.CLIENT]) else RoundAgent
         out.append(agent(committee, name=name))
