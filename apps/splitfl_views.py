@@ -97,7 +97,7 @@ def best_fixed(summary: pd.DataFrame) -> str | None:
 
 
 def default_strategies(summary: pd.DataFrame) -> list[str]:
-    """The strategies drawn by default: the agents, the greedy rule, the best fixed split and FedAvg.
+    """The strategies drawn by default: the agents, the greedy and fastest-split rules, the best fixed split and FedAvg.
 
     Args:
         summary: the report's ``summary`` table.
@@ -106,7 +106,7 @@ def default_strategies(summary: pd.DataFrame) -> list[str]:
         Those present, in that order, each once (the best fixed split may be FedAvg).
     """
     names = [str(s) for s in summary["strategy"]]
-    wanted = [*AGENTS, "greedy", best_fixed(summary), fedavg(names)]
+    wanted = [*AGENTS, "greedy", "fastest", best_fixed(summary), fedavg(names)]
     return [s for s in dict.fromkeys(wanted) if s is not None and s in names]
 
 
@@ -114,7 +114,7 @@ def strategy_label(name: str, fedavg_name: str | None = None) -> str:
     """Readable name of a strategy.
 
     Args:
-        name: ``fixed_<k>``, ``random``, ``greedy``, ``dqn_round``, ``dqn_client``, ``dqn_client_m<M>``,
+        name: ``fixed_<k>``, ``random``, ``greedy``, ``fastest``, ``dqn_round``, ``dqn_client``, ``dqn_client_m<M>``,
             ``dqn_client_decay<d>`` (or another name, returned as it is).
         fedavg_name: the run's largest fixed split, labelled FedAvg.
 
@@ -125,7 +125,7 @@ def strategy_label(name: str, fedavg_name: str | None = None) -> str:
     split = fixed_split(name)
     if split is not None:
         return f"FedAvg (split {split})" if name == fedavg_name else f"split {split}"
-    fixed_names = {"random": "random split", "greedy": "greedy rule",
+    fixed_names = {"random": "random split", "greedy": "greedy rule", "fastest": "fastest split per client",
                    "dqn_round": "DQN per round", "dqn_client": "DQN per client"}
     if name in fixed_names:
         return fixed_names[name]

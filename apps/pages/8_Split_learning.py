@@ -58,8 +58,8 @@ def settings_inputs() -> dict[str, Any]:
                                          value=INTERACTIVE_DEFAULTS["committee"], key="committee"),
         }
         st.caption(f"Both agents (one split per round, one per client) train on {AGENT_ENV_STEPS:,} simulated "
-                   "decisions per member; every fixed split, the random split and the greedy rule run beside "
-                   "them. The ablations (committee sizes, decays) run from the command line.")
+                   "decisions per member; every fixed split, the random split, the greedy rule and the fastest "
+                   "split per client run beside them. The ablations (committee sizes, decays) run from the command line.")
     data["seed"] = 0
     return data
 
@@ -217,8 +217,8 @@ url = app_common.page_header(
     "trains the rest; the client parts are averaged every round (the largest split is the whole "
     "network on the client: plain FedAvg). The split does not change what is learnt, only time, "
     "energy, memory and who makes the round. A committee DQN chooses the split from the devices' "
-    "battery, CPU and link, once per round or per client, against every fixed split, a random split "
-    "and a greedy rule on the same fleet."
+    "battery, CPU and link, once per round or per client, against every fixed split, a random split, "
+    "a greedy rule and each client's fastest split on the same fleet."
 )
 
 app_common.open_requested_run(

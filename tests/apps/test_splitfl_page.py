@@ -38,7 +38,8 @@ CLIENT_TIERS = ("weak", "weak", "medium", "strong")
 # fixed_2 never reaches it, fixed_13 is the largest split (FedAvg; "fixed_3" > "fixed_13" as text).
 STRATEGIES = {
     "fixed_2": (INF, 0.80, 4.0), "fixed_3": (20.0, 0.78, 2.0), "fixed_13": (30.0, 0.79, 3.0),
-    "random": (INF, 0.70, 2.5), "greedy": (25.0, 0.79, 2.2), "dqn_round": (18.0, 0.80, 1.8),
+    "random": (INF, 0.70, 2.5), "greedy": (25.0, 0.79, 2.2), "fastest": (16.5, 0.80, 1.55),
+    "dqn_round": (18.0, 0.80, 1.8),
     "dqn_client": (15.0, 0.82, 1.5), "dqn_client_m5": (16.0, 0.81, 1.6), "dqn_client_decay0.1": (17.0, 0.81, 1.7),
 }
 ROUNDS = 3
@@ -113,21 +114,23 @@ def test_views_best_fixed_split_fedavg_and_the_default_strategies() -> None:
     summary = _summary()
     assert splitfl_views.best_fixed(summary) == "fixed_3"  # shortest time to the target, inf never wins
     assert splitfl_views.fedavg(list(summary["strategy"])) == "fixed_13"  # the largest split, not the last text
-    assert splitfl_views.default_strategies(summary) == ["dqn_client", "dqn_round", "greedy", "fixed_3", "fixed_13"]
+    assert splitfl_views.default_strategies(summary) == [
+        "dqn_client", "dqn_round", "greedy", "fastest", "fixed_3", "fixed_13"]
 
     never = summary.assign(time_to_target_s=INF)  # no fixed split reaches the target: the most accurate one
     assert splitfl_views.best_fixed(never) == "fixed_2"
     missing = summary.assign(time_to_target_s=summary["time_to_target_s"].where(summary["strategy"] != "fixed_3"))
     assert splitfl_views.best_fixed(missing) == "fixed_13"  # NaN reads as never
-    fedavg_best = summary.assign(time_to_target_s=[INF, 40.0, 10.0, *[20.0] * 6])
-    assert splitfl_views.default_strategies(fedavg_best) == ["dqn_client", "dqn_round", "greedy", "fixed_13"]
+    fedavg_best = summary.assign(time_to_target_s=[INF, 40.0, 10.0, *[20.0] * 7])
+    assert splitfl_views.default_strategies(fedavg_best) == ["dqn_client", "dqn_round", "greedy", "fastest", "fixed_13"]
     no_fixed = summary[~summary["strategy"].str.startswith("fixed_")]
     assert splitfl_views.best_fixed(no_fixed) is None and splitfl_views.fedavg(list(no_fixed["strategy"])) is None
-    assert splitfl_views.default_strategies(no_fixed) == ["dqn_client", "dqn_round", "greedy"]
+    assert splitfl_views.default_strategies(no_fixed) == ["dqn_client", "dqn_round", "greedy", "fastest"]
 
     assert splitfl_views.labels(summary) == {
         "fixed_2": "split 2", "fixed_3": "split 3", "fixed_13": "FedAvg (split 13)", "random": "random split",
-        "greedy": "greedy rule", "dqn_round": "DQN per round", "dqn_client": "DQN per client",
+        "greedy": "greedy rule", "fastest": "fastest split per client", "dqn_round": "DQN per round",
+        "dqn_client": "DQN per client",
         "dqn_client_m5": "DQN per client, committee of 5", "dqn_client_decay0.1": "DQN per client, decay 0.1",
     }
     assert len(set(splitfl_views.colours(summary).values())) == len(STRATEGIES)
@@ -260,7 +263,7 @@ def test_recorded_run_opens_with_every_section(store_url: str, run_id: int) -> N
         assert section in subheaders, subheaders
     assert any("Best fixed split in hindsight: **split 3**" in m.value for m in at.markdown)
     assert at.multiselect(key=f"strategies_{run_id}").value == [
-        "dqn_client", "dqn_round", "greedy", "fixed_3", "fixed_13"]
+        "dqn_client", "dqn_round", "greedy", "fastest", "fixed_3", "fixed_13"]
     assert at.selectbox(key=f"device_strategy_{run_id}").value == "dqn_client"
     assert len(at.get("vega_lite_chart")) == 6  # accuracy x2, devices, dropouts, fates, energy
     summary = at.dataframe[0].value
@@ -294,5 +297,5 @@ def test_tiny_run_from_the_form_is_recorded_and_shown(store_url: str) -> None:
                         numbers={"rounds": 2, "seeds": 1, "committee": 1})
     summary = at.dataframe[0].value
     assert {"dqn_client", "dqn_round", "greedy", "random", "fixed_9"} <= set(summary["strategy"])
-    assert at.multiselect(key=f"strategies_{run.id}").value[:3] == ["dqn_client", "dqn_round", "greedy"]
+    assert at.multiselect(key=f"strategies_{run.id}").value[:4] == ["dqn_client", "dqn_round", "greedy", "fastest"]
     assert len(at.get("vega_lite_chart")) == 6 and len(at.metric) == 5
