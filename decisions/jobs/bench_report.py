@@ -53,7 +53,7 @@ def provenance(record: Mapping[str, Any]) -> str:
     commit = str(record.get("commit") or "unknown commit")
     short = _short_commit(commit)
     settings = _settings(record.get("budget"))
-    if record.get("parts"):
+    if len(record.get("parts") or ()) > 1:
         return f"From `benchmarks/{record['name']}.json`, run in {len(record['parts'])} parts: " + "; ".join(
             _part_line(part) for part in record["parts"]
         ) + "."

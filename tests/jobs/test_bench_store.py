@@ -66,6 +66,18 @@ def test_a_merged_result_keeps_earlier_figures_and_lists_each_part(tmp_path: Pat
     assert record["wall_seconds"] == 13.0 and record["figures"]["b"] == 6.0
 
 
+def test_a_merge_that_gives_every_figure_again_leaves_one_part_read_as_a_plain_result(tmp_path: Path) -> None:
+    from decisions.jobs.bench_report import provenance
+
+    save_result("toy", {"a": 1.0}, wall_seconds=10.0, budget={"scenarios": ["x"]}, folder=tmp_path)
+    save_result("toy", {"b": 2.0}, wall_seconds=5.0, budget={}, folder=tmp_path, merge=True)
+    path = save_result("toy", {"a": 3.0, "b": 4.0}, wall_seconds=7.0, budget={}, folder=tmp_path, merge=True)
+    record = json.loads(path.read_text())
+    assert len(record["parts"]) == 1 and record["wall_seconds"] == 7.0
+    line = provenance(record)
+    assert "parts" not in line and "7.0 s wall time" in line and "settings: defaults" in line
+
+
 def test_merge_without_a_stored_result_writes_a_plain_one(tmp_path: Path) -> None:
     path = save_result("toy", {"a": 1.0}, wall_seconds=2.0, budget={}, folder=tmp_path, merge=True)
     record = json.loads(path.read_text())

@@ -21,7 +21,8 @@ Per study:
   ``best_fixed_split_seed<k>``, ``best_fixed_time_s_seed<k>``, ``agent_time_s_seed<k>`` and the rounds both took
   (``best_fixed_rounds_seed<k>``, ``agent_rounds_seed<k>``): the time is rounds times round length;
 - ``time_ratio_<strategy>`` / ``final_acc_<strategy>`` / ``dropout_rate_<strategy>`` /
-  ``rounds_to_target_<strategy>`` / ``mean_round_s_<strategy>`` for every strategy (fixed splits, random, greedy, both agent modes), means over seeds;
+  ``rounds_to_target_<strategy>`` / ``mean_round_s_<strategy>`` for every strategy (fixed splits, random, greedy,
+  fastest, both agent modes), means over seeds;
 - the ablations as ``time_ratio_dqn_client_m<M>`` (committee size) and
   ``time_ratio_dqn_client_decay<lambda>`` beside the default ``time_ratio_dqn_client``;
 - ``split_equivalence_max_err``: split training against unsplit training, every split point of the
