@@ -32,7 +32,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "report": ("SplitFLReport",),
     "spec": ("SplitFLJob", "prepare"),
     "split": ("equivalence_error", "make_round"),
-    "strategies": ("ClientAgent", "FixedSplit", "GreedyRule", "RandomSplit", "RoundAgent"),
+    "strategies": ("ClientAgent", "FastestSplit", "FixedSplit", "GreedyRule", "RandomSplit", "RoundAgent"),
     "study": ("Study", "run_study"),
 })
 
