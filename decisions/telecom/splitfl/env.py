@@ -166,15 +166,21 @@ def client_obs(
     return jnp.concatenate([scores, rates, head, ratio, energy]).astype(jnp.float32)
 
 
-def holdable_splits(costs: SplitCosts, client: Array) -> Array:
-    """``(L,)`` bool: the splits whose client part and a batch's activations fit ``client``'s memory.
+def holdable(costs: SplitCosts) -> Array:
+    """``(L, n)`` bool: per client, the splits whose client part and a batch's activations fit its memory.
 
-    Every split when none does (the client cannot train this round whatever it is told). The per-client
-    agent votes only among these (``strategies.client_decisions``): the server knows each device's memory
-    from its capability report, and a split the device cannot hold only makes it refuse the round.
+    Every split for a client none fits (it cannot train this round whatever it is told). The per-client
+    agent votes only among these (``strategies.client_decisions``) and the fastest-split rule chooses
+    among them: the server knows each device's memory from its capability report, and a split the device
+    cannot hold only makes it refuse the round.
     """
-    fits = costs.fits_memory[:, client]
-    return fits | ~jnp.any(fits)
+    fits = costs.fits_memory
+    return fits | ~jnp.any(fits, axis=0)
+
+
+def holdable_splits(costs: SplitCosts, client: Array) -> Array:
+    """``(L,)`` bool: ``holdable``'s splits of ``client``."""
+    return holdable(costs)[:, client]
 
 
 def client_share(

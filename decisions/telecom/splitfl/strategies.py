@@ -32,6 +32,7 @@ from jax import Array
 from decisions.telecom.splitfl import env as E
 from decisions.telecom.splitfl import fleet as fl
 from decisions.telecom.splitfl.agent import Committee
+from decisions.telecom.splitfl.costs import SplitCosts
 
 
 class Strategy(Protocol):
@@ -75,11 +76,15 @@ class RandomSplit:
         return np.full(pe.fleet.clients, self.rng.integers(1, pe.fleet.layers + 1), np.int32)
 
 
+def keeps_reserve(state: fl.FleetState, p: fl.FleetParams, costs: SplitCosts) -> Array:
+    """``(L, n)`` bool: the splits after whose round each client's battery is still above the reserve."""
+    return state.battery_j - costs.energy_j >= p.reserve * p.capacity_j
+
+
 @jax.jit
 def _greedy(state: fl.FleetState, p: fl.FleetParams) -> Array:
     costs = E.all_split_costs(state, p)
-    after = state.battery_j - costs.energy_j
-    ok = costs.fits_memory & (costs.round_time_s <= p.deadline_s) & (after >= p.reserve * p.capacity_j)
+    ok = costs.fits_memory & (costs.round_time_s <= p.deadline_s) & keeps_reserve(state, p, costs)
     kept = jnp.sum(ok & state.available, axis=1)
     every = kept == jnp.sum(state.available)
     splits = jnp.arange(1, p.layers + 1)
@@ -104,8 +109,8 @@ class GreedyRule:
 def fastest_splits(state: fl.FleetState, p: fl.FleetParams) -> Array:
     """``(n,)`` each client's fastest split it can hold that keeps its battery above the reserve (module docstring)."""
     costs = E.all_split_costs(state, p)
-    holds = costs.fits_memory | ~jnp.any(costs.fits_memory, axis=0)
-    keeps = holds & (state.battery_j - costs.energy_j >= p.reserve * p.capacity_j)
+    holds = E.holdable(costs)
+    keeps = holds & keeps_reserve(state, p, costs)
     allowed = jnp.where(jnp.any(keeps, axis=0), keeps, holds)
     return jnp.argmin(jnp.where(allowed, costs.round_time_s, jnp.inf), axis=0).astype(jnp.int32) + 1
 
