@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-all lint app bench data clean
+.PHONY: install demo test test-all lint docs app bench data clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,11 +19,16 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check decisions apps tests
+	$(BIN)/lint-imports --no-cache
 
-test: lint
+# The documentation site (mkdocs.yml) into site/; --strict fails on a broken link or an unreadable docstring.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+test: lint docs
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --max-worker-restart=0
 
-test-all: lint
+test-all: lint docs
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --max-worker-restart=0 -m ""
 
 app: $(STAMP)

@@ -12,7 +12,7 @@ import app_common
 import pandas as pd
 import streamlit as st
 
-from decisions.jobs.registry import DOMAINS, find
+from decisions.platform.registry import DOMAINS, find
 from decisions.store import RunStatus, database_url, get_run, list_runs
 from decisions.store.artifacts import location, read_bytes
 

@@ -6,6 +6,7 @@ folder of the main script (``apps/``) on ``sys.path`` while a page runs.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import math
 import os
@@ -18,9 +19,10 @@ from sqlalchemy import select
 from streamlit.delta_generator import DeltaGenerator
 
 from decisions.errors import InputError
-from decisions.jobs.domain import Domain
-from decisions.jobs.registry import DOMAINS
-from decisions.jobs.report import TablesReport
+from decisions.kit.domain import Domain
+from decisions.kit.report import TablesReport
+from decisions.platform.record import execute_domain, load_run_report
+from decisions.platform.registry import DOMAINS
 from decisions.store import Run, RunRecord, RunStatus, artifacts_root, get_run, session_scope
 
 PASSWORD_ENV = "DECISIONS_APP_PASSWORD"
@@ -195,7 +197,7 @@ def load_report(domain: Domain, run_id: int, url: str | None) -> tuple[TablesRep
     if record.kind != domain.name:
         raise InputError("run", f"run {run_id} is a {record.kind} run, not {domain.name}")
     try:
-        return domain.report_model.load(record), record
+        return load_run_report(domain, record), record
     except (OSError, ValueError) as exc:
         if record.status is not RunStatus.SUCCEEDED:
             raise InputError("run", no_report_reason(record)) from None
@@ -302,7 +304,7 @@ def execute_with_status(
 
     Args:
         job: the prepared job (``DOMAIN.prepare(spec)``; its ``name`` labels the box).
-        execute: the domain's ``DOMAIN.execute`` (``execute(job, *, url, progress) -> run_id``).
+        execute: the domain's ``execute_domain`` bound to the domain (``execute(job, *, url, progress) -> run_id``).
         load: ``load(run_id, url) -> report`` reading the recorded run back, e.g.
             ``report_loader(DOMAIN)``.
         url: run store URL.
@@ -359,7 +361,7 @@ def run_from_form(
     A bad form shows one error line naming the field (``InputError``) and records nothing.
 
     Args:
-        domain: the page's domain (``DOMAIN.prepare`` validates the spec, ``DOMAIN.execute`` runs it).
+        domain: the page's domain (``DOMAIN.prepare`` validates the spec, ``execute_domain`` runs it).
         spec: ``spec(output_dir) -> job spec`` of the form's values (``output_dir``: ``artifacts_dir(url)``);
             may raise ``InputError``.
         load: ``load(run_id, url) -> report`` reading the recorded run back (``execute_with_status``).
@@ -380,7 +382,7 @@ def run_from_form(
     except InputError as err:
         st.error(str(err))
         return None
-    outcome = execute_with_status(job, domain.execute, load, url)
+    outcome = execute_with_status(job, functools.partial(execute_domain, domain), load, url)
     if outcome is None:
         return None
     run_id, report = outcome

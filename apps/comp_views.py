@@ -46,11 +46,14 @@ SCALES = {
 """The evaluation's normalised scores, by column, with their axis titles."""
 
 def shipped_folder(joint: bool = False) -> Path | None:
-    """The study folder shipped with the package (trained experts, models, demos), if present: the first
-    study's, or with ``joint`` the joint-transmission study's."""
-    from decisions.telecom.comp import JOINT_STUDY, SHIPPED_STUDY
+    """The shipped study folder (trained experts, models, demos; ``decisions.kit.shipped``), if present: the
+    first study's, or with ``joint`` the joint-transmission study's."""
+    from decisions.telecom.comp import joint_study, shipped_study
 
-    folder = JOINT_STUDY if joint else SHIPPED_STUDY
+    try:
+        folder = joint_study() if joint else shipped_study()
+    except FileNotFoundError:
+        return None
     return folder if folder.is_dir() else None
 
 

@@ -11,10 +11,7 @@ never merged into one number:
   pedestrians are two choices (``"cologne1"``, ``"cologne1 (no pedestrians)"``);
 - ``controller_table``: one row per controller of a scenario, both groups' figures side by side;
 - ``distribution_frame`` / ``distribution_chart``: per-seed figures of every controller (box and points);
-- ``replay_controllers`` / ``default_replay_controllers`` / ``signals`` / ``replay_frame`` / ``replay_chart``: the green phase of one signal over time, per controller;
-- ``frontier_frame`` / ``frontier_chart``: vehicle delay against pedestrian p95 wait as the fairness
-  weight moves, with every baseline as a reference point;
-- ``training_frame`` / ``training_chart``: episode return against decisions trained, per agent;
+- phase replays, the fairness-weight frontier and training curves: :mod:`traffic_replay_views`;
 - ``headline`` / ``ratio_table`` / ``choice_text``: the figures and the lines on top of the report.
 """
 
@@ -67,13 +64,13 @@ COLUMN_LABELS = {
     "ped_wait_mean": "pedestrians: mean wait (s)",
     "ped_wait_p95": "pedestrians: p95 wait (s)",
     "ped_wait_max": "pedestrians: max wait (s)",
-    "ped_timeloss_mean": "pedestrians: mean time loss (s)",
+    "ped_timeloss_mean": "pedestrians: mean time loss, finished walks (s)",
     "ped_throughput": "pedestrians: arrived",
     "ped_veh_ratio": "ped/veh mean ratio",
     "jain_individual": "Jain (individuals)",
     "jain_groups": "Jain (group means)",
     "uninserted_vehicles": "vehicles never inserted",
-    "unfinished_pedestrians": "pedestrians unfinished",
+    "unfinished_pedestrians": "pedestrians still walking at the end",
     "sim_seconds_per_wall_second": "sim s per wall s",
 }
 """Column headings of the per-controller table and axis titles of the charts."""
@@ -270,184 +267,6 @@ def distribution_chart(frame: pd.DataFrame, *, width: int = 320) -> alt.HConcatC
                                alt.Tooltip("value:Q", title=title, format=",.1f")])
         panels.append(alt.layer(box, points).properties(width=width, height=max(120, 26 * len(order))))
     return alt.hconcat(*panels).resolve_scale(x="independent")
-
-
-def replay_controllers(replays: pd.DataFrame, summary: pd.DataFrame, scenario: str,
-                       pedestrians: bool = True) -> list[str]:
-    """The controllers with a phase replay of a scenario, in ``controller_order``.
-
-    Where the replays do not say whether pedestrians ran (no ``pedestrians`` column), only the
-    controllers the summary lists for the chosen variant are offered (the plain variant's ``dqn``, not
-    the fair agent of the pedestrian run).
-    """
-    names = list(of_scenario(replays, scenario, pedestrians)["controller"].astype(str))
-    if "pedestrians" not in replays and not summary.empty:
-        ran = set(of_scenario(summary, scenario, pedestrians)["controller"].astype(str))
-        names = [n for n in names if n in ran]
-    return controller_order(names)
-
-
-def default_replay_controllers(available: Sequence[str]) -> list[str]:
-    """The controllers a replay shows first: the fair agent (or the plain one), fixed-time and max-pressure
-    (the first available one when none of them is)."""
-    chosen = [c for c in ("dqn_fair", "dqn", "fixed", "max_pressure") if c in available]
-    return chosen or list(available[:1])
-
-
-def signals(replays: pd.DataFrame, scenario: str, pedestrians: bool | None = None) -> list[str]:
-    """The signals a scenario's replays hold, in the table's order."""
-    rows = of_scenario(replays, scenario, pedestrians)
-    return list(dict.fromkeys(rows["signal"].astype(str))) if "signal" in rows else []
-
-
-def replay_frame(replays: pd.DataFrame, scenario: str, controllers: Sequence[str],
-                 signal: str | None = None, pedestrians: bool | None = None) -> pd.DataFrame:
-    """The green phase of one signal over time, per controller, as intervals.
-
-    Args:
-        replays: the report's ``replays`` table (``scenario, controller, signal, time_s, phase``).
-        scenario: the scenario.
-        controllers: which controllers, in display order.
-        signal: which signal (default: the first of the scenario).
-        pedestrians: with or without pedestrians, where the table says (None: any).
-
-    Returns:
-        ``controller, label, signal, time_s, time_end, phase``: each row holds its phase until the next
-        row's time (the last one for the table's usual step), controllers in the order given.
-    """
-    columns = ["controller", "label", "signal", "time_s", "time_end", "phase"]
-    rows = of_scenario(replays, scenario, pedestrians)
-    rows = rows[rows["controller"].astype(str).isin([str(c) for c in controllers])]
-    if rows.empty:
-        return pd.DataFrame(columns=columns)
-    if "signal" in rows:
-        rows = rows[rows["signal"].astype(str) == str(signal if signal is not None else rows["signal"].iloc[0])]
-    else:
-        rows = rows.assign(signal="")
-    parts = []
-    for controller in controllers:
-        part = rows[rows["controller"].astype(str) == str(controller)].sort_values("time_s", kind="stable").copy()
-        if part.empty:
-            continue
-        times = part["time_s"].astype(float)
-        steps = times.diff().dropna()
-        step = float(steps.median()) if not steps.empty and steps.median() > 0 else 1.0
-        part["time_end"] = times.shift(-1).fillna(times.iloc[-1] + step)
-        part["controller"] = str(controller)
-        part["label"] = controller_label(controller)
-        parts.append(part)
-    if not parts:
-        return pd.DataFrame(columns=columns)
-    out = pd.concat(parts, ignore_index=True)
-    out["signal"] = out["signal"].astype(str)
-    out["phase"] = pd.to_numeric(out["phase"], errors="coerce").astype("Int64")
-    return out[columns]
-
-
-def replay_chart(frame: pd.DataFrame, *, height_per_controller: int = 34) -> alt.Chart:
-    """One lane per controller: the index of the green phase as a coloured band over simulated time."""
-    order = list(dict.fromkeys(frame["label"]))
-    phases = sorted(int(p) for p in frame["phase"].dropna().unique())
-    return alt.Chart(frame).mark_rect().encode(
-        x=alt.X("time_s:Q", title="simulated time (s)", scale=alt.Scale(zero=False)),
-        x2="time_end:Q",
-        y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=200)),
-        color=alt.Color("phase:N", title="green phase", sort=phases, legend=alt.Legend(orient="top")),
-        tooltip=[alt.Tooltip("label:N", title="controller"), "signal:N", "phase:N",
-                 alt.Tooltip("time_s:Q", title="from (s)"), alt.Tooltip("time_end:Q", title="to (s)")],
-    ).properties(height=max(80, height_per_controller * len(order)))
-
-
-def frontier_frame(frontier: pd.DataFrame, summary: pd.DataFrame, scenario: str) -> pd.DataFrame:
-    """The fairness sweep of a scenario with every baseline as a reference point.
-
-    Args:
-        frontier: the report's ``frontier`` table (``scenario, fairness_weight, veh_delay_mean,
-            ped_wait_p95, ped_wait_mean``; weight 0 is the vehicle-only agent).
-        summary: the report's ``summary`` table (its baselines with pedestrians give the references).
-        scenario: the scenario.
-
-    Returns:
-        ``label, kind (sweep | baseline), fairness_weight, veh_delay_mean, ped_wait_p95, ped_wait_mean``:
-        the sweep by ascending weight, then the baselines in the spec's order; rows whose vehicle delay
-        or pedestrian p95 is missing are left out.
-    """
-    columns = ["label", "kind", "fairness_weight", "veh_delay_mean", "ped_wait_p95", "ped_wait_mean"]
-    figures = ["veh_delay_mean", "ped_wait_p95", "ped_wait_mean"]
-    sweep = of_scenario(frontier, scenario).copy()
-    if not sweep.empty:
-        sweep["fairness_weight"] = pd.to_numeric(sweep["fairness_weight"], errors="coerce")
-        sweep = sweep.sort_values("fairness_weight", kind="stable")
-        sweep["label"] = [f"weight {w:g}" + (" (vehicle-only)" if w == 0 else "") for w in sweep["fairness_weight"]]
-        sweep["kind"] = "sweep"
-    rows = of_scenario(summary, scenario, True)
-    base = rows[rows["controller"].astype(str).isin(BASELINES)].copy()
-    if not base.empty:
-        base["controller"] = base["controller"].astype(str)
-        base = base.set_index("controller", drop=False).loc[controller_order(list(base["controller"]))]
-        base["label"] = base["controller"].map(controller_label)
-        base["kind"] = "baseline"
-        base["fairness_weight"] = math.nan
-    parts = [p.reindex(columns=columns) for p in (sweep, base) if not p.empty]
-    if not parts:
-        return pd.DataFrame(columns=columns)
-    out = pd.concat(parts, ignore_index=True)
-    for column in ["fairness_weight", *figures]:
-        out[column] = pd.to_numeric(out[column], errors="coerce")
-    return out.dropna(subset=["veh_delay_mean", "ped_wait_p95"]).reset_index(drop=True)
-
-
-def frontier_chart(frame: pd.DataFrame, *, height: int = 340) -> alt.LayerChart:
-    """Vehicle mean delay against pedestrian p95 wait: the sweep as a line through its weights, the
-    baselines as labelled grey squares."""
-    x = alt.X("veh_delay_mean:Q", title=COLUMN_LABELS["veh_delay_mean"], scale=alt.Scale(zero=False))
-    y = alt.Y("ped_wait_p95:Q", title=COLUMN_LABELS["ped_wait_p95"], scale=alt.Scale(zero=False))
-    tooltip = ["label:N", "kind:N", alt.Tooltip("fairness_weight:Q", format="g"),
-               alt.Tooltip("veh_delay_mean:Q", format=",.1f"), alt.Tooltip("ped_wait_p95:Q", format=",.1f"),
-               alt.Tooltip("ped_wait_mean:Q", format=",.1f")]
-    sweep = alt.Chart(frame).transform_filter(alt.datum.kind == "sweep").encode(
-        x=x, y=y, order=alt.Order("fairness_weight:Q"), tooltip=tooltip)
-    base = alt.Chart(frame).transform_filter(alt.datum.kind == "baseline").encode(x=x, y=y, tooltip=tooltip)
-    return alt.layer(
-        sweep.mark_line(color="#4c78a8"),
-        sweep.mark_point(filled=True, size=70, color="#4c78a8"),
-        sweep.mark_text(align="left", dx=7, dy=-7, color="#4c78a8").encode(text="label:N"),
-        base.mark_square(size=70, color="#7f7f7f"),
-        base.mark_text(align="left", dx=7, dy=7, color="#7f7f7f").encode(text="label:N"),
-    ).properties(height=height)
-
-
-def training_frame(training: pd.DataFrame, scenario: str, pedestrians: bool = True) -> pd.DataFrame:
-    """Episode return against decisions trained of each agent of a scenario.
-
-    Returns:
-        ``agent, label, env_steps, episode_return``, agents in ``controller_order``, steps ascending;
-        rows without a return are left out.
-    """
-    columns = ["agent", "label", "env_steps", "episode_return"]
-    rows = of_scenario(training, scenario, pedestrians)
-    if rows.empty:
-        return pd.DataFrame(columns=columns)
-    rows = rows.assign(agent=rows["agent"].astype(str),
-                       env_steps=pd.to_numeric(rows["env_steps"], errors="coerce"),
-                       episode_return=pd.to_numeric(rows["episode_return"], errors="coerce"))
-    rows = rows.dropna(subset=["env_steps", "episode_return"])
-    order = {a: i for i, a in enumerate(controller_order(list(rows["agent"])))}
-    rows = rows.assign(_order=rows["agent"].map(order)).sort_values(["_order", "env_steps"], kind="stable")
-    rows["label"] = rows["agent"].map(controller_label)
-    return rows[columns].reset_index(drop=True)
-
-
-def training_chart(frame: pd.DataFrame, *, height: int = 280) -> alt.Chart:
-    """One line per agent: episode return against decisions (signal-steps) trained."""
-    order = list(dict.fromkeys(frame["label"]))
-    return alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("env_steps:Q", title="decisions trained"),
-        y=alt.Y("episode_return:Q", title="episode return", scale=alt.Scale(zero=False)),
-        color=alt.Color("label:N", title=None, sort=order, legend=alt.Legend(orient="top", labelLimit=0)),
-        tooltip=[alt.Tooltip("label:N", title="agent"), alt.Tooltip("env_steps:Q", format=","),
-                 alt.Tooltip("episode_return:Q", format=",.2f")],
-    ).properties(height=height)
 
 
 RATIOS = (

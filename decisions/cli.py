@@ -28,6 +28,8 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
 
 console = Console()
+
+
 @app.command()
 @clean_errors
 def demo(
@@ -35,7 +37,7 @@ def demo(
     out: Annotated[Path | None, typer.Option(help="Folder for tables and the chart.")] = None,
 ) -> None:
     """The main job: SNAPO on the default 365-day stochastic gas storage scenario against every baseline."""
-    from decisions.jobs.registry import MAIN
+    from decisions.platform.registry import MAIN
 
     demo_spec = MAIN.demo_spec or {}
     spec = {section: dict(table) for section, table in demo_spec.items()}
@@ -61,8 +63,8 @@ def run(
     ] = None,
 ) -> None:
     """Run a job spec (or a sweep of them); each job is a recorded run."""
-    from decisions.jobs.execute import choose_runner
-    from decisions.jobs.spec import expand_sweep, load_toml
+    from decisions.kit.spec import expand_sweep, load_toml
+    from decisions.platform.execute import choose_runner
 
     runner = choose_runner(backend, workers=workers, address=address)  # bad options fail before the spec is read
     spec = load_toml(spec_file)
@@ -70,16 +72,15 @@ def run(
 
 
 def _interrupt_on_sigterm() -> None:
-    """Turn SIGTERM (a killed batch job, a scheduler's timeout) into KeyboardInterrupt, so the
-    run being recorded is marked interrupted instead of staying "running" forever."""
-    from decisions.jobs.interrupt import raise_on_sigterm
+    """Make SIGTERM interrupt the job like Ctrl-C, so its run is recorded as interrupted."""
+    from decisions.platform.interrupt import raise_on_sigterm
 
     raise_on_sigterm()  # raises Terminated (a KeyboardInterrupt): the run is recorded as interrupted
 
 
 def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: int, runner: Any = None) -> None:
     _interrupt_on_sigterm()
-    from decisions.jobs.execute import execute_specs, prepare_specs
+    from decisions.platform.execute import execute_specs, prepare_specs
 
     prepared = prepare_specs(specs, base_dir)  # validates every job before any run starts
     outcomes = _interruptible(
@@ -91,7 +92,7 @@ def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: i
 def _interruptible(execute: Callable[[Any], list[Any]]) -> list[Any]:
     """Run ``execute(progress)`` with a progress display; a stop (Ctrl-C, SIGTERM) prints its summary and exits."""
     from decisions.core.progress import rich_progress
-    from decisions.jobs.interrupt import JobsInterrupted, exit_now
+    from decisions.platform.interrupt import JobsInterrupted, exit_now
 
     try:
         with rich_progress() as progress:
@@ -149,7 +150,7 @@ def runs_show(run_id: Annotated[int, typer.Argument(help="Run id.")]) -> None:
 
 def _headline(kind: str) -> tuple[str, ...]:
     """The headline metric names of a run kind (its domain's), or none for an unknown kind."""
-    from decisions.jobs.registry import find
+    from decisions.platform.registry import find
 
     domain = find(kind)
     return domain.headline if domain is not None else ()
@@ -238,7 +239,7 @@ def runs_resume(run_id: Annotated[int, typer.Argument(help="Run id (lost, interr
     Building, wealth and CoMP jobs checkpoint their trainers, so at most one checkpoint interval is redone.
     """
     _interrupt_on_sigterm()
-    from decisions.jobs.execute import execute_resume, prepare_resume
+    from decisions.platform.execute import execute_resume, prepare_resume
 
     prepared = prepare_resume(run_id)  # refuses a missing, succeeded, alive or non-resumable run
     err_console.print(f"resuming run {run_id} ({prepared.kind}/{prepared.job.name}): {prepared.point.summary()}",
@@ -304,7 +305,7 @@ def _print_comparison(path: Path) -> None:
 def bench(
     name: Annotated[
         str | None,
-        typer.Argument(help="Benchmark to run (a domain, or 'agents'); 'report' rewrites the README's tables."),
+        typer.Argument(help="Benchmark to run (a domain, or 'agents'); 'report' rewrites the README's and docs' tables."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     settings: Annotated[
@@ -320,11 +321,11 @@ def bench(
     ] = False,
     run_all: Annotated[bool, typer.Option("--all", help="Run every benchmark in turn (with --save: store each).")] = False,
     check: Annotated[
-        bool, typer.Option("--check", help="With 'report': only check the README against the stored results.")
+        bool, typer.Option("--check", help="With 'report': only check the README and docs against the stored results.")
     ] = False,
 ) -> None:
-    """Run a benchmark and print its figures; ``bench report`` regenerates the README's figure tables."""
-    from decisions.jobs import benches
+    """Run a benchmark and print its figures; ``bench report`` regenerates the README's and docs' figure tables."""
+    from decisions.platform import benches
 
     if name == "report":
         _bench_report(check)
@@ -341,8 +342,8 @@ def bench(
 
 def _run_one_bench(name: str, settings: list[str], *, as_json: bool, save: bool, merge: bool = False) -> None:
     """Run bench ``name`` with its overrides; print its figures (a table, or one JSON line) and store them."""
-    from decisions.jobs import benches
-    from decisions.jobs.bench_store import git_commit, parse_overrides, save_result
+    from decisions.platform import benches
+    from decisions.platform.bench_store import git_commit, parse_overrides, save_result
 
     budget = parse_overrides(settings, benches.module(name).run_bench)
     commit = git_commit() if save else None  # the code that runs, whatever is committed meanwhile
@@ -363,24 +364,38 @@ def _run_one_bench(name: str, settings: list[str], *, as_json: bool, save: bool,
 
 
 def _bench_report(check: bool) -> None:
-    """Regenerate (or, with ``check``, verify) the README's tables from ``benchmarks/*.json``."""
-    from decisions.jobs.bench_report import README, stale_blocks, update_readme
-    from decisions.jobs.benches import readme_tables
+    """Regenerate (or, with ``check``, verify) the README's and docs' tables from ``benchmarks/*.json``."""
+    from decisions.platform.bench_report import report_files, stale_files, update_files
+    from decisions.platform.benches import generated_tables
 
-    tables = readme_tables()
+    tables, files = generated_tables(), report_files()
     if check:
-        stale = stale_blocks(README.read_text(), tables)
+        stale = stale_files(tables, files)
         if stale:
             raise InputError("README.md", f"tables {stale} disagree with benchmarks/*.json (run `decisions bench report`)")
-        console.print(f"README tables agree with benchmarks/*.json ({', '.join(sorted(tables))})")
+        console.print(f"README and docs tables agree with benchmarks/*.json ({', '.join(sorted(tables))})")
         return
-    changed = update_readme(tables)
-    console.print(f"README tables rewritten: {', '.join(changed) or 'none changed'}")
+    changed = update_files(tables, files)
+    console.print(f"README and docs tables rewritten: {', '.join(changed) or 'none changed'}")
 
 
 def _console_progress(task: str, done: int, total: int) -> None:
     if done == total:
         err_console.print(f"  {task}: done", highlight=False)
+
+
+@app.command("new-domain")
+@clean_errors
+def new_domain(
+    target: Annotated[str, typer.Argument(help="AREA/NAME of the new domain, e.g. energy/heat_pump.")],
+    root: Annotated[Path, typer.Option(help="The source checkout to write into.")] = Path(__file__).resolve().parent.parent,
+) -> None:
+    """Write a working domain skeleton (package, example, app page, test) and register it."""
+    from decisions.platform.scaffold import create_domain
+
+    for path in create_domain(target, root):
+        console.print(f"  {path.relative_to(root)}", highlight=False)
+    console.print("Next: replace its problem, keeping the shape (docs/contributing.md).")
 
 
 @app.command("app")

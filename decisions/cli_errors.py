@@ -42,10 +42,9 @@ def clean_errors(func: F) -> F:
 def _exit_code(exc: Exception) -> int | None:
     """2 for bad input (a spec, a field, an unknown run), 1 for a failed run, None for anything else.
 
-    The run store is not imported here (it costs half a second before a spec is validated):
-    a ``RunNotFoundError`` can only come from its module once that is loaded.
+    The run store is only looked up, not imported: a ``RunNotFoundError`` needs it loaded.
     """
-    from decisions.jobs.spec import SpecError
+    from decisions.kit.spec import SpecError
 
     repository = sys.modules.get("decisions.store.repository")
     if isinstance(exc, InputError | SpecError) or (

@@ -11,11 +11,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class InputError(ValueError):
-    """Bad user input, reported as ``field: problem`` on one line.
-
-    Raised at the edge (scenario models, CSV/TOML readers, CLI); the CLI turns it
-    into exit code 2 with the message and no traceback.
-    """
+    """Bad user input, reported as ``field: problem`` on one line (the CLI exits with code 2)."""
 
     def __init__(self, field: str, problem: str) -> None:
         self.field = field
@@ -24,29 +20,16 @@ class InputError(ValueError):
 
 
 def error_line(exc: BaseException) -> str:
-    """Describe an exception on one line.
-
-    Args:
-        exc: The exception.
-
-    Returns:
-        ``"ExceptionType: message"`` with whitespace collapsed, or just the
-        type name when the message is empty.
-    """
+    """``"ExceptionType: message"`` with whitespace collapsed, or the type name for an empty message."""
     message = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def validate_input(model: type[M], data: object, *, prefix: str) -> M:
-    """Validate user data into a pydantic model, raising a one-line ``InputError`` naming the field.
+    """Validate ``data`` (found at dotted path ``prefix`` of the user's input) into ``model``.
 
-    Args:
-        model: the pydantic model class.
-        data: the mapping to validate (from TOML, JSON or a form).
-        prefix: dotted path of ``data`` in the user's input (e.g. ``"scenario"``).
-
-    Returns:
-        The validated model.
+    Raises:
+        InputError: naming the first bad field.
     """
     try:
         return model.model_validate(data)
@@ -55,19 +38,10 @@ def validate_input(model: type[M], data: object, *, prefix: str) -> M:
 
 
 def from_validation_error(exc: ValidationError, *, prefix: str = "", data: object = None) -> InputError:
-    """Turn a pydantic ``ValidationError`` into an ``InputError`` for its first problem.
+    """An ``InputError`` for the first problem of ``exc``, its field the dotted location as the user wrote it.
 
-    Pydantic puts the member tag of a union (``float``, ``RatchetCurve``,
-    ``seasonal_ou``, ...) into error locations; those parts are dropped so the
-    field reads as the user wrote it (``scenario.prices.volatility``).
-
-    Args:
-        exc: the pydantic error.
-        prefix: dotted path to prepend to the field location (e.g. ``"scenario"``).
-        data: the mapping that was validated; lets union tags be told from the user's keys.
-
-    Returns:
-        An ``InputError`` whose field is the dotted location of the first error.
+    ``prefix`` is prepended to the field; ``data`` (the validated mapping) tells union tags,
+    which are dropped, from the user's keys.
     """
     errors = sorted(exc.errors(), key=lambda err: err.get("type") in _WRONG_KIND)  # stable: keeps order otherwise
     first = errors[0]
@@ -81,7 +55,7 @@ def from_validation_error(exc: ValidationError, *, prefix: str = "", data: objec
 
 
 _WRONG_KIND = {"float_type", "float_parsing", "int_type", "int_parsing", "model_type", "dict_type", "model_attributes_type"}
-"""Error types that mostly say "another member of the union was meant": reported only if nothing better."""
+"""Error types that mostly say another member of the union was meant: reported last."""
 
 
 def _user_location(loc: tuple, data: object) -> list[str]:

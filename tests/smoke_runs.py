@@ -12,14 +12,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from decisions.jobs import registry
+from decisions.platform import benches, registry
 
 
 @functools.cache
 def _bench(name: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     domain = registry.get(name)
     tasks: list[str] = []
-    figures = domain.run_bench(lambda task, done, total: tasks.append(task), **domain.smoke_budget)
+    figures = benches.run(domain.name, lambda task, done, total: tasks.append(task), **domain.smoke_budget)
     return figures, tuple(tasks)
 
 

@@ -113,7 +113,7 @@ def test_failed_run_is_recorded(tmp_path: Path, store: str, monkeypatch: pytest.
 
 
 def test_bench_without_a_name_lists_the_registry_names() -> None:
-    from decisions.jobs.registry import names
+    from decisions.platform.registry import names
 
     result = runner.invoke(app, ["bench"])
     _one_line_error(result, "name")
@@ -127,7 +127,7 @@ def test_a_bench_setting_it_does_not_have_is_one_line_error() -> None:
 
 
 def test_unknown_benchmark_lists_the_same_names() -> None:
-    from decisions.jobs.registry import names
+    from decisions.platform.registry import names
 
     result = runner.invoke(app, ["bench", "no-such-bench"])
     _one_line_error(result, "name")
@@ -153,7 +153,7 @@ def test_bench_report_check_passes_when_the_readme_agrees_with_the_stored_result
 def test_a_bad_or_missing_kind_names_job_kind_and_lists_the_domains(
     tmp_path: Path, store: str, job_table: str, problem: str
 ) -> None:
-    from decisions.jobs.registry import names
+    from decisions.platform.registry import names
 
     result = runner.invoke(app, ["run", str(_write(tmp_path, f'[job]\nname = "x"\n{job_table}\n'))])
     _one_line_error(result, "job.kind")

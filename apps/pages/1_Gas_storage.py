@@ -1,6 +1,6 @@
 """Gas storage page: edit a facility, its prices and forward curve, run SNAPO against the baselines.
 
-The run goes through the domain's ``DOMAIN.execute``, so it is recorded in the
+The run goes through ``execute_domain``, so it is recorded in the
 run store like a CLI run; the page then reopens the recorded report
 (``GasStorageReport.load``) and draws it. ``?run=<id>`` opens the report of a
 recorded run. The page imports the domain's package API only.

@@ -1,6 +1,6 @@
 """Pharma process page: set the CPP ranges, specifications and budgets; optimise the chain's profiles.
 
-The run goes through the domain's ``DOMAIN.execute``, so it is recorded in the run store
+The run goes through ``execute_domain``, so it is recorded in the run store
 like a CLI run; the page then reopens the recorded report (``PharmaReport.load``) and draws the chain's
 temperature profiles, the CQA table against the specifications, SNAPO against the best
 constant operation, the CQA x CPP sensitivity heat map, the design-space map and the training

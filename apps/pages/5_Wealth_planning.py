@@ -2,7 +2,7 @@
 
 An adviser enters the horizon, the initial wealth, a yearly saving (or withdrawal) over a span
 of years and the client's goals (each with a full and optionally a partial funding option). The
-run goes through the domain's ``DOMAIN.execute``, so it is recorded in the run store like a CLI
+run goes through ``execute_domain``, so it is recorded in the run store like a CLI
 run; the page then reopens the recorded report (``WealthReport.load``) and shows the expected utility of
 the planner, the exact DP and the funding-ratio rule on common paths, each goal's funding
 probability, the wealth fan and the plan (portfolio and goal option by year and wealth).
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import app_common
 import streamlit as st
+import wealth_form
 import wealth_views
 
 from decisions.finance.wealth import DOMAIN
@@ -22,11 +23,11 @@ QUERY_KEY = "wealth_query_run"
 
 # The example client prefills the form (no bare string literals at module level here:
 # Streamlit's "magic" would print them).
-CLIENT = wealth_views.example_client()
+CLIENT = wealth_form.example_client()
 
 
 def form_inputs() -> dict:
-    """The client and evaluation inputs; returns the form for ``wealth_views.job_spec``."""
+    """The client and evaluation inputs; returns the form for ``wealth_form.job_spec``."""
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Client")
@@ -153,7 +154,7 @@ app_common.open_requested_run(wealth_views.load_run, url=url, query_key=QUERY_KE
 form = form_inputs()
 if st.button("Plan", type="primary", key="plan"):
     app_common.run_from_form(
-        DOMAIN, lambda output_dir: wealth_views.job_spec(form, output_dir), wealth_views.load_run, url,
+        DOMAIN, lambda output_dir: wealth_form.job_spec(form, output_dir), wealth_views.load_run, url,
         report_key=REPORT_KEY,
     )
 

@@ -1,6 +1,6 @@
 """CoMP cell selection page: pick a network (task) and policies, watch one episode on a map, compare.
 
-The operator picks a study (the joint-transmission networks of issue 25, rates from the SINR with
+The operator picks a study (the joint-transmission networks, rates from the SINR with
 interference, or the first study's mobile-env networks), a task of it (cells, users, scheduler),
 the policies to compare and a seed; the page simulates one episode per policy on the same users
 and movement (common random numbers) and shows the network map with the serving links at any
@@ -36,7 +36,7 @@ from decisions.telecom.comp import (
     replay,
     task_by_name,
 )
-from decisions.telecom.comp.folder import evaluation_table
+from decisions.telecom.comp.study.folder import evaluation_table
 
 TRACES_KEY = "comp_traces"
 REPORT_KEY = "comp_report"
@@ -44,7 +44,7 @@ RUN_ID_KEY = "comp_run_id"
 QUERY_KEY = "comp_query_run"
 # The studies the page offers: label, training and unseen tasks (a comment: Streamlit would print a bare string).
 STUDIES = {
-    "joint": ("Joint transmission (SINR with interference, issue 25)", JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS),
+    "joint": ("Joint transmission (SINR with interference)", JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS),
     "parity": ("mobile-env networks (SNR, the first study)", TRAINING_TASKS, UNSEEN_TASKS),
 }
 UNSEEN_NAMES = {t.name for t in (*UNSEEN_TASKS, *JOINT_UNSEEN_TASKS)}

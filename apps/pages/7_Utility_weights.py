@@ -1,7 +1,7 @@
 """Utility weights page: tune each request's utility-weight vector, sweep the engagement-revenue front,
 choose the operating point to deploy.
 
-The run goes through the domain's ``DOMAIN.execute``, so it is recorded in the run store like a
+The run goes through ``execute_domain``, so it is recorded in the run store like a
 CLI run; the page then reopens the recorded report (``UtilityReport.load``) and draws the front of
 every method (exact on the simulator, the learnt points with their off-policy estimates), the
 table of the learnt operating points, the choice of the point to deploy with the history of
@@ -13,18 +13,13 @@ recorded run. The page imports the domain's package API only.
 from __future__ import annotations
 
 import app_common
+import page_skeleton
 import streamlit as st
 import utility_views
 
 from decisions.errors import InputError
 from decisions.recsys.utility import DOMAIN, UtilityReport
 from decisions.store import RunNotFoundError, deployments
-
-REPORT_KEY = "utility_report"
-RUN_ID_KEY = "utility_run_id"
-QUERY_KEY = "utility_query_run"
-
-load_report = app_common.report_loader(DOMAIN)  # run id, url -> UtilityReport
 
 # Budgets small enough for an interactive run of a minute or two on a CPU (no bare string
 # literals at module level here: Streamlit's "magic" would print them).
@@ -210,11 +205,12 @@ def show_drift(report: UtilityReport, run_id: int) -> None:
     """The drifting-preferences scenario, when the run simulated it."""
     if report.drift.empty:
         return
-    st.subheader("Drifting preferences")
-    st.caption("Lambda utility per day (exact) of the policy trained on day 0 against the one retrained on the "
-               "day before, and the same for the best global weights.")
-    st.altair_chart(utility_views.drift_chart(report.drift), width="stretch")
-    app_common.download_csv(report.drift, "drift", run_id)
+    page_skeleton.chart_section(
+        "Drifting preferences",
+        "Lambda utility per day (exact) of the policy trained on day 0 against the one retrained on the "
+        "day before, and the same for the best global weights.",
+        utility_views.drift_chart(report.drift), download=(report.drift, "drift", run_id),
+    )
 
 
 def show_open_bandit(report: UtilityReport, run_id: int) -> None:
@@ -243,27 +239,17 @@ def show_report(report: UtilityReport, run_id: int, url: str) -> None:
     show_open_bandit(report, run_id)
 
 
-url = app_common.page_header(
-    DOMAIN,
-    ":material/tune:",
-    "A recommender ranks by a weighted sum of its predicted outcomes (save, hide, revenue). A one-step "
-    "RL agent, a Q-network trained offline on exploration logs, chooses that utility-weight vector per "
-    "request. Lambda sweeps the trade-off from engagement (0) to revenue (1), and every point of the "
-    "sweep is a deployable operating policy. Values are exact on the simulator; off-policy estimates "
-    "from held-out logs come with 95% intervals."
-)
-
-app_common.open_requested_run(
-    load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
-)
-
-settings = settings_inputs()
-
-if st.button("Run", type="primary", key="run"):
-    app_common.run_from_form(
-        DOMAIN, lambda output_dir: job_spec(settings, output_dir), load_report, url,
-        report_key=REPORT_KEY, run_id_key=RUN_ID_KEY,
-    )
-
-if REPORT_KEY in st.session_state:
-    show_report(st.session_state[REPORT_KEY], st.session_state[RUN_ID_KEY], url)
+page_skeleton.run_page(page_skeleton.DomainPage(
+    domain=DOMAIN,
+    icon=":material/tune:",
+    intro=(
+        "A recommender ranks by a weighted sum of its predicted outcomes (save, hide, revenue). A one-step "
+        "RL agent, a Q-network trained offline on exploration logs, chooses that utility-weight vector per "
+        "request. Lambda sweeps the trade-off from engagement (0) to revenue (1), and every point of the "
+        "sweep is a deployable operating policy. Values are exact on the simulator; off-policy estimates "
+        "from held-out logs come with 95% intervals."
+    ),
+    settings=settings_inputs,
+    job_spec=job_spec,
+    show=show_report,
+))

@@ -1,7 +1,7 @@
 """Split learning page: where to split a network between edge devices and the server, round by round
 or client by client, against fixed splits and plain FedAvg.
 
-The run goes through the domain's ``DOMAIN.execute``, so it is recorded in the run store like a
+The run goes through ``execute_domain``, so it is recorded in the run store like a
 CLI run; the page then reopens the recorded report (``SplitFLReport.load``, the CSV tables read
 back) and draws the headline figures, test accuracy per round and against the simulated wall
 clock per strategy, a strategy's chosen split beside the devices' battery and CPU (per tier or per
@@ -14,18 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 import app_common
+import page_skeleton
+import splitfl_device_views
 import splitfl_views
 import streamlit as st
 
 from decisions.errors import InputError
 from decisions.store import RunNotFoundError, get_run
 from decisions.telecom.splitfl import DOMAIN, SplitFLReport
-
-REPORT_KEY = "splitfl_report"
-RUN_ID_KEY = "splitfl_run_id"
-QUERY_KEY = "splitfl_query_run"
-
-load_report = app_common.report_loader(DOMAIN)  # run id, url -> SplitFLReport
 
 # Budgets small enough for an interactive run of a minute or two on a CPU (no bare string
 # literals at module level here: Streamlit's "magic" would print them).
@@ -135,18 +131,18 @@ def show_devices(report: SplitFLReport, run_id: int, seed: int | None) -> None:
     if strategy is None:
         return
     if view == "client":
-        frame = splitfl_views.device_by_client(report.clients, strategy)
+        frame = splitfl_device_views.device_by_client(report.clients, strategy)
         st.caption("Every client of the first seed: the split chosen for it (points shaped by what became of "
                    "it in the round), its battery share and the CPU share it had free.")
     else:
-        frame = splitfl_views.device_by_tier(report.rounds, strategy, seed=seed)
+        frame = splitfl_device_views.device_by_tier(report.rounds, strategy, seed=seed)
         st.caption("The mean over each tier's clients: the split chosen, the battery share and the CPU share "
                    "free. A weak device should offload early (small split) and a poorly connected one keep most "
                    "of the network (large split).")
     if frame.empty:
         st.info("This run recorded no device rows for that strategy.")
         return
-    st.altair_chart(splitfl_views.device_chart(frame, per_client=view == "client"), width="stretch")
+    st.altair_chart(splitfl_device_views.device_chart(frame, per_client=view == "client"), width="stretch")
 
 
 def show_dropouts(report: SplitFLReport, run_id: int, strategies: list[str], seed: int | None) -> None:
@@ -158,25 +154,26 @@ def show_dropouts(report: SplitFLReport, run_id: int, strategies: list[str], see
     left, right = st.columns(2)
     curve = splitfl_views.curves(report.rounds, strategies, seed=seed, names=names)
     left.caption("Clients that did not train in each round (any cause).")
-    left.altair_chart(splitfl_views.dropout_chart(curve, palette=splitfl_views.colours(report.summary)),
+    left.altair_chart(splitfl_device_views.dropout_chart(curve, palette=splitfl_views.colours(report.summary)),
                       width="stretch")
-    counts = splitfl_views.fate_counts(report.clients, strategies, names)
+    counts = splitfl_device_views.fate_counts(report.clients, strategies, names)
     if not counts.empty:
         right.caption("What became of every client in every round (first seed): trained, timed out (straggler), "
                       "refused (not enough memory for its part), battery ran out, not chosen, offline.")
-        right.altair_chart(splitfl_views.fate_chart(counts), width="stretch")
+        right.altair_chart(splitfl_device_views.fate_chart(counts), width="stretch")
     app_common.download_csv(report.clients, "clients", run_id)
 
 
 def show_energy(report: SplitFLReport, strategies: list[str]) -> None:
     """Mean energy per client and round of each tier, per chosen strategy."""
-    energy = splitfl_views.energy_frame(report.summary, strategies)
+    energy = splitfl_device_views.energy_frame(report.summary, strategies)
     if energy.empty:
         return
-    st.subheader("Energy per tier")
-    st.caption("Mean energy a client of each tier spends per round (training, transmitting, waiting), "
-               "mean over seeds.")
-    st.altair_chart(splitfl_views.energy_chart(energy), width="stretch")
+    page_skeleton.chart_section(
+        "Energy per tier",
+        "Mean energy a client of each tier spends per round (training, transmitting, waiting), mean over seeds.",
+        splitfl_device_views.energy_chart(energy),
+    )
 
 
 def show_summary(report: SplitFLReport, run_id: int) -> None:
@@ -210,28 +207,18 @@ def show_report(report: SplitFLReport, run_id: int, url: str) -> None:
     show_summary(report, run_id)
 
 
-url = app_common.page_header(
-    DOMAIN,
-    ":material/call_split:",
-    "In split-federated learning each client trains a network up to a split point and the server "
-    "trains the rest; the client parts are averaged every round (the largest split is the whole "
-    "network on the client: plain FedAvg). The split does not change what is learnt, only time, "
-    "energy, memory and who makes the round. A committee DQN chooses the split from the devices' "
-    "battery, CPU and link, once per round or per client, against every fixed split, a random split, "
-    "a greedy rule and each client's fastest split on the same fleet."
-)
-
-app_common.open_requested_run(
-    load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
-)
-
-settings = settings_inputs()
-
-if st.button("Run", type="primary", key="run"):
-    app_common.run_from_form(
-        DOMAIN, lambda output_dir: job_spec(settings, output_dir), load_report, url,
-        report_key=REPORT_KEY, run_id_key=RUN_ID_KEY,
-    )
-
-if REPORT_KEY in st.session_state:
-    show_report(st.session_state[REPORT_KEY], st.session_state[RUN_ID_KEY], url)
+page_skeleton.run_page(page_skeleton.DomainPage(
+    domain=DOMAIN,
+    icon=":material/call_split:",
+    intro=(
+        "In split-federated learning each client trains a network up to a split point and the server "
+        "trains the rest; the client parts are averaged every round (the largest split is the whole "
+        "network on the client: plain FedAvg). The split does not change what is learnt, only time, "
+        "energy, memory and who makes the round. A committee DQN chooses the split from the devices' "
+        "battery, CPU and link, once per round or per client, against every fixed split, a random split, "
+        "a greedy rule and each client's fastest split on the same fleet."
+    ),
+    settings=settings_inputs,
+    job_spec=job_spec,
+    show=show_report,
+))

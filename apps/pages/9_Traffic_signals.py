@@ -1,6 +1,6 @@
 """Traffic signals page: fair signal control for vehicles and pedestrians on the SUMO simulator.
 
-The run goes through the domain's ``DOMAIN.execute``, so it is recorded in the run store like a
+The run goes through ``execute_domain``, so it is recorded in the run store like a
 CLI run; the page then reopens the recorded report (``TrafficReport.load``, the CSV tables read
 back) and draws the headline figures, both groups' figures per controller of a scenario, their
 spread over the held-out demand seeds, a replay of one signal's phases, the vehicle/pedestrian
@@ -14,20 +14,16 @@ from __future__ import annotations
 from typing import Any
 
 import app_common
+import page_skeleton
 import streamlit as st
+import traffic_replay_views
 import traffic_views
 
-from decisions.mobility.traffic import DOMAIN, TrafficReport
-
-REPORT_KEY = "traffic_report"
-RUN_ID_KEY = "traffic_run_id"
-QUERY_KEY = "traffic_query_run"
-
-load_report = app_common.report_loader(DOMAIN)  # run id, url -> TrafficReport
+from decisions.mobility.traffic import DOMAIN, SCENARIO_NAMES, TrafficReport
 
 # Budgets small enough for an interactive run of a few minutes on a CPU (no bare string literals at
 # module level here: Streamlit's "magic" would print them).
-SCENARIOS = tuple(DOMAIN.module("spec").SCENARIO_NAMES)  # the registered networks (not 'custom': CLI only)
+SCENARIOS = tuple(SCENARIO_NAMES)  # the registered networks (not 'custom': CLI only)
 INTERACTIVE_DEFAULTS = {"seconds": 600, "env_steps": 3000, "test_seeds": 2, "ped_rate": 120.0,
                         "fairness_weight": 1.0}
 TEST_SEED_BASE = 100
@@ -147,24 +143,24 @@ def show_replay(report: TrafficReport, run_id: int, scenario: str, pedestrians: 
     """The green phase of one signal over the first simulated minutes, per chosen controller."""
     st.subheader("Signal phases over time")
     replays = report.replays
-    controllers = traffic_views.replay_controllers(replays, report.summary, scenario, pedestrians)
+    controllers = traffic_replay_views.replay_controllers(replays, report.summary, scenario, pedestrians)
     if not controllers:
         st.info("This run recorded no phase replay for that scenario.")
         return
     left, right = st.columns([3, 1])
     chosen = left.multiselect(
         "Controllers", controllers, format_func=traffic_views.controller_label, key=f"replay_controllers_{run_id}",
-        default=traffic_views.default_replay_controllers(controllers),
+        default=traffic_replay_views.default_replay_controllers(controllers),
     )
-    found = traffic_views.signals(replays, scenario, pedestrians)
+    found = traffic_replay_views.signals(replays, scenario, pedestrians)
     signal = right.selectbox("Signal", found, key=f"replay_signal_{run_id}") if len(found) > 1 else None
-    frame = traffic_views.replay_frame(replays, scenario, chosen, signal=signal, pedestrians=pedestrians)
+    frame = traffic_replay_views.replay_frame(replays, scenario, chosen, signal=signal, pedestrians=pedestrians)
     if frame.empty:
         st.info("Choose at least one controller to replay.")
         return
     st.caption(f"Signal {frame['signal'].iloc[0]} on the first held-out seed: which green phase is on "
                "(yellow and all-red fall within the phase they leave).")
-    st.altair_chart(traffic_views.replay_chart(frame), width="stretch")
+    st.altair_chart(traffic_replay_views.replay_chart(frame), width="stretch")
 
 
 def show_frontier(report: TrafficReport, scenario: str, pedestrians: bool) -> None:
@@ -172,7 +168,7 @@ def show_frontier(report: TrafficReport, scenario: str, pedestrians: bool) -> No
     if not pedestrians:
         return
     st.subheader("Vehicles against pedestrians")
-    frame = traffic_views.frontier_frame(report.frontier, report.summary, scenario)
+    frame = traffic_replay_views.frontier_frame(report.frontier, report.summary, scenario)
     if frame.empty:
         st.info("No controller recorded both groups' figures on this scenario.")
         return
@@ -181,7 +177,7 @@ def show_frontier(report: TrafficReport, scenario: str, pedestrians: bool) -> No
     else:
         st.caption("Blue: the fair agent at each fairness weight (weight 0: the vehicle-only agent); grey: the "
                    "baselines. Down and to the left is better for both groups.")
-    st.altair_chart(traffic_views.frontier_chart(frame), width="stretch")
+    st.altair_chart(traffic_replay_views.frontier_chart(frame), width="stretch")
 
 
 def show_selection(report: TrafficReport, scenario: str, pedestrians: bool) -> None:
@@ -211,13 +207,15 @@ def show_selection(report: TrafficReport, scenario: str, pedestrians: bool) -> N
 
 def show_training(report: TrafficReport, scenario: str, pedestrians: bool) -> None:
     """Each agent's episode return against the decisions it trained on."""
-    frame = traffic_views.training_frame(report.training, scenario, pedestrians)
+    frame = traffic_replay_views.training_frame(report.training, scenario, pedestrians)
     if frame.empty:
         return
-    st.subheader("Training")
-    st.caption("Episode return on the training demand against decisions (signal-steps) trained; each agent "
-               "is scored on its own reward, so returns compare along a curve, not across agents.")
-    st.altair_chart(traffic_views.training_chart(frame), width="stretch")
+    page_skeleton.chart_section(
+        "Training",
+        "Episode return on the training demand against decisions (signal-steps) trained; each agent "
+        "is scored on its own reward, so returns compare along a curve, not across agents.",
+        traffic_replay_views.training_chart(frame),
+    )
 
 
 def show_downloads(report: TrafficReport, run_id: int) -> None:
@@ -250,29 +248,19 @@ def show_report(report: TrafficReport, run_id: int) -> None:
     show_downloads(report, run_id)
 
 
-url = app_common.page_header(
-    DOMAIN,
-    ":material/traffic:",
-    "A signal agent decides, every few seconds, which green phase each traffic light of a network shows "
-    "next, for the vehicles and the pedestrians waiting at it; one DQN network is shared by every "
-    "signal. Its reward weighs halted vehicles, waiting pedestrians and the longest single wait of "
-    "either group, so no one is left waiting. Fairness is judged on individuals (the 95th-percentile "
-    "and longest waits, Jain's index over every person's delay), and the vehicles' and the pedestrians' "
-    "figures are always shown separately, never merged into one number. Every controller is scored on "
-    "held-out demand against fixed-time, Webster, SUMO's actuated control, max-pressure and greedy rules.",
-)
-
-app_common.open_requested_run(
-    load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
-)
-
-settings = settings_inputs()
-
-if st.button("Run", type="primary", key="run"):
-    app_common.run_from_form(
-        DOMAIN, lambda output_dir: job_spec(settings, output_dir), load_report, url,
-        report_key=REPORT_KEY, run_id_key=RUN_ID_KEY,
-    )
-
-if REPORT_KEY in st.session_state:
-    show_report(st.session_state[REPORT_KEY], st.session_state[RUN_ID_KEY])
+page_skeleton.run_page(page_skeleton.DomainPage(
+    domain=DOMAIN,
+    icon=":material/traffic:",
+    intro=(
+        "A signal agent decides, every few seconds, which green phase each traffic light of a network shows "
+        "next, for the vehicles and the pedestrians waiting at it; one DQN network is shared by every "
+        "signal. Its reward weighs halted vehicles, waiting pedestrians and the longest single wait of "
+        "either group, so no one is left waiting. Fairness is judged on individuals (the 95th-percentile "
+        "and longest waits, Jain's index over every person's delay), and the vehicles' and the pedestrians' "
+        "figures are always shown separately, never merged into one number. Every controller is scored on "
+        "held-out demand against fixed-time, Webster, SUMO's actuated control, max-pressure and greedy rules."
+    ),
+    settings=settings_inputs,
+    job_spec=job_spec,
+    show=lambda report, run_id, _url: show_report(report, run_id),
+))

@@ -12,8 +12,8 @@ class Row:
 
     label: str
     template: str
+    # Left out (instead of failing) when one of its figures is absent, e.g. a peer's block.
     optional: bool = False
-    """Left out (instead of failing) when one of its figures is absent, e.g. a peer's block."""
 
     def fields(self) -> list[str]:
         """The figure names the label and the template read."""

@@ -1,19 +1,9 @@
 """Pytrees to and from disk: msgpack via flax serialization, never pickle.
 
-A checkpoint is one msgpack file holding a format tag, a JSON metadata string
-and the pytree's leaves keyed by their key path (``"['params']['w']"``). The
-structure comes back from a ``target`` pytree supplied at load time, so any
-registered pytree (dicts, NamedTuples, optax states, flax structs) round-trips,
-and a mismatch is reported with the offending key path. Writes are atomic
-(temporary file in the same folder, then ``os.replace``), so a crash during a
-save leaves the previous checkpoint intact.
-
-``save_trained`` / ``load_trained`` are the layer the domains use for a trained
-policy: the parameters plus a JSON *description* (architecture, settings,
-scenario) under a *kind* tag naming the file's contents and format version
-(``"decisions.finance.pension.policy/1"``), checked on load. The description's
-keys sit next to ``"format": kind`` in the metadata, the layout every domain wrote
-before this helper existed, so those files still load.
+``save_pytree`` / ``load_pytree`` write a file holding a format tag, JSON metadata and the leaves
+keyed by key path; the structure comes back from a ``target`` pytree, and writes are atomic.
+``save_trained`` / ``load_trained`` add a JSON description under a kind tag with a format
+version (the layout every domain's policy files use), checked on load.
 """
 
 from __future__ import annotations
@@ -35,8 +25,15 @@ from decisions.errors import InputError
 PyTree = Any
 PathLike = str | os.PathLike[str]
 
+# Format tag written into every checkpoint.
 FORMAT = "decisions.pytree/1"
-"""Format tag written into every checkpoint."""
+
+
+def key_fingerprint(key: jax.Array) -> list[int]:
+    """A PRNG key (typed or raw) as plain integers, to tell a checkpoint's run by its key."""
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return [int(v) for v in np.asarray(key).ravel()]
 
 
 def _is_prng_key(leaf: Any) -> bool:
@@ -55,13 +52,8 @@ def _flatten(tree: PyTree) -> dict[str, np.ndarray]:
 
 
 def save_pytree(path: PathLike, tree: PyTree, *, metadata: dict[str, Any] | None = None) -> None:
-    """Write ``tree`` (and optional JSON-able ``metadata``) to ``path`` atomically.
-
-    Args:
-        path: destination file; its parent folder is created if missing.
-        tree: any pytree of arrays or scalars (typed PRNG keys are stored as key data).
-        metadata: small JSON-serialisable dict stored in the same file (config,
-            progress counters); read it back with ``load_metadata``.
+    """Write ``tree`` (typed PRNG keys as key data) and small JSON-able ``metadata`` to ``path``
+    atomically, creating its folder.
 
     Raises:
         ValueError: when ``metadata`` is not JSON-serialisable.
@@ -100,13 +92,7 @@ def _read_payload(path: PathLike) -> dict[str, Any]:
 
 
 def load_metadata(path: PathLike) -> dict[str, Any]:
-    """Read the metadata dict stored by ``save_pytree``.
-
-    Args:
-        path: checkpoint file.
-
-    Returns:
-        The metadata (``{}`` when none was saved).
+    """The metadata dict stored by ``save_pytree`` (``{}`` when none was saved).
 
     Raises:
         FileNotFoundError: the file does not exist.
@@ -134,22 +120,14 @@ def _restore_leaf(path: Path, name: str, saved: np.ndarray, like: Any) -> Any:
 
 
 def load_pytree(path: PathLike, target: PyTree) -> PyTree:
-    """Read a pytree saved by ``save_pytree`` into the structure of ``target``.
+    """A pytree saved by ``save_pytree``, in the structure, shapes and dtypes of ``target``.
 
-    Args:
-        path: checkpoint file.
-        target: a pytree with the expected structure, leaf shapes and dtypes (its
-            values are ignored; ``jax.ShapeDtypeStruct`` leaves are fine). Leaves
-            come back as the target's kind: jax arrays (also for
-            ``ShapeDtypeStruct``), numpy arrays, typed PRNG keys or Python scalars.
-
-    Returns:
-        A pytree with ``target``'s structure and the saved values.
+    ``target``'s values are ignored (``ShapeDtypeStruct`` leaves are fine); leaves come back as
+    its kind: jax arrays, numpy arrays, typed PRNG keys or Python scalars.
 
     Raises:
         FileNotFoundError: the file does not exist.
-        ValueError: the file is corrupt, or its leaves do not match ``target``
-            (missing or extra key paths, or a shape/dtype mismatch).
+        ValueError: the file is corrupt, or its leaves do not match ``target``.
     """
     path = Path(path)
     return _restore(path, _read_payload(path)["leaves"], target)
@@ -170,21 +148,13 @@ def _restore(path: Path, saved: dict[str, Any], target: PyTree) -> PyTree:
     return jax.tree_util.tree_unflatten(treedef, restored)
 
 
+# Metadata key of a trained file's kind tag (next to the description's own keys).
 KIND_KEY = "format"
-"""Metadata key of a trained file's kind tag (next to the description's own keys)."""
 
 
 def save_trained(path: PathLike, *, kind: str, description: Mapping[str, Any], params: PyTree) -> None:
-    """Save trained parameters with their description under a kind tag (msgpack, atomic).
-
-    Args:
-        path: destination file; its parent folder is created if missing.
-        kind: what the file holds and its format version, e.g.
-            ``"decisions.finance.pension.policy/1"``; ``load_trained`` checks it.
-        description: JSON-serialisable facts needed to rebuild the parameters'
-            structure and the result around them (architecture, settings, scenario);
-            may not use the reserved key ``"format"``.
-        params: the parameters pytree.
+    """Save trained parameters with their JSON ``description`` under a ``kind`` tag (what the file
+    holds and its format version, e.g. ``"decisions.finance.pension.policy/1"``).
 
     Raises:
         ValueError: ``description`` uses the key ``"format"`` or is not JSON-serialisable.
@@ -205,24 +175,14 @@ def load_trained(
     target: Callable[[dict[str, Any]], PyTree],
     field: str = "checkpoint",
 ) -> tuple[dict[str, Any], PyTree]:
-    """Load a file written by ``save_trained``, checking its kind and format version.
+    """``(description, params)`` of a file written by ``save_trained``, checking its kind and version.
 
-    Args:
-        path: the file.
-        kind: the expected kind tag (as given to ``save_trained``).
-        target: builds the parameters' structure from the description (e.g. a freshly
-            initialised network of the saved architecture); its values are ignored.
-        field: the input named in errors (``"policy"``, ``"profiles"``).
-
-    Returns:
-        ``(description, params)``: the saved description (without the kind tag) and the
-        parameters in ``target``'s structure.
+    ``target(description)`` builds the parameters' structure; ``field`` is the input errors name.
 
     Raises:
         FileNotFoundError: the file does not exist.
-        InputError: one line naming the path: the file is corrupt, is not a checkpoint,
-            holds another kind or format version, or its parameters do not match the
-            structure its description implies.
+        InputError: one line naming the path: corrupt, another kind or version, or parameters
+            that do not match their description.
     """
     path = Path(path)
     try:

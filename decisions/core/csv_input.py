@@ -1,8 +1,5 @@
-"""A column of prices from a user's CSV file: every cell checked, one-line errors naming the row.
-
-Row numbers count the header as row 1, so ``row 2`` is the first data row, as a spreadsheet
-shows it. The readers of forward curves and price series share these steps: read the file as
-text, find the column by one of its accepted names, and turn each cell into a checked number.
+"""A column of prices from a user's CSV file: every cell checked, one-line errors naming the row
+(the header is row 1, as a spreadsheet shows it).
 """
 
 from __future__ import annotations
@@ -18,20 +15,12 @@ import pandas as pd
 from decisions.core.numbers import PRICE_MAX, float32_problem
 from decisions.errors import InputError
 
+# A path, or a file-like object of text or bytes (e.g. an upload).
 CsvSource = str | Path | IO[str] | IO[bytes]
-"""A path, or a file-like object of text or bytes (e.g. an upload)."""
 
 
 def read_text_csv(source: CsvSource, field: str, *, skip_blank_lines: bool = True) -> pd.DataFrame:
-    """Read a CSV with a header, every cell as text (nothing turned into NaN).
-
-    Args:
-        source: path or file-like object (text or bytes, UTF-8).
-        field: field named in errors.
-        skip_blank_lines: drop blank lines (False keeps them as rows of empty cells).
-
-    Returns:
-        The table, all cells ``str``.
+    """A UTF-8 CSV with a header (path or file-like), every cell as text; ``field`` is named in errors.
 
     Raises:
         InputError: the file is missing or is not readable CSV.
@@ -50,29 +39,14 @@ def read_text_csv(source: CsvSource, field: str, *, skip_blank_lines: bool = Tru
 
 
 def named_column(frame: pd.DataFrame, names: Sequence[str]) -> Hashable | None:
-    """The column named one of ``names`` (case and surrounding blanks ignored; the first present wins).
-
-    Args:
-        frame: the table.
-        names: accepted names, lower case.
-
-    Returns:
-        The column's label in ``frame``, or None when there is none.
-    """
+    """The label of the column named one of the lower-case ``names`` (case and blanks ignored; the
+    first present wins), or None."""
     columns = {str(c).strip().lower(): c for c in frame.columns}
     return next((columns[c] for c in names if c in columns), None)
 
 
 def price_column(frame: pd.DataFrame, names: Sequence[str], field: str) -> Hashable:
-    """The price column: the one named one of ``names`` (see ``named_column``), or the only column.
-
-    Args:
-        frame: the table.
-        names: accepted names, lower case.
-        field: field named in errors.
-
-    Returns:
-        The column's label in ``frame``.
+    """The label of the price column: ``named_column``, or the only column.
 
     Raises:
         InputError: no such column among several.
@@ -86,14 +60,7 @@ def price_column(frame: pd.DataFrame, names: Sequence[str], field: str) -> Hasha
 
 
 def cell_number(cell: object) -> float | None:
-    """A float from a cell; NaN for an empty cell; None when not a number.
-
-    Args:
-        cell: a number or a text cell.
-
-    Returns:
-        The number (NaN for a blank cell), or None for a bool or text that is not a number.
-    """
+    """A float from a cell: NaN for a blank cell, None for a bool or text that is not a number."""
     if isinstance(cell, bool):
         return None
     if isinstance(cell, int | float):
@@ -110,18 +77,8 @@ def cell_number(cell: object) -> float | None:
 def row_prices(
     cells: Iterable[object], check: Callable[[float], str | None], *, max_abs: float = PRICE_MAX
 ) -> list[float]:
-    """The cells of a price column as finite numbers, each passing ``check``.
-
-    Every value must also survive the simulators' cast to float32 within ``max_abs``
-    (``decisions.core.numbers.float32_problem``): ``1e20`` or ``1e308`` is refused like NaN.
-
-    Args:
-        cells: the column's cells in order (the first is row 2).
-        check: the problem with a finite value (e.g. ``"must be positive"``), or None when it is fine.
-        max_abs: largest magnitude allowed (default ``PRICE_MAX``, 1e6).
-
-    Returns:
-        The values.
+    """The cells of a price column (the first is row 2) as numbers passing ``float32_problem`` within
+    ``max_abs`` and ``check`` (the problem with a value, or None).
 
     Raises:
         ValueError: naming the first bad row: not a number, not finite, out of range, or

@@ -1,21 +1,10 @@
-"""The functional environment contract (gymnax style).
-
-An environment is a stateless object holding only *static* configuration
-(shapes, sizes, horizons that fix array shapes). Everything that changes over
-an episode lives in an explicit ``state`` and every number a user may sweep or
-randomise (prices, rates, probabilities, costs) lives in ``params``; both are
-frozen ``flax.struct`` dataclasses. Randomness comes only from the ``key``
-argument. So ``reset`` and ``step`` are pure functions that can be ``jit``-ed,
-``vmap``-ed over keys, states *and* params (scenario sweeps, domain
-randomisation) and scanned over time::
+"""The functional environment contract (gymnax style)::
 
     obs, state = env.reset(key, params)
     obs, state, reward, terminated, truncated, info = env.step(key, state, action, params)
 
-``terminated`` (the MDP reached a terminal state: do not bootstrap) and
-``truncated`` (the episode was cut, e.g. by a time limit: do bootstrap) are kept
-separate. ``step`` does not reset on its own; wrap the environment in
-``decisions.core.wrappers.AutoResetEnv`` for that.
+``reset`` and ``step`` are pure: state and params are ``flax.struct`` dataclasses, randomness
+comes only from ``key``, so both can be jitted, vmapped (over keys, states and params) and scanned.
 """
 
 from __future__ import annotations
@@ -29,40 +18,28 @@ from decisions.core.spaces import Box, Discrete, Space
 
 __all__ = ["Box", "Discrete", "Environment", "Info", "PRNGKey", "Space", "StepResult", "TParams", "TState"]
 
+# Type of an environment's state (a ``flax.struct`` dataclass).
 TState = TypeVar("TState")
-"""Type of an environment's state (a ``flax.struct`` dataclass)."""
+# Type of an environment's params (a ``flax.struct`` dataclass).
 TParams = TypeVar("TParams")
-"""Type of an environment's params (a ``flax.struct`` dataclass)."""
 
+# A JAX PRNG key (typed ``jax.random.key`` or raw ``jax.random.PRNGKey``).
 PRNGKey: TypeAlias = Array
-"""A JAX PRNG key (typed ``jax.random.key`` or raw ``jax.random.PRNGKey``)."""
 
+# Per-step diagnostics, informational only: keys and shapes fixed per environment (never
+# state-dependent); wrappers add documented keys.
 Info: TypeAlias = dict[str, Array]
-"""Per-step diagnostics: a dict of arrays with a fixed structure for a given environment.
 
-``info`` is informational, not a contract: agents and evaluators must not need
-any key in it to work. Wrappers add documented keys (``final_obs``,
-``returned_episode_return``, ...). Its keys and shapes must not depend on the
-state, so that ``step`` stays jit-able and scannable.
-"""
-
+# ``(obs, state, reward, terminated, truncated, info)`` returned by ``Environment.step``.
 StepResult: TypeAlias = tuple[Array, Any, Array, Array, Array, Info]
-"""``(obs, state, reward, terminated, truncated, info)`` returned by ``Environment.step``."""
 
 
 class Environment(abc.ABC, Generic[TState, TParams]):
     """A pure, functional environment: ``reset`` and ``step`` with explicit key, state and params.
 
-    Subclasses implement the five abstract members. Conventions:
-
-    - Constructor arguments are static configuration that fixes shapes;
-      physical and economic constants are (traced) fields of ``params``, so
-      ``jax.vmap`` over a batch of params works.
-    - ``obs`` is an array of the shape and dtype of ``observation_space``;
-      ``reward`` is a float32 scalar; ``terminated`` and ``truncated`` are
-      bool scalars; ``info`` is a dict of arrays (see ``Info``).
-    - No Python control flow on traced values, no side effects, no hidden
-      state on ``self``.
+    Subclasses implement the five abstract members. Constructor arguments fix shapes; every
+    constant a user may sweep is a field of ``params``. ``reward`` is a float32 scalar,
+    ``terminated`` and ``truncated`` bool scalars. No side effects, no hidden state on ``self``.
     """
 
     @property
@@ -72,56 +49,25 @@ class Environment(abc.ABC, Generic[TState, TParams]):
 
     @abc.abstractmethod
     def reset(self, key: PRNGKey, params: TParams) -> tuple[Array, TState]:
-        """Start an episode.
-
-        Args:
-            key: PRNG key for the initial-state distribution.
-            params: environment params.
-
-        Returns:
-            ``(obs, state)``: the first observation and the initial state.
-        """
+        """Start an episode: ``(obs, state)``."""
 
     @abc.abstractmethod
     def step(
         self, key: PRNGKey, state: TState, action: Array, params: TParams
     ) -> tuple[Array, TState, Array, Array, Array, Info]:
-        """Advance the environment by one decision.
+        """Advance by one decision: ``(obs, state, reward, terminated, truncated, info)``.
 
-        Args:
-            key: PRNG key for this transition's randomness.
-            state: current state.
-            action: an element of ``action_space(params)``.
-            params: environment params.
-
-        Returns:
-            ``(obs, state, reward, terminated, truncated, info)``: next
-            observation and state, the float32 reward of this transition, the
-            bool ``terminated`` (terminal MDP state) and ``truncated`` (episode
-            cut, e.g. a time limit) flags, and an informational dict of arrays.
+        ``terminated``: a terminal MDP state (do not bootstrap); ``truncated``: the episode was cut,
+        e.g. by a time limit (do bootstrap). ``step`` does not reset on its own.
         """
 
     @abc.abstractmethod
     def observation_space(self, params: TParams) -> Space:
-        """The space observations lie in.
-
-        Args:
-            params: environment params (concrete, not traced).
-
-        Returns:
-            A ``Box`` or ``Discrete`` space.
-        """
+        """The space observations lie in, for concrete (not traced) params."""
 
     @abc.abstractmethod
     def action_space(self, params: TParams) -> Space:
-        """The space of valid actions.
-
-        Args:
-            params: environment params (concrete, not traced).
-
-        Returns:
-            A ``Box`` or ``Discrete`` space.
-        """
+        """The space of valid actions, for concrete (not traced) params."""
 
     @property
     def name(self) -> str:

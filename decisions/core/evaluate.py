@@ -1,17 +1,5 @@
-"""Monte Carlo value estimates and paired comparisons on common random paths.
-
-Every policy, baseline and exact optimum is evaluated on the same scenario
-paths, so differences between methods are estimated *paired*: the standard
-error of ``mean(a - b)`` uses the per-path differences, which is much smaller
-than combining the two marginal standard errors when the methods are
-correlated through the shared paths. Confidence intervals use the normal
-approximation (``mean +- 1.96 stderr``), which is what Monte Carlo sample
-sizes (hundreds of paths or more) justify.
-
-Control variates: where a domain offers per-path quantities of known mean zero (for storage,
-the trading gain on each day's unexpected price move), ``control_variate`` subtracts their best
-linear combination from the values, which keeps the mean and can cut the variance several-fold;
-``compare(..., controls=...)`` uses them for each method and for each paired difference.
+"""Monte Carlo value estimates and paired comparisons on common random paths, with normal 95%
+intervals and optional control variates (``control_variate``). Rationale: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -25,8 +13,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+# Two-sided 95% normal quantile (1.959964...).
 Z95: float = NormalDist().inv_cdf(0.975)
-"""Two-sided 95% normal quantile (1.959964...)."""
 
 
 def _as_samples(samples: ArrayLike, name: str = "samples") -> np.ndarray:
@@ -49,26 +37,20 @@ def _stderr(x: np.ndarray) -> float:
 class ValueEstimate:
     """A Monte Carlo estimate of an expected value with its 95% confidence interval."""
 
+    # Sample mean over paths.
     mean: float
-    """Sample mean over paths."""
+    # Standard error of the mean, ``std(ddof=1) / sqrt(n)`` (NaN when ``n == 1``).
     stderr: float
-    """Standard error of the mean, ``std(ddof=1) / sqrt(n)`` (NaN when ``n == 1``)."""
+    # Number of paths.
     n: int
-    """Number of paths."""
+    # ``mean - 1.96 stderr``.
     ci95_low: float
-    """``mean - 1.96 stderr``."""
+    # ``mean + 1.96 stderr``.
     ci95_high: float
-    """``mean + 1.96 stderr``."""
 
     @classmethod
     def from_samples(cls, samples: ArrayLike) -> ValueEstimate:
-        """Estimate from per-path values.
-
-        Args:
-            samples: 1-D array of per-path values (finite).
-
-        Returns:
-            The estimate.
+        """Estimate from a 1-D array of finite per-path values.
 
         Raises:
             ValueError: empty, not 1-D, or holding NaN/inf values.
@@ -82,14 +64,7 @@ class ValueEstimate:
 
 
 def monte_carlo_value(samples: ArrayLike) -> ValueEstimate:
-    """Mean, standard error and 95% CI of per-path values.
-
-    Args:
-        samples: 1-D array of per-path values.
-
-    Returns:
-        ``ValueEstimate.from_samples(samples)``.
-    """
+    """Mean, standard error and 95% CI of per-path values (``ValueEstimate.from_samples``)."""
     return ValueEstimate.from_samples(samples)
 
 
@@ -97,28 +72,17 @@ def monte_carlo_value(samples: ArrayLike) -> ValueEstimate:
 class ControlVariateFit:
     """Per-path values with a control variate subtracted."""
 
+    # ``samples - controls @ coefficients``: same expectation, smaller variance.
     adjusted: np.ndarray
-    """``samples - controls @ coefficients``: same expectation, smaller variance."""
+    # The least-squares coefficients, one per control.
     coefficients: np.ndarray
-    """The least-squares coefficients, one per control."""
+    # ``var(samples) / var(adjusted)`` (1 when the controls explain nothing).
     variance_reduction: float
-    """``var(samples) / var(adjusted)`` (1 when the controls explain nothing)."""
 
 
 def control_variate(samples: ArrayLike, controls: ArrayLike) -> ControlVariateFit:
-    """Subtract the best linear combination of mean-zero controls from per-path values.
-
-    The coefficients minimise the adjusted values' variance (least squares on the centred
-    controls), estimated on the same paths: the adjusted mean then carries a bias of order
-    ``1 / n`` only, negligible at Monte Carlo sample sizes, and its standard error is the
-    adjusted values'.
-
-    Args:
-        samples: ``(n,)`` per-path values.
-        controls: ``(n,)`` or ``(n, k)`` per-path controls whose expectation is exactly 0.
-
-    Returns:
-        The ``ControlVariateFit``.
+    """Subtract from ``(n,)`` per-path values the least-squares combination of ``(n,)`` or ``(n, k)``
+    per-path controls of expectation exactly 0, fitted on the same paths.
 
     Raises:
         ValueError: bad samples, or controls not of shape ``(n,)`` / ``(n, k)`` or not finite.
@@ -147,24 +111,17 @@ def compare(
     reference: str | None = None,
     controls: Mapping[str, ArrayLike] | None = None,
 ) -> pd.DataFrame:
-    """Tabulate methods evaluated on common paths, optionally against a reference.
+    """Tabulate methods evaluated on the same paths, in order, optionally against a ``reference``.
 
     Args:
-        values: method name -> 1-D per-path values; all on the same paths, in the
-            same order (so all of the same length).
-        reference: name of the method to compare against (a baseline or the exact
-            optimum), or None.
-        controls: method name -> ``(n,)`` or ``(n, k)`` mean-zero control variates of that
-            method's values (``control_variate``); the methods given use them, and a paired
-            difference uses both methods' controls. Adds ``variance_reduction`` (and, with a
-            reference, ``diff_variance_reduction``) columns, 1 where no controls are given.
+        values: method name -> 1-D per-path values, all on the same paths.
+        controls: method name -> mean-zero control variates of its values; a paired difference
+            uses both methods'. Adds ``variance_reduction`` columns (1 where none are given).
 
     Returns:
-        A DataFrame indexed by method (in the given order) with columns ``n``,
-        ``mean``, ``stderr``, ``ci95_low``, ``ci95_high``; with a reference also
-        ``ratio_to_reference`` (``mean / reference mean``, NaN if that is 0), ``diff_mean``
-        (mean of the per-path differences ``method - reference``) and
-        ``diff_stderr`` (standard error of those paired differences).
+        Indexed by method: ``n``, ``mean``, ``stderr``, ``ci95_low``, ``ci95_high``; with a
+        reference also ``ratio_to_reference`` (NaN for a zero reference), and ``diff_mean`` and
+        ``diff_stderr`` of the paired per-path differences.
 
     Raises:
         ValueError: no methods, lengths differ, bad samples, an unknown reference or

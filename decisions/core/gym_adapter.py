@@ -1,10 +1,5 @@
-"""Expose a functional ``Environment`` as a stateful ``gymnasium.Env``.
-
-For users and tools of the gymnasium ecosystem (Stable-Baselines3, the
-gymnasium ``check_env``, notebooks stepping by hand). The adapter holds the
-state and a JAX key, calls jitted ``reset``/``step`` and converts outputs to
-numpy / Python types. It is an edge adapter: training inside this project uses
-the functional environment directly.
+"""Expose a functional ``Environment`` as a stateful ``gymnasium.Env`` for gymnasium tools; training
+in this project uses the functional environment directly.
 """
 
 from __future__ import annotations
@@ -30,23 +25,10 @@ def _to_numpy(x: Any) -> Any:
 
 
 class GymnasiumEnv(gymnasium.Env):
-    """A ``gymnasium.Env`` view of a functional ``Environment``.
+    """A ``gymnasium.Env`` view of a functional ``Environment`` (not ``VmapEnv`` or ``AutoResetEnv``).
 
-    Observations are numpy arrays of the observation space's dtype (a numpy
-    ``int64`` for a ``Discrete`` observation space), rewards Python floats,
-    flags Python bools and ``info`` a dict of numpy arrays. The episode is not
-    reset automatically: call ``reset`` after ``terminated or truncated``.
-
-    Randomness: a JAX key seeded with ``seed`` at construction, re-seeded by
-    ``reset(seed=...)`` and split at every ``reset`` and ``step``, so a seeded
-    reset followed by the same actions reproduces the same episode.
-
-    Args:
-        env: the functional environment to expose (wrappers are fine, except
-            ``VmapEnv`` and ``AutoResetEnv``, whose semantics gymnasium does not expect).
-        params: environment params; ``env.default_params`` if ``None``.
-        seed: seed of the JAX key used until ``reset`` is given a seed.
-        render_mode: must be ``None``; no rendering is implemented.
+    Outputs are numpy arrays and Python scalars; no auto-reset. A JAX key seeded with ``seed``
+    (or ``reset(seed=...)``) is split at every call, so a seeded episode reproduces.
 
     Raises:
         ValueError: if ``render_mode`` is not ``None``.
@@ -109,15 +91,7 @@ class GymnasiumEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Start a new episode.
-
-        Args:
-            seed: if given, re-seed the JAX key (and ``np_random``) with it.
-            options: unused; accepted for API compatibility.
-
-        Returns:
-            ``(obs, info)`` with an empty ``info``.
-        """
+        """Start a new episode, re-seeding with ``seed`` if given: ``(obs, {})``."""
         super().reset(seed=seed)
         if seed is not None:
             self._key = jax.random.key(seed)
@@ -125,13 +99,7 @@ class GymnasiumEnv(gymnasium.Env):
         return self._obs(obs), {}
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Take one action.
-
-        Args:
-            action: an element of ``action_space``.
-
-        Returns:
-            ``(obs, reward, terminated, truncated, info)`` as numpy / Python values.
+        """Take one action: ``(obs, reward, terminated, truncated, info)``.
 
         Raises:
             RuntimeError: if called before ``reset``.

@@ -1,14 +1,8 @@
-"""Host environments for the off-policy host loop: simulators that run outside JAX, numpy in and out.
+"""Host environments for the host loops: simulators outside JAX, numpy in and out.
 
-A ``MultiAgentVecEnv`` is a fixed number of *slots* (parallel environments x controlled agents
-per environment) stepped together, with gymnasium's vector auto-reset and per-slot action
-masks. ``offpolicy.host_loop.train_agent_host`` (DQN) and ``onpolicy.host_loop.train_agent_host``
-(PPO, A2C) train one agent on all the slots (parameter sharing); they check what the
-environments return with ``check_obs`` / ``check_mask`` / ``check_step`` and count the returns
-of finished episodes with ``EpisodeTracker``. Adapters: ``GymVecSlots`` (gymnasium environments in this process, one slot each) and
-``SubprocessVecSlots`` (any ``MultiAgentVecEnv`` factories, one spawned process each, stepped
-in parallel: a simulator that allows one instance per process, such as libsumo). This module
-does not import JAX, so a spawned environment process starts in a fraction of a second.
+``MultiAgentVecEnv`` is the protocol (slots stepped together, auto-reset, action masks), with the
+checks and ``EpisodeTracker`` the loops use; ``GymVecSlots`` and ``SubprocessVecSlots`` adapt
+gymnasium environments and per-process simulators. No JAX import, so spawned processes start fast.
 """
 
 from __future__ import annotations
@@ -50,17 +44,10 @@ class SlotStep(NamedTuple):
 class MultiAgentVecEnv(Protocol):
     """Host environments as ``num_slots`` slots stepped together (gymnasium vector-env semantics).
 
-    A slot is one controlled agent of one environment copy (a traffic signal of a simulation);
-    observations are padded to ``obs_dim`` and actions to ``num_actions`` (padded actions are
-    invalid in the masks). Every slot acts at every step. When a slot's episode ends
-    (``terminated | truncated``) the environment resets it in the same ``step`` and returns the
-    new episode's first observation and mask, with the finished step's in ``final_obs`` /
-    ``final_mask``. A simulation whose agents all end together resets once for all its slots.
-
-    Attributes:
-        num_slots: slots (the agent config's ``num_envs``).
-        obs_dim: width of an observation row.
-        num_actions: width of a mask row (the agent's number of discrete actions).
+    A slot is one controlled agent of one environment copy; observations are padded to
+    ``obs_dim``, actions to ``num_actions`` (padded ones invalid in the masks). Every slot acts
+    at every step; an ended episode is reset in the same ``step``, the finished step's
+    observation and mask in ``final_obs`` / ``final_mask``.
     """
 
     num_slots: int
@@ -68,11 +55,7 @@ class MultiAgentVecEnv(Protocol):
     num_actions: int
 
     def reset(self, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        """Start every slot's episode; ``seed`` seeds the environments (derive one per copy from it).
-
-        Returns:
-            ``(obs, mask)``: float32 ``(slots, obs_dim)`` and bool ``(slots, num_actions)``.
-        """
+        """Start every slot's episode from ``seed``; ``(obs, mask)``, float32 and bool rows per slot."""
         ...
 
     def step(self, actions: np.ndarray) -> SlotStep:
@@ -87,13 +70,8 @@ class MultiAgentVecEnv(Protocol):
 def check_sizes(
     envs: MultiAgentVecEnv, *, num_envs: int, obs_shape: tuple[int, ...], num_actions: int | None
 ) -> None:
-    """Check that an agent built for ``num_envs`` slots, ``obs_shape`` and ``num_actions`` fits ``envs``.
-
-    Args:
-        envs: the environments.
-        num_envs: the agent config's ``num_envs``.
-        obs_shape: the agent's observation shape.
-        num_actions: the agent's number of discrete actions (None: not checked).
+    """Check that an agent built for ``num_envs`` slots, ``obs_shape`` and ``num_actions`` (None:
+    unchecked) fits ``envs``.
 
     Raises:
         ValueError: a size differs (the message starts with the field's name).
@@ -131,12 +109,8 @@ def check_mask(name: str, x: Any, envs: MultiAgentVecEnv, *, acting: bool) -> np
 
 
 def check_step(out: Any, envs: MultiAgentVecEnv, masked: bool) -> SlotStep:
-    """What ``envs.step`` returned as a checked ``SlotStep`` (float32 rewards, bool flags).
-
-    Args:
-        out: the 7 arrays.
-        envs: the environments (their sizes).
-        masked: the next actions keep to ``out.mask`` (every slot needs a valid action).
+    """What ``envs.step`` returned as a checked ``SlotStep``; with ``masked`` every slot needs a
+    valid next action.
 
     Raises:
         ValueError: a field is missing or has the wrong shape or dtype (the message names it).
@@ -160,11 +134,7 @@ def check_step(out: Any, envs: MultiAgentVecEnv, masked: bool) -> SlotStep:
 
 
 class EpisodeTracker:
-    """Undiscounted return and length of each slot's running episode, handed back when it ends.
-
-    Args:
-        num_slots: slots tracked.
-    """
+    """Undiscounted return and length of each slot's running episode, handed back when it ends."""
 
     def __init__(self, num_slots: int) -> None:
         self.returns = np.zeros(num_slots, np.float32)
@@ -188,18 +158,8 @@ def run_episodes(
     episodes_per_slot: int = 1,
     max_steps: int = 100_000,
 ) -> np.ndarray:
-    """Undiscounted returns of each slot's first ``episodes_per_slot`` episodes under ``act``.
-
-    Args:
-        envs: the environments (reset with ``seed``).
-        act: ``act(obs, mask) -> actions``, e.g. ``partial(greedy_actions, policy, params)``.
-        seed: passed to ``envs.reset``.
-        episodes_per_slot: episodes counted per slot (later ones are ignored).
-        max_steps: vector steps at most; episodes unfinished by then are NaN.
-
-    Returns:
-        float64 ``(slots, episodes_per_slot)`` returns.
-    """
+    """float64 ``(slots, episodes_per_slot)`` undiscounted returns of each slot's first episodes under
+    ``act(obs, mask) -> actions``; NaN for those unfinished after ``max_steps`` vector steps."""
     obs, mask = envs.reset(seed)
     returns = np.full((envs.num_slots, episodes_per_slot), np.nan)
     running, count = np.zeros(envs.num_slots), np.zeros(envs.num_slots, np.int64)
@@ -224,15 +184,9 @@ def _pad(x: np.ndarray, width: int, fill: Any) -> np.ndarray:
 
 
 class GymVecSlots:
-    """Gymnasium environments in this process as a ``MultiAgentVecEnv``, one slot each.
-
-    Observations are flattened (``gymnasium.spaces.flatten``) to float32 and zero-padded to the
-    widest; action ``i`` of a slot is its ``Discrete`` space's ``start + i``, valid for ``i < n``
-    and, where the environment's ``info`` has an ``"action_mask"`` (reset and step), where it is
-    true. Ended episodes are reset at once (``reset()`` without a seed).
-
-    Args:
-        envs: a gymnasium environment or a sequence of them, with ``Discrete`` action spaces.
+    """Gymnasium environments with ``Discrete`` actions in this process as a ``MultiAgentVecEnv``,
+    one slot each: observations flattened and zero-padded, action ``i`` is ``start + i``, masked
+    by ``info["action_mask"]`` where given.
 
     Raises:
         ValueError: no environment, or an action space that is not ``Discrete``.
@@ -313,15 +267,10 @@ def _worker(conn: Any, make_env: Callable[[], MultiAgentVecEnv]) -> None:
 
 
 class SubprocessVecSlots:
-    """``MultiAgentVecEnv`` factories each run in their own process (spawn), stepped in parallel.
+    """Picklable ``MultiAgentVecEnv`` factories each run in a spawned process, stepped in parallel.
 
-    The slots are the factories' in order; observations and masks are padded to the widest
-    (padded actions invalid). Reset seeds are ``seed + first slot`` of each part. Use it as a
-    context manager or call ``close``.
-
-    Args:
-        make_env_fns: picklable factories returning a ``MultiAgentVecEnv`` each (module-level
-            functions or ``partial``s of them, e.g. ``partial(GymVecSlots.make, "CartPole-v1")``).
+    The slots are the factories' in order, padded to the widest; part ``j`` resets with
+    ``seed`` + its first slot. Use it as a context manager or call ``close``.
 
     Raises:
         RuntimeError: a process failed (its traceback in the message).

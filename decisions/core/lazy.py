@@ -1,9 +1,5 @@
-"""Lazy public names for a package: import a name's module only when the name is first used.
-
-A domain package's ``__init__`` must stay light (the platform's registry imports it to read
-its ``DOMAIN`` entry) while still offering its public API (``from decisions.telecom.comp
-import CompEnv``). ``lazy_exports`` gives it the module-level ``__getattr__``, ``__dir__``
-(PEP 562) and ``__all__`` that do this, from one declaration read like its imports::
+"""Lazy public names for a package: a name's module is imported only when the name is first used,
+so a package's ``__init__`` stays light while offering its public API (PEP 562)::
 
     __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "env": ("CompEnv", "CompState"),
@@ -22,15 +18,8 @@ from typing import Any
 def lazy_exports(
     package: str, modules: Mapping[str, Iterable[str]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
-    """The ``__getattr__``, ``__dir__`` and ``__all__`` of a package whose public names load on first use.
-
-    Args:
-        package: the package's ``__name__``.
-        modules: submodule (relative to ``package``) -> the public names it defines.
-
-    Returns:
-        ``(__getattr__, __dir__, __all__)`` to assign at the package's module level;
-        ``__all__`` is the sorted public names.
+    """``(__getattr__, __dir__, __all__)`` of ``package`` whose public names (submodule -> names) load
+    on first use; ``__all__`` is sorted.
 
     Raises:
         TypeError: a module's names are one string, not a collection of names.

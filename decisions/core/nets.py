@@ -1,13 +1,5 @@
-"""Flax linen building blocks for policies and value functions.
-
-- ``MLP``: a multilayer perceptron with orthogonal, scaled initialisation.
-- ``CategoricalHead`` / ``GaussianHead``: policy heads for ``Discrete`` and
-  ``Box`` action spaces, returning distribution parameters as arrays.
-- Pure helper functions to sample, score and take the entropy of those
-  distributions, so agents need no distribution library.
-
-Structural choices (widths, activations) are module attributes (static);
-weights are the params pytree returned by ``module.init``.
+"""Flax linen building blocks for policies and value functions: ``MLP``, the ``CategoricalHead``
+and ``GaussianHead`` policy heads, and pure sample, log-probability and entropy helpers.
 """
 
 from __future__ import annotations
@@ -38,19 +30,10 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 class MLP(nn.Module):
-    """A multilayer perceptron ``x -> act(W_k ... act(W_1 x)) -> W_out``.
+    """A multilayer perceptron ``x -> act(W_k ... act(W_1 x)) -> W_out`` over any leading axes.
 
-    Hidden kernels are orthogonal with gain ``hidden_scale`` and the output
-    kernel orthogonal with gain ``out_scale`` (use ~0.01 for policy logits,
-    1.0 for values); biases start at zero. Works on any leading batch axes.
-
-    Attributes:
-        hidden: widths of the hidden layers (may be empty: a linear map).
-        out: width of the output layer.
-        activation: activation after each hidden layer (e.g. ``nn.tanh``, ``nn.relu``).
-        final_activation: optional activation applied to the output.
-        hidden_scale: orthogonal gain of hidden kernels (default sqrt(2)).
-        out_scale: orthogonal gain of the output kernel.
+    Kernels are orthogonal with gain ``hidden_scale`` (hidden) and ``out_scale`` (output: ~0.01
+    for policy logits, 1.0 for values); biases start at zero; ``hidden`` may be empty.
     """
 
     hidden: Sequence[int]
@@ -62,14 +45,7 @@ class MLP(nn.Module):
 
     @nn.compact
     def __call__(self, x: Array) -> Array:
-        """Apply the network.
-
-        Args:
-            x: inputs, ``(..., in_features)``.
-
-        Returns:
-            Outputs, ``(..., out)``.
-        """
+        """``(..., in_features) -> (..., out)``."""
         for width in self.hidden:
             x = nn.Dense(width, kernel_init=nn.initializers.orthogonal(self.hidden_scale))(x)
             x = self.activation(x)
@@ -80,43 +56,22 @@ class MLP(nn.Module):
 
 
 class CategoricalHead(nn.Module):
-    """Linear head giving the logits of a categorical distribution over ``num_actions``.
-
-    Attributes:
-        num_actions: number of discrete actions.
-        kernel_scale: orthogonal gain of the kernel (small: a near-uniform initial policy).
-    """
+    """Linear head giving ``num_actions`` logits (small ``kernel_scale``: a near-uniform initial policy)."""
 
     num_actions: int
     kernel_scale: float = 0.01
 
     @nn.compact
     def __call__(self, features: Array) -> Array:
-        """Compute logits.
-
-        Args:
-            features: ``(..., F)``.
-
-        Returns:
-            Logits, ``(..., num_actions)``.
-        """
+        """``(..., F) -> (..., num_actions)`` logits."""
         return nn.Dense(self.num_actions, kernel_init=nn.initializers.orthogonal(self.kernel_scale))(features)
 
 
 class GaussianHead(nn.Module):
     """Head giving the mean and log standard deviation of a diagonal Gaussian.
 
-    The log standard deviation is a learned, state-independent parameter (PPO
-    style) or, with ``state_dependent_std``, a second linear output (SAC
-    style), clipped to ``[log_std_min, log_std_max]``.
-
-    Attributes:
-        action_dim: dimension of the action.
-        kernel_scale: orthogonal gain of the mean (and log-std) kernels.
-        log_std_init: initial log standard deviation (state-independent case).
-        state_dependent_std: whether the log-std is a function of the features.
-        log_std_min: lower clip of the log standard deviation.
-        log_std_max: upper clip of the log standard deviation.
+    The log-std is a learned parameter, or a second linear output with ``state_dependent_std``,
+    clipped to ``[log_std_min, log_std_max]``.
     """
 
     action_dim: int
@@ -128,14 +83,7 @@ class GaussianHead(nn.Module):
 
     @nn.compact
     def __call__(self, features: Array) -> tuple[Array, Array]:
-        """Compute the distribution parameters.
-
-        Args:
-            features: ``(..., F)``.
-
-        Returns:
-            ``(mean, log_std)``, both ``(..., action_dim)``.
-        """
+        """``(..., F) -> (mean, log_std)``, both ``(..., action_dim)``."""
         init = nn.initializers.orthogonal(self.kernel_scale)
         mean = nn.Dense(self.action_dim, kernel_init=init, name="mean")(features)
         if self.state_dependent_std:
@@ -152,81 +100,33 @@ class GaussianHead(nn.Module):
 
 
 def categorical_sample(key: Array, logits: Array) -> Array:
-    """Sample actions from categorical distributions.
-
-    Args:
-        key: PRNG key.
-        logits: ``(..., n)``.
-
-    Returns:
-        int32 actions, ``(...)``.
-    """
+    """int32 actions ``(...)`` sampled from logits ``(..., n)``."""
     return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
 def categorical_log_prob(logits: Array, action: Array) -> Array:
-    """Log probability of ``action`` under ``softmax(logits)``.
-
-    Args:
-        logits: ``(..., n)``.
-        action: integer actions, ``(...)``.
-
-    Returns:
-        Log probabilities, ``(...)``.
-    """
+    """Log probability ``(...)`` of integer ``action`` under ``softmax(logits)``."""
     log_p = jax.nn.log_softmax(logits)
     return jnp.take_along_axis(log_p, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
 
 
 def categorical_entropy(logits: Array) -> Array:
-    """Entropy (nats) of ``softmax(logits)``.
-
-    Args:
-        logits: ``(..., n)``.
-
-    Returns:
-        Entropies, ``(...)``.
-    """
+    """Entropy (nats) of ``softmax(logits)``, ``(...)``."""
     log_p = jax.nn.log_softmax(logits)
     return -jnp.sum(jnp.exp(log_p) * log_p, axis=-1)
 
 
 def gaussian_sample(key: Array, mean: Array, log_std: Array) -> Array:
-    """Sample from a diagonal Gaussian.
-
-    Args:
-        key: PRNG key.
-        mean: ``(..., d)``.
-        log_std: ``(..., d)`` (broadcasts with ``mean``).
-
-    Returns:
-        Samples, ``(..., d)``.
-    """
+    """Samples ``(..., d)`` of a diagonal Gaussian (``log_std`` broadcasts with ``mean``)."""
     return mean + jnp.exp(log_std) * jax.random.normal(key, jnp.shape(mean), jnp.result_type(mean))
 
 
 def gaussian_log_prob(mean: Array, log_std: Array, x: Array) -> Array:
-    """Log density of ``x`` under a diagonal Gaussian, summed over the last axis.
-
-    Args:
-        mean: ``(..., d)``.
-        log_std: ``(..., d)`` (broadcasts with ``mean``).
-        x: ``(..., d)``.
-
-    Returns:
-        Log densities, ``(...)``.
-    """
+    """Log density of ``x`` under a diagonal Gaussian, summed over the last axis."""
     z = (x - mean) * jnp.exp(-log_std)
     return jnp.sum(-0.5 * z**2 - log_std - 0.5 * _LOG_2PI, axis=-1)
 
 
 def gaussian_entropy(log_std: Array) -> Array:
-    """Entropy (nats) of a diagonal Gaussian, summed over the last axis.
-
-    Args:
-        log_std: ``(..., d)``.
-
-    Returns:
-        Entropies, ``(...)``.
-    """
+    """Entropy (nats) of a diagonal Gaussian, summed over the last axis."""
     return jnp.sum(log_std + 0.5 * (1.0 + _LOG_2PI), axis=-1)

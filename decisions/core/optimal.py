@@ -1,24 +1,9 @@
-"""Exact baselines: solve pyomo LP/MILP models with HiGHS and read their duals.
+"""Exact baselines: solve pyomo LP/MILP models with HiGHS (``solve``) and read their duals (``duals``).
 
-Uses pyomo's current solver interface (``pyomo.contrib.solver``, the ``highs``
-solver built on ``highspy``). ``solve`` loads the primal solution into the
-model's variables and, for LPs, the constraint duals into an import suffix
-named ``dual`` (added when the model has none); ``duals`` reads them back as a
-numpy array. A model without an optimal or feasible solution raises
-``InfeasibleError``, ``UnboundedError`` or ``SolveError`` naming the model.
-
-Safety: HiGHS runs silent (``output_flag`` off unless ``tee``) and under a time limit
-(``DEFAULT_TIME_LIMIT``, 120 s, unless the caller gives one). Before the hand-over every
-number of the model (variable bounds and fixed values, constraint bounds, coefficients
-and constants) must be finite and at most ``MODEL_NUMBER_MAX`` in magnitude, else
-``SolveError`` names the model and the component. That matters beyond tidiness: pyomo
-captures HiGHS's console through a pipe while the model is handed over, and a model
-full of NaN bounds makes HiGHS write one error line per row into that pipe; past the
-pipe's capacity the process blocks for good.
-
-Dual convention (HiGHS through pyomo): the dual of a constraint is the rate of
-change of the optimal objective per unit increase of its right-hand side, so
-a binding ``<=`` capacity in a maximisation has a non-negative dual.
+A model is checked before the hand-over (``check_model_numbers``) and solved silent under a
+time limit; no usable solution raises ``InfeasibleError``, ``UnboundedError`` or ``SolveError``.
+A dual is the rate of change of the optimal objective per unit increase of the constraint's
+right-hand side. Why the checks matter: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -34,12 +19,10 @@ from pyomo.contrib.solver.common.util import NoDualsError, NoReducedCostsError
 from pyomo.contrib.solver.solvers.highs import Highs
 from pyomo.repn.standard_repn import generate_standard_repn
 
+# Wall-clock limit of a solve, seconds, when the caller gives none (``math.inf``: no limit).
 DEFAULT_TIME_LIMIT = 120.0
-"""Wall-clock limit of a solve, seconds, when the caller gives none (``math.inf``: no limit)."""
 
-MODEL_NUMBER_MAX = 1e15
-"""Largest magnitude of a bound, coefficient or constant handed to HiGHS (its
-``large_matrix_value``; bounds of 1e20 and beyond would silently read as infinite)."""
+MODEL_NUMBER_MAX = 1e15  # largest magnitude of a number handed to HiGHS (its large_matrix_value)
 
 
 class SolveError(RuntimeError):
@@ -57,24 +40,24 @@ class UnboundedError(SolveError):
 class SolveStatus(enum.Enum):
     """Quality of the solution ``solve`` loaded into the model."""
 
+    # Proven optimal (within HiGHS's tolerances and, for a MILP, its gap).
     OPTIMAL = "optimal"
-    """Proven optimal (within HiGHS's tolerances and, for a MILP, its gap)."""
+    # Feasible but not proven optimal: a time or iteration limit stopped the solver (a MILP only).
     FEASIBLE = "feasible"
-    """Feasible but not proven optimal: a time or iteration limit stopped the solver (a MILP only)."""
 
 
 @dataclass(frozen=True)
 class SolveResult:
     """What ``solve`` returns (the solution itself is loaded into the model)."""
 
+    # Optimal, or feasible when a limit was hit.
     status: SolveStatus
-    """Optimal, or feasible when a limit was hit."""
+    # Objective value of the loaded solution.
     objective: float
-    """Objective value of the loaded solution."""
+    # Wall time of the solver call (model hand-over included).
     solve_seconds: float
-    """Wall time of the solver call (model hand-over included)."""
+    # Best proven bound on the objective (equals ``objective`` for a solved LP), if known.
     bound: float | None = None
-    """Best proven bound on the objective (equals ``objective`` for a solved LP), if known."""
 
 
 _LIMITS = {
@@ -121,14 +104,8 @@ def _bound_problem(value: object) -> str | None:
 
 
 def check_model_numbers(model: pyo.Block) -> None:
-    """Check every number HiGHS would receive from a model, before it is handed over.
-
-    Variable bounds and fixed values, constraint bounds, and the coefficients and constants
-    of the constraints and active objectives must be finite and at most ``MODEL_NUMBER_MAX``
-    in magnitude (an absent or infinite bound is fine: it means no bound).
-
-    Args:
-        model: the pyomo model (or block).
+    """Check that every bound, fixed value, coefficient and constant HiGHS would receive from a model
+    is finite and at most ``MODEL_NUMBER_MAX`` in magnitude (an absent or infinite bound is fine).
 
     Raises:
         SolveError: naming the model and the first bad component.
@@ -169,21 +146,11 @@ def check_model_numbers(model: pyo.Block) -> None:
 def solve(
     model: pyo.ConcreteModel, *, tee: bool = False, time_limit: float | None = None
 ) -> SolveResult:
-    """Solve a pyomo model with HiGHS and load the solution (and LP duals) into it.
+    """Solve a pyomo LP or MILP with HiGHS and load the solution (and LP duals) into it.
 
-    HiGHS runs silent unless ``tee`` and under a time limit; the model's numbers are
-    checked first (``check_model_numbers``).
-
-    Args:
-        model: a concrete LP or MILP with one active objective.
-        tee: stream the HiGHS log to stdout (off: HiGHS writes nothing).
-        time_limit: wall-clock limit in seconds; None: ``DEFAULT_TIME_LIMIT`` (read at call
-            time), ``math.inf``: no limit. When a MILP hits it with a feasible incumbent, that
-            incumbent is loaded with status FEASIBLE; an LP stopped by it is a ``SolveError``
-            (a basis that is not optimal is no answer, and it has no valid duals).
-
-    Returns:
-        ``SolveResult(status, objective, solve_seconds, bound)``.
+    The model's numbers are checked first; HiGHS runs silent unless ``tee``. ``time_limit`` None
+    is ``DEFAULT_TIME_LIMIT``, ``math.inf`` none; a MILP stopped by it with an incumbent is
+    FEASIBLE, an LP stopped by it is a ``SolveError``.
 
     Raises:
         ValueError: ``time_limit`` is not positive.
@@ -245,15 +212,7 @@ def solve(
 
 
 def duals(model: pyo.ConcreteModel, constraint: pyo.Constraint) -> np.ndarray:
-    """Duals of a (scalar or indexed) constraint after ``solve``, in index order.
-
-    Args:
-        model: the solved LP (its ``dual`` suffix was filled by ``solve``).
-        constraint: a constraint component of ``model``.
-
-    Returns:
-        Float array of shape ``(len(constraint),)``, one dual per index in the
-        order of ``constraint.keys()`` (a single entry for a scalar constraint).
+    """Float64 duals of a (scalar or indexed) constraint after ``solve``, in ``constraint.keys()`` order.
 
     Raises:
         ValueError: the model has no ``dual`` suffix, or a dual is missing (a MILP,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+# ``progress(task_name, done, total)``: ``done == total`` marks the task finished.
 Progress = Callable[[str, int, int], None]
-"""``progress(task_name, done, total)``: ``done == total`` marks the task finished."""
 
 
 def silent(task: str, done: int, total: int) -> None:

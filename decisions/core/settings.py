@@ -1,18 +1,14 @@
-"""``Settings``: the base of every validated table of user input (scenarios, method settings).
-
-User input is validated once, at the edge (TOML, CLI, app form, API), into frozen pydantic
-models that reject unknown keys; everything below trusts it. A model subclasses ``Settings``
-for that configuration and for ``parse``, which reports the first problem as a one-line
-``InputError`` naming the field under the model's ``section`` of a job spec.
+"""``Settings``: the base of every validated table of user input, a frozen pydantic model that
+rejects unknown keys; ``parse`` reports the first problem as a one-line ``InputError``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable
-from typing import ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from decisions.errors import InputError, validate_input
 
@@ -22,20 +18,13 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # Name of the model's table in a job spec (the prefix of error fields; empty: none).
     section: ClassVar[str] = ""
-    """Name of the model's table in a job spec (the prefix of error fields; empty: none)."""
 
     @classmethod
     def parse(cls, data: object, *, prefix: str | None = None) -> Self:
-        """Validate a mapping (TOML table, JSON, form), raising a one-line ``InputError`` naming the field.
-
-        Args:
-            data: the user's mapping.
-            prefix: dotted path of ``data`` in the user's input (default: the model's ``section``).
-
-        Returns:
-            The validated model.
-        """
+        """Validate a mapping, raising a one-line ``InputError`` naming the field under ``prefix``
+        (default: the model's ``section``)."""
         return validate_input(cls, data, prefix=cls.section if prefix is None else prefix)
 
 
@@ -47,21 +36,8 @@ def refuse_unused(
     problem: str,
     given: Collection[str] | None = None,
 ) -> None:
-    """Refuse input the run would ignore: raise for the first of ``fields`` the user gave.
-
-    A job's ``prepare`` calls it for the settings of a stage that does not run (or a field that
-    another one overrides), so a setting is never accepted and then silently ignored. Only
-    fields given explicitly count, so defaults never trip it.
-
-    Args:
-        model: the validated table.
-        fields: the fields the run does not use, in the order to report them (default: all of
-            the model's).
-        prefix: the table's dotted path in the spec (``"planner"``, ``"scenario.facility"``).
-        problem: the error's message, saying when the field is used
-            (``"is used only with planner.train_problems > 0"``).
-        given: the fields the user gave (default: the model's ``model_fields_set``); for a
-            table that ``prepare`` filled in itself, the keys of the user's table.
+    """Refuse input the run would ignore: raise for the first of ``fields`` (default: all) the user
+    gave explicitly (``given``, default ``model_fields_set``), so defaults never trip it.
 
     Raises:
         InputError: ``"<prefix>.<field>: <problem>"`` for the first such field.
@@ -73,17 +49,8 @@ def refuse_unused(
 
 
 def finite_numbers(value: object, where: str) -> object:
-    """Check a list of numbers before pydantic coerces it (a ``mode="before"`` field validator's body).
-
-    Every item must be a real number (not a bool, not text) and finite.
-
-    Args:
-        value: the raw input; anything but a list or tuple is left to the field's own validation.
-        where: how an error names an item: a format string of its index ``i``
-            (``"day {i}"``, ``"tenor[{i}]"``).
-
-    Returns:
-        ``value``, unchanged.
+    """``value`` unchanged once every item of a list or tuple is a finite real number (not a bool or
+    text); the body of a ``mode="before"`` validator. ``where`` formats an item's index (``"day {i}"``).
 
     Raises:
         ValueError: naming the first bad item.
@@ -95,3 +62,24 @@ def finite_numbers(value: object, where: str) -> object:
             if not math.isfinite(v):
                 raise ValueError(f"{where.format(i=i)}: {v} is not a finite number")
     return value
+
+
+def ints_within(low: int, high: int, what: str) -> AfterValidator:
+    """A validator of a tuple of integers: each in ``[low, high]``, else ``ValueError`` naming ``what``."""
+
+    def check(values: tuple[int, ...]) -> tuple[int, ...]:
+        for value in values:
+            if not low <= value <= high:
+                raise ValueError(f"each {what} must lie in [{low}, {high}], got {value}")
+        return values
+
+    return AfterValidator(check)
+
+
+def network_widths(max_width: int = 1024) -> Any:
+    """The type of a network's hidden-layer widths: 1 to 4 layers, each of 1 to ``max_width`` units."""
+    return Annotated[tuple[int, ...], Field(min_length=1, max_length=4), ints_within(1, max_width, "width")]
+
+
+NetworkWidths = network_widths()
+"""Hidden-layer widths of an agent's network: 1 to 4 layers of 1 to 1024 units."""

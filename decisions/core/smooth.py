@@ -1,11 +1,6 @@
-"""Smooth surrogates of hard constraints, each with a temperature ``tau``.
-
-Every function here converges to its hard counterpart as ``tau -> 0`` and is
-infinitely differentiable for ``tau > 0``. They are what lets SNAPO push exact
-gradients through a simulator whose real rules are clips, minima and limits.
-
-Conventions: ``tau`` is in the units of the arguments (a temperature of 0.01 on
-a quantity of order 1 is a sharp approximation); all functions broadcast.
+"""Smooth surrogates of hard constraints: each tends to its hard counterpart as the temperature
+``tau -> 0`` (in the units of the arguments) and is infinitely differentiable for ``tau > 0``;
+all broadcast.
 """
 
 from __future__ import annotations
@@ -18,15 +13,8 @@ ArrayLike = Array | float
 
 
 def smooth_relu(x: ArrayLike, tau: ArrayLike) -> Array:
-    """Softplus approximation of ``max(x, 0)``: ``tau * log(1 + exp(x / tau))``.
-
-    Args:
-        x: input.
-        tau: temperature (> 0); the largest error is ``tau * log 2`` at ``x = 0``.
-
-    Returns:
-        A value >= ``max(x, 0)`` that tends to it as ``tau -> 0``.
-    """
+    """Softplus approximation of ``max(x, 0)``: ``tau * log(1 + exp(x / tau))``, above it by at
+    most ``tau * log 2``."""
     return tau * jax.nn.softplus(x / tau)
 
 
@@ -41,22 +29,10 @@ def smooth_min(a: ArrayLike, b: ArrayLike, tau: ArrayLike) -> Array:
 
 
 def smooth_clip(x: ArrayLike, lo: ArrayLike, hi: ArrayLike, tau: ArrayLike) -> Array:
-    """Smooth, strictly monotone clip of ``x`` to ``[lo, hi]``.
+    """Smooth, strictly monotone clip of ``x`` to ``[lo, hi]``: ``lo + sp(x - lo) - sp(x - hi)``.
 
-    ``lo + sp(x - lo) - sp(x - hi)`` with ``sp`` the tempered softplus. For
-    ``lo <= hi`` the result always lies inside ``[lo, hi]`` (so a smoothly
-    clipped action is still feasible) and tends to ``clip(x, lo, hi)`` as
-    ``tau -> 0``, with error at most ``tau * log 2``. In floating point it is
-    monotone up to one rounding of ``max(|lo|, |hi|)``, whatever ``|x|``.
-
-    Args:
-        x: value to clip.
-        lo: lower bound (broadcasts with ``x``).
-        hi: upper bound, ``hi >= lo``.
-        tau: temperature (> 0).
-
-    Returns:
-        The smoothly clipped value.
+    For ``lo <= hi`` the result stays inside ``[lo, hi]`` and is within ``tau * log 2`` of
+    ``clip(x, lo, hi)``; in floating point monotone up to one rounding of ``max(|lo|, |hi|)``.
     """
     # Two exact rewritings of the same function (softplus(z) = z + softplus(-z)):
     # each branch adds only terms of order (hi - lo) at most, so there is no
@@ -74,20 +50,8 @@ def smooth_box(x: Array, lower: Array, upper: Array, tau: ArrayLike) -> Array:
 
 
 def softplus_barrier(x: ArrayLike, limit: ArrayLike, tau: ArrayLike, *, upper: bool = True) -> Array:
-    """Smooth penalty for violating ``x <= limit`` (or ``x >= limit`` with ``upper=False``).
-
-    Tends to the hinge ``max(x - limit, 0)`` (resp. ``max(limit - x, 0)``) as
-    ``tau -> 0``; multiply by a weight to use it as a soft constraint.
-
-    Args:
-        x: constrained quantity.
-        limit: the bound.
-        tau: temperature (> 0).
-        upper: True for an upper limit, False for a lower limit.
-
-    Returns:
-        The non-negative penalty.
-    """
+    """Non-negative smooth penalty for violating ``x <= limit`` (``x >= limit`` with ``upper=False``),
+    tending to the hinge as ``tau -> 0``."""
     excess = x - limit if upper else limit - x
     return smooth_relu(excess, tau)
 

@@ -1,24 +1,9 @@
 """SNAPO: smooth neural adjoint policy optimisation.
 
-A neural policy lives inside a known differentiable simulator. The user gives
-a differentiable rollout::
-
-    value = objective(policy_params, inputs, key, temperature)   # scalar to MAXIMISE
-
-where ``inputs`` is the pytree of everything a sensitivity may be wanted for
-(forward curve, costs, limits, process parameters) and ``temperature`` drives
-the smooth surrogates of the hard constraints (``core.smooth``). ``train``
-fits ``policy_params`` with optax (gradient clipping, learning-rate schedule,
-geometric temperature annealing); every step is one reverse pass that yields
-``d value / d policy_params`` *and* ``d value / d inputs``. The loop runs in
-jitted chunks of ``log_every`` steps (a ``lax.scan``), so progress can be shown
-between chunks while the chunk function is compiled once and reused: a second
-``train`` call with the same objective, config and shapes does not re-trace.
-
-With ``checkpoint=path`` the loop state and the log so far are saved after
-every chunk (``core.checkpoint``, atomic msgpack); a later call with the same
-path, config, key and parameter structure resumes where the file left off and
-ends with the same parameters and log as an uninterrupted run.
+``train`` fits ``policy_params`` of a differentiable rollout ``objective(policy_params, inputs,
+key, temperature)`` (maximised; ``temperature`` drives the smooth surrogates of ``core.smooth``)
+with optax, in jitted chunks of ``log_every`` steps, optionally checkpointed; it returns the
+sensitivities ``d value / d inputs`` from the same reverse pass. Design: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -40,37 +25,37 @@ import optax
 import pandas as pd
 from jax import Array
 
-from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.checkpoint import key_fingerprint, load_metadata, load_pytree, save_pytree
 from decisions.core.pytrees import strong_types
 
 PyTree = Any
+# ``objective(policy_params, inputs, key, temperature) -> scalar`` (maximised).
 Objective = Callable[[PyTree, PyTree, Array, Array], Array]
-"""``objective(policy_params, inputs, key, temperature) -> scalar`` (maximised)."""
 
+# ``progress(steps_done, total_steps, latest_value)``, called between jitted chunks.
 ProgressFn = Callable[[int, int, float], None]
-"""``progress(steps_done, total_steps, latest_value)``, called between jitted chunks."""
 
 
 @dataclass(frozen=True)
 class SnapoConfig:
     """Static training configuration (hashable: it is a jit static argument)."""
 
+    # Number of gradient steps.
     steps: int = 400
-    """Number of gradient steps."""
+    # Peak Adam learning rate.
     learning_rate: float = 3e-3
-    """Peak Adam learning rate."""
+    # Linear warm-up of the learning rate before cosine decay.
     warmup_steps: int = 20
-    """Linear warm-up of the learning rate before cosine decay."""
+    # Learning rate at the last step, as a fraction of the peak.
     final_lr_fraction: float = 0.05
-    """Learning rate at the last step, as a fraction of the peak."""
+    # Global gradient-norm clip applied before Adam.
     clip_norm: float = 1.0
-    """Global gradient-norm clip applied before Adam."""
+    # Surrogate temperature at step 0.
     temperature_start: float = 0.1
-    """Surrogate temperature at step 0."""
+    # Surrogate temperature at the last step (geometric annealing in between).
     temperature_end: float = 0.005
-    """Surrogate temperature at the last step (geometric annealing in between)."""
+    # Steps per jitted chunk, i.e. how often ``progress`` is called.
     log_every: int = 25
-    """Steps per jitted chunk, i.e. how often ``progress`` is called."""
 
     def __post_init__(self) -> None:
         for name in ("steps", "log_every", "warmup_steps"):
@@ -127,16 +112,8 @@ class StepLog(NamedTuple):
 
 @dataclass
 class SnapoResult:
-    """What ``train`` returns.
-
-    Attributes:
-        params: trained policy parameters.
-        log: per-step value, policy-gradient norm and temperature, each ``(steps,)``.
-        value: smooth objective at the trained parameters (final temperature).
-        sensitivities: ``d value / d inputs``, same pytree structure as ``inputs``.
-        param_grad_norm: norm of ``d value / d params`` at the end (near 0 at an optimum).
-        train_seconds: wall time of the training loop, compile included.
-    """
+    """What ``train`` returns: the smooth ``value`` at the final temperature, its ``sensitivities``
+    ``d value / d inputs`` (shaped like ``inputs``) and the final ``param_grad_norm``."""
 
     params: PyTree
     log: StepLog
@@ -150,19 +127,12 @@ class SnapoResult:
         return training_curve(self.log)
 
 
+# Columns of ``training_curve``.
 CURVE_COLUMNS = ("step", "value", "grad_norm", "temperature")
-"""Columns of ``training_curve``."""
 
 
 def training_curve(log: StepLog | None) -> pd.DataFrame:
-    """A training log as a tidy DataFrame, one row per step.
-
-    Args:
-        log: the per-step log (``SnapoResult.log``), or None when there is none (a loaded policy).
-
-    Returns:
-        Columns ``step, value, grad_norm, temperature``; no rows when ``log`` is None.
-    """
+    """A training log as a DataFrame of ``CURVE_COLUMNS``, one row per step (none for no log)."""
     if log is None:
         return pd.DataFrame(columns=list(CURVE_COLUMNS))
     return pd.DataFrame(
@@ -177,19 +147,9 @@ def training_curve(log: StepLog | None) -> pd.DataFrame:
 
 @dataclass(kw_only=True)
 class TrainedSnapo:
-    """A policy network trained with SNAPO, and what its training recorded.
+    """A policy network trained with SNAPO, and what its training recorded (``log`` None when loaded).
 
-    A domain subclasses it, narrowing the types of ``policy`` and ``settings`` (a
-    ``core.snapo_settings.SnapoSettingsBase``) and adding its own fields.
-
-    Attributes:
-        policy: the architecture (static).
-        params: its parameters.
-        settings: the settings it was trained with.
-        log: per-step smooth value (in the value's units), gradient norm and temperature;
-            None for a loaded or a directly built policy.
-        train_value: smooth objective at the end of training (final temperature).
-        train_seconds: wall time of training, compilation included.
+    A domain subclasses it, narrowing ``policy`` and ``settings`` (a ``SnapoSettingsBase``).
     """
 
     policy: Any
@@ -201,15 +161,7 @@ class TrainedSnapo:
 
     @classmethod
     def from_result(cls, result: SnapoResult, **fields: Any) -> Self:
-        """The policy ``train`` (or ``train_scaled``) returned, with its parameters, log, value and time.
-
-        Args:
-            result: the training result.
-            **fields: the other fields (``policy``, ``settings``, a subclass's own).
-
-        Returns:
-            The trained policy.
-        """
+        """The policy of a ``train`` result, the other fields given by ``fields``."""
         return cls(params=result.params, log=result.log, train_value=result.value,
                    train_seconds=result.train_seconds, **fields)
 
@@ -223,15 +175,7 @@ class TrainedSnapo:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], **fields: Any) -> Self:
-        """The policy described by a saved ``training_record`` (without its training log).
-
-        Args:
-            record: the saved description holding a ``training_record``.
-            **fields: the other fields (``policy``, ``params``, a subclass's own).
-
-        Returns:
-            The policy, its ``settings`` validated by the type of this class's ``settings`` field.
-        """
+        """The policy of a saved ``training_record`` (no log), settings validated by this class's type."""
         settings_model = typing.get_type_hints(cls)["settings"]
         return cls(
             settings=settings_model.model_validate(record["settings"]),
@@ -248,18 +192,7 @@ class TrainedSnapo:
 def value_and_sensitivities(
     objective: Objective, params: PyTree, inputs: PyTree, key: Array, temperature: float | Array
 ) -> tuple[Array, PyTree, PyTree]:
-    """One reverse pass: the objective and its gradients to policy params and to all inputs.
-
-    Args:
-        objective: the differentiable rollout.
-        params: policy parameters.
-        inputs: pytree of inputs to differentiate against.
-        key: PRNG key for the scenarios (fix it to compare runs on common paths).
-        temperature: surrogate temperature.
-
-    Returns:
-        ``(value, d_params, d_inputs)``.
-    """
+    """``(value, d_params, d_inputs)`` of the objective from one reverse pass."""
     temperature = jnp.asarray(temperature, jnp.result_type(float))
     return _value_and_grads(objective, strong_types(params), strong_types(inputs), key, temperature)
 
@@ -296,17 +229,11 @@ def _train_chunk(
     return jax.lax.scan(one_step, state, None, length=n_steps)
 
 
-def _key_fingerprint(key: Array) -> list[int]:
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        key = jax.random.key_data(key)
-    return [int(v) for v in np.asarray(key).ravel()]
-
-
 def _checkpoint_metadata(config: SnapoConfig, key: Array, done: int, log: StepLog) -> dict[str, Any]:
     return {
         "kind": "snapo.train",
         "config": dataclasses.asdict(config),
-        "key": _key_fingerprint(key),
+        "key": key_fingerprint(key),
         "steps_done": done,
         "log_dtypes": [str(x.dtype) for x in log],
     }
@@ -326,7 +253,7 @@ def _resume(
             f"{path}: checkpoint was written with a different config ({', '.join(differ)}); "
             "delete it or pass another path"
         )
-    if meta["key"] != _key_fingerprint(key):
+    if meta["key"] != key_fingerprint(key):
         raise ValueError(f"{path}: checkpoint was written with a different key")
     done = int(meta["steps_done"])
     log_target = StepLog(*(jax.ShapeDtypeStruct((done,), np.dtype(d)) for d in meta["log_dtypes"]))
@@ -347,23 +274,14 @@ def train(
     """Train a policy by gradient ascent through a differentiable simulator.
 
     Args:
-        objective: ``objective(params, inputs, key, temperature) -> scalar`` to maximise.
-            Pass the same function object across calls to reuse the compiled loop.
-        init_params: initial policy parameters.
-        inputs: pytree of simulator inputs (held fixed during training).
-        config: training configuration.
-        key: PRNG key; each step draws fresh scenarios from it.
-        progress: optional callback ``(done, total, value)`` called between chunks
-            (after the chunk's checkpoint is written).
-        checkpoint: optional file path. After every chunk the loop state and the
-            log so far are saved there; if the file exists at the start, training
-            resumes from it (a finished checkpoint just returns the result). The
-            caller must pass the same objective and inputs as the run that wrote it.
+        objective: maximised; the same function object reuses the compiled loop.
+        key: each step draws fresh scenarios from it.
+        progress: called between chunks, after the chunk's checkpoint is written.
+        checkpoint: optional file saved after every chunk and resumed from when it exists;
+            resume with the same objective and inputs.
 
     Returns:
-        A ``SnapoResult`` with trained params, training log and the sensitivities
-        ``d value / d inputs`` at the trained params from one final reverse pass on
-        a fixed key at the final temperature.
+        The result, its sensitivities from one final reverse pass at the final temperature.
 
     Raises:
         ValueError: the checkpoint is corrupt, or was written with another config,
@@ -416,25 +334,8 @@ def train_scaled(
     key: Array,
     progress: ProgressFn | None = None,
 ) -> SnapoResult:
-    """``train`` an objective normalised by ``scale``, with every figure reported in the value's units.
-
-    A domain divides its value (currency) by a fixed scale (``stop_gradient``-ed: a liability,
-    capacity x mean price) so the gradients are of order one whatever the problem's size;
-    this multiplies the scale back into what it reports.
-
-    Args:
-        objective: ``objective(params, inputs, key, temperature) -> value / scale`` to maximise.
-        init_params: initial policy parameters.
-        inputs: pytree of simulator inputs.
-        config: training configuration.
-        scale: the (positive) normalisation the objective divides by.
-        key: PRNG key of the training paths.
-        progress: optional ``(done, total, value)`` callback between chunks, ``value`` unscaled.
-
-    Returns:
-        ``train``'s result with ``value``, ``log.value``, ``sensitivities`` and
-        ``param_grad_norm`` multiplied by ``scale``.
-    """
+    """``train`` an objective that returns ``value / scale``, with every figure reported (and
+    passed to ``progress``) multiplied back by ``scale``."""
     report = None if progress is None else (lambda done, total, value: progress(done, total, value * scale))
     result = train(objective, init_params, inputs, config, key=key, progress=report)
     return dataclasses.replace(

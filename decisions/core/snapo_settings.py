@@ -19,10 +19,10 @@ from decisions.core.settings import Settings
 if TYPE_CHECKING:  # ``core.snapo`` imports JAX: the settings validate without it
     from decisions.core.snapo import SnapoConfig
 
+# An annealing temperature: finite in float32, at most ``TEMPERATURE_MAX`` (1e3).
 Temperature = Annotated[float, Float32(TEMPERATURE_MAX)]
-"""An annealing temperature: finite in float32, at most ``TEMPERATURE_MAX`` (1e3)."""
+# A penalty weight: finite in float32, at most ``PENALTY_MAX`` (1e6).
 Penalty = Annotated[float, Float32(PENALTY_MAX)]
-"""A penalty weight: finite in float32, at most ``PENALTY_MAX`` (1e6)."""
 
 
 class SnapoSettingsBase(Settings):

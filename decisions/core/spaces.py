@@ -1,15 +1,6 @@
-"""Observation and action spaces for functional environments.
-
-Three spaces cover every environment in the platform: a ``Box`` of (possibly
-unbounded) reals or bounded integers, a ``Discrete`` choice among ``n``
-actions, and a ``MultiDiscrete`` vector of independent choices (one per
-decision made at once, e.g. a goal option and a portfolio). All are small frozen dataclasses whose ``sample`` and ``contains``
-are pure and jit-able, and whose ``to_gymnasium`` gives the equivalent
-``gymnasium.spaces`` object for the gymnasium adapter.
-
-Spaces describe shapes and bounds; they are built by ``observation_space`` and
-``action_space`` from (concrete) params and are not pytrees: pass params, not
-spaces, through ``jit``.
+"""Observation and action spaces for functional environments: ``Box``, ``Discrete`` and
+``MultiDiscrete``, frozen dataclasses with pure, jit-able ``sample`` and ``contains`` and a
+``to_gymnasium`` twin. Built from concrete params; not pytrees (pass params through ``jit``).
 """
 
 from __future__ import annotations
@@ -32,19 +23,19 @@ def _is_concrete(x: Any) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
+def _set_integer_dtype(space: Any) -> None:
+    """Normalise ``space.dtype``; ``ValueError`` unless it is an integer dtype."""
+    object.__setattr__(space, "dtype", np.dtype(space.dtype))
+    if not jnp.issubdtype(space.dtype, jnp.integer):
+        raise ValueError(f"{type(space).__name__} dtype must be an integer dtype, got {space.dtype}")
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Box:
-    """A box ``[low, high]`` of arrays with a static ``shape`` and ``dtype``.
+    """A box ``[low, high]`` of arrays with a static ``shape`` and a float or integer ``dtype``.
 
-    ``low`` and ``high`` broadcast to ``shape`` and may be infinite for float
-    dtypes. Integer dtypes describe bounded integer grids ``low..high``
-    (inclusive).
-
-    Attributes:
-        low: lower bound, broadcastable to ``shape``.
-        high: upper bound, broadcastable to ``shape`` (``high >= low``).
-        shape: static shape of an element.
-        dtype: element dtype, a float or integer dtype (default float32).
+    The bounds broadcast to ``shape`` and may be infinite for floats; integer boxes are the
+    grids ``low..high`` (inclusive).
     """
 
     low: ArrayLike
@@ -92,14 +83,7 @@ class Box:
         return low, high
 
     def sample(self, key: Array) -> Array:
-        """Draw an element: uniform where bounded, shifted exponential where half-bounded, normal where unbounded.
-
-        Args:
-            key: a JAX PRNG key.
-
-        Returns:
-            An array of ``shape`` and ``dtype`` inside the box.
-        """
+        """Draw an element: uniform where bounded, shifted exponential where half-bounded, normal where unbounded."""
         if self.is_integer:
             low = jnp.broadcast_to(jnp.asarray(self.low, self.dtype), self.shape)
             high = jnp.broadcast_to(jnp.asarray(self.high, self.dtype), self.shape)
@@ -119,14 +103,7 @@ class Box:
         return jnp.clip(out, low, high).astype(self.dtype)
 
     def contains(self, x: ArrayLike) -> Array:
-        """Whether ``x`` has the box's shape, lies within its bounds and (for integer boxes) is integral.
-
-        Args:
-            x: candidate element.
-
-        Returns:
-            A boolean scalar array (jit-able; a shape mismatch gives ``False``).
-        """
+        """Boolean scalar: ``x`` has the box's shape, lies within its bounds and (integer boxes) is integral."""
         x = jnp.asarray(x)
         if x.shape != self.shape:
             return jnp.asarray(False)
@@ -137,11 +114,7 @@ class Box:
         return inside
 
     def to_gymnasium(self) -> gymnasium.spaces.Box:
-        """The equivalent ``gymnasium.spaces.Box`` (needs concrete bounds).
-
-        Returns:
-            A gymnasium Box with the same bounds, shape and dtype.
-        """
+        """The equivalent ``gymnasium.spaces.Box`` (needs concrete bounds)."""
         low = np.broadcast_to(np.asarray(self.low, dtype=self.dtype), self.shape)
         high = np.broadcast_to(np.asarray(self.high, dtype=self.dtype), self.shape)
         return gymnasium.spaces.Box(low=low, high=high, shape=self.shape, dtype=self.dtype)
@@ -149,12 +122,7 @@ class Box:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Discrete:
-    """A choice among ``n`` actions ``0, 1, ..., n - 1`` (scalar integers).
-
-    Attributes:
-        n: number of elements (static, >= 1).
-        dtype: integer dtype of an element (default int32).
-    """
+    """A choice among ``n >= 1`` actions ``0, 1, ..., n - 1`` (scalar integers)."""
 
     n: int
     dtype: DTypeLike = jnp.int32
@@ -164,9 +132,7 @@ class Discrete:
         if int(self.n) != self.n or self.n < 1:
             raise ValueError(f"Discrete needs a positive integer n, got {self.n!r}")
         object.__setattr__(self, "n", int(self.n))
-        object.__setattr__(self, "dtype", np.dtype(self.dtype))
-        if not jnp.issubdtype(self.dtype, jnp.integer):
-            raise ValueError(f"Discrete dtype must be an integer dtype, got {self.dtype}")
+        _set_integer_dtype(self)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -174,47 +140,24 @@ class Discrete:
         return ()
 
     def sample(self, key: Array) -> Array:
-        """Draw an element uniformly.
-
-        Args:
-            key: a JAX PRNG key.
-
-        Returns:
-            A scalar integer array in ``[0, n)``.
-        """
+        """Draw an element uniformly."""
         return jax.random.randint(key, (), 0, self.n, dtype=self.dtype)
 
     def contains(self, x: ArrayLike) -> Array:
-        """Whether ``x`` is a scalar integer value in ``[0, n)``.
-
-        Args:
-            x: candidate element.
-
-        Returns:
-            A boolean scalar array (jit-able).
-        """
+        """Boolean scalar: ``x`` is a scalar integer value in ``[0, n)``."""
         x = jnp.asarray(x)
         if x.shape != ():
             return jnp.asarray(False)
         return (x >= 0) & (x < self.n) & (x == jnp.round(x))
 
     def to_gymnasium(self) -> gymnasium.spaces.Discrete:
-        """The equivalent ``gymnasium.spaces.Discrete``.
-
-        Returns:
-            A gymnasium Discrete space with ``n`` elements.
-        """
+        """The equivalent ``gymnasium.spaces.Discrete``."""
         return gymnasium.spaces.Discrete(self.n)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class MultiDiscrete:
-    """A vector of independent choices: element ``i`` is an integer in ``[0, nvec[i])``.
-
-    Attributes:
-        nvec: number of choices of each component (static, each >= 1).
-        dtype: integer dtype of an element (default int32).
-    """
+    """A vector of independent choices: element ``i`` is an integer in ``[0, nvec[i])``."""
 
     nvec: tuple[int, ...]
     dtype: DTypeLike = jnp.int32
@@ -225,9 +168,7 @@ class MultiDiscrete:
         if not nvec or any(int(n) != n or n < 1 for n in nvec):
             raise ValueError(f"MultiDiscrete needs a non-empty tuple of positive integers, got {self.nvec!r}")
         object.__setattr__(self, "nvec", tuple(int(n) for n in nvec))
-        object.__setattr__(self, "dtype", np.dtype(self.dtype))
-        if not jnp.issubdtype(self.dtype, jnp.integer):
-            raise ValueError(f"MultiDiscrete dtype must be an integer dtype, got {self.dtype}")
+        _set_integer_dtype(self)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -235,26 +176,12 @@ class MultiDiscrete:
         return (len(self.nvec),)
 
     def sample(self, key: Array) -> Array:
-        """Draw each component uniformly.
-
-        Args:
-            key: a JAX PRNG key.
-
-        Returns:
-            An integer array of shape ``(len(nvec),)``.
-        """
+        """Draw each component uniformly."""
         high = jnp.asarray(self.nvec, self.dtype)
         return jax.random.randint(key, self.shape, 0, high, dtype=self.dtype)
 
     def contains(self, x: ArrayLike) -> Array:
-        """Whether ``x`` has shape ``(len(nvec),)`` and integer components in range.
-
-        Args:
-            x: candidate element.
-
-        Returns:
-            A boolean scalar array (jit-able).
-        """
+        """Boolean scalar: ``x`` has shape ``(len(nvec),)`` and integer components in range."""
         x = jnp.asarray(x)
         if x.shape != self.shape:
             return jnp.asarray(False)
@@ -262,13 +189,9 @@ class MultiDiscrete:
         return jnp.all((x >= 0) & (x < high) & (x == jnp.round(x)))
 
     def to_gymnasium(self) -> gymnasium.spaces.MultiDiscrete:
-        """The equivalent ``gymnasium.spaces.MultiDiscrete``.
-
-        Returns:
-            A gymnasium MultiDiscrete space with the same ``nvec``.
-        """
+        """The equivalent ``gymnasium.spaces.MultiDiscrete``."""
         return gymnasium.spaces.MultiDiscrete(np.asarray(self.nvec), dtype=self.dtype)
 
 
+# Any space an environment may declare.
 Space = Box | Discrete | MultiDiscrete
-"""Any space an environment may declare."""

@@ -1,20 +1,7 @@
-"""Honest wall-clock timing for the benches: best-of-n, interleaved, compile excluded.
+"""Wall-clock timing for the benches: best-of-n, interleaved rounds, compilation excluded.
 
-Every bench that reports a speed-up times both sides the same way:
-
-- ``best_of``: the fastest of ``repeats`` calls after ``warmup`` untimed calls (the
-  first one compiles), blocking on JAX results with ``jax.block_until_ready``. On a
-  shared, noisy machine load only ever makes a call slower, so the minimum is the
-  best estimate of the call's own cost.
-- ``interleaved``: best-of-n of several functions timed in round-robin rounds, so
-  load from other processes falls on all of them alike and cannot favour one.
-- ``bump_and_revalue``: finite-difference bump-and-revalue (the base and one bump
-  of every scalar input) against one reverse pass. Bump-and-revalue is costed at
-  its fastest honest rate: a Python loop over jitted single revaluations or a
-  jitted ``vmap`` over chunks of bumped inputs, whichever is cheaper per
-  revaluation, each at its best measured time; the reverse pass too is best-of-n,
-  all interleaved. Costing the loop at its best single call (rather than timing
-  the whole loop once) favours bump-and-revalue, so the speed-up is conservative.
+``best_of`` and ``interleaved`` time callables; ``bump_and_revalue`` times finite-difference
+bump-and-revalue against one reverse pass.
 """
 
 from __future__ import annotations
@@ -33,14 +20,9 @@ from jax.flatten_util import ravel_pytree
 PyTree = Any
 Clock = Callable[[], float]
 
-LOOP = "loop_of_jitted_calls"
-"""Name of the bump method that loops over jitted single revaluations."""
-
-VMAP_PREFIX = "jitted_vmap_"
-"""Name prefix of the bump methods that revalue a chunk of bumped inputs in one jitted ``vmap``."""
-
-VMAP_CHUNKS: tuple[int, ...] = (2, 4, 8)
-"""Bumped inputs per jitted ``vmap`` call tried by default."""
+LOOP = "loop_of_jitted_calls"  # bump method: a loop over jitted single revaluations
+VMAP_PREFIX = "jitted_vmap_"  # bump methods: a chunk of bumped inputs per jitted vmap
+VMAP_CHUNKS: tuple[int, ...] = (2, 4, 8)  # chunk sizes tried by default
 
 
 def interleaved(
@@ -50,21 +32,10 @@ def interleaved(
     warmup: int = 1,
     clock: Clock = time.perf_counter,
 ) -> dict[str, float]:
-    """Best wall seconds of each function, timed in interleaved rounds.
+    """``{name: fastest timed call in seconds}`` of zero-argument callables.
 
-    Each function is first called ``warmup`` times untimed (compilation), then
-    ``repeats`` rounds call every function once each (the starting function
-    rotating from round to round), so a burst of load on a shared machine slows
-    them alike. JAX results are waited for with ``jax.block_until_ready``.
-
-    Args:
-        fns: named zero-argument callables.
-        repeats: timed calls of each function (at least 1).
-        warmup: untimed calls of each function before timing (0 or more).
-        clock: the timer (seconds); ``time.perf_counter`` unless testing.
-
-    Returns:
-        ``{name: fastest timed call in seconds}``.
+    Each is called ``warmup`` times untimed, then ``repeats`` rounds call each once, the
+    starting one rotating; JAX results are waited for.
 
     Raises:
         ValueError: ``repeats < 1`` or ``warmup < 0``.
@@ -90,18 +61,7 @@ def interleaved(
 def best_of(
     fn: Callable[[], Any], repeats: int, *, warmup: int = 1, clock: Clock = time.perf_counter
 ) -> float:
-    """Best wall seconds of ``fn()`` over ``repeats`` calls, after ``warmup`` untimed calls.
-
-    Args:
-        fn: zero-argument callable (JAX results are waited for).
-        repeats: timed calls (at least 1).
-        warmup: untimed calls first (the first compiles a jitted function); 0 when
-            ``fn`` is already compiled.
-        clock: the timer (seconds); ``time.perf_counter`` unless testing.
-
-    Returns:
-        The fastest timed call in seconds.
-    """
+    """Best wall seconds of ``fn()`` over ``repeats`` calls, after ``warmup`` untimed calls."""
     return interleaved({"fn": fn}, repeats, warmup=warmup, clock=clock)["fn"]
 
 
@@ -110,15 +70,10 @@ class BumpTiming:
     """Bump-and-revalue against one reverse pass (all best-of-n, interleaved).
 
     Attributes:
-        revaluations: valuations of bump-and-revalue: the base plus one bump per
-            scalar input.
-        gradient_seconds: one reverse (value-and-gradient) pass.
-        value_seconds: one jitted single revaluation.
-        seconds_per_revaluation: per bump method (``LOOP`` and ``jitted_vmap_<n>``),
-            its best measured time per revaluation.
+        revaluations: the base plus one bump per scalar input.
+        seconds_per_revaluation: per bump method (``LOOP``, ``jitted_vmap_<n>``).
         method: the cheapest method per revaluation.
-        differences: forward finite differences ``(value(x + h e_i) - value(x)) / h``
-            shaped like the inputs, when requested; else None.
+        differences: forward finite differences shaped like the inputs, when requested.
     """
 
     revaluations: int
@@ -155,6 +110,44 @@ class BumpTiming:
         return self.gradient_seconds / self.value_seconds
 
 
+def _bumped_rows(flat: jax.Array, bump: float) -> Callable[[int, int], jax.Array]:
+    """``rows(start, stop)``: bumped inputs, row 0 the base and row ``i`` entry ``i - 1`` bumped."""
+    n = int(flat.size)
+
+    def rows(start: int, stop: int) -> jax.Array:
+        index = jnp.arange(start, stop)[:, None] - 1
+        return flat[None, :] + jnp.asarray(bump, flat.dtype) * (index == jnp.arange(n)[None, :]).astype(flat.dtype)
+
+    return rows
+
+
+def _chunked_calls(
+    single: Callable[[jax.Array], jax.Array],
+    batched: Callable[[jax.Array], jax.Array],
+    bumped: Callable[[int, int], jax.Array],
+    chunks: Sequence[int],
+    revaluations: int,
+    rtol: float,
+) -> tuple[dict[str, Callable[[], Any]], dict[str, int]]:
+    """One timed call and its chunk size per ``vmap`` chunk size, each checked against single calls.
+
+    Raises:
+        RuntimeError: vmapped revaluations disagree with single ones.
+    """
+    calls: dict[str, Callable[[], Any]] = {}
+    sizes: dict[str, int] = {}
+    for chunk in sorted({min(c, revaluations) for c in chunks}):
+        batch = bumped(0, chunk)
+        check = batch[: min(chunk, 4)]
+        expected = np.array([float(single(row)) for row in check])
+        got = np.asarray(batched(batch))[: len(check)]
+        if not np.allclose(got, expected, rtol=rtol, atol=1e-6 * abs(expected[0])):
+            raise RuntimeError(f"vmapped revaluations {got} disagree with single ones {expected}")
+        calls[f"{VMAP_PREFIX}{chunk}"] = partial(batched, batch)
+        sizes[f"{VMAP_PREFIX}{chunk}"] = chunk
+    return calls, sizes
+
+
 def bump_and_revalue(
     value: Callable[[PyTree], Any],
     inputs: PyTree,
@@ -168,31 +161,16 @@ def bump_and_revalue(
 ) -> BumpTiming:
     """Time finite-difference bump-and-revalue of ``value`` at ``inputs`` against one reverse pass.
 
-    Bump-and-revalue values the base and each input with one scalar entry bumped by
-    ``bump`` (``1 + size(inputs)`` revaluations). Two ways of doing it are timed:
-    a Python loop over jitted single revaluations (costed at the best single call)
-    and a jitted ``vmap`` over a chunk of bumped inputs for each size in ``chunks``
-    (costed at the best chunk time over the chunk size); the cheaper per revaluation
-    is ``method``. The reverse pass, the single revaluation and the chunks are timed
-    in interleaved best-of-``repeats`` rounds after compilation. Chunked values are
-    checked against single revaluations.
+    The base and each input with one scalar entry bumped by ``bump`` are revalued either by
+    a loop of jitted single calls or by a jitted ``vmap`` per chunk size in ``chunks``; the
+    cheaper per revaluation is ``method``. Chunked values are checked against single ones.
 
     Args:
-        value: the revaluation, ``inputs -> scalar``, jit-able and vmap-able; close over
-            what is not bumped (paths, policy, other inputs).
-        inputs: the pytree of bumped inputs (e.g. a forward curve or key rates).
-        bump: the bump added to one scalar entry at a time.
-        gradient: the reverse pass to time, a zero-argument callable (e.g. a jitted
-            ``value_and_grad`` over every input and the policy); default
-            ``jax.value_and_grad(value)`` at ``inputs``, jitted.
-        chunks: bumped inputs per ``vmap`` call (each capped at the revaluation count).
-        repeats: timed rounds.
-        differences: also compute every revaluation (vmapped chunks, untimed) and
-            return the forward finite differences.
+        value: ``inputs -> scalar``, jit-able and vmap-able.
+        gradient: the reverse pass to time, zero-argument; default the jitted
+            ``jax.value_and_grad(value)`` at ``inputs``.
+        differences: also return the forward finite differences (untimed).
         rtol: relative tolerance of the chunked-against-single check.
-
-    Returns:
-        The ``BumpTiming``.
 
     Raises:
         ValueError: ``inputs`` has no entries or a chunk size is below 1.
@@ -209,29 +187,15 @@ def bump_and_revalue(
     def flat_value(x: jax.Array) -> jax.Array:
         return jnp.asarray(value(unravel(x)))
 
-    def bumped(start: int, stop: int) -> jax.Array:
-        """Rows ``start:stop`` of the bumped inputs: row 0 the base, row ``i`` entry ``i - 1`` bumped."""
-        rows = jnp.arange(start, stop)[:, None] - 1
-        return flat[None, :] + jnp.asarray(bump, flat.dtype) * (rows == jnp.arange(n)[None, :]).astype(
-            flat.dtype
-        )
-
+    bumped = _bumped_rows(flat, bump)
     single = jax.jit(flat_value)
     batched = jax.jit(jax.vmap(flat_value))
     if gradient is None:
         grad_fn = jax.jit(jax.value_and_grad(value))
         gradient = partial(grad_fn, inputs)
-    calls: dict[str, Callable[[], Any]] = {"gradient": gradient, LOOP: partial(single, flat)}
-    sizes = {LOOP: 1}
-    for chunk in sorted({min(c, revaluations) for c in chunks}):
-        batch = bumped(0, chunk)
-        check = batch[: min(chunk, 4)]
-        expected = np.array([float(single(row)) for row in check])
-        got = np.asarray(batched(batch))[: len(check)]
-        if not np.allclose(got, expected, rtol=rtol, atol=1e-6 * abs(expected[0])):
-            raise RuntimeError(f"vmapped revaluations {got} disagree with single ones {expected}")
-        calls[f"{VMAP_PREFIX}{chunk}"] = partial(batched, batch)
-        sizes[f"{VMAP_PREFIX}{chunk}"] = chunk
+    chunk_calls, chunk_sizes = _chunked_calls(single, batched, bumped, chunks, revaluations, rtol)
+    calls: dict[str, Callable[[], Any]] = {"gradient": gradient, LOOP: partial(single, flat), **chunk_calls}
+    sizes = {LOOP: 1, **chunk_sizes}
     best = interleaved(calls, repeats)
     per_revaluation = {name: best[name] / size for name, size in sizes.items()}
     method = min(per_revaluation, key=per_revaluation.__getitem__)

@@ -1,17 +1,7 @@
-"""Composable, pure wrappers around ``Environment``.
-
-Each wrapper is itself an ``Environment``, so they stack. The usual training
-stack is::
+"""Composable, pure wrappers around ``Environment``; each is an ``Environment`` and forwards
+unknown attributes to the wrapped one. The usual stack::
 
     env = VmapEnv(EpisodeStatistics(AutoResetEnv(base_env)), num_envs=64)
-
-- ``AutoResetEnv`` starts a new episode as soon as one ends, so a ``lax.scan``
-  over time never has to branch on episode boundaries.
-- ``EpisodeStatistics`` (outside ``AutoResetEnv``) reports the return and
-  length of each finished episode.
-- ``VmapEnv`` (outermost) runs a batch of independent environments.
-
-All wrappers forward unknown attribute look-ups to the wrapped environment.
 """
 
 from __future__ import annotations
@@ -30,11 +20,7 @@ __all__ = ["AutoResetEnv", "EpisodeStatistics", "EpisodeStatisticsState", "VmapE
 
 
 class Wrapper(Environment[Any, Any]):
-    """Base class of wrappers: delegates every member to the wrapped environment.
-
-    Args:
-        env: the environment to wrap.
-    """
+    """Base class of wrappers: delegates every member to the wrapped environment."""
 
     def __init__(self, env: Environment[Any, Any]) -> None:
         self.env = env
@@ -80,11 +66,7 @@ class Wrapper(Environment[Any, Any]):
 
 
 def _select(pred: Array, on_true: Any, on_false: Any) -> Any:
-    """Leafwise ``where(pred, on_true, on_false)`` over two pytrees of the same structure.
-
-    ``pred`` (shape ``B``) selects along the leading axes ``B`` of every leaf, so
-    a batch of flags works on batched leaves of any rank.
-    """
+    """Leafwise ``where(pred, on_true, on_false)``, ``pred`` selecting along the leading axes of every leaf."""
 
     def select(a: Array, b: Array) -> Array:
         p = jnp.reshape(pred, jnp.shape(pred) + (1,) * (jnp.ndim(a) - jnp.ndim(pred)))
@@ -96,40 +78,16 @@ def _select(pred: Array, on_true: Any, on_false: Any) -> Any:
 class AutoResetEnv(Wrapper):
     """Reset automatically when an episode ends.
 
-    When ``terminated | truncated``, ``step`` returns the first observation
-    and state of a new episode (drawn with a fresh key) instead of the final
-    ones, and passes the flags and reward of the finished transition through
-    unchanged. The observation the finished transition really produced is in
-    ``info["final_obs"]`` (use it to bootstrap a value on truncation); on other
-    steps ``info["final_obs"]`` equals ``obs``.
-
-    The state is the wrapped environment's state. Both branches are computed
-    and selected with ``where`` so the wrapper stays jit/vmap/scan friendly;
-    batched flags select per copy, so it also works outside a ``VmapEnv``
-    (inside is cheaper: only the copies that ended are reset).
-    Note the wrapped ``step`` receives a key split from the one given, so its
-    draws differ from those of the unwrapped environment with the same key.
-
-    Args:
-        env: the environment to wrap.
+    After ``terminated | truncated``, ``step`` returns the first observation and state of a new
+    episode, with the finished transition's reward and flags; its real last observation is in
+    ``info["final_obs"]`` (``obs`` on other steps). The wrapped ``step`` gets a key split from
+    the one given, so its draws differ from the unwrapped environment's.
     """
 
     def step(
         self, key: PRNGKey, state: Any, action: Array, params: Any
     ) -> tuple[Array, Any, Array, Array, Array, Info]:
-        """Step, and reset in the same call if the episode ended.
-
-        Args:
-            key: PRNG key (split into a step key and a reset key).
-            state: current state of the wrapped environment.
-            action: action to take.
-            params: environment params.
-
-        Returns:
-            ``(obs, state, reward, terminated, truncated, info)`` where ``obs``
-            and ``state`` start a new episode if this step ended one, and
-            ``info`` gains ``"final_obs"``.
-        """
+        """Step, and reset in the same call if the episode ended."""
         key_step, key_reset = jax.random.split(key)
         obs_step, state_step, reward, terminated, truncated, info = self.env.step(
             key_step, state, action, params
@@ -153,33 +111,14 @@ class EpisodeStatisticsState(Generic[TState]):
 
 
 class EpisodeStatistics(Wrapper):
-    """Track episode returns and lengths and report them in ``info``.
+    """Track episode returns and lengths; place it outside ``AutoResetEnv``.
 
-    ``info`` gains, at every step:
-
-    - ``"returned_episode"``: bool, whether this step ended an episode;
-    - ``"returned_episode_return"``: float32, return of the last finished
-      episode (this one if ``returned_episode``);
-    - ``"returned_episode_length"``: int32, its length in steps.
-
-    The running figures restart after ``terminated | truncated``. Place it
-    *outside* ``AutoResetEnv`` (``EpisodeStatistics(AutoResetEnv(env))``):
-    inside, an auto-reset would also reset the statistics.
-
-    Args:
-        env: the environment to wrap.
+    ``info`` gains ``"returned_episode"`` (this step ended one), ``"returned_episode_return"``
+    and ``"returned_episode_length"`` (of the last finished episode).
     """
 
     def reset(self, key: PRNGKey, params: Any) -> tuple[Array, EpisodeStatisticsState[Any]]:
-        """Reset the wrapped environment and zero the statistics.
-
-        Args:
-            key: PRNG key.
-            params: environment params.
-
-        Returns:
-            ``(obs, state)`` with ``state`` an ``EpisodeStatisticsState``.
-        """
+        """Reset the wrapped environment and zero the statistics."""
         obs, env_state = self.env.reset(key, params)
         zero_f, zero_i = jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32)
         return obs, EpisodeStatisticsState(env_state, zero_f, zero_i, zero_f, zero_i)
@@ -187,18 +126,7 @@ class EpisodeStatistics(Wrapper):
     def step(
         self, key: PRNGKey, state: EpisodeStatisticsState[Any], action: Array, params: Any
     ) -> tuple[Array, EpisodeStatisticsState[Any], Array, Array, Array, Info]:
-        """Step the wrapped environment and update the statistics.
-
-        Args:
-            key: PRNG key.
-            state: an ``EpisodeStatisticsState``.
-            action: action to take.
-            params: environment params.
-
-        Returns:
-            ``(obs, state, reward, terminated, truncated, info)`` with the
-            statistics keys added to ``info``.
-        """
+        """Step the wrapped environment and update the statistics."""
         obs, env_state, reward, terminated, truncated, info = self.env.step(
             key, state.env_state, action, params
         )
@@ -226,19 +154,9 @@ class EpisodeStatistics(Wrapper):
 class VmapEnv(Wrapper):
     """A batch of ``num_envs`` independent copies of an environment.
 
-    ``reset`` and ``step`` take a single key, split it into one key per copy,
-    and ``vmap`` the wrapped environment over keys, states and actions (every
-    output gains a leading ``num_envs`` axis). Params are shared by all copies,
-    or, with ``batched_params=True``, carry a leading ``num_envs`` axis (one
-    scenario per copy: sweeps and domain randomisation).
-
-    ``observation_space`` and ``action_space`` describe *one* copy (what a
-    policy network sees), taking the first copy's params if batched.
-
-    Args:
-        env: the environment to batch.
-        num_envs: number of copies (static, >= 1).
-        batched_params: whether params carry a leading ``num_envs`` axis.
+    ``reset`` and ``step`` split one key per copy and vmap the wrapped environment (outputs gain
+    a leading ``num_envs`` axis). Params are shared, or carry that axis with ``batched_params``.
+    The spaces describe one copy.
     """
 
     def __init__(self, env: Environment[Any, Any], num_envs: int, *, batched_params: bool = False) -> None:
@@ -265,33 +183,14 @@ class VmapEnv(Wrapper):
         return jax.tree.map(lambda x: jnp.broadcast_to(x, (self.num_envs, *jnp.shape(x))), params)
 
     def reset(self, key: PRNGKey, params: Any) -> tuple[Array, Any]:
-        """Reset every copy with its own key.
-
-        Args:
-            key: one PRNG key (split ``num_envs`` ways).
-            params: shared or batched params.
-
-        Returns:
-            ``(obs, state)``, each with a leading ``num_envs`` axis.
-        """
+        """Reset every copy with its own key."""
         keys = jax.random.split(key, self.num_envs)
         return jax.vmap(self.env.reset, in_axes=(0, self._params_axis))(keys, params)
 
     def step(
         self, key: PRNGKey, state: Any, action: Array, params: Any
     ) -> tuple[Array, Any, Array, Array, Array, Info]:
-        """Step every copy with its own key.
-
-        Args:
-            key: one PRNG key (split ``num_envs`` ways).
-            state: batched state, leading axis ``num_envs``.
-            action: batched actions, ``(num_envs, *action_shape)``.
-            params: shared or batched params.
-
-        Returns:
-            ``(obs, state, reward, terminated, truncated, info)``, each with a
-            leading ``num_envs`` axis.
-        """
+        """Step every copy with its own key."""
         keys = jax.random.split(key, self.num_envs)
         return jax.vmap(self.env.step, in_axes=(0, 0, 0, self._params_axis))(keys, state, action, params)
 

@@ -15,7 +15,8 @@ process died reads back as ``lost`` (``decisions.store.liveness``), and
 """
 
 from decisions.errors import error_line
-from decisions.store.db import artifacts_root, database_url, dispose_engines, get_engine, session_scope
+from decisions.store.artifacts import artifacts_root
+from decisions.store.db import database_url, dispose_engines, get_engine, session_scope
 from decisions.store.heartbeat import Heartbeat
 from decisions.store.lifecycle import (
     DeletedRun,

@@ -1,17 +1,10 @@
-"""Where runs' files live, and the one layer that writes, reads, lists and deletes them (fsspec).
+"""Where runs' files live, and the one layer (fsspec) that writes, reads, lists and deletes them.
 
-``DECISIONS_ARTIFACTS_URL`` chooses the place: unset, it is the store's local artifacts folder
-(``decisions.store.db.artifacts_root``: ``artifacts/`` beside a SQLite store's file); set, any
-fsspec URL: a local folder (a path or ``file:///...``), ``memory://...`` (tests), or
-``s3://bucket/prefix``, ``gs://...`` on a cluster once their fsspec packages (``s3fs``, ``gcsfs``)
-are installed. A run's files go below ``<root>/run-<id>/``.
-
-Runs write their files into a local folder first (``artifacts_root``; with a local root that
-folder *is* the root). With a remote root, ``publish`` copies them there. Either way an artifact
-row records the file's ``url``: readers go through ``location`` (the row's ``url``, or its
-``path`` for rows recorded before the store kept URLs) and ``read_bytes``, or ``local_copies``
-when they need files on disk (a report's tables, a policy's msgpack): a remote file is
-downloaded once into the local cache (``CACHE_ENV_VAR``, default the user's cache folder).
+``DECISIONS_ARTIFACTS_URL`` chooses the root: unset, the store's local artifacts folder
+(``artifacts_root``); set, any fsspec URL (a local folder, ``memory://``, ``s3://...``). A
+run's files go below ``<root>/run-<id>/``: runs write into a local folder, ``publish`` copies
+to a remote root, and readers go through ``location``, ``read_bytes`` or ``local_copies``
+(remote files downloaded once into ``cache_root``).
 """
 
 from __future__ import annotations
@@ -30,26 +23,15 @@ if TYPE_CHECKING:
 
     from decisions.store.records import ArtifactRecord
 
-ENV_VAR = "DECISIONS_ARTIFACTS_URL"
-"""Environment variable choosing where runs' files live (unset: the store's local folder)."""
-
-CACHE_ENV_VAR = "DECISIONS_ARTIFACTS_CACHE"
-"""Environment variable naming the local folder remote artifacts are downloaded into (unset:
-``artifacts/`` in ``platformdirs.user_cache_dir("decisions")``)."""
-
-LOCAL_PROTOCOLS = ("file", "local")
-"""fsspec protocols of the local file system."""
-
-_PROTOCOL_END = re.compile(r"(::|://)")
-"""Where a URL's protocol ends (``s3://``, or ``simplecache::`` of a chained URL), as fsspec splits it."""
+ENV_VAR = "DECISIONS_ARTIFACTS_URL"  # where runs' files live (unset: the store's local folder)
+CACHE_ENV_VAR = "DECISIONS_ARTIFACTS_CACHE"  # where remote artifacts are downloaded (see cache_root)
+LOCAL_PROTOCOLS = ("file", "local")  # fsspec protocols of the local file system
+_PROTOCOL_END = re.compile(r"(::|://)")  # where a URL's protocol ends, as fsspec splits it
 
 
 def get_protocol(url: str) -> str:
-    """The fsspec protocol of ``url``: what precedes its first ``://`` or ``::``, else ``file``.
-
-    fsspec's own ``fsspec.utils.get_protocol``, without importing fsspec (about 0.1 s): every
-    recorded artifact asks whether its URL is local.
-    """
+    """The fsspec protocol of ``url`` (what precedes its first ``://`` or ``::``, else ``file``),
+    as ``fsspec.utils.get_protocol`` gives it but without importing fsspec."""
     parts = _PROTOCOL_END.split(url, maxsplit=1)
     return parts[0] if len(parts) > 1 else "file"
 
@@ -78,15 +60,11 @@ def _filesystem(url: str) -> tuple[AbstractFileSystem, str]:
 
 
 def configured_url() -> str | None:
-    """The artifacts root chosen by ``DECISIONS_ARTIFACTS_URL``, as a URL.
-
-    Returns:
-        None when unset or empty; a ``file://`` URL (absolute) for a local folder; else the URL
-        without a trailing ``/``.
+    """The artifacts root ``DECISIONS_ARTIFACTS_URL`` names: None when unset, an absolute ``file://``
+    URL for a local folder, else the URL without a trailing ``/``.
 
     Raises:
-        InputError: on field ``DECISIONS_ARTIFACTS_URL`` for an unknown protocol or one whose
-            fsspec package is not installed.
+        InputError: an unknown protocol, or one whose fsspec package is not installed.
     """
     raw = os.environ.get(ENV_VAR, "").strip()
     if not raw:
@@ -95,6 +73,19 @@ def configured_url() -> str | None:
     if is_local(raw):
         return Path(path).expanduser().resolve().as_uri()
     return raw.rstrip("/")
+
+
+def artifacts_root(url: str | None = None) -> Path:
+    """Folder (not created) for the files runs write: a local ``DECISIONS_ARTIFACTS_URL`` when set, else
+    ``artifacts/`` in the store's folder (``db.store_folder``).
+
+    Raises:
+        InputError: on field ``DECISIONS_ARTIFACTS_URL`` when it is set but unusable.
+    """
+    from decisions.store.db import store_folder
+
+    configured = configured_local_root()
+    return configured if configured is not None else store_folder(url) / "artifacts"
 
 
 def configured_local_root() -> Path | None:
@@ -116,16 +107,8 @@ def local_path(url: str) -> Path | None:
 
 
 def root_url(db_url: str | None = None) -> str:
-    """Where runs' files live: ``DECISIONS_ARTIFACTS_URL``, else the store's local artifacts folder.
-
-    Args:
-        db_url: The run store's URL (for the default folder); None means ``database_url()``.
-
-    Returns:
-        The root URL, without a trailing ``/``.
-    """
-    from decisions.store.db import artifacts_root
-
+    """Where runs' files live, without a trailing ``/``: ``DECISIONS_ARTIFACTS_URL``, else the
+    local artifacts folder of the store at ``db_url``."""
     return configured_url() or artifacts_root(db_url).as_uri()
 
 
@@ -145,15 +128,7 @@ def file_url(path: str | os.PathLike[str]) -> str:
 
 
 def write_bytes(url: str, data: bytes) -> str:
-    """Write ``data`` to the file at ``url``, creating its folders.
-
-    Args:
-        url: Where (any fsspec URL or local path).
-        data: The bytes.
-
-    Returns:
-        ``url``.
-    """
+    """Write ``data`` to the file at ``url`` (fsspec URL or local path), creating its folders; ``url``."""
     fs, path = _filesystem(url)
     fs.makedirs(posixpath.dirname(path), exist_ok=True)
     with fs.open(path, "wb") as stream:
@@ -162,15 +137,7 @@ def write_bytes(url: str, data: bytes) -> str:
 
 
 def put_file(source: str | os.PathLike[str], url: str) -> str:
-    """Copy a local file to ``url`` (nothing to do when ``url`` is that very file).
-
-    Args:
-        source: The local file.
-        url: Where it goes.
-
-    Returns:
-        ``url``.
-    """
+    """Copy a local file to ``url`` (nothing to do when ``url`` is that very file); ``url``."""
     target = local_path(url)
     if target is not None and target.resolve() == Path(source).resolve():
         return url
@@ -202,11 +169,7 @@ def list_files(url: str) -> list[str]:
 
 
 def delete_folder(url: str) -> bool:
-    """Remove the folder ``url`` and everything in it.
-
-    Returns:
-        Whether it existed.
-    """
+    """Remove the folder ``url`` and everything in it; whether it existed."""
     fs, path = _filesystem(url)
     if not fs.exists(path):
         return False
@@ -215,20 +178,10 @@ def delete_folder(url: str) -> bool:
 
 
 def publish(run_id: int, files: Mapping[str, Path], folder: Path, db_url: str | None = None) -> dict[str, str]:
-    """The URLs of a run's files, after copying them to a remote artifacts root.
+    """Artifact name -> URL to record for a run's local ``files``.
 
-    With a local root the files are already in place (``folder`` is below it) and their URLs are
-    their ``file://`` URLs. With a remote root each file below ``folder`` is copied to the same
-    relative place below ``run_url(run_id)``; a file outside ``folder`` keeps its local URL.
-
-    Args:
-        run_id: The run.
-        files: Artifact name -> local file, as the run's report wrote them.
-        folder: The run's local folder (``decisions.jobs.record.run_folder``).
-        db_url: The run store's URL; None means ``database_url()``.
-
-    Returns:
-        Artifact name -> URL to record.
+    With a remote root each file below the run's local ``folder`` is first copied to the same
+    place below ``run_url(run_id)``; other files keep their ``file://`` URL.
     """
     remote = configured_url()
     if remote is None or is_local(remote):
@@ -259,8 +212,7 @@ def cache_root() -> Path:
 
 
 def cached_path(url: str) -> Path:
-    """Where the remote file at ``url`` is kept in ``cache_root``: ``<protocol>/<its path>``, so the
-    files of one run folder stay together (a report beside its tables).
+    """Where the remote file at ``url`` is kept: ``cache_root()/<protocol>/<its path>``.
 
     Raises:
         InputError: on field ``artifact`` for a URL whose path climbs out of the cache (``..``).
@@ -296,9 +248,8 @@ def local_file(url: str) -> Path:
 
 
 def local_copies(record: object) -> dict[str, Path]:
-    """Artifact name -> local path of every artifact of a run record (``RunRecord``), remote ones
-    downloaded into ``cache_root`` (see ``local_file``); a missing remote file keeps the path the
-    run wrote locally, so that readers report it as gone."""
+    """Artifact name -> ``local_file`` of every artifact of a ``RunRecord``; a missing remote file
+    keeps the path the run wrote, so readers report it as gone."""
     copies = {}
     for artifact in getattr(record, "artifacts", ()):
         try:
@@ -306,3 +257,15 @@ def local_copies(record: object) -> dict[str, Path]:
         except FileNotFoundError:
             copies[artifact.name] = Path(artifact.path)
     return copies
+
+
+def report_folder(record: object) -> Path:
+    """The local folder of a run record's saved report (its ``report`` artifact; a local copy when remote).
+
+    Raises:
+        FileNotFoundError: the run has no ``report`` artifact.
+    """
+    paths = local_copies(record)
+    if "report" in paths:
+        return paths["report"].parent
+    raise FileNotFoundError(f"run {getattr(record, 'id', '?')}: no saved report among its artifacts")

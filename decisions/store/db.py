@@ -1,41 +1,7 @@
-"""Engine and session handling of the run store.
-
-The database is chosen by URL: ``DECISIONS_DB_URL`` when set, otherwise a
-SQLite file ``runs.db`` in the user's data directory. Engines are cached per
-URL; building one checks the store's schema revision (Alembic migrations,
-``decisions.store.migrations``):
-
-- an empty database (none of the run tables) is built at the newest revision
-  ("head") by running the migrations;
-- a store at head is used as is;
-- a store behind head (an older revision, or one made by a release before
-  migrations, which has tables but no ``alembic_version``) is refused until
-  ``decisions db upgrade`` (``upgrade_store``) has migrated it; a store ahead of
-  head (written by newer code) is refused too.
-
-The schema is built, and a store upgraded, in one transaction that first takes
-the store's lock: SQLite's write lock (``BEGIN IMMEDIATE``) or a PostgreSQL
-transaction-level advisory lock (``pg_advisory_xact_lock``). Processes that
-start on a fresh store at the same moment therefore do not race: one builds it,
-the others wait and then find it at head.
-
-SQLite is set up for several processes writing at once (parallel jobs of a
-sweep): WAL journal, a 30 s busy timeout, foreign keys on, and transactions
-that SQLAlchemy begins itself instead of the ``sqlite3`` driver. Write
-sessions begin with ``BEGIN IMMEDIATE``, so a writer waits for the write lock
-up front (under the busy timeout) rather than failing with "database is
-locked" when it upgrades a read to a write; read-only sessions use a plain
-``BEGIN`` and, in WAL mode, never block writers. This is the recipe of the
-SQLAlchemy SQLite dialect documentation ("Enabling Non-Legacy SQLite
-Transactional Modes"); it is also what makes SQLite's DDL transactional.
-
-A store that cannot be used (a malformed URL, an unknown database kind, a
-driver that is not installed, a SQLite path that cannot be created, a server
-that refuses connections, a revision other than head) raises ``InputError`` on
-field ``DECISIONS_DB_URL`` naming the URL with its password masked and the
-problem, on one line. A failed attempt caches no engine and leaves no
-half-created schema (the schema is built in one transaction), so the next
-attempt starts afresh.
+"""Engine and session handling of the run store: the database named by ``DECISIONS_DB_URL``
+(else ``runs.db`` in the user's data directory), built at the newest schema revision when empty,
+refused at any other revision until ``upgrade_store``. An unusable store raises ``InputError`` on
+field ``DECISIONS_DB_URL``, one line, password masked. Design: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -58,46 +24,22 @@ from decisions.errors import InputError
 from decisions.store import migrations
 from decisions.store.migrations.legacy import LegacyMismatch, adopt
 
-ENV_VAR = "DECISIONS_DB_URL"
-"""Environment variable that overrides the default database URL."""
-
-BUSY_TIMEOUT_S = 30.0
-"""How long a SQLite connection waits for a lock before giving up."""
-
+ENV_VAR = "DECISIONS_DB_URL"  # overrides the default database URL
+BUSY_TIMEOUT_S = 30.0  # how long a SQLite connection waits for a lock
 _BEGIN_OPTION = "decisions_sqlite_begin"
-
-POSTGRES_EXTRA = 'pip install -e ".[postgres]"'
-"""How to install the PostgreSQL driver (``psycopg``) this package's URLs expect."""
-
+POSTGRES_EXTRA = 'pip install -e ".[postgres]"'  # installs psycopg
 URL_EXAMPLES = "sqlite:////path/to/runs.db or postgresql+psycopg://user:password@host/dbname"
-"""Example URLs named by the errors of a bad ``DECISIONS_DB_URL``."""
-
-_USERINFO = re.compile(r"(://[^:/@]*:)[^/]*@")
-"""``user:password@`` in a URL (up to the last ``@`` before the path), for masking."""
-
-SCHEMA_LOCK_KEY = 0x6465636973696F6E
-"""Key of the PostgreSQL advisory lock held while a store's schema is built or upgraded ("decision")."""
-
-BASELINE_REVISION = "0001"
-"""The revision whose tables a store made before migrations has: it is stamped with it, then upgraded."""
-
+_USERINFO = re.compile(r"(://[^:/@]*:)[^/]*@")  # user:password@ up to the last @ before the path
+SCHEMA_LOCK_KEY = 0x6465636973696F6E  # PostgreSQL advisory lock held while the schema changes
+BASELINE_REVISION = "0001"  # what a store made before migrations is stamped with
 UPGRADE_COMMAND = "decisions db upgrade"
-"""The command that migrates a store behind head (named by the error refusing it)."""
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
 
 
 def masked_url(url: str) -> str:
-    """Render a database URL for messages, with any password replaced by ``***``.
-
-    Args:
-        url: A database URL, parseable or not.
-
-    Returns:
-        ``make_url(url).render_as_string(hide_password=True)``; for a URL that does not
-        parse, ``url`` with the part between ``user:`` and ``@`` masked.
-    """
+    """A database URL, parseable or not, for messages, with any password replaced by ``***``."""
     try:
         rendered = make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError, TypeError):
@@ -106,15 +48,9 @@ def masked_url(url: str) -> str:
 
 
 def store_error(url: str, problem: str) -> InputError:
-    """The one-line error of an unusable run store: ``DECISIONS_DB_URL: '<masked url>': <problem>``.
+    """The one-line ``InputError`` of an unusable store: ``DECISIONS_DB_URL: '<masked url>': <problem>``.
 
-    Args:
-        url: The store's URL (masked in the message).
-        problem: What is wrong; the URL's password, if it appears, is masked too (when it has
-            at least 4 characters: shorter ones would mask parts of words).
-
-    Returns:
-        An ``InputError`` on field ``DECISIONS_DB_URL``.
+    A password of 4 or more characters is masked in ``problem`` too.
     """
     password = _password(url)
     if password and len(password) >= 4:
@@ -151,11 +87,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def default_database_path() -> Path:
-    """Return the default SQLite file, creating its directory.
-
-    Returns:
-        ``runs.db`` inside ``platformdirs.user_data_dir("decisions")``.
-    """
+    """``runs.db`` in ``platformdirs.user_data_dir("decisions")``, creating the folder."""
     directory = Path(platformdirs.user_data_dir("decisions"))
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -168,44 +100,17 @@ def default_database_path() -> Path:
     return directory / "runs.db"
 
 
-def artifacts_root(url: str | None = None) -> Path:
-    """Folder for the files runs write: ``artifacts/`` beside a SQLite store's file.
-
-    For a server database (or an in-memory SQLite one) it is ``artifacts/`` in
-    the user's data directory. When ``DECISIONS_ARTIFACTS_URL`` names a local folder
-    (a path or a ``file://`` URL) it is that folder; when it names a remote one (``s3://``,
-    ...), this stays the local folder where runs write their files before they are copied
-    there (see ``decisions.store.artifacts``).
-
-    Args:
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        The folder (not created).
-
-    Raises:
-        InputError: on field ``DECISIONS_ARTIFACTS_URL`` when it is set but unusable.
-    """
-    from decisions.store.artifacts import configured_local_root
-
-    configured = configured_local_root()
-    if configured is not None:
-        return configured
-    key = url or database_url()
-    parsed = _parse(key)
+def store_folder(url: str | None = None) -> Path:
+    """The folder a store's local files belong in: a SQLite store file's folder, else the user's data directory."""
+    parsed = _parse(url or database_url())
     database = parsed.database
     if parsed.get_backend_name() == "sqlite" and database and database != ":memory:" and not database.startswith("file:"):
-        return Path(database).expanduser().resolve().parent / "artifacts"
-    return default_database_path().parent / "artifacts"
+        return Path(database).expanduser().resolve().parent
+    return default_database_path().parent
 
 
 def database_url() -> str:
-    """Return the URL of the run store.
-
-    Returns:
-        ``$DECISIONS_DB_URL`` if set and non-empty, else a ``sqlite:///`` URL of
-        ``default_database_path()``.
-    """
+    """``$DECISIONS_DB_URL`` if set and non-empty, else the URL of ``default_database_path()``."""
     url = os.environ.get(ENV_VAR, "").strip()
     if url:
         return url
@@ -236,10 +141,10 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 def _open_engine(url: str) -> Engine:
-    """Create an engine for ``url``, configure it and check that it connects (the schema is not looked at).
+    """A configured engine for ``url`` that connects (schema unchecked).
 
     Raises:
-        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be reached; no engine is left open.
+        InputError: the store cannot be reached; no engine is left open.
     """
     parsed = _parse(url)
     is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -266,12 +171,10 @@ def _open_engine(url: str) -> Engine:
 
 
 def _build_engine(url: str) -> Engine:
-    """Create an engine for ``url``, connect, and build the schema of an empty store or check it is at head.
+    """Open an engine for ``url`` and build an empty store's schema or check it is at head.
 
     Raises:
-        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be used (unreachable, or
-            at a revision other than head); no engine is left open and the schema is either
-            complete or untouched.
+        InputError: the store cannot be used; no engine is left open.
     """
     engine = _open_engine(url)
     try:
@@ -284,11 +187,8 @@ def _build_engine(url: str) -> Engine:
 
 @contextmanager
 def _schema_lock(engine: Engine) -> Iterator[Connection]:
-    """A connection in a transaction that holds the store's schema lock; it commits on success.
-
-    SQLite: the write lock, taken by ``BEGIN IMMEDIATE`` (waits up to the busy timeout).
-    PostgreSQL: ``pg_advisory_xact_lock(SCHEMA_LOCK_KEY)``, released when the transaction ends.
-    """
+    """A connection in a transaction holding the schema lock (SQLite's write lock or a PostgreSQL
+    advisory lock); it commits on success."""
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
@@ -334,14 +234,8 @@ def _revision_error(url: str, state: migrations.StoreState, head: str) -> InputE
 
 
 def store_state(url: str | None = None) -> tuple[migrations.StoreState, str]:
-    """Read a store's revision without building or changing anything (``decisions db current``).
-
-    Args:
-        url: Database URL; None means ``database_url()``. A SQLite file that does not exist is
-            created (empty).
-
-    Returns:
-        The store's state and the head revision this code needs.
+    """``(state, head)``: a store's revision and the one this code needs, changing nothing
+    (a missing SQLite file is created empty).
 
     Raises:
         InputError: on field ``DECISIONS_DB_URL`` when the store cannot be reached.
@@ -357,19 +251,9 @@ def store_state(url: str | None = None) -> tuple[migrations.StoreState, str]:
 
 
 def upgrade_store(url: str | None = None) -> tuple[str | None, str]:
-    """Migrate a store to head (``decisions db upgrade``), in one transaction under the schema lock.
+    """Migrate a store to head in one transaction under the schema lock; ``(from, to)`` revisions.
 
-    An empty store is built from nothing. A store made before migrations (run tables, no
-    ``alembic_version``) is first brought to revision 0001 (``migrations.legacy.adopt``: the
-    tables, nullable columns and indexes it lacks are created, and its tables are checked
-    against 0001's), stamped 0001, then upgraded. A store at head is left as it is.
-
-    Args:
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        ``(from, to)``: the revision it had (None for an empty store or one made before
-        migrations) and the head it has now.
+    A store made before migrations (``from`` None) is adopted as revision 0001 first.
 
     Raises:
         InputError: on field ``DECISIONS_DB_URL`` when the store cannot be reached, is ahead
@@ -442,18 +326,12 @@ def _missing_driver(parsed: URL, exc: ImportError) -> str:
 
 
 def get_engine(url: str | None = None) -> Engine:
-    """Return the engine for a URL, creating it on first use (and the schema, for an empty store).
-
-    Args:
-        url: A SQLAlchemy database URL; ``None`` means ``database_url()``.
-
-    Returns:
-        The engine, shared by every later call with the same URL in this process.
+    """The process-wide engine for ``url`` (default ``database_url()``), created on first use
+    with the schema of an empty store.
 
     Raises:
-        InputError: on field ``DECISIONS_DB_URL`` (one line, password masked) when the
-            store cannot be used, or is at a revision other than head (``decisions db
-            upgrade`` migrates one behind); nothing is cached, so a later call tries again.
+        InputError: on field ``DECISIONS_DB_URL`` when the store cannot be used or is not at
+            head; nothing is cached then.
     """
     key = url if url is not None else database_url()
     with _engines_lock:
@@ -474,16 +352,10 @@ def dispose_engines() -> None:
 
 @contextmanager
 def session_scope(url: str | None = None, *, read_only: bool = False) -> Iterator[Session]:
-    """Open a session that commits on success and rolls back on an exception.
+    """A session that commits on success and rolls back on an exception.
 
-    Args:
-        url: Database URL; ``None`` means ``database_url()``.
-        read_only: Begin SQLite transactions with a plain (deferred) ``BEGIN``
-            instead of ``BEGIN IMMEDIATE``. Only for sessions that do not write.
-
-    Yields:
-        The session. Objects stay loaded after the commit
-        (``expire_on_commit=False``) but should not outlive the block.
+    ``read_only`` sessions begin SQLite transactions with a deferred ``BEGIN`` (never write in
+    them). Objects stay loaded after the commit but should not outlive the block.
     """
     engine = get_engine(url)
     bind = engine.execution_options(**{_BEGIN_OPTION: "DEFERRED"}) if read_only else engine

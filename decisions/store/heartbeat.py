@@ -1,8 +1,5 @@
-"""``Heartbeat``: a daemon thread that keeps renewing a running run's ``heartbeat_at``.
-
-A run whose heartbeat stops (its process was killed) is judged lost once the heartbeat is
-older than ``liveness.lost_after()``. A heartbeat that cannot be written (the database busy
-or gone for a moment) is skipped: the run itself goes on.
+"""``Heartbeat``: a daemon thread that keeps renewing a running run's ``heartbeat_at``; a beat that
+cannot be written is skipped, the run goes on.
 """
 
 from __future__ import annotations
@@ -18,15 +15,8 @@ log = logging.getLogger(__name__)
 
 
 class Heartbeat:
-    """Renew one run's heartbeat every ``interval_s`` seconds, from ``start()`` to ``stop()``.
-
-    Use it as a context manager around the run's work.
-
-    Args:
-        run_id: The run.
-        url: Database URL; None means ``database_url()``.
-        interval_s: Seconds between beats; None means ``liveness.heartbeat_interval()``.
-    """
+    """Renew one run's heartbeat every ``interval_s`` seconds (None: ``heartbeat_interval()``) from
+    ``start()`` to ``stop()``, or as a context manager."""
 
     def __init__(self, run_id: int, *, url: str | None = None, interval_s: float | None = None) -> None:
         self.run_id = run_id

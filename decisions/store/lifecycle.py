@@ -1,13 +1,6 @@
-"""The end of a run's life that its own process cannot record: heartbeats, lost runs, stopped
-sweeps and deletion.
-
-- ``beat`` renews a running run's heartbeat (the recording process's heartbeat thread calls it);
-- ``reap_lost_runs`` writes ``lost`` into the store for runs whose process is gone;
-- ``interrupt_running`` marks the runs a stopped sweep (or job) left ``running`` as ``interrupted``;
-- ``fail_dead_runs`` marks the runs an ended sweep left ``running`` (attempts whose worker died) as ``failed``;
-- ``reopen_run`` makes a stopped run (lost, interrupted or failed) ``running`` again in this process,
-  for ``decisions runs resume``;
-- ``delete_run`` removes a finished run, its metrics and artifact rows and its artifact folder.
+"""What a run's own process cannot record: heartbeats (``beat``), lost runs, runs left running
+by a stopped or ended sweep, resuming (``reopen_run``) and deletion. ``url`` None means
+``database_url()``.
 """
 
 from __future__ import annotations
@@ -23,14 +16,14 @@ from sqlalchemy import delete, select
 
 from decisions.errors import InputError
 from decisions.store import artifacts
-from decisions.store.db import artifacts_root, session_scope
+from decisions.store.artifacts import artifacts_root
+from decisions.store.db import session_scope
 from decisions.store.liveness import this_host
 from decisions.store.models import Artifact, Metric, Run, RunStatus
 from decisions.store.records import RunRecord, judged_status, last_seen, run_record
 from decisions.store.repository import run_row
 
-LIVE = (RunStatus.RUNNING, RunStatus.LOST)
-"""Stored states of a run whose process may still write to it."""
+LIVE = (RunStatus.RUNNING, RunStatus.LOST)  # stored states of a run whose process may still write
 
 
 class RunAliveError(InputError):
@@ -42,15 +35,7 @@ class RunNotResumableError(InputError):
 
 
 def beat(run_id: int, *, url: str | None = None) -> bool:
-    """Renew the heartbeat of a running run; a run marked lost by mistake becomes running again.
-
-    Args:
-        run_id: The run.
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        Whether the run is still live (False once it has finished: the heartbeat can stop).
-    """
+    """Renew a live run's heartbeat (a run marked lost becomes running again); False once it has finished."""
     with session_scope(url) as session:
         run = session.get(Run, run_id)
         if run is None or run.status not in LIVE:
@@ -68,17 +53,8 @@ def _end(run: Run, status: RunStatus, error: str, end: datetime) -> None:
 
 
 def reap_lost_runs(*, url: str | None = None) -> list[RunRecord]:
-    """Mark every run recorded as running whose process is gone as ``lost``, with the reason.
-
-    Its ``finished_at`` becomes its last sign of life. Which runs are lost is judged as
-    ``RunRecord.status`` is (see ``decisions.store.liveness``).
-
-    Args:
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        The runs marked, oldest first.
-    """
+    """Mark ``lost`` every running run whose process is gone (judged as ``RunRecord.status``), ending
+    at its last sign of life; the runs marked, oldest first."""
     now = datetime.now(UTC)
     marked = []
     with session_scope(url) as session:
@@ -100,20 +76,10 @@ def interrupt_running(
     since: datetime | None = None,
     error: str = "interrupted: stopped with its sweep",
 ) -> list[int]:
-    """Mark the runs a stopped sweep or job left running as ``interrupted``; list its interrupted runs.
-
-    Call it once the processes that recorded them are gone. Runs are chosen by every filter given.
-
-    Args:
-        url: Database URL; None means ``database_url()``.
-        sweep_id: Runs of this sweep.
-        pid: Runs recorded by this process id ...
-        host: ... on this host.
-        since: Runs created at or after this time (aware UTC).
-        error: The error line written on the runs marked.
+    """Mark ``interrupted`` the live runs chosen by every filter given, once their processes are gone.
 
     Returns:
-        The ids of the chosen runs that are now interrupted (marked here or by their own process).
+        The ids of the chosen runs now interrupted (here or by their own process).
     """
     query = select(Run).order_by(Run.id)
     for column, value in ((Run.sweep_id, sweep_id), (Run.pid, pid), (Run.host, host)):
@@ -131,19 +97,9 @@ def interrupt_running(
 
 
 def fail_dead_runs(sweep_id: str, error: str, *, url: str | None = None) -> list[int]:
-    """Mark the runs of an ended sweep still left ``running`` (or ``lost``) as ``failed``.
+    """Mark ``failed`` the live runs of a sweep whose tasks have all returned; ids marked, oldest first.
 
-    Call it once every task of the sweep has returned: no process records into its runs any
-    more, so a run still running was recorded by an attempt whose worker died before it could
-    finish the run. Its end is its last heartbeat.
-
-    Args:
-        sweep_id: The sweep.
-        error: The error line written on the runs marked; ``{pid}`` and ``{host}`` in it become the run's.
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        The ids of the runs marked, oldest first.
+    Each ends at its last heartbeat; ``{pid}`` and ``{host}`` in ``error`` become the run's.
     """
     now = datetime.now(UTC)
     with session_scope(url) as session:
@@ -172,19 +128,10 @@ def check_resumable(record: RunRecord) -> None:
 
 
 def reopen_run(run_id: int, *, url: str | None = None) -> RunRecord:
-    """Make a stopped run ``running`` again, recorded by this process: the start of a resume.
+    """Make a stopped run ``running`` again in this process, in one transaction; the run as it was.
 
-    In one transaction (so two resumes of one run cannot both start) the run is checked and
-    then gets this host and process id, a fresh heartbeat, ``started_at`` now (its
-    ``created_at`` stays) and no error, finish time or duration; its artifact rows are removed
-    (the resumed job writes and records its files again), its metrics are kept.
-
-    Args:
-        run_id: The run: lost, interrupted or failed.
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        The run as it was before it was reopened (its last heartbeat says when its process stopped).
+    It gets this host and pid, a fresh heartbeat and start, no end or error; its artifact rows
+    are removed, its metrics kept.
 
     Raises:
         RunNotFoundError: if the run does not exist.
@@ -207,21 +154,11 @@ class DeletedRun:
     """What ``delete_run`` removed."""
 
     run: RunRecord
-    """The run as it was."""
-    folders: tuple[Path, ...]
-    """Artifact folders removed (those under the store's artifacts root)."""
+    folders: tuple[Path, ...]  # artifact folders removed, under the store's artifacts root
 
 
 def artifact_folders(paths: Iterable[str], root: Path) -> tuple[Path, ...]:
-    """The folders directly below ``root`` that hold any of ``paths`` (files elsewhere are left out).
-
-    Args:
-        paths: Artifact paths of one run.
-        root: The store's artifacts root.
-
-    Returns:
-        The distinct folders, sorted.
-    """
+    """The distinct folders directly below ``root`` holding any of ``paths``, sorted."""
     base = root.expanduser().resolve()
     folders = set()
     for path in paths:
@@ -232,35 +169,14 @@ def artifact_folders(paths: Iterable[str], root: Path) -> tuple[Path, ...]:
 
 
 def run_folders(run_id: int, paths: Iterable[str], root: Path) -> tuple[Path, ...]:
-    """The folders ``delete_run`` removes: ``artifact_folders`` of the run's artifact paths, and its own
-    folder ``root/run-<id>`` when it exists (a stopped run's checkpoints are there before any artifact is).
-
-    Args:
-        run_id: The run.
-        paths: Its artifact paths.
-        root: The store's artifacts root.
-
-    Returns:
-        The distinct folders, sorted.
-    """
+    """The folders ``delete_run`` removes, sorted: ``artifact_folders`` and ``root/run-<id>`` if it exists."""
     own = root.expanduser().resolve() / f"run-{run_id}"
     return tuple(sorted({*artifact_folders(paths, root), *([own] if own.is_dir() else [])}))
 
 
 def delete_run(run_id: int, *, url: str | None = None) -> DeletedRun:
-    """Delete a run that is not alive: its row, metrics and artifact rows, and its artifact folder.
-
-    Files are removed only in the run's folders under the store's artifacts root
-    (``artifacts_root(url)``, see ``run_folders``), and in its folder under a remote
-    ``DECISIONS_ARTIFACTS_URL`` (``artifacts.run_url``); artifacts elsewhere (a job's
-    ``output_dir``) stay on disk.
-
-    Args:
-        run_id: The run.
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        The deleted run and the folders removed.
+    """Delete a run that is not alive: its rows, and its folders under the artifacts root and the
+    remote artifacts URL (files elsewhere stay).
 
     Raises:
         RunNotFoundError: if the run does not exist.

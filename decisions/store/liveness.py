@@ -1,13 +1,6 @@
-"""Whether a ``running`` run is still alive: its heartbeat and, on the same host, its PID.
-
-A recording process renews the run's ``heartbeat_at`` every ``heartbeat_interval()``
-seconds (``decisions.store.heartbeat``). A run still ``running`` in the store is judged
-``lost`` when its process is gone on this host, or when its last sign of life (heartbeat,
-else start) is older than ``lost_after()`` seconds: the process was killed (``kill -9``,
-out of memory) or its machine went down.
-
-Both settings come from the environment: ``DECISIONS_HEARTBEAT_S`` (default 10 s) and
-``DECISIONS_LOST_AFTER_S`` (default 3 heartbeats, and at least 60 s).
+"""Whether a ``running`` run is still alive: its PID on the same host, and its heartbeat, renewed
+every ``heartbeat_interval()`` seconds and stale after ``lost_after()`` (``DECISIONS_HEARTBEAT_S``,
+``DECISIONS_LOST_AFTER_S``).
 """
 
 from __future__ import annotations
@@ -18,11 +11,11 @@ import socket
 from datetime import datetime
 from pathlib import Path
 
+# Environment variable: seconds between two heartbeats of a running run.
 HEARTBEAT_ENV = "DECISIONS_HEARTBEAT_S"
-"""Environment variable: seconds between two heartbeats of a running run."""
 
+# Environment variable: seconds without a heartbeat after which a running run is lost.
 LOST_AFTER_ENV = "DECISIONS_LOST_AFTER_S"
-"""Environment variable: seconds without a heartbeat after which a running run is lost."""
 
 DEFAULT_HEARTBEAT_S = 10.0
 MIN_LOST_AFTER_S = 60.0
@@ -45,11 +38,8 @@ def heartbeat_interval() -> float:
 
 
 def lost_after() -> float:
-    """Seconds without a heartbeat after which a running run is lost.
-
-    Returns:
-        ``$DECISIONS_LOST_AFTER_S``, default ``max(60, 3 * heartbeat_interval())``.
-    """
+    """Seconds without a heartbeat after which a running run is lost: ``$DECISIONS_LOST_AFTER_S``,
+    default ``max(60, 3 * heartbeat_interval())``."""
     return _seconds(LOST_AFTER_ENV, max(MIN_LOST_AFTER_S, HEARTBEATS_TO_LOSE * heartbeat_interval()))
 
 
@@ -93,17 +83,10 @@ def lost_reason(
     now: datetime,
     lost_after_s: float | None = None,
 ) -> str | None:
-    """Why a run recorded as running is lost, or None while it looks alive.
+    """Why a run recorded as running is lost, in one line, or None while it looks alive.
 
-    Args:
-        host: the host that records the run.
-        pid: its process id there (None for runs recorded before PIDs were kept).
-        last_seen: its last heartbeat, else its start (aware UTC).
-        now: the current time (aware UTC).
-        lost_after_s: seconds without a heartbeat that make it lost; None means ``lost_after()``.
-
-    Returns:
-        One line, e.g. ``"lost: process 4242 on node-1 is gone"``, or None.
+    It is lost when ``pid`` is gone on this host or ``last_seen`` (aware UTC) is older than
+    ``lost_after_s`` (None: ``lost_after()``).
     """
     if pid is not None and host == this_host() and not pid_exists(pid):
         return f"lost: process {pid} on {host} is gone"

@@ -1,8 +1,4 @@
-"""ORM models of the run store: ``Run``, ``Metric`` and ``Artifact``.
-
-SQLAlchemy 2.0 typed declarative mapping. Timestamps are stored as naive UTC
-and always come back as timezone-aware UTC datetimes (see ``UTCDateTime``),
-so SQLite, which has no time-zone type, and PostgreSQL behave alike.
+"""ORM models of the run store; timestamps are stored as naive UTC and read back aware (``UTCDateTime``).
 """
 
 from __future__ import annotations
@@ -18,13 +14,8 @@ from sqlalchemy.types import TypeDecorator
 
 
 class RunStatus(enum.StrEnum):
-    """Life-cycle state of a run.
-
-    ``running`` is the only state a run leaves: its process finishes it as ``succeeded``,
-    ``failed`` (an exception) or ``interrupted`` (SIGTERM, Ctrl-C); ``lost`` is a run whose
-    process died without saying so (``kill -9``, out of memory, a reboot), judged from its
-    heartbeat and PID (see ``decisions.store.liveness``).
-    """
+    """Life-cycle state of a run: ``running`` until its process finishes it, or ``lost`` when the
+    process died without saying so (judged by ``decisions.store.liveness``)."""
 
     RUNNING = "running"
     SUCCEEDED = "succeeded"
@@ -34,24 +25,13 @@ class RunStatus(enum.StrEnum):
 
 
 class UTCDateTime(TypeDecorator[datetime]):
-    """A datetime column stored as naive UTC and read back as aware UTC.
-
-    Naive datetimes given to it are taken to be UTC already.
-    """
+    """A datetime column stored as naive UTC (naive input is taken as UTC), read back as aware UTC."""
 
     impl = DateTime
     cache_ok = True
 
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        """Convert an aware datetime to naive UTC before storing it.
-
-        Args:
-            value: The datetime to store, or None.
-            dialect: The active SQL dialect (unused).
-
-        Returns:
-            The naive UTC datetime, or None.
-        """
+        """An aware datetime as naive UTC, for storing."""
         if value is None:
             return None
         if value.tzinfo is not None:
@@ -59,15 +39,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        """Attach the UTC time zone to a stored datetime.
-
-        Args:
-            value: The naive UTC datetime read from the database, or None.
-            dialect: The active SQL dialect (unused).
-
-        Returns:
-            The aware UTC datetime, or None.
-        """
+        """A stored datetime as aware UTC."""
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
@@ -92,10 +64,10 @@ class Run(Base):
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    # What was run, e.g. "gas_storage".
     kind: Mapped[str] = mapped_column(String(64))
-    """What was run, e.g. "gas_storage"."""
+    # Human-readable label of the run.
     name: Mapped[str] = mapped_column(String(255))
-    """Human-readable label of the run."""
     status: Mapped[RunStatus] = mapped_column(
         Enum(
             RunStatus,
@@ -107,23 +79,23 @@ class Run(Base):
         ),
         default=RunStatus.RUNNING,
     )
+    # The job's configuration as plain JSON.
     config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    """The job's configuration as plain JSON."""
     package_version: Mapped[str] = mapped_column(String(64))
+    # HEAD commit of the source tree, when it is a git checkout.
     git_commit: Mapped[str | None] = mapped_column(String(64), default=None)
-    """HEAD commit of the source tree, when it is a git checkout."""
     host: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     duration_seconds: Mapped[float | None] = mapped_column(Float, default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
+    # Shared label of the runs that belong to one sweep.
     sweep_id: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
-    """Shared label of the runs that belong to one sweep."""
+    # Process id of the recording process on ``host`` (None for runs recorded before it was kept).
     pid: Mapped[int | None] = mapped_column(Integer, default=None)
-    """Process id of the recording process on ``host`` (None for runs recorded before it was kept)."""
+    # Last sign of life of a running run, renewed by its heartbeat thread.
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
-    """Last sign of life of a running run, renewed by its heartbeat thread."""
 
     metrics: Mapped[list[Metric]] = relationship(
         back_populates="run",
@@ -143,8 +115,7 @@ class Run(Base):
 
 
 class _OfRun:
-    """The leading columns of a row that belongs to a run: its own id, the run's and its name
-    (``sort_order`` puts them first in the table, before the subclass's own columns)."""
+    """The leading columns of a row that belongs to a run: its own id, the run's and its name."""
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, sort_order=-1)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True, sort_order=-1)
@@ -156,8 +127,8 @@ class Metric(_OfRun, Base):
 
     __tablename__ = "metrics"
 
+    # The value; NULL when the logged value was nan or infinite.
     value: Mapped[float | None] = mapped_column(Float)
-    """The value; NULL when the logged value was nan or infinite."""
     step: Mapped[int | None] = mapped_column(Integer, default=None)
 
     run: Mapped[Run] = relationship(back_populates="metrics")
@@ -171,12 +142,11 @@ class Artifact(_OfRun, Base):
 
     __tablename__ = "artifacts"
 
+    # Where the recording process wrote the file (a local path).
     path: Mapped[str] = mapped_column(Text)
-    """Where the recording process wrote the file (a local path)."""
     media_type: Mapped[str | None] = mapped_column(String(255), default=None)
+    # Where the file lives, as an fsspec URL; None for rows recorded before revision 0002.
     url: Mapped[str | None] = mapped_column(Text, default=None)
-    """Where the file lives, as an fsspec URL (``file:///...``, ``s3://...``; see
-    ``decisions.store.artifacts``); None for rows recorded before revision 0002."""
 
     run: Mapped[Run] = relationship(back_populates="artifacts")
 
@@ -185,25 +155,22 @@ class Artifact(_OfRun, Base):
 
 
 class Deployment(Base):
-    """An operating policy chosen for deployment from a run's results (the governance record).
-
-    The newest row of a ``kind`` is the deployed policy; older rows are the history of choices.
-    """
+    """An operating policy chosen from a run's results; the newest row of a ``kind`` is deployed."""
 
     __tablename__ = "deployments"
     __table_args__ = (Index("ix_deployments_kind_chosen_at", "kind", "chosen_at"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    # The run whose result holds the chosen policy.
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
-    """The run whose result holds the chosen policy."""
+    # The domain, e.g. "utility".
     kind: Mapped[str] = mapped_column(String(64))
-    """The domain, e.g. "utility"."""
+    # What was chosen, in words (e.g. "learnt, linear, lambda 0.3").
     label: Mapped[str] = mapped_column(String(255))
-    """What was chosen, in words (e.g. "learnt, linear, lambda 0.3")."""
+    # What identifies the policy within the run (method, scalarisation, lambda...) and its figures.
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    """What identifies the policy within the run (method, scalarisation, lambda...) and its figures."""
+    # Why, in the chooser's words.
     note: Mapped[str | None] = mapped_column(Text, default=None)
-    """Why, in the chooser's words."""
     chosen_by: Mapped[str | None] = mapped_column(String(255), default=None)
     chosen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
 

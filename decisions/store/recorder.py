@@ -22,29 +22,17 @@ class RunRecorder:
 
     run_id: int
     url: str | None = None
+    # For a resumed run, the run as it was before this process reopened it; else None.
     previous: RunRecord | None = None
-    """For a resumed run, the run as it was before this process reopened it; else None."""
 
     def log_metrics(self, metrics: Mapping[str, float], *, step: int | None = None) -> None:
-        """Record metrics of this run (see ``repository.log_metrics``).
-
-        Args:
-            metrics: Metric name to value; nan/inf are stored as NULL.
-            step: Iteration or epoch of the values; None for run-level values.
-        """
+        """Record metrics of this run (``repository.log_metrics``)."""
         log_metrics(self.run_id, metrics, step=step, url=self.url)
 
     def add_artifact(
         self, name: str, path: str | os.PathLike[str], media_type: str | None = None, *, location: str | None = None
     ) -> None:
-        """Record a file of this run (see ``repository.add_artifact``).
-
-        Args:
-            name: Label of the artifact.
-            path: Where the file is.
-            media_type: MIME type; None guesses it from the file name.
-            location: Where the file lives, as an fsspec URL; None means the ``file://`` URL of ``path``.
-        """
+        """Record a file of this run (``repository.add_artifact``)."""
         add_artifact(self.run_id, name, path, media_type, url=self.url, location=location)
 
 
@@ -60,17 +48,9 @@ def recorded_run(
 ) -> Iterator[RunRecorder]:
     """Record a run around a block of code, with a heartbeat while the block runs.
 
-    The run is started on entry (arguments as for ``repository.start_run``), or with ``resume``
-    the stopped run of that id is reopened instead (``lifecycle.reopen_run``: same id, running
-    again in this process; ``kind``, ``name``, ``config`` and ``sweep_id`` are then its own). A
-    ``Heartbeat`` thread renews its ``heartbeat_at`` until the block ends. It is then marked
-    ``succeeded`` when the block ends normally, ``failed`` with ``error_line(exc)`` when it
-    raises an ``Exception``, and ``interrupted`` when it is stopped (``KeyboardInterrupt``
-    from Ctrl-C or a SIGTERM handler, ``SystemExit``, a Streamlit stop); the exception is
-    then re-raised.
-
-    Yields:
-        A ``RunRecorder`` for the new (or resumed) run.
+    The run is started (``repository.start_run``), or the stopped run ``resume`` is reopened. It
+    ends ``succeeded``, ``failed`` on an ``Exception`` or ``interrupted`` on any other exception
+    (``KeyboardInterrupt``, ``SystemExit``), which is re-raised.
 
     Raises:
         RunNotFoundError, RunNotResumableError, RunAliveError: ``resume`` names a run that does

@@ -1,7 +1,5 @@
-"""Plain, immutable views of stored runs, detached from any database session.
-
-A run the store holds as ``running`` whose process is gone (see ``decisions.store.liveness``)
-reads back as ``lost``, with the reason as its ``error``, before ``runs reap`` writes that down.
+"""Plain, immutable views of stored runs, detached from any database session; a ``running`` run
+whose process is gone reads back as ``lost``.
 """
 
 from __future__ import annotations
@@ -19,10 +17,10 @@ class MetricRecord:
     """One logged metric value."""
 
     name: str
+    # The value; None when a nan or infinite value was logged.
     value: float | None
-    """The value; None when a nan or infinite value was logged."""
+    # Iteration or epoch the value belongs to; None for a run-level value.
     step: int | None
-    """Iteration or epoch the value belongs to; None for a run-level value."""
 
 
 @dataclass(frozen=True)
@@ -30,12 +28,11 @@ class ArtifactRecord:
     """One file recorded for a run."""
 
     name: str
+    # Where the recording process wrote the file (a local path).
     path: str
-    """Where the recording process wrote the file (a local path)."""
     media_type: str | None
+    # Where the file lives, as an fsspec URL; None for older rows (read those by ``path``).
     url: str | None = None
-    """Where the file lives, as an fsspec URL (see ``decisions.store.artifacts``); None for rows
-    recorded before the store kept it (read those by ``path``)."""
 
 
 @dataclass(frozen=True)
@@ -45,44 +42,33 @@ class RunRecord:
     id: int
     kind: str
     name: str
+    # Its state; ``lost`` also for a run still recorded as running whose process is gone.
     status: RunStatus
-    """Its state; ``lost`` also for a run still recorded as running whose process is gone."""
     config: dict[str, Any]
     package_version: str
     git_commit: str | None
     host: str
+    # When the run was recorded (aware UTC, like the other timestamps).
     created_at: datetime
-    """When the run was recorded (aware UTC, like the other timestamps)."""
     started_at: datetime | None
     finished_at: datetime | None
     duration_seconds: float | None
+    # One line: ``"ExceptionType: message"`` of a failed or interrupted run, why a run is lost; else None.
     error: str | None
-    """One line: ``"ExceptionType: message"`` of a failed or interrupted run, why a run is lost; else None."""
     sweep_id: str | None
     metrics: tuple[MetricRecord, ...]
     artifacts: tuple[ArtifactRecord, ...]
+    # Process id of the recording process on ``host`` (None for runs recorded before it was kept).
     pid: int | None = None
-    """Process id of the recording process on ``host`` (None for runs recorded before it was kept)."""
+    # Last heartbeat of the recording process.
     heartbeat_at: datetime | None = None
-    """Last heartbeat of the recording process."""
 
     def latest_metrics(self) -> dict[str, float | None]:
-        """Return the value logged last for each metric name.
-
-        Returns:
-            A dict from metric name to its most recently logged value.
-        """
+        """Metric name -> the value logged last under it."""
         return {metric.name: metric.value for metric in self.metrics}
 
     def metric_history(self, name: str) -> list[MetricRecord]:
-        """Return every value logged under one name, in logging order.
-
-        Args:
-            name: The metric name.
-
-        Returns:
-            The matching metric records (empty if none were logged).
-        """
+        """Every value logged under ``name``, in logging order."""
         return [metric for metric in self.metrics if metric.name == name]
 
 
@@ -100,15 +86,8 @@ def last_seen(run: Run) -> datetime | None:
 
 
 def judged_status(run: Run, now: datetime | None = None) -> tuple[RunStatus, str | None]:
-    """A run's status and error, with a stored ``running`` run whose process is gone judged ``lost``.
-
-    Args:
-        run: The ORM run.
-        now: The current time (aware UTC); None means now.
-
-    Returns:
-        ``(status, error)``: the stored ones, or ``(LOST, reason)``.
-    """
+    """``(status, error)`` as stored, or ``(LOST, reason)`` for a running run whose process is gone
+    at ``now`` (aware UTC; None: now)."""
     status = RunStatus(run.status)
     if status is RunStatus.RUNNING:
         reason = lost_reason(host=run.host, pid=run.pid, last_seen=last_seen(run), now=now or datetime.now(UTC))
@@ -118,15 +97,8 @@ def judged_status(run: Run, now: datetime | None = None) -> tuple[RunStatus, str
 
 
 def run_record(run: Run, now: datetime | None = None) -> RunRecord:
-    """Copy a loaded ``Run`` (with its metrics and artifacts) into a ``RunRecord``.
-
-    Args:
-        run: An ORM run whose relationships can still be loaded.
-        now: The time its liveness is judged at (aware UTC); None means now.
-
-    Returns:
-        The detached record (``lost`` when it is recorded as running but its process is gone).
-    """
+    """A loaded ``Run`` with its metrics and artifacts as a detached ``RunRecord``, its status
+    judged at ``now`` (``judged_status``)."""
     status, error = judged_status(run, now)
     return RunRecord(
         id=run.id,

@@ -1,14 +1,8 @@
-"""Functions that record runs, metrics and artifacts, and read them back.
+"""Functions that record runs, metrics and artifacts, and read them back as detached
+``RunRecord`` values, each in its own short transaction; ``url`` None means ``database_url()``.
 
-Every function opens its own short transaction, so several processes can
-record into one SQLite file at once. Reads return ``RunRecord`` values that
-are detached from the database.
-
-Metric values are converted with ``float``; a value that is nan or infinite
-is stored as NULL and reads back as ``None`` (a diverged loss stays visible
-without breaking the run), while a value that is not a number at all raises
-``ValueError``. Configurations must be JSON-serialisable without nan or
-infinity (strict JSON, portable to every backend).
+Metric values go through ``float``: nan and inf are stored as NULL (read back as None), a
+non-number raises ``ValueError``. Configurations must be strict JSON (no nan or infinity).
 """
 
 from __future__ import annotations
@@ -42,12 +36,7 @@ class RunNotFoundError(LookupError):
 
 @lru_cache(maxsize=1)
 def git_commit() -> str | None:
-    """Return the git HEAD commit of the source tree holding this package.
-
-    Returns:
-        The commit hash, or None when the package is not in a git checkout or
-        git is unavailable.
-    """
+    """The git HEAD commit of the source tree holding this package; None outside a checkout or without git."""
     source_dir = Path(decisions.__file__).resolve().parent
     try:
         completed = subprocess.run(
@@ -107,17 +96,7 @@ def start_run(
     url: str | None = None,
     sweep_id: str | None = None,
 ) -> int:
-    """Record a new run in the ``running`` state, with this host, this process id and a first heartbeat.
-
-    Args:
-        kind: What is run, e.g. ``"gas_storage"``.
-        name: Human-readable label of this run.
-        config: The job configuration (JSON-serialisable, no nan/inf).
-        url: Database URL; None means ``database_url()``.
-        sweep_id: Label shared by the runs of one sweep, if any.
-
-    Returns:
-        The id of the new run.
+    """Record a new ``running`` run with this host, pid and a first heartbeat; its id.
 
     Raises:
         ValueError: if ``kind`` is empty or ``config`` is not strict JSON.
@@ -153,14 +132,7 @@ def log_metrics(
     step: int | None = None,
     url: str | None = None,
 ) -> None:
-    """Record scalar metrics of a run, all at once.
-
-    Args:
-        run_id: The run.
-        metrics: Metric name to value; anything ``float()`` accepts (numpy and
-            JAX scalars included). nan and inf are stored as NULL.
-        step: Iteration or epoch of the values; None for run-level values.
-        url: Database URL; None means ``database_url()``.
+    """Record scalar metrics of a run at ``step`` (None for run-level values), all at once.
 
     Raises:
         ValueError: if a name is empty or a value is not a number (nothing is written).
@@ -188,15 +160,8 @@ def add_artifact(
 ) -> None:
     """Record a file produced by a run (its path and URL, not the bytes).
 
-    Args:
-        run_id: The run.
-        name: Label of the artifact, e.g. ``"policy_params"``.
-        path: Where the file is (as the recording process wrote it).
-        media_type: MIME type; None guesses it from the file name (and stays
-            None when it cannot be guessed).
-        url: Database URL; None means ``database_url()``.
-        location: Where the file lives, as an fsspec URL (``decisions.store.artifacts``);
-            None means the ``file://`` URL of ``path``.
+    ``media_type`` None is guessed from the name; ``location`` (an fsspec URL) None is the
+    ``file://`` URL of ``path``.
 
     Raises:
         RunNotFoundError: if the run does not exist.
@@ -217,15 +182,7 @@ def finish_run(
     error: str | None = None,
     url: str | None = None,
 ) -> None:
-    """Mark a running run as succeeded, failed or interrupted and record its timings.
-
-    A run marked ``lost`` (``runs reap``) whose process turns out alive is finished too.
-
-    Args:
-        run_id: The run.
-        status: ``succeeded``, ``failed`` or ``interrupted``.
-        error: Error text of a failed or interrupted run.
-        url: Database URL; None means ``database_url()``.
+    """Mark a running (or lost) run as succeeded, failed or interrupted and record its timings.
 
     Raises:
         ValueError: if ``status`` is not a final status or the run has already finished.
@@ -247,14 +204,7 @@ def finish_run(
 
 
 def get_run(run_id: int, *, url: str | None = None) -> RunRecord:
-    """Read one run with its metrics and artifacts.
-
-    Args:
-        run_id: The run.
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        The detached run record.
+    """One run with its metrics and artifacts, detached.
 
     Raises:
         RunNotFoundError: if the run does not exist.
@@ -271,18 +221,9 @@ def list_runs(
     sweep_id: str | None = None,
     url: str | None = None,
 ) -> list[RunRecord]:
-    """List runs, newest first.
+    """At most ``limit`` (None: all) runs matching every filter given, newest first.
 
-    Args:
-        limit: At most this many runs; None for all.
-        kind: Only runs of this kind.
-        status: Only runs in this status; ``running`` and ``lost`` go by the judged status
-            (a run recorded as running whose process is gone is lost, see ``RunRecord.status``).
-        sweep_id: Only runs of this sweep.
-        url: Database URL; None means ``database_url()``.
-
-    Returns:
-        The matching runs with their metrics and artifacts, newest first.
+    ``running`` and ``lost`` filter by the judged status (``RunRecord.status``).
 
     Raises:
         ValueError: if ``limit`` is below 1 or ``status`` is unknown.

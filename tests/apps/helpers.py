@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from decisions.errors import InputError
-from decisions.jobs.domain import Domain
-from decisions.jobs.report import TablesReport
+from decisions.kit.domain import Domain
+from decisions.kit.report import TablesReport
 from decisions.store import RunRecord, list_runs, recorded_run
 from tests.apps.conftest import HOME
 
@@ -141,7 +141,7 @@ def stop_at_prepare(domain: Domain, monkeypatch: pytest.MonkeyPatch) -> list[Any
         The jobs ``prepare`` made (an ``InputError`` from it names a setting the job would
         ignore); the page then shows the error "test: prepared".
     """
-    spec_module = domain.module("spec")
+    spec_module = domain.spec()
     prepare, prepared = spec_module.prepare, []
 
     def prepare_then_stop(spec: dict[str, Any], base_dir: Path | None = None) -> Any:

@@ -1,6 +1,6 @@
 """The building-energy page: a recorded run's report and explanation, the new-run form, the pure data and chart helpers.
 
-One small building run is recorded once per module through ``DOMAIN.execute`` (baselines, scoring,
+One small building run is recorded once per module through ``execute_domain`` (baselines, scoring,
 explanation, artifacts and the policy msgpack are real); training is replaced by an untrained
 PPO policy so the module stays fast (training itself is covered by ``tests/energy/building``).
 """
@@ -23,14 +23,16 @@ from decisions.core.agents.common import ProgressFn, TrainResult
 from decisions.core.agents.onpolicy import ActorCriticPolicy
 from decisions.energy.building.agents import AgentName, AgentSettings, agent_config, agent_env
 from decisions.energy.building.scenario import Scenario
-from decisions.jobs.domain import Domain
+from decisions.platform.record import execute_domain
 from decisions.store import dispose_engines, get_run, list_runs, recorded_run
+from decisions.store.artifacts import report_folder
 from tests.apps.conftest import APPS
 from tests.apps.helpers import open_page, submit
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
 
+import app_common  # noqa: E402
 import building_charts as charts  # noqa: E402
 import building_data as data  # noqa: E402
 import building_views as views  # noqa: E402
@@ -65,6 +67,7 @@ def _untrained_agent(
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """``(store url, run id)`` of one tiny recorded building run (PPO, one seed, explained)."""
     from decisions.energy.building import job as building_job
+    from decisions.energy.building import study as building_study
 
     folder = tmp_path_factory.mktemp("building")
     url = f"sqlite:///{folder / 'runs.db'}"
@@ -75,8 +78,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, in
         "evaluation": {"explain": True},
     }
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(building_job, "train_agent", _untrained_agent)
-        run_id = building.DOMAIN.execute(building_job.prepare(spec), url=url)
+        patch.setattr(building_study, "train_agent", _untrained_agent)
+        run_id = execute_domain(building.DOMAIN, building_job.prepare(spec), url=url)
     yield url, run_id
     dispose_engines()
 
@@ -185,7 +188,7 @@ def test_form_runs_the_job_with_progress_and_opens_the_new_run(
         progress("PPO training", 200_000, 200_000)
         return run_id
 
-    monkeypatch.setattr(Domain, "execute", fake_execute)  # the page runs its domain's execute
+    monkeypatch.setattr(app_common, "execute_domain", fake_execute)  # what the page runs its job with
     at = _page()
     at.multiselect(key="b_agents").set_value(["ppo"])
     at.button(key="b_run").click().run()
@@ -205,7 +208,7 @@ def test_failing_job_shows_one_line_error(store_url: str, monkeypatch: pytest.Mo
     def boom(domain, job, *, url, progress):
         raise RuntimeError("solver\nexploded")
 
-    monkeypatch.setattr(Domain, "execute", boom)
+    monkeypatch.setattr(app_common, "execute_domain", boom)
     at = _page()
     at.button(key="b_run").click().run()
     assert not at.exception
@@ -236,7 +239,7 @@ def test_page_is_behind_the_password_gate(store_url: str, monkeypatch: pytest.Mo
 def _hand_made_run(url: str, source: tuple[str, int], folder: Path) -> int:
     """A run whose tables copy the recorded run's, plus a DQN seed, with no policy files recorded."""
     record = get_run(source[1], url=source[0])
-    report = building.BuildingReport.load(record)
+    report = building.BuildingReport.load(report_folder(record))
     kpis, hourly = report.kpis, report.hourly
     report.kpis = pd.concat([kpis, kpis[kpis["controller"] == "ppo"].assign(controller="dqn")], ignore_index=True)
     report.hourly = pd.concat([hourly, hourly[hourly["controller"] == "ppo"].assign(controller="dqn")],

@@ -11,7 +11,7 @@ from apps import app_common
 from decisions.energy.gas_storage import DOMAIN as GAS_STORAGE
 from decisions.errors import InputError
 from decisions.health.pharma import DOMAIN as PHARMA
-from decisions.jobs.registry import DOMAINS
+from decisions.platform.registry import DOMAINS
 from decisions.store import list_runs, recorded_run
 from tests.apps.conftest import GAS_PAGE, PENSION_PAGE, PHARMA_PAGE, WEALTH_PAGE
 from tests.apps.helpers import open_page

@@ -12,18 +12,18 @@ import pytest
 
 from decisions.telecom.comp import (
     DOMAIN,
-    JOINT_STUDY,
     JOINT_TRAINING_TASKS,
-    SHIPPED_STUDY,
     TRAINING_TASKS,
     UNSEEN_TASKS,
     CompReport,
     available_policies,
+    joint_study,
     policy_actions,
     replay,
+    shipped_study,
     trace_frames,
 )
-from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES
 from tests.apps.conftest import APPS
 from tests.apps.helpers import open_page, record_report
 
@@ -50,7 +50,7 @@ def test_trace_replays_the_episode_and_maps_links() -> None:
     trace = replay(TASK, actions, key)
     assert trace.pos.shape == (100, TASK.n_users, 2) and trace.conn.shape == (100, TASK.n_users, TASK.n_cells)
     assert trace.conn.sum(axis=2).max() <= 2 and ((trace.qoe >= 0) & (trace.qoe <= 1)).all()
-    from decisions.telecom.comp.experts import rollout
+    from decisions.telecom.comp.policies.rollouts import rollout
 
     reference = rollout(TASK, SERVING_SET_POLICIES["top2"], key[None])
     np.testing.assert_allclose(trace.reward, reference["reward"][0], atol=1e-6)  # the same episode
@@ -99,11 +99,11 @@ def test_views_summaries_and_charts() -> None:
 def test_page_simulates_an_episode(store_url: str, tmp_path: Path) -> None:
     at = open_page(COMP_PAGE, timeout=120)
     assert at.radio(key="study").value == "joint"  # the joint-transmission study first, with its shipped folder
-    assert at.text_input(key="study_folder").value == str(JOINT_STUDY)
+    assert at.text_input(key="study_folder").value == str(joint_study())
     assert JOINT_TRAINING_TASKS[0].name in at.selectbox(key="task").options[0]
     assert any(s.value.startswith("DAgger") for s in at.subheader)  # the shipped dagger_ablation.csv
     at.radio(key="study").set_value("parity").run()
-    assert at.text_input(key="study_folder").value == str(SHIPPED_STUDY)
+    assert at.text_input(key="study_folder").value == str(shipped_study())
     at.text_input(key="study_folder").set_value("").run()  # heuristics only
     at.selectbox(key="task").set_value(UNSEEN_TASKS[0].name).run()
     at.multiselect(key="policies").set_value(["max_snr", "top2"]).run()

@@ -192,7 +192,7 @@ def test_failing_job_shows_one_line_error_and_is_recorded_as_failed(
         progress("intrinsic LP", 0, 1)
         raise RuntimeError("solver\nexploded")
 
-    monkeypatch.setattr(DOMAIN.module("job"), "run_job", boom)  # what DOMAIN.execute runs
+    monkeypatch.setattr(DOMAIN.job(), "run_job", boom)  # what execute_domain runs
     at = open_page(GAS_PAGE)
     at.button(key="run").click().run()
     assert not at.exception

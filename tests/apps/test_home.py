@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from decisions.jobs.registry import DOMAINS
+from decisions.platform.registry import DOMAINS
 from decisions.store import RunStatus, finish_run, recorded_run, start_run
 from tests.apps.conftest import HOME
 

@@ -9,7 +9,7 @@ import sys
 from sqlalchemy import update
 from streamlit.testing.v1 import AppTest
 
-from decisions.jobs.registry import get
+from decisions.platform.registry import get
 from decisions.store import Run, finish_run, recorded_run, session_scope, start_run
 from tests.apps.conftest import HOME
 from tests.apps.helpers import open_page

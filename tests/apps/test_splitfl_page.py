@@ -29,6 +29,7 @@ SPLITFL_PAGE = DOMAIN.page
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
+import splitfl_device_views  # noqa: E402
 import splitfl_views  # noqa: E402
 
 INF = math.inf
@@ -168,33 +169,33 @@ def test_views_curves_and_accuracy_charts() -> None:
 
 def test_views_devices_dropouts_fates_and_energy() -> None:
     rounds, clients, summary = _rounds(), _clients(), _summary()
-    tier_rows = splitfl_views.device_by_tier(rounds, "dqn_client")
+    tier_rows = splitfl_device_views.device_by_tier(rounds, "dqn_client")
     assert len(tier_rows) == ROUNDS * len(TIERS) and list(tier_rows["tier"][:3]) == list(TIERS)
     strong = tier_rows[tier_rows["tier"] == "strong"]
     assert list(strong["split"]) == [4.0, 5.0, 6.0] and list(strong["battery"]) == pytest.approx([0.9, 0.8, 0.7])
-    panels = splitfl_views.device_chart(tier_rows).to_dict()["vconcat"]
+    panels = splitfl_device_views.device_chart(tier_rows).to_dict()["vconcat"]
     assert [p["encoding"]["y"]["field"] for p in panels] == ["split", "battery", "cpu"]
 
-    client_rows = splitfl_views.device_by_client(clients, "dqn_client")
+    client_rows = splitfl_device_views.device_by_client(clients, "dqn_client")
     assert len(client_rows) == ROUNDS * len(CLIENT_TIERS) and client_rows["device"].iloc[0] == "weak #0"
-    split_panel = splitfl_views.device_chart(client_rows, per_client=True).to_dict()["vconcat"][0]
+    split_panel = splitfl_device_views.device_chart(client_rows, per_client=True).to_dict()["vconcat"][0]
     assert split_panel["layer"][1]["encoding"]["shape"]["field"] == "fate"
-    assert splitfl_views.device_by_client(pd.DataFrame(), "dqn_client").empty
+    assert splitfl_device_views.device_by_client(pd.DataFrame(), "dqn_client").empty
 
-    counts = splitfl_views.fate_counts(clients, ["dqn_client", "fixed_13"])
-    assert len(counts) == 2 * len(splitfl_views.FATES)  # zero counts kept
+    counts = splitfl_device_views.fate_counts(clients, ["dqn_client", "fixed_13"])
+    assert len(counts) == 2 * len(splitfl_device_views.FATES)  # zero counts kept
     fixed = counts[counts["strategy"] == "fixed_13"].set_index("fate")
     assert fixed.loc["refused", "count"] == 6 and fixed.loc["trained", "share"] == pytest.approx(0.5)
     assert counts.groupby("strategy")["share"].sum().tolist() == pytest.approx([1.0, 1.0])
     assert counts[counts["strategy"] == "dqn_client"].set_index("fate").loc["timed_out", "count"] == 1
-    assert splitfl_views.fate_chart(counts).to_dict()["encoding"]["x"]["field"] == "share"
-    assert splitfl_views.dropout_chart(splitfl_views.curves(rounds, ["greedy"])).to_dict()["encoding"]["y"][
+    assert splitfl_device_views.fate_chart(counts).to_dict()["encoding"]["x"]["field"] == "share"
+    assert splitfl_device_views.dropout_chart(splitfl_views.curves(rounds, ["greedy"])).to_dict()["encoding"]["y"][
         "field"] == "dropouts"
 
-    energy = splitfl_views.energy_frame(summary, ["dqn_client", "fixed_13", "absent"])
+    energy = splitfl_device_views.energy_frame(summary, ["dqn_client", "fixed_13", "absent"])
     assert len(energy) == 2 * len(TIERS) and list(energy["tier"][:3]) == list(TIERS)
     assert energy.set_index(["strategy", "tier"]).loc[("fixed_13", "medium"), "energy_j"] == pytest.approx(5.0)
-    spec = splitfl_views.energy_chart(energy).to_dict()
+    spec = splitfl_device_views.energy_chart(energy).to_dict()
     assert spec["encoding"]["xOffset"]["field"] == "tier" and spec["encoding"]["y"]["field"] == "energy_j"
 
 

@@ -22,6 +22,7 @@ TRAFFIC_PAGE = DOMAIN.page
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
+import traffic_replay_views  # noqa: E402
 import traffic_views  # noqa: E402
 
 SCENARIO = "cologne1"
@@ -179,47 +180,47 @@ def test_views_distribution_and_replay() -> None:
 
     replays = _replays()
     summary = _summary(_runs())
-    offered = traffic_views.replay_controllers(replays, summary, SCENARIO, True)
+    offered = traffic_replay_views.replay_controllers(replays, summary, SCENARIO, True)
     assert offered == traffic_views.controller_order(list(WITH_PEDS))
-    assert traffic_views.default_replay_controllers(offered) == ["dqn_fair", "fixed", "max_pressure"]
-    plain = traffic_views.replay_controllers(replays, summary, SCENARIO, False)  # no flag: the plain run's only
+    assert traffic_replay_views.default_replay_controllers(offered) == ["dqn_fair", "fixed", "max_pressure"]
+    plain = traffic_replay_views.replay_controllers(replays, summary, SCENARIO, False)  # no flag: the plain run's only
     assert plain == ["fixed", "max_pressure", "queue_greedy"]
-    assert traffic_views.default_replay_controllers(plain) == ["fixed", "max_pressure"]
-    assert traffic_views.default_replay_controllers(["webster"]) == ["webster"]
-    assert traffic_views.signals(replays, SCENARIO) == ["GS_cluster_1"]
-    lanes = traffic_views.replay_frame(replays, SCENARIO, ["fixed", "dqn_fair", "absent"])
+    assert traffic_replay_views.default_replay_controllers(plain) == ["fixed", "max_pressure"]
+    assert traffic_replay_views.default_replay_controllers(["webster"]) == ["webster"]
+    assert traffic_replay_views.signals(replays, SCENARIO) == ["GS_cluster_1"]
+    lanes = traffic_replay_views.replay_frame(replays, SCENARIO, ["fixed", "dqn_fair", "absent"])
     assert list(dict.fromkeys(lanes["label"])) == ["fixed-time", "DQN fair"] and len(lanes) == 24
     first = lanes[lanes["controller"] == "fixed"]
     assert list(first["time_end"][:2]) == [25_205, 25_210] and first["time_end"].iloc[-1] == 25_260
     assert list(first["phase"][:4]) == [0, 0, 0, 1]
-    spec = traffic_views.replay_chart(lanes).to_dict()
+    spec = traffic_replay_views.replay_chart(lanes).to_dict()
     assert spec["mark"]["type"] == "rect" and spec["encoding"]["x2"]["field"] == "time_end"
     assert spec["encoding"]["color"]["field"] == "phase"
-    assert traffic_views.replay_frame(replays, SCENARIO, []).empty
+    assert traffic_replay_views.replay_frame(replays, SCENARIO, []).empty
 
 
 def test_views_frontier_includes_the_baselines_and_training_curves() -> None:
     summary = _summary(_runs())
-    frontier = traffic_views.frontier_frame(_frontier(), summary, SCENARIO)
+    frontier = traffic_replay_views.frontier_frame(_frontier(), summary, SCENARIO)
     sweep, base = frontier[frontier["kind"] == "sweep"], frontier[frontier["kind"] == "baseline"]
     assert list(sweep["fairness_weight"]) == [0.0, 0.25, 1.0, 4.0]
     assert sweep["label"].iloc[0] == "weight 0 (vehicle-only)" and sweep["ped_wait_p95"].iloc[0] == 150.0
     assert list(base["label"]) == ["fixed-time", "Webster", "actuated (SUMO)", "max-pressure", "queue-greedy",
                                    "pedestrian-aware greedy"]
     assert base.set_index("label").loc["max-pressure", "veh_delay_mean"] == pytest.approx(25.0)
-    spec = traffic_views.frontier_chart(frontier).to_dict()
+    spec = traffic_replay_views.frontier_chart(frontier).to_dict()
     data = spec["datasets"][spec["data"]["name"]]
     assert {row["label"] for row in data if row["kind"] == "baseline"} == set(base["label"])
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "point", "text", "square", "text"]
-    only_baselines = traffic_views.frontier_frame(_frontier().iloc[0:0], summary, SCENARIO)
+    only_baselines = traffic_replay_views.frontier_frame(_frontier().iloc[0:0], summary, SCENARIO)
     assert set(only_baselines["kind"]) == {"baseline"}
-    assert traffic_views.frontier_frame(_frontier(), summary.iloc[0:0], "absent").empty
+    assert traffic_replay_views.frontier_frame(_frontier(), summary.iloc[0:0], "absent").empty
 
-    curves = traffic_views.training_frame(_training(), SCENARIO, True)
+    curves = traffic_replay_views.training_frame(_training(), SCENARIO, True)
     assert list(dict.fromkeys(curves["agent"])) == list(AGENTS_WITH_PEDS) and len(curves) == 15
     assert list(curves["episode_return"][:3]) == [-100.0, -90.0, -80.0]
-    assert traffic_views.training_chart(curves).to_dict()["encoding"]["x"]["field"] == "env_steps"
-    assert list(traffic_views.training_frame(_training(), SCENARIO, False)["agent"].unique()) == ["dqn"]
+    assert traffic_replay_views.training_chart(curves).to_dict()["encoding"]["x"]["field"] == "env_steps"
+    assert list(traffic_replay_views.training_frame(_training(), SCENARIO, False)["agent"].unique()) == ["dqn"]
 
 
 def test_views_headline_ratios_and_choice() -> None:

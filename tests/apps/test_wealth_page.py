@@ -17,6 +17,7 @@ from tests.apps.helpers import one_line_error, open_page, open_report, record_re
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
+import wealth_form  # noqa: E402
 import wealth_views  # noqa: E402
 
 HORIZON = 4
@@ -75,7 +76,7 @@ def _hand_made_tables(with_dp: bool = True) -> dict[str, pd.DataFrame]:
 
 
 def _record_by_hand(url: str, folder: Path, kind: str = DOMAIN.name) -> int:
-    """Record a run whose report holds the hand-made tables, saved as ``DOMAIN.execute`` saves it."""
+    """Record a run whose report holds the hand-made tables, saved as ``execute_domain`` saves it."""
     metrics = {"expected_utility_dp": 60.0, "expected_utility_planner": 57.0, "expected_utility_funding_rule": 50.0,
                "planner_vs_dp": 0.95, "rule_vs_dp": 50.0 / 60.0, "plan_ms": 4.2, "dp_ms": 2100.0}
     report = WealthReport(**_hand_made_tables(), metrics=metrics)
@@ -163,15 +164,15 @@ def test_plan_heatmaps_with_and_without_dp(with_dp: bool) -> None:
 
 
 def test_example_client_prefills_the_form() -> None:
-    client = wealth_views.example_client()
+    client = wealth_form.example_client()
     assert (client["horizon"], client["initial_wealth"], client["savings"]) == (20, 250_000.0, 20_000.0)
     assert (client["savings_first"], client["savings_last"]) == (0, 9)
     goals = client["goals"]
-    assert list(goals.columns) == list(wealth_views.GOAL_COLUMNS) and len(goals) == 5
+    assert list(goals.columns) == list(wealth_form.GOAL_COLUMNS) and len(goals) == 5
     assert goals.loc[0, ["year", "cost", "partial_cost"]].tolist() == [3, 45_000.0, 25_000.0]
     assert goals["partial_cost"].isna().sum() == 3
-    fallback = wealth_views.example_client(Path("/nonexistent/wealth.toml"))
-    assert fallback["horizon"] == 20 and fallback["goals"].equals(wealth_views._FALLBACK_CLIENT["goals"])
+    fallback = wealth_form.example_client(Path("/nonexistent/wealth.toml"))
+    assert fallback["horizon"] == 20 and fallback["goals"].equals(wealth_form._FALLBACK_CLIENT["goals"])
 
 
 def test_job_spec_of_the_form() -> None:
@@ -179,7 +180,7 @@ def test_job_spec_of_the_form() -> None:
                           "partial_cost": [20_000.0, None, None], "partial_utility": [10.0, None, None]})
     form = {"name": "w", "seed": 1, "horizon": 5, "initial_wealth": 100_000.0, "savings": 10_000.0,
             "savings_first": 1, "savings_last": 3, "goals": goals, "paths": 500, "dp": False}
-    spec = wealth_views.job_spec(form, "/tmp/out")
+    spec = wealth_form.job_spec(form, "/tmp/out")
     assert spec["job"] == {"kind": "wealth", "name": "w", "seed": 1, "output_dir": "/tmp/out"}
     assert spec["problem"]["cash_flows"] == [0.0, 10_000.0, 10_000.0, 10_000.0, 0.0]
     assert spec["problem"]["goals"] == [
@@ -187,17 +188,17 @@ def test_job_spec_of_the_form() -> None:
         {"year": 5, "options": [{"cost": 120_000.0, "utility": 50.0}]},
     ]
     assert spec["evaluation"] == {"paths": 500, "dp": False}
-    assert wealth_views.cash_flows(3, 0.0, 7, 1) == [0.0, 0.0, 0.0]  # no savings: years ignored
+    assert wealth_form.cash_flows(3, 0.0, 7, 1) == [0.0, 0.0, 0.0]  # no savings: years ignored
     with pytest.raises(InputError, match=r"^savings\.last_year:"):
-        wealth_views.job_spec({**form, "savings_last": 5})
+        wealth_form.job_spec({**form, "savings_last": 5})
     bad = goals.copy()
     bad.loc[1, "partial_cost"] = 60_000.0
     with pytest.raises(InputError, match=r"^problem\.goals\[1\]\.partial_utility: missing"):
-        wealth_views.job_spec({**form, "goals": bad})
+        wealth_form.job_spec({**form, "goals": bad})
     bad = goals.copy()
     bad.loc[0, "cost"] = None
     with pytest.raises(InputError, match=r"^problem\.goals\[0\]\.cost: missing"):
-        wealth_views.job_spec({**form, "goals": bad})
+        wealth_form.job_spec({**form, "goals": bad})
 
 
 def test_a_run_of_another_kind_is_refused(store_url: str, tmp_path: Path) -> None:
@@ -257,7 +258,7 @@ def test_small_plan_from_the_form_is_recorded_and_shown(
                           "partial_cost": [20_000.0, None], "partial_utility": [10.0, None]})
     client = {"horizon": 5, "initial_wealth": 100_000.0, "savings": 10_000.0, "savings_first": 0,
               "savings_last": 4, "goals": goals}
-    monkeypatch.setattr(wealth_views, "example_client", lambda *_: client)
+    monkeypatch.setattr(wealth_form, "example_client", lambda *_: client)
     at = open_page(WEALTH_PAGE, timeout=300)
     run = run_from_form(at, store_url, name="small-wealth", kind="wealth", numbers={"paths": 500}, button="plan")
     assert list(at.dataframe[1].value["policy"]) == ["MetaRL planner", "exact DP", "funding-ratio rule"]

@@ -272,3 +272,11 @@ def test_trained_params_not_matching_their_description_are_an_input_error(tmp_pa
         load_trained(path, kind=KIND, target=_mlp_like)
     with pytest.raises(FileNotFoundError, match="nope.msgpack"):
         load_trained(tmp_path / "nope.msgpack", kind=KIND, target=_mlp_like)
+
+
+def test_key_fingerprint_is_the_same_for_a_typed_key_and_its_raw_data() -> None:
+    typed = jax.random.key(7)
+    raw = jax.random.PRNGKey(7)
+    assert checkpoint.key_fingerprint(typed) == checkpoint.key_fingerprint(raw)
+    assert checkpoint.key_fingerprint(raw) == [int(v) for v in np.asarray(raw)]
+    assert checkpoint.key_fingerprint(raw) != checkpoint.key_fingerprint(jax.random.PRNGKey(8))

@@ -18,12 +18,12 @@ from decisions.core.settings import Settings
 from decisions.errors import InputError
 
 JOB_MODULES = (
-    "decisions.energy.gas_storage.job",
-    "decisions.energy.building.job",
-    "decisions.finance.pension.job",
-    "decisions.finance.wealth.job",
-    "decisions.health.pharma.job",
-    "decisions.telecom.comp.job",
+    "decisions.energy.gas_storage.spec",
+    "decisions.energy.building.spec",
+    "decisions.finance.pension.spec",
+    "decisions.finance.wealth.spec",
+    "decisions.health.pharma.spec",
+    "decisions.telecom.comp.spec",
 )
 
 KNOWN_GAPS: set[str] = set()

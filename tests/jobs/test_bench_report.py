@@ -1,25 +1,31 @@
-"""README tables generated from the stored bench results, and the check that they agree."""
+"""README and docs tables generated from the stored bench results, and the check that they agree."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from decisions.errors import InputError
-from decisions.jobs import benches
-from decisions.jobs.bench_report import (
+from decisions.platform.bench_report import (
+    DOMAINS_BLOCK,
     README,
     Row,
+    block_places,
     provenance,
-    readme_blocks,
+    render_domains_table,
     render_rows,
     render_table,
+    report_files,
     stale_blocks,
-    update_readme,
+    stale_files,
+    update_files,
+    update_page,
 )
-from decisions.jobs.bench_store import save_result
+from decisions.platform.bench_store import save_result
+from decisions.platform.benches import generated_tables
 
 ROWS = (
     Row("value", "{value:.2f} (s.e. {stderr:.2f})"),
@@ -54,9 +60,9 @@ def test_a_block_that_disagrees_with_its_stored_result_is_stale_and_rewritten(tm
     readme.write_text("intro\n<!-- bench-table: toy -->\nold figures\n<!-- /bench-table -->\nafter\n")
     tables = {"toy": "new figures\n"}
     assert stale_blocks(readme.read_text(), tables) == ["toy"]
-    assert update_readme(tables, readme) == ["toy"]
+    assert update_page(tables, readme) == ["toy"]
     assert readme.read_text() == "intro\n<!-- bench-table: toy -->\nnew figures\n<!-- /bench-table -->\nafter\n"
-    assert stale_blocks(readme.read_text(), tables) == [] and update_readme(tables, readme) == []
+    assert stale_blocks(readme.read_text(), tables) == [] and update_page(tables, readme) == []
 
 
 def test_a_missing_stored_result_names_the_command_that_makes_it(tmp_path: Path) -> None:
@@ -64,9 +70,37 @@ def test_a_missing_stored_result_names_the_command_that_makes_it(tmp_path: Path)
         render_table("toy", ROWS, tmp_path)
 
 
-def test_every_readme_figure_table_agrees_with_its_stored_bench_result() -> None:
-    tables = benches.readme_tables()
-    blocks = readme_blocks(README.read_text())
-    assert tables, "no bench declares README rows with a stored result"
-    assert sorted(blocks) == sorted(tables), "each stored bench with README rows has exactly one README block"
-    assert stale_blocks(README.read_text(), tables) == [], "run `decisions bench report`"
+def test_the_domains_table_gives_each_domain_its_page_summary_and_headline(tmp_path: Path) -> None:
+    save_result("toy", {"value": 2.0, "stderr": 0.1}, wall_seconds=1.0, budget={}, folder=tmp_path)
+    domains = [SimpleNamespace(name=name, title=name.title(), summary=f"Decide {name}.") for name in ("toy", "other")]
+    table = render_domains_table(domains, lambda name: ROWS, tmp_path).splitlines()
+    assert table[2] == "| [Toy](docs/domains/toy.md) | Decide toy. | value: 2.00 (s.e. 0.10) |"
+    assert table[3] == "| [Other](docs/domains/other.md) | Decide other. | no stored bench |"
+
+
+def test_blocks_are_checked_and_rewritten_on_every_page(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "domains").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("<!-- domains-table -->\nold\n<!-- /domains-table -->\n")
+    page = tmp_path / "docs" / "domains" / "toy.md"
+    page.write_text("# Toy\n<!-- bench-table: toy -->\nold\n<!-- /bench-table -->\n")
+    files = report_files(tmp_path)
+    tables = {"toy": "new toy\n", DOMAINS_BLOCK: "new domains\n"}
+    assert block_places(files) == {DOMAINS_BLOCK: [tmp_path / "README.md"], "toy": [page]}
+    assert len(stale_files(tables, files)) == 2 and len(update_files(tables, files)) == 2
+    assert page.read_text() == "# Toy\n<!-- bench-table: toy -->\nnew toy\n<!-- /bench-table -->\n"
+    assert stale_files(tables, files) == []
+
+
+def test_every_generated_table_in_the_readme_and_docs_agrees_with_its_stored_bench_result() -> None:
+    tables = generated_tables()
+    files = report_files()
+    places = block_places(files)
+    assert DOMAINS_BLOCK in tables and len(tables) > 1, "no bench declares README rows with a stored result"
+    assert sorted(places) == sorted(tables), "each stored bench with README rows has a block, and the README the domains"
+    assert all(len(pages) == 1 for pages in places.values()), f"a block appears twice: {places}"
+    assert places[DOMAINS_BLOCK] == [README], "the domains table belongs to the README"
+    assert stale_files(tables, files) == [], "run `decisions bench report`"
+
+
+def test_the_readme_is_a_front_door_of_at_most_250_lines() -> None:
+    assert len(README.read_text().splitlines()) <= 250

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from decisions.jobs.bench_store import machine, parse_overrides, save_result
+from decisions.platform.bench_store import machine, parse_overrides, save_result
 from tests.helpers import assert_input_error
 
 
@@ -56,7 +56,7 @@ def test_a_merged_result_keeps_earlier_figures_and_lists_each_part(tmp_path: Pat
     assert [p["figures"] for p in record["parts"]] == [["a"], ["b", "c"], ["d"]]  # each part lists what it still gives
     assert [p["budget"] for p in record["parts"]] == [{"scenarios": ["x"]}, {"scenarios": ["y"]}, {}]
     assert record["wall_seconds"] == 16.0 and record["budget"] == {}
-    from decisions.jobs.bench_report import provenance
+    from decisions.platform.bench_report import provenance
 
     line = provenance(record)
     assert "run in 3 parts" in line and 'scenarios=["y"]' in line and "(2 figures)" in line
@@ -67,7 +67,7 @@ def test_a_merged_result_keeps_earlier_figures_and_lists_each_part(tmp_path: Pat
 
 
 def test_a_merge_that_gives_every_figure_again_leaves_one_part_read_as_a_plain_result(tmp_path: Path) -> None:
-    from decisions.jobs.bench_report import provenance
+    from decisions.platform.bench_report import provenance
 
     save_result("toy", {"a": 1.0}, wall_seconds=10.0, budget={"scenarios": ["x"]}, folder=tmp_path)
     save_result("toy", {"b": 2.0}, wall_seconds=5.0, budget={}, folder=tmp_path, merge=True)

@@ -1,6 +1,6 @@
 """Every domain plugs into the platform the same way: the conformance kit over the registry.
 
-For each ``Domain`` of ``decisions.jobs.registry``: its template modules and entry points
+For each ``Domain`` of ``decisions.platform.registry``: its template modules and entry points
 exist, its package imports without JAX, its example spec parses, its app page exists, a
 tiny-budget job runs and is recorded, its report saves and loads back equal (from the folder
 and from the run record), and its benchmark runs at a tiny budget and returns a flat JSON
@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from decisions.jobs import registry
-from decisions.jobs.base import JobBase
-from decisions.jobs.domain import Domain
-from decisions.jobs.record import execute_recorded
-from decisions.jobs.report import TablesReport
+from decisions.kit.base import JobBase
+from decisions.kit.domain import Domain
+from decisions.kit.report import TablesReport
+from decisions.platform import registry
+from decisions.platform.record import execute_recorded, load_run_report
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.smoke_runs import smoke_bench
 
@@ -56,8 +56,10 @@ def test_entry_points_exist(name: str) -> None:
     assert package.DOMAIN is domain and registry.get(name) is domain
     assert issubclass(domain.job_model, JobBase) and domain.job_model.SECTIONS
     assert issubclass(domain.report_model, TablesReport) and domain.report_model.table_fields()
-    assert callable(domain.module("spec").prepare) and callable(domain.module("job").run_job)
-    assert callable(domain.module("bench").run_bench)
+    assert callable(domain.spec().prepare) and callable(domain.job().run_job)
+    assert callable(domain.bench().run_bench)
+    for part, reference in (("spec", domain.spec), ("job", domain.job), ("bench", domain.bench)):
+        assert reference().__name__ == f"{domain.package}.{part}"  # each reference imports its own module
     assert isinstance(domain.smoke_budget, dict)
     assert domain.title and domain.summary and domain.headline and all(isinstance(h, str) for h in domain.headline)
     assert domain.page is not None and (ROOT / "apps" / domain.page).is_file()
@@ -65,7 +67,7 @@ def test_entry_points_exist(name: str) -> None:
 
 def test_domain_packages_import_without_jax() -> None:
     """The registry imports every package: each must stay light (JAX loads with the job)."""
-    code = "import sys; import decisions.jobs.registry; print('jax' in sys.modules)"
+    code = "import sys; import decisions.platform.registry; print('jax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -74,7 +76,7 @@ def test_domain_packages_import_without_jax() -> None:
 def test_specs_are_validated_without_jax(name: str) -> None:
     """``prepare`` imports only the domain's light modules: a bad spec is refused before JAX loads."""
     code = (
-        "import sys, tomllib; from decisions.jobs.registry import get; d = get(sys.argv[1]); "
+        "import sys, tomllib; from decisions.platform.registry import get; d = get(sys.argv[1]); "
         "spec = tomllib.loads(d.example_path.read_text()); spec.pop('sweep', None); "
         "d.prepare(spec, d.example_path.parent); print(sorted(m for m in ('jax', 'flax', 'optax') if m in sys.modules))"
     )
@@ -116,7 +118,7 @@ def test_a_tiny_job_runs_is_recorded_and_its_report_loads_back_equal(name: str, 
     names = {artifact.name for artifact in record.artifacts}
     assert {"report", *report.tables()} <= names
 
-    for back in (domain.report_model.load(record), domain.report_model.load(tmp_path / "out" / f"run-{run_id}")):
+    for back in (load_run_report(domain, record), domain.report_model.load(tmp_path / "out" / f"run-{run_id}")):
         assert back.metrics == report.metrics
         for field in back.table_fields():
             _frames_equal(getattr(report, field), getattr(back, field))

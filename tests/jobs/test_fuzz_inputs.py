@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from decisions.errors import InputError
-from decisions.jobs.registry import DOMAINS as REGISTERED
+from decisions.platform.registry import DOMAINS as REGISTERED
 
 DOMAINS = {domain.name: domain for domain in REGISTERED}
 NAMES = list(DOMAINS)

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from decisions.jobs.interrupt import JobsInterrupted, Terminated, raise_on_sigterm
-from decisions.jobs.runner import CANCELLED, INTERRUPTED, LocalProcessRunner, RunnerStopped, SerialRunner
+from decisions.platform.interrupt import JobsInterrupted, Terminated, raise_on_sigterm
+from decisions.platform.runner import CANCELLED, INTERRUPTED, LocalProcessRunner, RunnerStopped, SerialRunner
 from decisions.store import RunStatus, dispose_engines, get_run, list_runs, recorded_run
 from tests.helpers import stored_statuses, wait_for
 
@@ -165,7 +165,7 @@ job cannot finish between the test seeing it running and the signal (it once did
 def _write_spec(tmp_path: Path, sweep: dict[str, list[Any]] | None = None, paths: int | None = None) -> Path:
     """The wealth domain's smoke spec (a job of seconds) as a TOML file, with an optional sweep and number of
     evaluation paths."""
-    from decisions.jobs.registry import get
+    from decisions.platform.registry import get
 
     spec: dict[str, Any] = {section: dict(table) for section, table in get("wealth").smoke_spec.items()}
     spec["job"]["kind"] = "wealth"

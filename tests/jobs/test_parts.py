@@ -1,12 +1,12 @@
-"""A job's independent parts (``decisions.jobs.parts``): in process by default, through the runner
+"""A job's independent parts (``decisions.kit.parts``): in process by default, through the runner
 put in place for the job (``parts_runner``), in order, with progress, and a failed part named."""
 
 from __future__ import annotations
 
 import pytest
 
-from decisions.jobs.parts import PartFailed, distributed, parts_runner, run_parts
-from decisions.jobs.runner import Config, SerialRunner
+from decisions.kit.parts import PartFailed, distributed, parts_runner, run_parts
+from decisions.platform.runner import Config, SerialRunner
 
 
 def square(config: Config) -> float:
@@ -46,8 +46,8 @@ def test_a_failed_part_is_named_with_the_count() -> None:
 
 
 def test_a_single_job_hands_its_parts_to_a_runner_that_runs_parts(monkeypatch: pytest.MonkeyPatch) -> None:
-    from decisions.jobs import execute
-    from decisions.jobs.execute import ExecutionOutcome, PreparedJob, execute_specs
+    from decisions.platform import execute
+    from decisions.platform.execute import ExecutionOutcome, PreparedJob, execute_specs
 
     seen: list[bool] = []
 

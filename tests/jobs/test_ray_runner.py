@@ -26,12 +26,13 @@ import pytest
 from typer.testing import CliRunner
 
 from decisions.errors import InputError
-from decisions.jobs import execute
-from decisions.jobs.execute import PreparedJob, execute_specs
-from decisions.jobs.interrupt import raise_on_sigterm
-from decisions.jobs.parts import parts_runner, run_parts
-from decisions.jobs.ray_runner import LOOPBACK, RayRunner, ray_available, start_local_cluster
-from decisions.jobs.runner import CANCELLED, INTERRUPTED, RunnerStopped
+from decisions.kit.parts import parts_runner, run_parts
+from decisions.platform import execute
+from decisions.platform.execute import PreparedJob, execute_specs
+from decisions.platform.interrupt import raise_on_sigterm
+from decisions.platform.ray_cluster import LOOPBACK, ray_available, start_local_cluster
+from decisions.platform.ray_runner import RayRunner
+from decisions.platform.runner import CANCELLED, INTERRUPTED, RunnerStopped
 from decisions.store import RunStatus, artifacts_root, dispose_engines, get_engine, list_runs, recorded_run
 from tests.helpers import stored_statuses, wait_for
 from tests.jobs.test_runner import toy_job
@@ -282,7 +283,7 @@ def test_a_single_jobs_parts_run_as_ray_tasks(ray_cluster: ModuleType) -> None:
 
 def test_bad_backend_options_give_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from decisions.cli import app
-    from decisions.jobs import ray_runner
+    from decisions.platform import ray_runner
 
     spec = _grid_spec(tmp_path)
     monkeypatch.setattr(ray_runner, "ray_available", lambda: True)  # the address is checked, installed or not
@@ -295,7 +296,7 @@ def test_bad_backend_options_give_one_line_errors(tmp_path: Path, monkeypatch: p
         result = CliRunner().invoke(app, ["run", str(spec), *options], env={"COLUMNS": "300"})
         assert result.exit_code == 2, result.output
         assert result.output.strip() == f"error: {line}"
-    imports = "import sys, decisions.cli, decisions.jobs.execute, decisions.jobs.ray_runner; print('ray' in sys.modules)"
+    imports = "import sys, decisions.cli, decisions.platform.execute, decisions.platform.ray_runner; print('ray' in sys.modules)"
     loaded = subprocess.run([sys.executable, "-c", imports], capture_output=True, text=True, timeout=120, check=True)
     assert loaded.stdout.strip() == "False"  # Ray stays optional: nothing imports it before a Ray sweep runs
     monkeypatch.setattr(ray_runner, "ray_available", lambda: False)

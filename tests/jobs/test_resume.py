@@ -24,9 +24,9 @@ import pytest
 from typer.testing import CliRunner
 
 from decisions.cli import app
-from decisions.jobs.checkpoints import SUBFOLDER, checkpoint_file, read_index, resume_point, run_checkpoints
-from decisions.jobs.execute import ExecutionOutcome, execute_resume, prepare_resume
-from decisions.jobs.record import run_folder
+from decisions.kit.checkpoints import SUBFOLDER, checkpoint_file, read_index, resume_point, run_checkpoints
+from decisions.platform.execute import ExecutionOutcome, execute_resume, prepare_resume
+from decisions.platform.record import execute_domain, run_folder
 from decisions.store import RunAliveError, RunStatus, finish_run, get_run, list_runs, log_metrics, start_run
 from decisions.store.lifecycle import RunNotResumableError, reopen_run
 from decisions.store.repository import RunNotFoundError, add_artifact
@@ -279,7 +279,7 @@ def test_the_wealth_job_gives_its_planner_training_a_checkpoint_in_the_run_folde
         return planner, TrainResult(planner.policy, planner.params, {"episode_return": np.zeros(2)}, 0.0, 32_768)
 
     monkeypatch.setattr(wealth_job, "train_planner", trained)
-    run_id = DOMAIN.execute(wealth_job.prepare(WEALTH_SPEC), url=store)
+    run_id = execute_domain(DOMAIN, wealth_job.prepare(WEALTH_SPEC), url=store)
     checkpoints = run_folder(run_id, None, store) / SUBFOLDER
     [(path, index)] = given
     assert path == checkpoints / "planner-ppo.msgpack"
@@ -303,7 +303,7 @@ def test_wealth_planner_training_checkpoints_into_the_run_folder_and_resumes(
     job = wealth_job.prepare({**WEALTH_SPEC, "planner": {"train_problems": 16, "train_steps": 16_384}})
     seen: list[tuple[str, int]] = []
     with pytest.raises(Stop):
-        DOMAIN.execute(job, url=store, progress=_stop_after_first_checkpoint("ppo", seen))
+        execute_domain(DOMAIN, job, url=store, progress=_stop_after_first_checkpoint("ppo", seen))
     [run] = list_runs(url=store)
     assert run.status is RunStatus.FAILED and "Stop" in run.error
     checkpoints = run_folder(run.id, None, store) / SUBFOLDER
@@ -320,7 +320,7 @@ def test_wealth_planner_training_checkpoints_into_the_run_folder_and_resumes(
     assert record.status is RunStatus.SUCCEEDED and record.latest_metrics()["resumed_from_step"] == 4 * 2048
     assert "planner" in {a.name for a in record.artifacts} and not checkpoints.exists()
 
-    fresh = get_run(DOMAIN.execute(job, url=store), url=store)  # uninterrupted: the same planner, the same scores
+    fresh = get_run(execute_domain(DOMAIN, job, url=store), url=store)  # uninterrupted: the same planner, the same scores
     tables = [next(Path(a.path) for a in r.artifacts if a.name == "comparison") for r in (record, fresh)]
     assert tables[0].read_bytes() == tables[1].read_bytes()
 
@@ -331,19 +331,19 @@ def test_wealth_planner_training_checkpoints_into_the_run_folder_and_resumes(
 def _comp_train_job(tmp_path: Path) -> tuple[object, Path, str]:
     """A CoMP job of the train stage alone (60 steps of the small PromptDT and the DT), its study
     folder holding a shipped demonstration as the training data and the shipped multi-task PPO."""
-    from decisions.telecom.comp import job as comp_job
-    from decisions.telecom.comp.study import SHIPPED_STUDY
-    from decisions.telecom.comp.tasks import TRAINING_TASKS
+    from decisions.telecom.comp import spec as comp_spec
+    from decisions.telecom.comp.sim.catalog import TRAINING_TASKS
+    from decisions.telecom.comp.study.folder import shipped_study
 
     task = TRAINING_TASKS[0].name
     study = tmp_path / "study"
     (study / "data").mkdir(parents=True)
-    shutil.copy(SHIPPED_STUDY / "demos" / f"{task}.npz", study / "data" / f"{task}.npz")
+    shutil.copy(shipped_study() / "demos" / f"{task}.npz", study / "data" / f"{task}.npz")
     (study / "models").mkdir()
-    shutil.copy(SHIPPED_STUDY / "models" / "multitask_ppo.msgpack", study / "models")
+    shutil.copy(shipped_study() / "models" / "multitask_ppo.msgpack", study / "models")
     settings = {"folder": str(study), "stages": ["train"], "sizes": ["small"], "dt_steps": 60, "dt_batch": 2,
                 "context_len": 2}
-    job = comp_job.prepare({"job": {"kind": "comp"}, "study": settings, "tasks": {"train": [task], "unseen": []}})
+    job = comp_spec.prepare({"job": {"kind": "comp"}, "study": settings, "tasks": {"train": [task], "unseen": []}})
     return job, study, task
 
 
@@ -352,9 +352,11 @@ def test_the_comp_study_gives_every_training_a_checkpoint_in_the_run_folder(
 ) -> None:
     import jax.numpy as jnp
 
-    from decisions.telecom.comp import DOMAIN, study
-    from decisions.telecom.comp.budget import StudyBudget
-    from decisions.telecom.comp.tasks import TRAINING_TASKS
+    from decisions.telecom.comp import DOMAIN
+    from decisions.telecom.comp.sim.catalog import TRAINING_TASKS
+    from decisions.telecom.comp.study import stages as study
+    from decisions.telecom.comp.study.budget import StudyBudget
+    from decisions.telecom.comp.study.context import StudyContext
 
     given: list[tuple[Path, list[tuple[str, int, int, int]]]] = []
 
@@ -372,7 +374,7 @@ def test_the_comp_study_gives_every_training_a_checkpoint_in_the_run_folder(
 
     monkeypatch.setattr(study, "train_promptdt", trained_dt)
     job, _, _ = _comp_train_job(tmp_path)
-    run_id = DOMAIN.execute(job, url=store)
+    run_id = execute_domain(DOMAIN, job, url=store)
     checkpoints = run_folder(run_id, None, store) / SUBFOLDER
     assert given == [
         (checkpoints / "promptdt-small.msgpack", [("promptdt-small", 60, 50, 1)]),
@@ -387,8 +389,9 @@ def test_the_comp_study_gives_every_training_a_checkpoint_in_the_run_folder(
     budget = StudyBudget(expert_steps=19_200, multitask_steps=19_200)
     task = TRAINING_TASKS[0]
     with run_checkpoints(tmp_path / "run-x") as folder:
-        study.train_experts(tmp_path / "fresh", [task], budget, checkpoints=checkpoint_file)
-        study.train_multitask_model(tmp_path / "fresh", [task], budget, checkpoints=checkpoint_file)
+        ctx = StudyContext(tmp_path / "fresh", budget, (task,), (), checkpoints=checkpoint_file)
+        study.train_experts(ctx)
+        study.train_multitask_model(ctx)
     expert = (f"expert-{task.name}", 6, 3, 3_200)
     assert given == [
         (folder / f"expert-{task.name}.msgpack", [expert]),
@@ -399,14 +402,15 @@ def test_the_comp_study_gives_every_training_a_checkpoint_in_the_run_folder(
 @pytest.mark.slow
 def test_comp_dt_training_checkpoints_into_the_run_folder_and_resumes(tmp_path: Path, store: str) -> None:
     from decisions.telecom.comp import DOMAIN
-    from decisions.telecom.comp.datasets import OfflineDataset
-    from decisions.telecom.comp.dt_train import load_params, train_promptdt
-    from decisions.telecom.comp.study import StudyBudget
+    from decisions.telecom.comp.dt.datasets import OfflineDataset
+    from decisions.telecom.comp.dt.dt_train import train_promptdt
+    from decisions.telecom.comp.dt.saved import load_params
+    from decisions.telecom.comp.study.budget import StudyBudget
 
     job, study, task = _comp_train_job(tmp_path)
     seen: list[tuple[str, int]] = []
     with pytest.raises(Stop):  # stopped right after the checkpoint at step 50 of 60
-        DOMAIN.execute(job, url=store, progress=_stop_after_first_checkpoint("promptdt-small", seen))
+        execute_domain(DOMAIN, job, url=store, progress=_stop_after_first_checkpoint("promptdt-small", seen))
     [run] = list_runs(url=store)
     checkpoints = run_folder(run.id, None, store) / SUBFOLDER
     assert (checkpoints / "promptdt-small.msgpack").is_file() and run.status is RunStatus.FAILED

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from decisions.jobs import JobOutcome, LocalProcessRunner, Runner, SerialRunner, expand_sweep
+from decisions.kit.spec import expand_sweep
+from decisions.platform.runner import JobOutcome, LocalProcessRunner, Runner, SerialRunner
 from decisions.store import RunStatus, dispose_engines, list_runs, recorded_run
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from decisions.jobs import SpecError, expand_sweep, load_toml, sweep_grid
+from decisions.kit.spec import SpecError, expand_sweep, load_toml, sweep_grid
 
 SPEC = """\
 kind = "gas_storage"

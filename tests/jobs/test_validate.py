@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from decisions.errors import InputError
-from decisions.jobs.validate import spec_data, validate_job
+from decisions.kit.validate import spec_data, validate_job
 
 
 class _Settings(BaseModel):

@@ -262,7 +262,7 @@ def test_the_custom_scenario_of_a_job_is_the_users_network(tmp_path: Path) -> No
         "scenarios": {"names": ["custom"], "net_file": str(source.net_file),
                       "route_file": str(source.route_file), "begin": 100, "seconds": 600},
     })  # fmt: skip
-    custom = scenario_of(job, "custom")
+    custom = scenario_of(job.scenarios, "custom")
     assert (custom.name, custom.begin, custom.end) == ("custom", 100, 700)
     assert custom.net_file == source.net_file.resolve() and custom.route_file == source.route_file.resolve()
     assert custom_scenario(source.net_file, source.route_file).seconds == 3600

@@ -16,6 +16,7 @@ from decisions.mobility.traffic.metrics import (
     episode_metrics,
     jain,
     metrics_from_records,
+    read_tripinfo,
 )
 from decisions.mobility.traffic.scenarios import get_scenario
 from decisions.mobility.traffic.webster import WebsterPlan, webster_timing
@@ -61,7 +62,7 @@ def test_episode_metrics_match_hand_computed_values(tmp_path: Path) -> None:
     assert m["ped_wait_mean"] == pytest.approx(4.0)
     assert m["ped_wait_p95"] == pytest.approx(4 + 0.9 * 4)
     assert m["ped_wait_max"] == 8
-    assert m["ped_timeloss_mean"] == pytest.approx((9 + 1 + 5) / 3)
+    assert m["ped_timeloss_mean"] == pytest.approx((9 + 1) / 2)  # p4's walk did not finish
     assert m["ped_veh_ratio"] == pytest.approx(4 / (62 / 3))
     individual = [12, 20, 30, 8, 0, 4]
     assert m["jain_individual"] == pytest.approx(74**2 / (6 * sum(x * x for x in individual)))
@@ -70,6 +71,26 @@ def test_episode_metrics_match_hand_computed_values(tmp_path: Path) -> None:
     assert m["jain_groups"] == pytest.approx((mean_v + mean_p) ** 2 / (2 * (mean_v**2 + mean_p**2)))
     assert (m["veh_throughput"], m["ped_throughput"]) == (1, 2)
     assert (m["unfinished_vehicles"], m["uninserted_vehicles"], m["unfinished_pedestrians"]) == (2, 1, 1)
+
+
+def test_pedestrian_time_loss_averages_finished_walks_only(tmp_path: Path) -> None:
+    path = tmp_path / "tripinfo.xml"
+    path.write_text(
+        """<tripinfos>
+    <personinfo id="p1" depart="5.00" duration="20.00" waitingTime="2.00" timeLoss="12.00">
+        <walk depart="5.00" arrival="25.00" duration="20.00" timeLoss="12.00" waitingTime="2.00"/>
+    </personinfo>
+    <personinfo id="p2" depart="9.00" duration="11.00" waitingTime="1.00" timeLoss="0.00">
+        <walk depart="9.00" arrival="-1.00" duration="11.00" timeLoss="0.00" waitingTime="1.00"/>
+    </personinfo>
+</tripinfos>
+"""
+    )
+    records = read_tripinfo(path)
+    assert records.ped_timeloss == [12.0] and records.ped_wait == [2.0, 1.0]
+    m = metrics_from_records(records)
+    assert m["ped_timeloss_mean"] == 12.0  # not (12 + 0) / 2
+    assert (m["ped_count"], m["ped_throughput"], m["unfinished_pedestrians"]) == (2, 1, 1)
 
 
 def test_empty_groups_give_nan_not_errors() -> None:

@@ -41,7 +41,8 @@ def test_sumo_home_is_the_installed_wheel() -> None:
 
 def test_shell_sumo_home_is_overridden_before_sumo_rl_imports() -> None:
     code = (
-        "import os, decisions.mobility.traffic, sumo, sumo_rl.environment.env as e; "
+        "import os, sumo, decisions.mobility.traffic.env as t; t.TrafficEnv; "
+        "import sumo_rl.environment.env as e; "
         "print(os.environ['SUMO_HOME'] == sumo.SUMO_HOME, e.LIBSUMO)"
     )
     env = {**os.environ, "SUMO_HOME": "/nonexistent/sumo"}
@@ -49,6 +50,23 @@ def test_shell_sumo_home_is_overridden_before_sumo_rl_imports() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-2:] == ["True", "True"]
+
+
+def test_importing_the_package_and_its_modules_leaves_environ_and_path_unchanged() -> None:
+    code = (
+        "import os, sys, pkgutil, importlib\n"
+        "env, path = dict(os.environ), list(sys.path)\n"
+        "import decisions.mobility.traffic as t\n"
+        "names = [m.name for m in pkgutil.iter_modules(t.__path__, t.__name__ + '.')]\n"
+        "for name in names: importlib.import_module(name)\n"
+        "print(len(names), dict(os.environ) == env, list(sys.path) == path, 'sumo_rl' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("SUMO_HOME", "LIBSUMO_AS_TRACI")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    count, same_env, same_path, sumo_rl_imported = out.stdout.split()[-4:]
+    assert int(count) > 10
+    assert (same_env, same_path, sumo_rl_imported) == ("True", "True", "False")
 
 
 def test_registry_has_the_resco_windows() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -101,6 +102,34 @@ def test_click_model() -> None:
     assert 1.0 < shrunk.strength < 1e5 and (shrunk.rates > 0).all() and (shrunk.rates < 0.05).all()
     q = obd.cross_fitted_q(log)
     assert q.shape == (log.n, log.n_items) and np.isfinite(q).all()
+
+
+def test_click_model_with_a_given_strength() -> None:
+    log = obd.load_log("random", "all")
+    full = obd.fit_click_model(log)
+    held = obd.fit_click_model(log, np.arange(0, log.n, 2), strength=full.strength)
+    assert held.strength == full.strength
+    assert math.isinf(obd.fit_click_model(log, strength=math.inf).strength)
+
+
+def test_refit_resamples_keep_the_full_data_strength(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = obd.load_log("random", "all")
+    full = obd.fit_click_model(log).strength
+    assert full == pytest.approx(10**2.9)
+    fitted: list[float] = []
+    fit = obd.fit_click_model
+
+    def spy(*args: object, **kwargs: object) -> obd.ClickModel:
+        model = fit(*args, **kwargs)  # type: ignore[arg-type]
+        fitted.append(model.strength)
+        return model
+
+    monkeypatch.setattr(obd, "fit_click_model", spy)
+    policy = obd.bts_policy("all", "empirical")
+    draws = obd_study.refit_draws(log, policy, jax.random.key(0), n_boot=3)
+    assert draws["dm"].shape == (3, 1)
+    assert fitted[0] == full  # the full log's fit, then every fold of every resample
+    assert fitted[1:] == [full] * (3 * obd.N_FOLDS)
 
 
 def test_golden_ips_for_campaign_all() -> None:

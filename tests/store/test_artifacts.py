@@ -14,8 +14,8 @@ import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
 from decisions.errors import InputError
-from decisions.jobs.record import execute_recorded
-from decisions.jobs.report import TablesReport
+from decisions.kit.report import TablesReport
+from decisions.platform.record import execute_recorded
 from decisions.store import artifacts, artifacts_root, delete_run, dispose_engines, get_run, start_run
 from decisions.store.artifacts import ENV_VAR
 
@@ -165,7 +165,7 @@ def test_a_remote_run_is_read_back_through_local_copies(
 
     copies = artifacts.local_copies(record)
     assert copies["report"] == cache / "memory" / "decisions-test" / f"run-{run_id}" / "report.json"
-    back = _TableReport.load(record)
+    back = _TableReport.load(artifacts.report_folder(record))
     assert back.scenario == "winter" and back.metrics["value"] == 2.0
     pd.testing.assert_frame_equal(back.table, _TableReport().table)
 
@@ -176,7 +176,7 @@ def test_a_remote_run_is_read_back_through_local_copies(
     shutil.rmtree(cache)
     assert artifacts.local_copies(record)["report"] == Path(report.path)  # gone everywhere: the path it was written to
     with pytest.raises(FileNotFoundError):
-        _TableReport.load(record)
+        _TableReport.load(artifacts.report_folder(record))
 
 
 def test_a_cached_path_never_leaves_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,15 +6,16 @@ import jax
 import numpy as np
 import pytest
 
-from decisions.telecom.comp import dagger
-from decisions.telecom.comp.budget import StudyBudget
-from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
-from decisions.telecom.comp.datasets import generate_dataset
-from decisions.telecom.comp.dt_train import train_promptdt
-from decisions.telecom.comp.experts import ENV, task_policy
-from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, random_set_size
-from decisions.telecom.comp.promptdt import PromptDTConfig, init_params
-from decisions.telecom.comp.scoring import SavedDT
+from decisions.telecom.comp.dt import dagger
+from decisions.telecom.comp.dt.datasets import generate_dataset
+from decisions.telecom.comp.dt.dt_train import train_promptdt
+from decisions.telecom.comp.dt.promptdt import PromptDTConfig, init_params
+from decisions.telecom.comp.dt.saved import SavedDT
+from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES, random_set_size
+from decisions.telecom.comp.policies.rollouts import ENV, task_policy
+from decisions.telecom.comp.sim.catalog import JOINT_TRAINING_TASKS
+from decisions.telecom.comp.study.budget import StudyBudget
+from decisions.telecom.comp.study.context import StudyContext
 
 TINY = PromptDTConfig(embed_dim=16, n_layers=1, n_heads=2, dropout=0.0, context_len=3, prompt_len=3, max_ep_len=100)
 TASK = min(JOINT_TRAINING_TASKS, key=lambda t: (t.n_cells, t.n_users))
@@ -84,8 +85,9 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
 ) -> None:
     from pathlib import Path
 
-    from decisions.telecom.comp import dagger_ablation, study
-    from decisions.telecom.comp.folder import task_file
+    from decisions.telecom.comp.study import dagger_ablation
+    from decisions.telecom.comp.study import stages as study
+    from decisions.telecom.comp.study.folder import task_file
 
     one = generate_dataset(TASK, {"planner": random_set_size}, 1, seed=1, baseline=SERVING_SET_POLICIES["max_snr"])
     learnt = one.advantage_view().rewards if conditioning == "advantage" else one.rewards
@@ -114,7 +116,8 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
     monkeypatch.setattr(dagger, "dagger_dataset", lambda model, task, demo, episodes, seed, labeler=None: demo)
     budget = StudyBudget(dt_steps=5, dagger_rounds=2, dagger_steps=3, demonstrator="planner", sizes=("small",),
                          conditioning=conditioning)  # fmt: skip
-    study.train_dt_models(tmp_path, [TASK], budget, checkpoints=lambda name, iterations, every: tmp_path / f"{name}.ck")
+    ctx = StudyContext(tmp_path, budget, (TASK,), (), checkpoints=lambda name, iterations, every: tmp_path / f"{name}.ck")
+    study.train_dt_models(ctx)
     for prompt, first in ((True, 0), (False, 3)):
         model = "promptdt-small" if prompt else "dt"
         assert calls[first:first + 3] == [
@@ -130,8 +133,8 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
 
 
 def test_advantage_conditioning_measures_each_step_against_max_snr_in_the_same_state(tmp_path) -> None:
-    from decisions.telecom.comp.datasets import OfflineDataset
-    from decisions.telecom.comp.experts import rollout
+    from decisions.telecom.comp.dt.datasets import OfflineDataset
+    from decisions.telecom.comp.policies.rollouts import rollout
 
     keys = jax.random.split(jax.random.PRNGKey(4), 2)
     same = rollout(TASK, SERVING_SET_POLICIES["max_snr"], keys, baseline=SERVING_SET_POLICIES["max_snr"])

@@ -7,14 +7,16 @@ import numpy as np
 import pytest
 
 from decisions.errors import InputError
-from decisions.telecom.comp import dagger_ablation
-from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
-from decisions.telecom.comp.datasets import generate_dataset
-from decisions.telecom.comp.dt_train import load_params, params_from_training, save_params, train_promptdt
-from decisions.telecom.comp.experts import task_policy
-from decisions.telecom.comp.folder import task_file
-from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-from decisions.telecom.comp.promptdt import PromptDTConfig
+from decisions.telecom.comp import dagger_cli
+from decisions.telecom.comp.dt.datasets import generate_dataset
+from decisions.telecom.comp.dt.dt_train import params_from_training, train_promptdt
+from decisions.telecom.comp.dt.promptdt import PromptDTConfig
+from decisions.telecom.comp.dt.saved import load_params, save_params
+from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.policies.rollouts import task_policy
+from decisions.telecom.comp.sim.catalog import JOINT_TRAINING_TASKS
+from decisions.telecom.comp.study import dagger_ablation
+from decisions.telecom.comp.study.folder import task_file
 
 TINY = PromptDTConfig(embed_dim=16, n_layers=1, n_heads=2, dropout=0.0, context_len=3, prompt_len=3, max_ep_len=100)
 TASK = min(JOINT_TRAINING_TASKS, key=lambda t: (t.n_cells, t.n_users))
@@ -47,7 +49,7 @@ def test_earlier_stages_are_exported_from_the_training_checkpoints_and_scored(tm
     assert set(dagger_ablation.stage_models(folder)) == {("promptdt-small", 0), ("promptdt-small", 1)}
 
     max_snr = task_policy(SERVING_SET_POLICIES["max_snr"])
-    monkeypatch.setattr(dagger_ablation, "_expert", lambda folder, task: max_snr)  # no PPO expert in a unit test
+    monkeypatch.setattr(dagger_ablation, "expert_of", lambda folder, task: max_snr)  # no PPO expert in a unit test
     table = dagger_ablation.score_stages(folder, [TASK], [], episodes=2)
     assert sorted(zip(table.policy, table.stage, strict=True)) == [("expert", -1), ("promptdt-small", 0), ("promptdt-small", 1),
                                                       ("random", -1)]
@@ -93,7 +95,7 @@ def test_stage_figures_flatten_the_summary() -> None:
 
 def test_the_command_line_names_bad_input_in_one_line_and_exits_2(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as stopped:
-        dagger_ablation.main(["--spec", str(tmp_path / "missing.toml")])
+        dagger_cli.main(["--spec", str(tmp_path / "missing.toml")])
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and "missing.toml" in err

@@ -8,30 +8,32 @@ import jax
 import numpy as np
 import pytest
 
-from decisions.telecom.comp.datasets import (
+from decisions.telecom.comp.dt.datasets import (
     OfflineDataset,
     default_behaviours,
     generate_dataset,
     returns_to_go,
 )
-from decisions.telecom.comp.env import hide_links
-from decisions.telecom.comp.experts import (
-    ENV,
-    EXPERT_ENV,
-    MultiTaskCompEnv,
-    epsilon_noisy,
-    evaluate_policy,
+from decisions.telecom.comp.policies.experts import (
     expert_config,
     expert_policy,
     load_expert,
     save_expert,
-    task_policy,
     train_expert,
-    train_multitask,
 )
-from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES as POLICIES
-from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
-from decisions.telecom.comp.tasks import FEATURE_DIM, TRAINING_TASKS, UNSEEN_TASKS, Task, features_from_params
+from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES as POLICIES
+from decisions.telecom.comp.policies.multitask import MultiTaskCompEnv, train_multitask
+from decisions.telecom.comp.policies.rollouts import (
+    ENV,
+    EXPERT_ENV,
+    epsilon_noisy,
+    evaluate_policy,
+    task_policy,
+)
+from decisions.telecom.comp.sim.catalog import FEATURE_DIM, TRAINING_TASKS, UNSEEN_TASKS, Task
+from decisions.telecom.comp.sim.constants import MAX_CELLS, MAX_USERS
+from decisions.telecom.comp.sim.env import hide_links
+from decisions.telecom.comp.sim.tasks import features_from_params
 
 SMALL = TRAINING_TASKS[0]
 F = 2 * MAX_CELLS + 1

@@ -7,13 +7,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from decisions.telecom.comp import channel, make_network, schedulers
-from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
-from decisions.telecom.comp.env import CompEnv, link_outcome
-from decisions.telecom.comp.experts import evaluate_policy
-from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES, fixed_set_size, random_set_size
-from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
-from decisions.telecom.comp.spread import policy_figures, spread_summary, spread_table, with_rate_model
+from decisions.telecom.comp import NetworkSettings, make_network
+from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES, fixed_set_size, random_set_size
+from decisions.telecom.comp.policies.rollouts import evaluate_policy
+from decisions.telecom.comp.sim import channel, schedulers
+from decisions.telecom.comp.sim.catalog import JOINT_TRAINING_TASKS
+from decisions.telecom.comp.sim.constants import MAX_CELLS, MAX_USERS
+from decisions.telecom.comp.sim.env import CompEnv, link_outcome
+from decisions.telecom.comp.study.spread import policy_figures, spread_summary, spread_table, with_rate_model
 
 
 def test_umi_nlos_matches_the_formula() -> None:
@@ -24,8 +25,8 @@ def test_umi_nlos_matches_the_formula() -> None:
 
 
 def _two_cells():
-    params = make_network(2, 2, positions=[[0.0, 0.0], [100.0, 0.0]], path_loss="umi_nlos", interference=True,
-                          joint_transmission=True)
+    params = make_network(NetworkSettings(n_cells=2, n_users=2, positions=[[0.0, 0.0], [100.0, 0.0]],
+                                          path_loss="umi_nlos", interference=True, joint_transmission=True))
     pos = jnp.zeros((MAX_USERS, 2)).at[0].set(jnp.asarray([40.0, 0.0])).at[1].set(jnp.asarray([90.0, 0.0]))
     return params, pos, channel.log10_snr(params, pos)
 
@@ -81,7 +82,7 @@ def test_policy_figures_read_the_user_rates() -> None:
 
 
 def test_spread_separates_max_snr_from_random_under_joint_transmission() -> None:
-    net = with_rate_model(make_network(4, 12, key=jax.random.PRNGKey(3), size=(600.0, 600.0)), "joint")
+    net = with_rate_model(make_network(NetworkSettings(n_cells=4, n_users=12, size=(600.0, 600.0)), jax.random.PRNGKey(3)), "joint")
     table = spread_table({"n": net}, episodes=2, policies={"max_snr": fixed_set_size(1), "random": random_set_size},
                          own_policies={"n": {"all": fixed_set_size(MAX_CELLS)}, "elsewhere": {"x": fixed_set_size(2)}})
     assert set(table["policy"]) == {"max_snr", "random", "all"}
@@ -90,7 +91,7 @@ def test_spread_separates_max_snr_from_random_under_joint_transmission() -> None
 
 
 def test_spread_bad_input_names_the_field() -> None:
-    net = make_network(3, 5)
+    net = make_network(NetworkSettings(n_cells=3, n_users=5))
     with pytest.raises(ValueError, match="episodes"):
         spread_table({"n": net}, episodes=0)
     with pytest.raises(ValueError, match="floor_mbps"):
@@ -102,7 +103,7 @@ def test_spread_bad_input_names_the_field() -> None:
 
 
 def test_a_joint_task_names_and_builds_its_network() -> None:
-    from decisions.telecom.comp.catalog import JOINT_CANDIDATE_TASKS, JOINT_SCALE, Task, task_by_name
+    from decisions.telecom.comp.sim.catalog import JOINT_CANDIDATE_TASKS, JOINT_SCALE, Task, task_by_name
 
     task = Task(7, 15, "resource_fair", layout="mobile_env", channel="joint")
     assert task.name == "c7-u15-resource_fair-me-jt" and task_by_name(task.name) == task
@@ -117,7 +118,7 @@ def test_a_joint_task_names_and_builds_its_network() -> None:
 
 
 def test_the_second_study_keeps_unseen_configurations_out_of_training() -> None:
-    from decisions.telecom.comp.catalog import JOINT_EXCLUDED, JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
+    from decisions.telecom.comp.sim.catalog import JOINT_EXCLUDED, JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
 
     assert len(JOINT_TRAINING_TASKS) == 10 and len(JOINT_UNSEEN_TASKS) >= 8
     seen = {t.config_key for t in JOINT_TRAINING_TASKS}
@@ -127,16 +128,16 @@ def test_the_second_study_keeps_unseen_configurations_out_of_training() -> None:
 
 
 def test_set_size_shares_count_the_canonical_sizes() -> None:
-    from decisions.telecom.comp.spread import set_size_shares
+    from decisions.telecom.comp.study.spread import set_size_shares
 
-    net = with_rate_model(make_network(4, 6, key=jax.random.PRNGKey(1), size=(600.0, 600.0)), "joint")
+    net = with_rate_model(make_network(NetworkSettings(n_cells=4, n_users=6, size=(600.0, 600.0)), jax.random.PRNGKey(1)), "joint")
     assert set_size_shares(net, fixed_set_size(2), episodes=1) == {2: 1.0}
     assert set_size_shares(net, fixed_set_size(MAX_CELLS), episodes=1) == {4: 1.0}  # clipped to the 4 cells
 
 
 def test_spread_figures_summarise_each_study_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    from decisions.telecom.comp import spread
-    from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
+    from decisions.telecom.comp.sim.catalog import JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
+    from decisions.telecom.comp.study import spread
 
     sets = {"training": JOINT_TRAINING_TASKS[2:4], "unseen": JOINT_UNSEEN_TASKS[2:3]}
     monkeypatch.setattr(spread, "STUDY_SETS", sets)

@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from decisions.telecom.comp import parity
-from decisions.telecom.comp.network import SCENARIOS
+from decisions.telecom.comp.sim.network import SCENARIOS
+from decisions.telecom.comp.study import parity
 
 EPISODES = {"small": 16, "medium": 6, "large": 3}
 ALPHA = 1e-3
@@ -98,7 +98,7 @@ def test_mean_episode_returns_agree(scenario: str, policy: str) -> None:
 @pytest.mark.parametrize("scenario", ["small", "medium", "large"])
 @pytest.mark.parametrize("policy", ["max_snr", "random"])
 def test_mean_episode_returns_are_equivalent_at_the_bench_budget(scenario: str, policy: str) -> None:
-    from decisions.telecom.comp.bench import PARITY_EPISODES
+    from decisions.telecom.comp.study.parity_figures import PARITY_EPISODES
 
     result = parity.compare(scenario, policy, n_mobile=PARITY_EPISODES[scenario], n_sim=512, seed=0)
     assert result["pass"], result
@@ -107,7 +107,7 @@ def test_mean_episode_returns_are_equivalent_at_the_bench_budget(scenario: str, 
 @needs_mobile_env
 @pytest.mark.slow  # eight mobile-env episodes of the large scenario
 def test_the_return_verdict_fails_when_users_roam_the_whole_large_map() -> None:
-    from decisions.telecom.comp.bench import PARITY_EPISODES
+    from decisions.telecom.comp.study.parity_figures import PARITY_EPISODES
 
     params = SCENARIOS["large"]()
     wrong = params.replace(size=jnp.asarray([300.0, 300.0]))  # mobile-env's users roam only 200 x 200 m of it

@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from decisions.telecom.comp.experts import ENV, TaskPolicy, rollout, task_policy
-from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-from decisions.telecom.comp.planner import GreedyPlanner, greedy_serving_sets, step_utility
-from decisions.telecom.comp.tasks import TRAINING_TASKS
+from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.policies.planner import GreedyPlanner, greedy_serving_sets, step_utility
+from decisions.telecom.comp.policies.rollouts import ENV, TaskPolicy, rollout, task_policy
+from decisions.telecom.comp.sim.catalog import TRAINING_TASKS
 
 
 def _state(task_index: int, seed: int):  # noqa: ANN202 - a (net, state) pair

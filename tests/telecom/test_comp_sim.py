@@ -7,10 +7,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from decisions.telecom.comp import CompEnv, channel, large, make_network, medium, qoe, schedulers, small
-from decisions.telecom.comp.env import apply_toggles, with_positions
-from decisions.telecom.comp.heuristics import max_snr_single, random_policy, split_obs, top_k
-from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS
+from decisions.telecom.comp import CompEnv, NetworkSettings, large, make_network, medium, small
+from decisions.telecom.comp.policies.heuristics import max_snr_single, random_policy, split_obs, top_k
+from decisions.telecom.comp.sim import channel, qoe, schedulers
+from decisions.telecom.comp.sim.constants import MAX_CELLS, MAX_USERS, SCHEDULERS
+from decisions.telecom.comp.sim.env import apply_toggles, with_positions
 
 ENV = CompEnv()
 
@@ -24,7 +25,7 @@ def test_okumura_hata_matches_hand_computed_values() -> None:
 
 
 def test_snr_and_capacity_at_known_distance() -> None:
-    params = make_network(1, 1, positions=[[0.0, 0.0]])
+    params = make_network(NetworkSettings(n_cells=1, n_users=1, positions=[[0.0, 0.0]]))
     pos = jnp.zeros((MAX_USERS, 2)).at[0].set(jnp.asarray([10.0, 0.0]))
     l_snr = channel.log10_snr(params, pos)
     expected = (30.0 - 168.67628) / 10.0 + 9.0  # tx 30 dBm, noise 1e-9 mW
@@ -54,11 +55,11 @@ def _conn_cap() -> tuple[jax.Array, jax.Array]:
     return conn, cap
 
 
-@pytest.mark.parametrize("name", sorted(schedulers.SCHEDULERS))
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
 def test_shares_sum_to_one_per_serving_cell(name: str) -> None:
     conn, cap = _conn_cap()
     share = schedulers.shares(
-        jnp.asarray(schedulers.SCHEDULERS[name]), conn, cap, jnp.asarray([1.0, 2.0, 3.0, 4.0])
+        jnp.asarray(SCHEDULERS[name]), conn, cap, jnp.asarray([1.0, 2.0, 3.0, 4.0])
     )
     np.testing.assert_allclose(share.sum(axis=0), [1.0, 1.0], atol=1e-6)
     assert float(jnp.abs(jnp.where(conn, 0.0, share)).max()) == 0.0
@@ -134,11 +135,12 @@ def test_scenarios_match_mobile_env_sizes() -> None:
         ({"n_cells": 1, "n_users": 5, "positions": [[500.0, 0.0]]}, "positions"),
         ({"n_cells": 3, "n_users": 5, "size": (0.0, 100.0)}, "size"),
         ({"n_cells": 3, "n_users": 5, "episode_length": 0}, "episode_length"),
+        ({"n_cells": 3, "n_users": 5, "colour": "red"}, "colour"),
     ],
 )
 def test_make_network_rejects_bad_inputs(kwargs: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):
-        make_network(**kwargs)
+        NetworkSettings(**kwargs)
 
 
 def _run(params, policy, key, steps: int = 20):
@@ -188,7 +190,7 @@ def test_jit_and_vmap_over_networks_of_different_sizes() -> None:
         small(),
         medium(),
         large(),
-        make_network(4, 9, scheduler="max_capacity", key=jax.random.PRNGKey(3)),
+        make_network(NetworkSettings(n_cells=4, n_users=9, scheduler="max_capacity"), jax.random.PRNGKey(3)),
     ]
     batch = jax.tree.map(lambda *xs: jnp.stack(xs), *nets)
     keys = jax.random.split(jax.random.PRNGKey(0), len(nets))

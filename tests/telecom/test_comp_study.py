@@ -12,26 +12,32 @@ import pandas as pd
 import pytest
 
 from decisions.core.checkpoint import load_metadata
-from decisions.jobs.parts import parts_runner
-from decisions.jobs.registry import get
-from decisions.jobs.runner import SerialRunner
+from decisions.kit.parts import parts_runner
+from decisions.platform.record import execute_domain
+from decisions.platform.registry import get
+from decisions.platform.runner import SerialRunner
 from decisions.store import RunStatus, dispose_engines, get_run
 from decisions.telecom.comp import DOMAIN
-from decisions.telecom.comp import job as comp_job
-from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS
-from decisions.telecom.comp.datasets import OfflineDataset
-from decisions.telecom.comp.study import (
-    SHIPPED_STUDY,
-    StudyBudget,
-    conditioning_spread,
+from decisions.telecom.comp import spec as comp_spec
+from decisions.telecom.comp.dt.datasets import OfflineDataset
+from decisions.telecom.comp.report import CompReport
+from decisions.telecom.comp.sim.catalog import (
+    JOINT_TRAINING_TASKS,
+    JOINT_UNSEEN_TASKS,
+    TRAINING_TASKS,
+    UNSEEN_TASKS,
+)
+from decisions.telecom.comp.study.budget import StudyBudget
+from decisions.telecom.comp.study.context import StudyContext
+from decisions.telecom.comp.study.folder import joint_study, shipped_study
+from decisions.telecom.comp.study.scoring import conditioning_spread, headline, normalise
+from decisions.telecom.comp.study.stages import (
     expert_part,
     generate_data,
-    headline,
     run_study,
     ship_study,
     train_experts,
 )
-from decisions.telecom.comp.tasks import TRAINING_TASKS, UNSEEN_TASKS
 from tests.helpers import assert_input_error
 
 TINY = StudyBudget(
@@ -55,7 +61,6 @@ def _row(task: str, split: str, policy: str, qoe: float) -> dict[str, object]:
 
 
 def test_headline_from_a_known_table() -> None:
-    from decisions.telecom.comp.scoring import _normalise
 
     rows = []
     for task, split, scores in (
@@ -65,7 +70,7 @@ def test_headline_from_a_known_table() -> None:
                          "dt": 0.3, "promptdt-small": 0.45, "promptdt-medium": 0.46}),
     ):
         rows += [_row(task, split, p, q) for p, q in scores.items()]
-    table = _normalise(pd.DataFrame(rows))
+    table = normalise(pd.DataFrame(rows))
     a = table[table.task == "a"].set_index("policy")["normalised_qoe"]
     assert a["random"] == pytest.approx(0.0) and a["expert"] == pytest.approx(1.0)
     assert a["promptdt-medium"] == pytest.approx(0.9)
@@ -96,7 +101,7 @@ def test_headline_from_a_known_table() -> None:
     assert figures["raw_qoe_max_snr"] == pytest.approx(0.5) and figures["unseen_raw_qoe_top2"] == pytest.approx(0.4)
     beaten = table.copy()  # where a heuristic beats the expert, the two scales part
     beaten.loc[(beaten.policy == "max_snr") & (beaten.task == "b"), "qoe"] = 0.8
-    own = headline(_normalise(beaten.drop(columns=["normalised_qoe", "expert_normalised_qoe"])), ("small", "medium"))
+    own = headline(normalise(beaten.drop(columns=["normalised_qoe", "expert_normalised_qoe"])), ("small", "medium"))
     assert own["promptdt_vs_expert_unseen"] == pytest.approx(0.26 / 0.3)
     assert own["unseen_normalised_vs_expert"] == pytest.approx((0.26 / 0.6) / (0.3 / 0.6))
     assert own["unseen_expert_normalised_qoe_max_snr"] == pytest.approx(0.6 / 0.3)
@@ -106,7 +111,7 @@ def test_headline_from_a_known_table() -> None:
     assert figures["unseen_expert_normalised_non_decreasing_with_size"] == 1.0  # b: small 0.25 / 0.3, medium 0.26 / 0.3
     swapped = table.copy()
     swapped.loc[(swapped.policy == "promptdt-small") & (swapped.task == "b"), "qoe"] = 0.48
-    swapped = _normalise(swapped.drop(columns=["normalised_qoe", "expert_normalised_qoe"]))
+    swapped = normalise(swapped.drop(columns=["normalised_qoe", "expert_normalised_qoe"]))
     assert headline(swapped, ("small", "medium"))["unseen_expert_normalised_non_decreasing_with_size"] == 0.0
     assert not any("rate_mbps" in k for k in figures)  # a table written before the rates were measured
     rated = table.assign(mean_rate_mbps=lambda t: 10 * t.qoe, edge_rate_mbps=lambda t: t.qoe, below_floor=0.1)
@@ -125,7 +130,7 @@ def test_conditioning_spread_from_a_known_table(tmp_path: Path) -> None:
     # m: mean 2 at offset 0, 4 at offset 10 -> spread 2; n ignores the target -> 0
     assert conditioning_spread(table) == {"conditioning_return_spread_m": 2.0, "conditioning_return_spread_n": 0.0}
     # a conditioning-only run saves its table and chart, no evaluation
-    written = comp_job.CompReport(metrics={}, conditioning=table).save(tmp_path)
+    written = CompReport(metrics={}, conditioning=table).save(tmp_path)
     assert set(written) == {"conditioning", "conditioning_chart", "report"}
     # the chart's reference lines: the folder's evaluation returns on the conditioning tasks only
     folder = tmp_path / "study"
@@ -133,7 +138,7 @@ def test_conditioning_spread_from_a_known_table(tmp_path: Path) -> None:
     rows = [_row(task, "train", policy, 0.5) for task in ("a", "b", "c") for policy in ("expert", "max_snr", "top2")]
     evaluation = pd.DataFrame(rows).assign(return_mean=[1.0, 2.0, 9.0, 3.0, 4.0, 9.0, 50.0, 50.0, 9.0])
     evaluation.to_csv(folder / "evaluation.csv", index=False)
-    report = comp_job.CompReport(metrics={}, folder=folder, conditioning=table)
+    report = CompReport(metrics={}, folder=folder, conditioning=table)
     assert report.conditioning_references() == {"expert": 2.0, "max_snr": 3.0}
     assert pd.read_csv(written["conditioning"]).equals(table) and written["conditioning_chart"].stat().st_size > 0
     with pytest.raises(ValueError, match="target_offsets"):
@@ -141,9 +146,9 @@ def test_conditioning_spread_from_a_known_table(tmp_path: Path) -> None:
 
 
 def test_choose_demonstrator_takes_the_better_policy_on_common_episodes() -> None:
-    from decisions.telecom.comp.experts import evaluate_policy
-    from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-    from decisions.telecom.comp.study import choose_demonstrator
+    from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES
+    from decisions.telecom.comp.policies.rollouts import evaluate_policy
+    from decisions.telecom.comp.study.scoring import choose_demonstrator
 
     task = TRAINING_TASKS[1]  # c7-u15 resource-fair: max-SNR beats random by a wide margin
     policies = {"random": SERVING_SET_POLICIES["random"], "max_snr": SERVING_SET_POLICIES["max_snr"]}
@@ -162,7 +167,7 @@ def _spec(**sections: object) -> dict[str, object]:
 
 
 def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
-    job = comp_job.prepare(_spec(study={"folder": "s"}), tmp_path)
+    job = comp_spec.prepare(_spec(study={"folder": "s"}), tmp_path)
     assert Path(job.study.folder) == tmp_path / "s" and get("comp") is DOMAIN
     assert job.study.budget().expert_steps == StudyBudget().expert_steps
     for spec, field in (
@@ -186,7 +191,7 @@ def test_prepare_names_the_bad_field(tmp_path: Path) -> None:
         ({"study": {"target_offsets": [0.0, float("nan")]}}, "study.target_offsets.1"),
         ({"job": {"seed": -1}}, "job.seed"),
     ):
-        assert_input_error(comp_job.prepare, {**_spec(), **spec}, tmp_path, field=field)
+        assert_input_error(comp_spec.prepare, {**_spec(), **spec}, tmp_path, field=field)
 
 
 @pytest.mark.slow  # every stage's compile (experts, multi-task PPO, DTs, evaluation): minutes on 2 cores
@@ -195,10 +200,10 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     folder = tmp_path / "study"
     study = {**TINY.__dict__, "sizes": list(TINY.sizes), "folder": str(folder)}
     tasks = {"train": [t.name for t in TRAIN], "unseen": [t.name for t in UNSEEN]}
-    job = comp_job.prepare(_spec(study=study, tasks=tasks), tmp_path)
+    job = comp_spec.prepare(_spec(study=study, tasks=tasks), tmp_path)
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
-        run_id = DOMAIN.execute(job, url=url)
+        run_id = execute_domain(DOMAIN, job, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and record.kind == DOMAIN.name
         artifacts = {a.name: Path(a.path) for a in record.artifacts}
@@ -224,9 +229,9 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     assert set(table.split) == {"train", "unseen"} and table[["qoe", "jain_qoe"]].notna().all().all()
     assert ((table.qoe >= 0) & (table.qoe <= 1)).all()
     # common random numbers: max-SNR's QoE equals a fresh evaluation on the same seed
-    from decisions.telecom.comp.experts import evaluate_policy
-    from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-    from decisions.telecom.comp.scoring import EVAL_SEED
+    from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES
+    from decisions.telecom.comp.policies.rollouts import evaluate_policy
+    from decisions.telecom.comp.study.scoring import EVAL_SEED
 
     again = evaluate_policy(TRAIN[0], SERVING_SET_POLICIES["max_snr"], TINY.eval_episodes, seed=EVAL_SEED)
     row = table[(table.task == TRAIN[0].name) & (table.policy == "max_snr")]
@@ -234,26 +239,26 @@ def test_tiny_recorded_study_runs_every_stage_and_resumes(tmp_path: Path) -> Non
     # with the planner as demonstrator, every task's data and prompts are the planner's (beside the weaker behaviours)
     planned = tmp_path / "planned"
     shutil.copytree(folder / "experts", planned / "experts")
-    chosen = generate_data(planned, TRAIN, UNSEEN, replace(TINY, demonstrator="planner"))
+    chosen = generate_data(StudyContext(planned, replace(TINY, demonstrator="planner"), TRAIN, UNSEEN))
     assert set(chosen.values()) == {"planner"}
     assert all(set(OfflineDataset.load(planned / "demos" / f"{t.name}.npz").behaviour) == {"planner"} for t in (*TRAIN, *UNSEEN))
     assert {"planner", "expert", "max_snr"} <= set(OfflineDataset.load(planned / "data" / f"{TRAIN[0].name}.npz").behaviour)
     # a later stage alone reuses the folder; an existing expert is kept, not retrained
     stamp = (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns
-    table2 = run_study(folder, TINY, stages=("data", "evaluate"), train_tasks=TRAIN, unseen_tasks=UNSEEN).table
+    table2 = run_study(StudyContext(folder, TINY, TRAIN, UNSEEN), ("data", "evaluate")).table
     assert (folder / "experts" / f"{TRAIN[0].name}.msgpack").stat().st_mtime_ns == stamp
     # ... and so are its data, demonstrations and models: a stopped study goes on from its files
     kept = [folder / "data" / f"{TRAIN[0].name}.npz", folder / "demos" / f"{UNSEEN[0].name}.npz",
             *sorted((folder / "models").glob("*.msgpack"))]
     stamps = [path.stat().st_mtime_ns for path in kept]
-    assert run_study(folder, TINY, stages=("data", "train"), train_tasks=TRAIN, unseen_tasks=UNSEEN).figures.get(
+    assert run_study(StudyContext(folder, TINY, TRAIN, UNSEEN), ("data", "train")).figures.get(
         "train_seconds_promptdt-small") is None
     assert [path.stat().st_mtime_ns for path in kept] == stamps
     assert table2 is not None and len(table2) == len(table)
     # the conditioning stage: every (Prompt-)DT on every training task at every offset, the target
     # the best demonstration's return plus the offset; offset 0 is the evaluation's own episodes
     offsets = (0.0, 5.0)
-    result = run_study(folder, replace(TINY, target_offsets=offsets), stages=("conditioning",), train_tasks=TRAIN)
+    result = run_study(StudyContext(folder, replace(TINY, target_offsets=offsets), TRAIN), ("conditioning",))
     figures, cond = result.figures, pd.read_csv(folder / "conditioning.csv")
     assert result.table is None and result.conditioning is not None and len(result.conditioning) == len(cond)
     assert len(cond) == len(TRAIN) * 2 * len(offsets) and set(cond.policy) == {"promptdt-small", "dt"}
@@ -282,25 +287,43 @@ def test_example_spec_prepares_with_the_default_budget() -> None:
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     with open(examples / "comp.toml", "rb") as f:
-        job = comp_job.prepare(tomllib.load(f), examples)
+        job = comp_spec.prepare(tomllib.load(f), examples)
     assert job.study.budget() == StudyBudget()
     assert Path(job.study.folder).resolve() == (examples.parent / "comp_study").resolve()
     with open(examples / "comp_joint.toml", "rb") as f:
-        joint = comp_job.prepare(tomllib.load(f), examples)
+        joint = comp_spec.prepare(tomllib.load(f), examples)
     train, unseen = joint.tasks.resolve()
     assert (tuple(train), tuple(unseen)) == (JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS)
     assert joint.study.budget().warm_start == joint.study.budget().demonstrator == "planner"
-    if (SHIPPED_STUDY / "models" / "multitask_ppo.msgpack").exists():
+    if (shipped_study() / "models" / "multitask_ppo.msgpack").exists():
         with open(examples / "comp_evaluate.toml", "rb") as f:
-            shipped = comp_job.prepare(tomllib.load(f), examples)
-        assert Path(shipped.study.folder).resolve() == SHIPPED_STUDY
+            shipped = comp_spec.prepare(tomllib.load(f), examples)
+        assert Path(shipped.study.folder).resolve() == shipped_study()
     # the shipped (Prompt-)DTs were trained with the example's budget
     budget = StudyBudget()
-    for path in sorted((SHIPPED_STUDY / "models").glob("*dt*.msgpack")):
+    for path in sorted((shipped_study() / "models").glob("*dt*.msgpack")):
         meta = load_metadata(path)
         size = budget.sizes[0] if path.stem == "dt" else path.stem.removeprefix("promptdt-")
         assert meta["config"] == budget.dt_config(size).to_dict(), path.name
         assert meta["steps"] == budget.dt_steps and meta["use_prompt"] == (path.stem != "dt")
+
+
+def test_the_shipped_studies_are_found_through_decisions_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One lookup (``decisions.kit.shipped``): ``DECISIONS_DATA`` when set, else the checkout's ``data/``; a
+    missing folder names itself and the variable, and a spec's ``shipped:`` folder reads the same place."""
+    checkout = shipped_study()
+    assert checkout == Path(__file__).resolve().parents[2] / "data" / "comp" / "trained"
+    assert not any(Path(comp_spec.__file__).parent.rglob("*.msgpack"))  # no model inside the package
+    (tmp_path / "comp" / "trained").mkdir(parents=True)
+    monkeypatch.setenv("DECISIONS_DATA", str(tmp_path))
+    assert shipped_study() == tmp_path / "comp" / "trained"
+    job = comp_spec.prepare(_spec(study={"folder": "shipped:comp/trained", "stages": ["data"]}), tmp_path)
+    assert Path(job.study.folder) == tmp_path / "comp" / "trained"
+    with pytest.raises(FileNotFoundError, match="DECISIONS_DATA") as missing:
+        joint_study()
+    assert str(tmp_path / "comp" / "trained_joint") in str(missing.value)
+    assert_input_error(comp_spec.prepare, _spec(study={"folder": "shipped:comp/nowhere"}), tmp_path,
+                       field="study.folder")
 
 
 class _CountingRunner(SerialRunner):
@@ -317,19 +340,20 @@ class _CountingRunner(SerialRunner):
 def test_experts_trained_as_parts_of_a_runner_are_written_as_in_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from decisions.telecom.comp import study
+    from decisions.telecom.comp.study import stages as study
 
     # the training is faked (its determinism is train_expert's); what is tested is the plumbing
     monkeypatch.setattr(study, "train_expert", lambda task, steps, seed=0, **_: f"{task.name} {steps} {seed}")
     monkeypatch.setattr(study, "save_expert", lambda path, result, task: Path(path).write_text(f"expert {result}"))
     tasks = [TRAINING_TASKS[0], TRAINING_TASKS[3]]
     budget = replace(TINY, expert_steps=1_600, warm_start="max_snr")
-    train_experts(tmp_path / "in_turn", tasks, budget, seed=4)
+    train_experts(StudyContext(tmp_path / "in_turn", budget, tasks, (), seed=4))
     runner = _CountingRunner()
     with parts_runner(runner):
-        assert train_experts(tmp_path / "parts", tasks[:1], budget, seed=4).keys() == {tasks[0].name}  # one: in turn
-        seconds = train_experts(tmp_path / "parts", [*tasks, TRAINING_TASKS[5]], budget, seed=4)
-        assert train_experts(tmp_path / "parts", tasks, budget) == {}  # kept: nothing left to train
+        one = train_experts(StudyContext(tmp_path / "parts", budget, tasks[:1], (), seed=4))
+        assert one.keys() == {tasks[0].name}  # one: in turn
+        seconds = train_experts(StudyContext(tmp_path / "parts", budget, (*tasks, TRAINING_TASKS[5]), (), seed=4))
+        assert train_experts(StudyContext(tmp_path / "parts", budget, tasks, ())) == {}  # kept: nothing left to train
     missing = [tasks[1], TRAINING_TASKS[5]]
     assert runner.calls == [
         (expert_part, [{"task": t.name, "steps": 1_600, "seed": 4, "warm_start": "max_snr"} for t in missing])

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from decisions.core.agents import ppo
-from decisions.telecom.comp import experts
-from decisions.telecom.comp import warm_start as warm
-from decisions.telecom.comp.budget import StudyBudget
-from decisions.telecom.comp.catalog import JOINT_TRAINING_TASKS
-from decisions.telecom.comp.env import hide_links
-from decisions.telecom.comp.experts import ENV, EXPERT_ENV, expert_config, rollout, task_policy, train_expert
-from decisions.telecom.comp.heuristics import SERVING_SET_POLICIES
-from decisions.telecom.comp.multitask import train_multitask
-from decisions.telecom.comp.network import MAX_USERS
-from decisions.telecom.comp.tasks import FEATURE_DIM
+from decisions.telecom.comp.policies import experts
+from decisions.telecom.comp.policies import warm_start as warm
+from decisions.telecom.comp.policies.experts import expert_config, train_expert
+from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES
+from decisions.telecom.comp.policies.multitask import MULTITASK_ENV, train_multitask
+from decisions.telecom.comp.policies.rollouts import ENV, EXPERT_ENV, rollout, task_policy
+from decisions.telecom.comp.sim.catalog import FEATURE_DIM, JOINT_TRAINING_TASKS
+from decisions.telecom.comp.sim.constants import MAX_USERS
+from decisions.telecom.comp.sim.env import hide_links
+from decisions.telecom.comp.study.budget import StudyBudget
 
 TASK = min(JOINT_TRAINING_TASKS, key=lambda t: (t.n_cells, t.n_users))
 """The smallest joint-transmission training task."""
@@ -60,10 +60,10 @@ def test_experts_and_the_multitask_ppo_start_from_the_clone(monkeypatch: pytest.
     train_expert(TASK, 1)
     train_multitask([TASK, TASK], 1, warm_start="max_snr")
     (env_a, cloned), (_, scratch), (env_m, multitask) = given
-    assert env_a is EXPERT_ENV and scratch is None and env_m is experts.MULTITASK_ENV
+    assert env_a is EXPERT_ENV and scratch is None and env_m is MULTITASK_ENV
     steps = int(TASK.params().episode_length)
     assert cloned == {"obs": (steps, ENV.obs_size), "env": EXPERT_ENV}
-    assert multitask == {"obs": (2 * steps, ENV.obs_size + FEATURE_DIM), "env": experts.MULTITASK_ENV}
+    assert multitask == {"obs": (2 * steps, ENV.obs_size + FEATURE_DIM), "env": MULTITASK_ENV}
 
 
 def test_unknown_warm_starts_name_the_field() -> None:

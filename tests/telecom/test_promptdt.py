@@ -9,21 +9,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from decisions.telecom.comp.dt_train import (
+from decisions.telecom.comp.dt.dt_policy import make_dt_policy, rollout_return
+from decisions.telecom.comp.dt.dt_train import (
     Trajectories,
-    load_params,
-    make_dt_policy,
     make_prompt,
     pack,
     returns_to_go,
-    rollout_return,
     sample_batch,
-    save_params,
     train_promptdt,
 )
-from decisions.telecom.comp.env import CompEnv
-from decisions.telecom.comp.network import MAX_CELLS, MAX_USERS, small
-from decisions.telecom.comp.promptdt import (
+from decisions.telecom.comp.dt.promptdt import (
     N_ACTIONS,
     N_FEATURES,
     PromptDT,
@@ -33,7 +28,11 @@ from decisions.telecom.comp.promptdt import (
     init_params,
     size,
 )
-from decisions.telecom.comp.qoe import qoe
+from decisions.telecom.comp.dt.saved import load_params, save_params
+from decisions.telecom.comp.sim.constants import MAX_CELLS, MAX_USERS
+from decisions.telecom.comp.sim.env import CompEnv
+from decisions.telecom.comp.sim.network import small
+from decisions.telecom.comp.sim.qoe import qoe
 
 TINY = PromptDTConfig(
     embed_dim=32, n_layers=2, n_heads=2, dropout=0.0, context_len=4, prompt_len=3, max_ep_len=100

@@ -93,8 +93,6 @@ def test_time_to_target_on_a_trailing_mean_ignores_a_lucky_round() -> None:
 
 
 def test_headline_reports_the_smoothed_ratio_and_each_seeds_winner() -> None:
-    from types import SimpleNamespace
-
     from decisions.telecom.splitfl.spec import Mode
     from decisions.telecom.splitfl.study import headline
 
@@ -107,7 +105,7 @@ def test_headline_reports_the_smoothed_ratio_and_each_seeds_winner() -> None:
         "final_test_acc": [0.9, 0.8, 0.9, 0.9, 0.9, 0.9],
         "dropout_rate": [0.1, 0.2, 0.0, 0.1, 0.2, 0.0],
     })
-    figures = headline(SimpleNamespace(agent=SimpleNamespace(modes=[Mode.CLIENT])), runs)
+    figures = headline([Mode.CLIENT], runs)
     assert figures["time_ratio_seed0"] == 0.5 and figures["time_ratio_seed1"] == 6.0
     assert figures["best_fixed_split_seed0"] == 2.0 and figures["best_fixed_split_seed1"] == 1.0
     assert figures["best_fixed_time_s_seed1"] == 10.0 and figures["agent_time_s_seed1"] == 60.0

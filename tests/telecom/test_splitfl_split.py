@@ -13,7 +13,7 @@ import pytest
 from decisions.errors import InputError
 from decisions.telecom.splitfl.model import (
     LayerSpec,
-    _apply_layer,
+    apply_layer,
     join_params,
     layer_table,
     make_net,
@@ -44,14 +44,14 @@ def test_conv_layers_equal_xla_convolutions(size: int, stride: int, kernel: int)
     x = jax.random.normal(jax.random.key(0), (3, size, size, channels))
     w_dw = jax.random.normal(jax.random.key(1), (kernel, kernel, 1, channels))
     dw = LayerSpec("dw", "conv", channels, kernel, stride, depthwise=True, relu=False)
-    got = _apply_layer(dw, {"w": w_dw, "b": jnp.zeros(channels)}, x)
+    got = apply_layer(dw, {"w": w_dw, "b": jnp.zeros(channels)}, x)
     np.testing.assert_allclose(got, xla_conv(x, w_dw, stride, groups=channels), atol=1e-5)
     w_pw = jax.random.normal(jax.random.key(2), (1, 1, channels, 16))
     pw = LayerSpec("pw", "conv", 16, 1, 1, relu=False)
-    np.testing.assert_allclose(_apply_layer(pw, {"w": w_pw, "b": jnp.zeros(16)}, x), xla_conv(x, w_pw, 1), atol=1e-5)
+    np.testing.assert_allclose(apply_layer(pw, {"w": w_pw, "b": jnp.zeros(16)}, x), xla_conv(x, w_pw, 1), atol=1e-5)
     w = jax.random.normal(jax.random.key(3), (kernel, kernel, channels, 16))
     conv = LayerSpec("conv", "conv", 16, kernel, stride, relu=False)
-    got = _apply_layer(conv, {"w": w, "b": jnp.zeros(16)}, x)
+    got = apply_layer(conv, {"w": w, "b": jnp.zeros(16)}, x)
     np.testing.assert_allclose(got, xla_conv(x, w, stride), atol=1e-4)
 
 

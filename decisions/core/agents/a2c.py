@@ -35,8 +35,8 @@ __all__ = ["A2CAgent", "A2CConfig", "load_policy", "make_agent", "save_policy", 
 
 PyTree = Any
 
+# Optimisers ``A2CConfig.optimizer_name`` may name.
 OPTIMIZERS = ("rmsprop", "adam")
-"""Optimisers ``A2CConfig.optimizer_name`` may name."""
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,10 @@ class A2CConfig(OnPolicyConfig):
     rollout_steps: int = 16
     learning_rate: float = 7e-4
     entropy_coef: float = 0.01
+    # ``"rmsprop"`` (decay 0.99) or ``"adam"``.
     optimizer_name: str = "rmsprop"
-    """``"rmsprop"`` (decay 0.99) or ``"adam"``."""
+    # Epsilon of the optimiser.
     optimizer_eps: float = 1e-5
-    """Epsilon of the optimiser."""
 
     def __post_init__(self) -> None:
         """Check the shared fields, then A2C's own."""
@@ -64,12 +64,7 @@ class A2CConfig(OnPolicyConfig):
 
 @dataclass(frozen=True)
 class A2CAgent(ActorCriticAgent):
-    """A2C's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``).
-
-    Attributes:
-        config: the A2C configuration.
-        policy: the actor-critic policy being trained.
-    """
+    """A2C's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``)."""
 
     kind: ClassVar[str] = "a2c"
     config_type: ClassVar[type[A2CConfig]] = A2CConfig
@@ -105,7 +100,7 @@ class A2CAgent(ActorCriticAgent):
         return net, opt_state, metrics
 
 
+# ``make_agent(env, config, params=None)``: the ``A2CAgent`` for ``env``'s spaces (``ActorCriticAgent.for_env``).
 make_agent = A2CAgent.for_env
-"""``make_agent(env, config, params=None)``: the ``A2CAgent`` for ``env``'s spaces (``ActorCriticAgent.for_env``)."""
 
 train, train_seeds = trainers(A2CAgent, A2CConfig(), metrics="``policy_loss``, ``value_loss``, ``entropy``")

@@ -1,55 +1,12 @@
-"""Benchmark: our PPO against a pure-JAX peer, ``rejax``'s PPO, on the same gymnax environment.
+"""Benchmark: our PPO against rejax's PPO on the same gymnax environments, budget, seeds and
+shared hyperparameters, scored by one shared greedy evaluation (``evaluate_seeds``).
 
-Both agents train on the same gymnax environment (ours through ``gymnax_adapter.GymnaxEnv``,
-rejax on the gymnax object itself), with the same environment-step budget, the same
-hyperparameters where both expose them, the same seeds (one ``jax.random.split`` of ``seed``,
-every seed trained at once: our ``ppo.train_seeds``, rejax's ``jax.jit(jax.vmap(algo.train))``
-as its README does), and are scored by one shared evaluation (``common.evaluate_episodes``:
-the same episodes, common random numbers, greedy actions: argmax of each actor's logits).
-
-``run_bench`` returns a flat dict; for each environment ``<env>`` of ``envs``:
-
-- ``<env>/ours_final_return``: mean over seeds of the mean undiscounted return of
-  ``eval_episodes`` greedy episodes of our trained policy; ``<env>/ours_final_return_std``:
-  its standard deviation over seeds;
-- ``<env>/ours_train_seconds``: wall time of the first training call (all seeds), compile
-  included; ``<env>/ours_run_seconds``: the best of ``timed_repeats`` further calls, compiled
-  (timed interleaved with rejax's, ``timing.interleaved``); ``<env>/ours_compile_seconds``:
-  their difference (compile and first-call overhead);
-- ``<env>/rejax_final_return``, ``_final_return_std``, ``_train_seconds``, ``_run_seconds``,
-  ``_compile_seconds``: the same for rejax's PPO;
-- ``<env>/train_time_ratio_ours_over_rejax``: ``ours_train_seconds / rejax_train_seconds``
-  (compile included); ``<env>/run_time_ratio_ours_over_rejax``: the same compile excluded;
-- ``<env>/random_return``: the same evaluation of a uniformly random policy (the floor);
-- ``<env>/env_steps``: environment steps per seed each agent took (``total_steps`` rounded
-  down to whole iterations of ``num_envs * rollout_steps``).
-
-And once: the shared hyperparameters (``num_envs``, ``rollout_steps``, ``epochs``,
-``minibatches``, ``learning_rate``, ``gamma``, ``gae_lambda``, ``clip_eps``, ``entropy_coef``,
-``value_coef``, ``max_grad_norm``, ``hidden`` (widths, both actor and critic), ``activation``,
-``normalize``), ``total_steps``, ``seeds``, ``seed``, ``eval_episodes``, ``timed_repeats``,
-``peer_available``, ``peer`` (the peer and its version), ``gymnax_version`` and ``note``.
-
-Without rejax (or with a gymnax it cannot run on, or with ``peer=False``), every ``rejax_*``
-and ratio key is absent, ``peer_available`` is False, ``note`` says why, and our figures are
-still reported. gymnax itself is needed for any ``<env>/`` figure (``pip install
-'decisions[peers]'``); without it ``run_bench`` returns the settings, ``peer_available``
-False, ``gymnax_version`` None and the ``note`` saying so.
-
-What is equal and what is not. Equal: environment and its params, budget, seeds, rollout shape
-(``num_envs`` x ``rollout_steps``), ``epochs`` passes of ``minibatches`` shuffled minibatches,
-Adam at a constant learning rate (rejax has no schedule; Adam's epsilon is rejax's fixed
-1e-8), ``gamma``, ``gae_lambda``, ``clip_eps``, ``entropy_coef``, ``value_coef``, per-minibatch
-advantage standardisation, separate actor and critic MLPs of the same widths and activation,
-observation and reward normalisation both on or both off (``normalize``). Each agent's own
-design, left as it is: rejax clips gradients element-wise at ``max_grad_norm``
-(``optax.clip``) where ours clips their global norm; rejax clips the value loss at
-``clip_eps`` and steps actor and critic with two optimisers, ours one loss and one optimiser;
-rejax treats a time-limit truncation as a termination where ours bootstraps from the final
-observation; weight initialisation (orthogonal for ours, flax's default for rejax).
-
-The defaults follow PureJaxRL's CartPole configuration (4 x 128 steps, 4 epochs of 4
-minibatches, learning rate 2.5e-4, entropy 0.01, tanh 64 x 64, 500k steps) at 3 seeds.
+``run_bench`` returns flat figures: per environment ``<env>/{ours,rejax}_final_return[_std]``,
+``_train_seconds`` (compile included), ``_run_seconds`` (compiled, best of interleaved calls),
+``_compile_seconds``, the two time ratios, ``random_return`` and ``env_steps``; once, the
+settings, ``peer_available``, ``peer``, ``gymnax_version`` and ``note``. Without rejax the
+``rejax_*`` and ratio keys are absent; without gymnax only the settings are returned.
+What is equal between the two agents and what is not: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -88,33 +45,13 @@ __all__ = [
 PyTree = Any
 Policy = Callable[[PyTree, Array, Array], Array]
 
-EVAL_KEY = 20_240_601
-"""Seed of the evaluation episodes, shared by every policy (common random numbers)."""
-
-PEER_INSTALL = "pip install 'decisions[peers]'"
-"""How to install the peer (rejax) and gymnax: the ``peers`` extra."""
+EVAL_KEY = 20_240_601  # seed of the evaluation episodes, shared by every policy
+PEER_INSTALL = "pip install 'decisions[peers]'"  # installs rejax and gymnax
 
 
 @dataclasses.dataclass(frozen=True)
 class Hyperparameters:
-    """The hyperparameters both PPOs are given (named as in ``PPOConfig``).
-
-    Attributes:
-        num_envs: environments stepped in parallel.
-        rollout_steps: steps per environment per iteration (rejax ``num_steps``).
-        epochs: passes over each rollout (rejax ``num_epochs``).
-        minibatches: minibatches per pass (rejax ``num_minibatches``).
-        learning_rate: Adam's (constant) learning rate.
-        gamma: discount factor.
-        gae_lambda: GAE lambda.
-        clip_eps: PPO clip range (rejax also clips the value loss with it).
-        entropy_coef: entropy bonus (rejax ``ent_coef``).
-        value_coef: value-loss weight (rejax ``vf_coef``).
-        max_grad_norm: gradient clip (ours: global norm; rejax: element-wise).
-        hidden: hidden widths of the actor and of the critic.
-        activation: ``"tanh"`` or ``"relu"``.
-        normalize: running observation and reward normalisation on both sides.
-    """
+    """The hyperparameters both PPOs are given, named as in ``PPOConfig`` (see ``rejax_trainer``)."""
 
     num_envs: int = 4
     rollout_steps: int = 128
@@ -137,7 +74,7 @@ class Hyperparameters:
         return self.num_envs * self.rollout_steps
 
     def env_steps(self, total_steps: int) -> int:
-        """``total_steps`` rounded down to whole iterations (at least one).
+        """``total_steps`` rounded down to whole iterations.
 
         Raises:
             ValueError: ``total_steps`` is below one iteration.
@@ -154,8 +91,7 @@ class Hyperparameters:
 def peer_status() -> tuple[bool, str]:
     """Whether rejax's PPO can run here, and a sentence saying which rejax, or why not.
 
-    rejax 0.1.x unpacks gymnax 0.0.x's five-value ``step``; gymnax 1.x returns six values
-    (terminated and truncated apart), on which rejax fails, so that pairing counts as absent.
+    rejax needs gymnax's five-value ``step`` (gymnax<1.0); a newer gymnax counts as absent.
     """
     if importlib.util.find_spec("gymnax") is None:
         return False, f"gymnax is not installed ({PEER_INSTALL})"
@@ -184,10 +120,8 @@ def _version(package: str) -> str | None:
 def ours_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[Callable[[Array], TrainResult], Policy]:
     """Our PPO with ``hp`` for ``env_steps`` steps per seed: ``(train(keys) -> TrainResult, policy)``.
 
-    ``train`` trains one seed per key at once (``ppo.train_seeds``) in one jitted chunk
-    (``log_every`` = all iterations: one compiled call, as rejax's; the default chunks of 10
-    iterations add a host round trip each, about 1 % here); ``policy`` is the greedy policy
-    (``policy(params, obs, key)``) of the result's params, one seed sliced.
+    ``train`` trains one seed per key at once in one jitted chunk, as rejax does; ``policy`` is
+    the greedy policy of one seed's params.
     """
     config = ppo.PPOConfig(
         num_envs=hp.num_envs,
@@ -221,10 +155,8 @@ def ours_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[C
 def rejax_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[Callable[[Array], PyTree], Policy]:
     """rejax's PPO with ``hp`` for ``env_steps`` steps per seed: ``(train(keys) -> params, policy)``.
 
-    ``train`` is ``jax.jit(jax.vmap(algo.train))`` (one seed per key) with rejax's in-training
-    evaluation replaced by nothing, so only training is timed; it returns the greedy
-    policy's params with a leading seed axis. ``policy`` is that greedy policy (argmax of the
-    actor's logits on the observation normalised as rejax's own ``act`` does).
+    ``train`` is ``jax.jit(jax.vmap(algo.train))`` without rejax's in-training evaluation and
+    returns params with a seed axis; ``policy`` is the greedy policy (argmax of the logits).
     """
     from rejax import PPO
 
@@ -276,19 +208,8 @@ def _random_policy(n: int) -> Policy:
 
 
 def evaluate_seeds(env: GymnaxEnv, policy: Policy, params: PyTree, seeds: int, episodes: int) -> np.ndarray:
-    """Mean return per seed of ``policy`` over the shared evaluation episodes.
-
-    Args:
-        env: the environment (``GymnaxEnv``); episodes end at termination, truncation or its
-            ``max_steps_in_episode``.
-        policy: ``policy(params, obs, key) -> action``.
-        params: the policy's params with a leading seed axis of length ``seeds``.
-        seeds: number of seeds.
-        episodes: episodes per seed (the same ``EVAL_KEY`` episodes for every seed and policy).
-
-    Returns:
-        ``(seeds,)`` mean undiscounted returns.
-    """
+    """``(seeds,)`` mean undiscounted returns of ``policy`` (params with a seed axis) over the
+    same ``EVAL_KEY`` episodes for every seed and policy, each ending by ``max_steps_in_episode``."""
     env_params = env.default_params
     max_steps = int(env_params.max_steps_in_episode)
     key = jax.random.PRNGKey(EVAL_KEY)
@@ -345,39 +266,28 @@ def run_bench(
     """Train our PPO and rejax's on each gymnax environment of ``envs``; time and score both.
 
     Args:
-        progress: optional ``(task, done, total)`` callback.
         total_steps: environment steps per seed (rounded down to whole iterations).
-        seeds: seeds trained at once (vmapped) by each agent.
-        envs: gymnax environment names with a ``Discrete`` action space (``CartPole-v1``,
-            ``Acrobot-v1``, ...); one name alone is taken as a one-name tuple.
-        seed: base seed; the seeds' keys are ``jax.random.split(PRNGKey(seed), seeds)``.
-        eval_episodes: evaluation episodes per seed and policy.
+        seeds: seeds trained at once by each agent, keys ``split(PRNGKey(seed), seeds)``.
+        envs: gymnax environment names with ``Discrete`` actions (one name alone is allowed).
         timed_repeats: compiled training calls per agent after the first; the best is
             ``_run_seconds``.
-        peer: run rejax too (when it can run here); ``False`` reports our figures only.
-        num_envs, rollout_steps, epochs, minibatches, learning_rate, gamma, gae_lambda,
-            clip_eps, entropy_coef, value_coef, max_grad_norm, hidden, activation, normalize:
-            the shared hyperparameters (``Hyperparameters``).
+        peer: run rejax too (when it can run here).
+        num_envs ... normalize: the shared ``Hyperparameters``.
 
     Returns:
-        The flat dict of figures of the module docstring.
+        The flat dict of figures listed in ``docs/notes/core.md``.
 
     Raises:
         ValueError: a setting out of range, or an environment whose actions are not ``Discrete``.
     """
     report = progress or (lambda task, done, total: None)
-    for name, value in (("seeds", seeds), ("eval_episodes", eval_episodes), ("timed_repeats", timed_repeats)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+    _check_counts(seeds=seeds, eval_episodes=eval_episodes, timed_repeats=timed_repeats)
     hp = Hyperparameters(
         num_envs, rollout_steps, epochs, minibatches, learning_rate, gamma, gae_lambda, clip_eps,
         entropy_coef, value_coef, max_grad_norm, tuple(hidden), activation, normalize,
     )
     env_steps = hp.env_steps(total_steps)
-    if peer or importlib.util.find_spec("gymnax") is None:
-        available, note = peer_status()
-    else:
-        available, note = False, "peer not run (peer=False)"
+    available, note = _peer_availability(peer)
     figures: dict[str, Any] = {
         **hp.figures(),
         "total_steps": total_steps,
@@ -402,6 +312,20 @@ def run_bench(
     return figures
 
 
+def _check_counts(**counts: Any) -> None:
+    """Raise ``ValueError("name: ...")`` unless every count is a positive integer."""
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+
+
+def _peer_availability(peer: bool) -> tuple[bool, str]:
+    """``peer_status()``, or not available when the peer is switched off (and gymnax is installed)."""
+    if peer or importlib.util.find_spec("gymnax") is None:
+        return peer_status()
+    return False, "peer not run (peer=False)"
+
+
 def _bench_env(
     env: GymnaxEnv,
     hp: Hyperparameters,
@@ -412,7 +336,7 @@ def _bench_env(
     timed_repeats: int,
     report: ProgressFn,
 ) -> dict[str, Any]:
-    """The ``<env>/...`` figures of one environment (see the module docstring)."""
+    """The ``<env>/...`` figures of one environment."""
     name, seeds = env.name, int(keys.shape[0])
     sides: dict[str, tuple[Callable[[Array], Any], Policy]] = {"ours": ours_trainer(env, hp, env_steps)}
     if peer:
@@ -445,10 +369,11 @@ def _bench_env(
     return out
 
 
+# run_bench settings that run in seconds once compiled
 SMOKE_BUDGET: dict[str, Any] = {"total_steps": 1024, "seeds": 1, "eval_episodes": 4, "rollout_steps": 32, "timed_repeats": 1}
-"""``run_bench`` settings that run in seconds once compiled (8 iterations of 4 x 32 steps, one seed)."""
 
 
+# The README's agents table (``decisions bench report``); its rows need the ``peers`` extra.
 README_ROWS: tuple[Row, ...] = (
     Row(
         "CartPole-v1: final greedy return, ours / rejax (random policy)",
@@ -464,4 +389,3 @@ README_ROWS: tuple[Row, ...] = (
     ),
     Row("peer", "{peer}", optional=True),
 )
-"""The README's agents table (``decisions bench report``): rows need gymnax and rejax (``peers``)."""

@@ -1,14 +1,6 @@
-"""What every agent shares: the result type, observation normalisation, and the chunked training driver.
-
-Every agent is ``train(env, config, *, key, params=None, progress=None, checkpoint=None) ->
-TrainResult`` and keeps its whole loop in jitted ``lax.scan`` chunks. ``run_chunked`` is that
-outer driver: it calls one compiled chunk function repeatedly, concatenates the per-iteration
-logs, reports progress between chunks and writes/resumes an atomic msgpack checkpoint, so each
-agent only writes its update step.
-
-Observation normalisation is a pure running mean/variance (``RunningStats``) carried in the
-training state and saved with the policy parameters, so a reloaded policy sees observations
-scaled exactly as in training.
+"""What every agent shares: argument checks, the result type, observation normalisation
+(``RunningStats``), evaluation and ``run_chunked``, the chunked training driver with progress
+and checkpoint/resume. Every agent is ``train(env, config, *, key, ...) -> TrainResult``.
 """
 
 from __future__ import annotations
@@ -30,12 +22,12 @@ import pandas as pd
 from flax import struct
 from jax import Array
 
-from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.checkpoint import key_fingerprint, load_metadata, load_pytree, save_pytree
 
 PyTree = Any
 
+# ``progress(task, done, total)``: the platform-wide progress callback (``core.progress``).
 ProgressFn = Callable[[str, int, int], None]
-"""``progress(task, done, total)``: the platform-wide progress callback (``core.progress``)."""
 
 
 class Policy(Protocol):
@@ -93,13 +85,8 @@ def check_config(config: Any, config_type: type) -> None:
 
 @struct.dataclass
 class RunningStats:
-    """Running mean and variance of observations (Chan et al. parallel update).
-
-    Attributes:
-        mean: running mean, shape of one observation.
-        var: running (population) variance, same shape.
-        count: number of observations folded in (float, starts at a small epsilon).
-    """
+    """Running mean and population variance of observations, shaped like one; ``count`` starts at a
+    small epsilon."""
 
     mean: Array
     var: Array
@@ -142,15 +129,8 @@ def initial_stats(shape: tuple[int, ...], normalize_obs: bool) -> RunningStats:
 class TrainResult:
     """What every agent's ``train`` returns.
 
-    Attributes:
-        policy: ``policy(params, obs, key) -> action``; deterministic (greedy / mean action)
-            unless the agent documents otherwise. Vmap it over a batch of observations.
-        params: everything the policy needs (network weights and observation statistics);
-            with a leading seed axis when trained over several seeds at once.
-        metrics: per-iteration training curves (each ``(iterations,)`` or ``(seeds, iterations)``),
-            e.g. ``episode_return``, losses, entropy.
-        train_seconds: wall time of training, compile included.
-        env_steps: environment steps taken (per seed).
+    ``policy`` is deterministic unless the agent says otherwise; ``params`` and the per-iteration
+    ``metrics`` gain a leading seed axis when seeds train at once; ``env_steps`` is per seed.
     """
 
     policy: Policy
@@ -177,14 +157,8 @@ class TrainResult:
 
 
 def stack_results(results: list[TrainResult]) -> TrainResult:
-    """One ``TrainResult`` with a leading seed axis from per-seed results of the same agent.
-
-    For seeds trained one after another (the compiled loop is reused) rather than with the
-    agents' ``train_seeds``: on some environments XLA's CPU runtime deadlocks (every worker
-    thread parked in the Eigen pool) when a chunk is vmapped over seeds (the building domain's
-    on-policy chunk with 24 or more environments, the split-point DQN's); with one seed at a
-    time the two cores are busy anyway.
-    """
+    """One ``TrainResult`` with a leading seed axis from per-seed results of the same agent (seeds
+    trained one after another; see ``docs/notes/core.md``)."""
     first = results[0]
     params = jax.tree_util.tree_map(lambda *xs: jax.numpy.stack(xs), *[r.params for r in results])
     metrics = {k: np.stack([np.asarray(r.metrics[k]) for r in results]) for k in first.metrics}
@@ -198,18 +172,8 @@ def stack_results(results: list[TrainResult]) -> TrainResult:
 
 
 def make_result(policy: Policy, params: PyTree, log: dict[str, Array], env_steps: int, start: float) -> TrainResult:
-    """The ``TrainResult`` of a finished loop (waits for ``params``; ``start`` is a ``perf_counter`` time).
-
-    Args:
-        policy: the deterministic policy.
-        params: its params (with a seed axis for several seeds).
-        log: the per-iteration metrics ``run_chunked`` returned.
-        env_steps: environment steps taken per seed.
-        start: ``time.perf_counter()`` when training started.
-
-    Returns:
-        The result, metrics as numpy arrays.
-    """
+    """The ``TrainResult`` of a finished loop, metrics as numpy (waits for ``params``; ``start`` is
+    the ``perf_counter`` time training started)."""
     params = jax.block_until_ready(params)
     return TrainResult(
         policy=policy,
@@ -218,12 +182,6 @@ def make_result(policy: Policy, params: PyTree, log: dict[str, Array], env_steps
         train_seconds=time.perf_counter() - start,
         env_steps=env_steps,
     )
-
-
-def _key_fingerprint(key: Array) -> list[int]:
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        key = jax.random.key_data(key)
-    return [int(v) for v in np.asarray(key).ravel()]
 
 
 def _config_dict(config: Any) -> dict[str, Any]:
@@ -236,6 +194,38 @@ def _config_dict(config: Any) -> dict[str, Any]:
     else:
         raw = dict(vars(config))
     return {k: list(v) if isinstance(v, tuple) else v for k, v in raw.items()}
+
+
+def _resume(
+    path: Path, chunk: Callable[[PyTree, int], tuple[PyTree, PyTree]], state: PyTree, meta_expected: dict[str, Any]
+) -> tuple[PyTree, list[PyTree], int]:
+    """``(state, logs, done)`` restored from the checkpoint at ``path``.
+
+    Raises:
+        ValueError: the checkpoint's kind, config or key differ from ``meta_expected``.
+    """
+    kind = meta_expected["kind"]
+    meta = load_metadata(path)
+    if meta.get("kind") != kind:
+        raise ValueError(f"{path}: not a {kind} checkpoint (found {meta.get('kind')!r})")
+    differ = [k for k, v in meta_expected["config"].items() if meta.get("config", {}).get(k) != v]
+    if differ:
+        raise ValueError(f"{path}: checkpoint was written with a different config ({', '.join(differ)})")
+    if meta.get("key") != meta_expected["key"]:
+        raise ValueError(f"{path}: checkpoint was written with a different key")
+    treedef = jax.tree_util.tree_structure(jax.eval_shape(lambda s: chunk(s, 1)[1], state))
+    log_target = jax.tree_util.tree_unflatten(
+        treedef, [jax.ShapeDtypeStruct(tuple(s), np.dtype(d)) for s, d in meta["log_shapes"]]
+    )
+    restored = load_pytree(path, {"state": state, "log": log_target})
+    return restored["state"], [restored["log"]], int(meta["done"])
+
+
+def _save(path: Path, state: PyTree, log: PyTree, done: int, meta_base: dict[str, Any]) -> None:
+    """Write the loop state and the log so far to the checkpoint at ``path``."""
+    leaves = jax.tree_util.tree_leaves(log)
+    meta = {**meta_base, "done": done, "log_shapes": [[list(x.shape), str(x.dtype)] for x in leaves]}
+    save_pytree(path, {"state": state, "log": log}, metadata=meta)
 
 
 def run_chunked(
@@ -256,22 +246,13 @@ def run_chunked(
 
     Args:
         chunk: ``chunk(state, n) -> (state, log)`` running ``n`` iterations in one jitted scan;
-            ``log`` is a pytree whose leaves have a leading ``n`` axis (iterations), or a seed
-            axis then ``n`` with ``seed_axis=True``. Called with at most two distinct ``n``
-            values, so it compiles at most twice.
-        state: initial loop state (any pytree of arrays).
-        iterations: total iterations.
+            log leaves have a leading ``n`` axis (after a seed axis with ``seed_axis``).
+            Called with at most two distinct ``n``.
         log_every: iterations per chunk (progress and checkpoint cadence).
-        kind: checkpoint tag (e.g. ``"ppo"``); a checkpoint of another kind is refused.
-        config: the agent's config (dataclass or pydantic model); a checkpoint written with a
-            different config is refused.
-        key: the run's key; a checkpoint written with another key is refused.
+        kind, config, key: identify the run; a checkpoint written with others is refused.
         progress: optional ``(task, done, total)`` callback, called after each chunk.
-        task: task name passed to ``progress``.
-        checkpoint: optional path; the state and log so far are written after each chunk and a
-            run restarted with the same arguments resumes from it (an uninterrupted run and a
-            resumed one end identical).
-        seed_axis: the log leaves are ``(seeds, n, ...)`` (a chunk vmapped over seeds).
+        checkpoint: optional path written after each chunk; a restarted run resumes from it
+            and ends identical to an uninterrupted one.
 
     Returns:
         ``(final state, log)`` with every log leaf concatenated over all iterations.
@@ -282,28 +263,12 @@ def run_chunked(
     if iterations <= 0 or log_every <= 0:
         raise ValueError(f"iterations and log_every must be positive, got {iterations}, {log_every}")
     path = None if checkpoint is None else Path(checkpoint)
-    config_dict = _config_dict(config)
-    fingerprint = _key_fingerprint(key)
+    meta_base = {"kind": kind, "config": _config_dict(config), "key": key_fingerprint(key)}
     logs: list[PyTree] = []
     done = 0
     log_axis = 1 if seed_axis else 0
     if path is not None and path.exists():
-        meta = load_metadata(path)
-        if meta.get("kind") != kind:
-            raise ValueError(f"{path}: not a {kind} checkpoint (found {meta.get('kind')!r})")
-        differ = [k for k, v in config_dict.items() if meta.get("config", {}).get(k) != v]
-        if differ:
-            raise ValueError(f"{path}: checkpoint was written with a different config ({', '.join(differ)})")
-        if meta.get("key") != fingerprint:
-            raise ValueError(f"{path}: checkpoint was written with a different key")
-        done = int(meta["done"])
-        log_shapes = meta["log_shapes"]
-        treedef = jax.tree_util.tree_structure(jax.eval_shape(lambda s: chunk(s, 1)[1], state))
-        log_target = jax.tree_util.tree_unflatten(
-            treedef, [jax.ShapeDtypeStruct(tuple(s), np.dtype(d)) for s, d in log_shapes]
-        )
-        restored = load_pytree(path, {"state": state, "log": log_target})
-        state, logs = restored["state"], [restored["log"]]
+        state, logs, done = _resume(path, chunk, state, meta_base)
     size = chunk_size(iterations, log_every)
     while done < iterations:
         n = min(size, iterations - done)
@@ -313,15 +278,7 @@ def run_chunked(
         done += n
         if path is not None:
             logs = [_concat(logs, log_axis)]
-            leaves = jax.tree_util.tree_leaves(logs[0])
-            meta = {
-                "kind": kind,
-                "config": config_dict,
-                "key": fingerprint,
-                "done": done,
-                "log_shapes": [[list(x.shape), str(x.dtype)] for x in leaves],
-            }
-            save_pytree(path, {"state": state, "log": logs[0]}, metadata=meta)
+            _save(path, state, logs[0], done, meta_base)
         if progress is not None:
             progress(task, done, iterations)
     return state, _concat(logs, log_axis)
@@ -335,17 +292,8 @@ def iteration_steps(config: Any) -> int:
 
 
 def config_checkpoint(checkpoint: Callable[..., Path | None] | None, name: str, config: Any) -> Path | None:
-    """The checkpoint file for an agent's training of ``config``, asked of ``checkpoint``.
-
-    Args:
-        checkpoint: ``decisions.jobs.checkpoints.checkpoint_file`` (or alike), or None.
-        name: the trainer's name in the job (``ppo-seed0``, ``expert-<task>``).
-        config: the agent's config: its iterations, its chunk (``chunk_size`` of its
-            ``log_every``) and its environment steps per iteration are passed on.
-
-    Returns:
-        The file ``checkpoint`` gives, or None without ``checkpoint``.
-    """
+    """The checkpoint file ``checkpoint(name, iterations=, every=, steps_per_iteration=)`` gives for
+    an agent's ``config``, or None without ``checkpoint``."""
     if checkpoint is None:
         return None
     return checkpoint(
@@ -355,12 +303,8 @@ def config_checkpoint(checkpoint: Callable[..., Path | None] | None, name: str, 
 
 
 def chunk_size(iterations: int, log_every: int) -> int:
-    """Iterations per chunk: a divisor of ``iterations`` close to ``log_every`` when one exists.
-
-    Equal chunks compile the chunk function once; an uneven last chunk would compile a
-    second program (seconds on a CPU). Falls back to ``log_every`` when the nearest divisor
-    is below half of it (then the last chunk is shorter).
-    """
+    """Iterations per chunk: the divisor of ``iterations`` nearest below ``log_every`` if at least
+    half of it, else ``log_every`` (capped at ``iterations``)."""
     target = max(1, min(log_every, iterations))
     for size in range(target, max(1, target // 2) - 1, -1):
         if iterations % size == 0:
@@ -384,24 +328,8 @@ def evaluate_episodes(
     num_episodes: int,
     max_steps: int,
 ) -> np.ndarray:
-    """Undiscounted returns of ``num_episodes`` episodes of ``policy`` on ``env`` (vmapped, jitted).
-
-    Each episode runs until ``terminated | truncated`` or ``max_steps``; rewards after the end
-    are ignored. The same ``key`` gives the same episodes, so agents and baselines can be
-    compared on common random numbers.
-
-    Args:
-        env: an unwrapped ``core.env.Environment``.
-        env_params: its params (shared by all episodes).
-        policy: ``policy(params, obs, key) -> action``.
-        policy_params: the policy's params (no seed axis).
-        key: PRNG key.
-        num_episodes: episodes to run in parallel.
-        max_steps: step budget per episode (static).
-
-    Returns:
-        ``(num_episodes,)`` float64 returns.
-    """
+    """``(num_episodes,)`` float64 undiscounted returns of ``policy`` on an unwrapped ``env``, each
+    episode ending at ``terminated | truncated`` or ``max_steps``; the same ``key``, the same episodes."""
     return np.asarray(_evaluate_jit(env, policy, max_steps, num_episodes, env_params, policy_params, key), np.float64)
 
 

@@ -1,29 +1,11 @@
-"""DQN for discrete actions: double Q-learning, target network, epsilon-greedy, Huber loss.
+"""DQN for discrete actions, on the shared off-policy loop (``offpolicy``): ``DQNAgent`` supplies
+the Q-network and its update.
 
-The loop (vectorised collection, n-step replay, prefill, jitted chunks with progress and
-checkpoint/resume, several seeds at once) is the shared off-policy loop of
-``decisions.core.agents.offpolicy``; this module supplies ``DQNAgent`` (an
-``offpolicy.OffPolicyAgent``: the Q-network and its update):
-
-- **double DQN** target ``r + discount * Q_target(s', argmax_a Q(s', a))``, where ``discount``
-  is ``gamma ** n`` (0 after a termination; truncations bootstrap from the final observation);
-- **Huber loss** on the TD error, Adam with global-norm clipping;
-- **target network** updated as ``target += tau * (online - target)`` every
-  ``target_update_interval`` updates (``tau=1`` with a long interval: periodic hard copies;
-  a small ``tau`` with interval 1: Polyak averaging);
-- **epsilon-greedy** exploration, epsilon decaying linearly from ``epsilon_start`` to
-  ``epsilon_end`` over the first ``exploration_fraction`` of the training iterations.
-
-``train`` returns the greedy policy; its params hold the Q-network weights and the
-observation statistics, and ``save_policy`` / ``load_policy`` round-trip them (msgpack; the
-file also holds the policy's description, so loading needs nothing else).
-
-**Action masks** (for the host loop, ``offpolicy.host_loop``): ``explore_masked``,
-``random_valid_action`` and ``update_masked`` are the masked twins of ``explore``,
-``random_action`` and ``update`` (epsilon-greedy among the valid actions; the double-DQN
-argmax over the next state's valid actions), and ``DQNPolicy.masked_action`` the masked greedy
-policy. ``agent_for_shapes`` builds the agent from shapes when there is no functional
-``Environment`` to read them from.
+Double-DQN targets with discount ``gamma ** n`` (0 after a termination), Huber loss, Adam with
+global-norm clipping, a target network moved by ``tau`` every ``target_update_interval``
+updates, and epsilon-greedy exploration decaying linearly over ``exploration_fraction`` of
+training. The ``*_masked`` methods and ``DQNPolicy.masked_action`` are the action-masked twins
+for the host loop; ``agent_for_shapes`` builds the agent without an ``Environment``.
 """
 
 from __future__ import annotations
@@ -72,16 +54,16 @@ KIND = "dqn"
 class DQNConfig(OffPolicyConfig):
     """DQN settings (frozen, hashable: a jit static argument); the shared ones are in ``OffPolicyConfig``."""
 
+    # Adam learning rate.
     learning_rate: float = 1e-3
-    """Adam learning rate."""
+    # Fraction of the training iterations over which epsilon decays linearly.
     exploration_fraction: float = 0.3
-    """Fraction of the training iterations over which epsilon decays linearly."""
+    # Exploration rate at the start of training (after the random prefill).
     epsilon_start: float = 1.0
-    """Exploration rate at the start of training (after the random prefill)."""
+    # Exploration rate after the decay.
     epsilon_end: float = 0.05
-    """Exploration rate after the decay."""
+    # Transition point of the Huber loss between quadratic and linear.
     huber_delta: float = 1.0
-    """Transition point of the Huber loss between quadratic and linear."""
 
     def __post_init__(self) -> None:
         """Validate every field; raise ``ValueError("field: problem")`` on the first bad one."""
@@ -109,17 +91,8 @@ def masked_argmax(q: Array, mask: Array) -> Array:
 
 @dataclass(frozen=True)
 class DQNPolicy(NetworkPolicy):
-    """The greedy policy ``argmax_a Q(normalised obs, a)``; hashable, so jitted evaluators reuse it.
-
-    Call it as ``policy(params, obs, key)`` with ``params = {"q": ..., "obs_stats": ...}`` and one
-    observation (or a batch: leading axes are kept). ``key`` is unused.
-
-    Attributes:
-        obs_shape: shape of one observation.
-        num_actions: number of discrete actions.
-        action_dtype: dtype name of the actions handed to the environment.
-        hidden: hidden widths of the Q-network.
-    """
+    """The greedy policy ``argmax_a Q(normalised obs, a)``, hashable; ``params = {"q", "obs_stats"}``,
+    leading observation axes kept, ``key`` unused."""
 
     kind: ClassVar[str] = KIND
     params_key: ClassVar[str] = "q"
@@ -141,16 +114,7 @@ class DQNPolicy(NetworkPolicy):
         return jnp.argmax(self.network.apply(params["q"], x), axis=-1).astype(self.action_dtype)
 
     def masked_action(self, params: PyTree, obs: Array, mask: Array) -> Array:
-        """The greedy action(s) among the valid ones.
-
-        Args:
-            params: the policy's params.
-            obs: one observation or a batch (leading axes are kept).
-            mask: bool ``(..., num_actions)``, True where an action is valid.
-
-        Returns:
-            ``argmax`` of the Q-values over the valid actions, in ``action_dtype``.
-        """
+        """The greedy action(s) among those where ``mask`` (``(..., num_actions)``) is True."""
         q = self.network.apply(params["q"], self.features(params, obs))
         return masked_argmax(q, mask).astype(self.action_dtype)
 
@@ -166,12 +130,7 @@ class DQNState(NamedTuple):
 
 @dataclass(frozen=True)
 class DQNAgent:
-    """DQN's part of the off-policy loop (an ``offpolicy.OffPolicyAgent``).
-
-    Attributes:
-        config: the DQN settings.
-        policy: the greedy policy (its Q-network is the one trained).
-    """
+    """DQN's part of the off-policy loop (an ``offpolicy.OffPolicyAgent``)."""
 
     kind: ClassVar[str] = KIND
 
@@ -238,17 +197,7 @@ class DQNAgent:
     def update_masked(
         self, state: DQNState, batch: Transition, next_mask: Array, key: Array
     ) -> tuple[DQNState, dict[str, Array]]:
-        """``update`` whose double-DQN argmax keeps to the next state's valid actions.
-
-        Args:
-            state: the training state.
-            batch: a replay batch (normalised observations).
-            next_mask: bool ``(batch, num_actions)``, the actions valid in ``batch.next_obs``.
-            key: unused.
-
-        Returns:
-            As ``update``.
-        """
+        """``update`` whose double-DQN argmax keeps to the actions valid in ``batch.next_obs``."""
         del key
         return self._td_update(state, batch, next_mask)
 
@@ -287,15 +236,7 @@ class DQNAgent:
 
 
 def make_agent(env: Environment[Any, Any], config: DQNConfig, params: PyTree | None = None) -> DQNAgent:
-    """The DQN agent for ``env``'s spaces (read from concrete params).
-
-    Args:
-        env: an unwrapped environment with a ``Discrete`` action space.
-        config: the DQN settings.
-        params: environment params (default ``env.default_params``).
-
-    Returns:
-        The agent, with its greedy policy.
+    """The DQN agent for ``env``'s spaces, read from ``params`` (default ``env.default_params``).
 
     Raises:
         TypeError: ``config`` is not a ``DQNConfig``.
@@ -317,20 +258,8 @@ def make_agent(env: Environment[Any, Any], config: DQNConfig, params: PyTree | N
 def agent_for_shapes(
     config: DQNConfig, *, obs_shape: tuple[int, ...], num_actions: int, action_dtype: str = "int32"
 ) -> DQNAgent:
-    """The DQN agent for observations of ``obs_shape`` and ``num_actions`` discrete actions.
-
-    For environments that are not a functional ``Environment`` (the host loop's
-    ``offpolicy.host_loop.MultiAgentVecEnv``: ``obs_shape=(envs.obs_dim,)``,
-    ``num_actions=envs.num_actions``).
-
-    Args:
-        config: the DQN settings.
-        obs_shape: shape of one observation.
-        num_actions: number of discrete actions (>= 1).
-        action_dtype: dtype name of the actions.
-
-    Returns:
-        The agent, with its greedy policy.
+    """The DQN agent for observations of ``obs_shape`` and ``num_actions`` discrete actions (for
+    environments that are not a functional ``Environment``, e.g. the host loop's).
 
     Raises:
         TypeError: ``config`` is not a ``DQNConfig``.
@@ -349,5 +278,5 @@ def agent_for_shapes(
 
 train, train_seeds = trainers(make_agent, DQNConfig(), DQNPolicy, metrics="``q_loss``, ``q_mean`` and ``epsilon``")
 
+# ``load_policy(path) -> (policy, params)``: read a DQN policy written by ``save_policy``.
 load_policy = DQNPolicy.load
-"""``load_policy(path) -> (policy, params)``: read a DQN policy written by ``save_policy``."""

@@ -1,24 +1,7 @@
-"""Run a ``gymnax`` environment under this project's functional ``Environment`` contract.
-
-gymnax environments are already functional (``reset(key, params)``, ``step(key, state,
-action, params)``), but their ``step`` resets on its own and reports one ``done`` flag (gymnax
-0.0.x) where ``core.env.Environment.step`` does not reset and keeps ``terminated`` (do not
-bootstrap) and ``truncated`` (the time limit: bootstrap) apart. ``GymnaxEnv`` bridges the two
-by calling gymnax's own ``reset_env`` / ``step_env`` (no auto-reset) and splitting ``done``:
-
-- gymnax 1.x returns ``terminated`` from ``step_env`` and has ``is_truncated``: both are used.
-- gymnax 0.0.x folds the time limit into ``is_terminal``; ``terminated`` is ``is_terminal``
-  asked again with the time limit lifted (so a pole that falls on the last step is
-  ``terminated``, as in gymnasium), and ``truncated`` is the rest of ``done``.
-
-Spaces are converted to ``core.spaces`` (``Discrete`` and ``Box``), rewards to float32 scalars
-and observations to the observation space's dtype, so our agents (``ppo.train``,
-``common.evaluate_episodes``) run on a gymnax environment unchanged::
-
-    env = GymnaxEnv.make("CartPole-v1")
-    result = ppo.train(env, PPOConfig(...), key=key)
-
-Needs ``gymnax`` (the ``peers`` extra); importing this module does not.
+"""Run a ``gymnax`` environment under the functional ``Environment`` contract: ``GymnaxEnv`` calls
+gymnax's ``reset_env`` / ``step_env`` (no auto-reset), splits ``done`` into ``terminated`` and
+``truncated`` for gymnax 0.0.x and 1.x, and converts spaces, rewards and observations. Needs
+``gymnax`` (the ``peers`` extra); importing this module does not.
 """
 
 from __future__ import annotations
@@ -34,8 +17,8 @@ from decisions.core.spaces import Box, Discrete, Space
 
 __all__ = ["GymnaxEnv", "NO_TIME_LIMIT"]
 
+# ``max_steps_in_episode`` that lifts the time limit when gymnax 0.0.x is asked whether a state is terminal.
 NO_TIME_LIMIT = 2**30
-"""``max_steps_in_episode`` that lifts the time limit when gymnax 0.0.x is asked whether a state is terminal."""
 
 
 def _space(space: Any) -> Space:
@@ -56,15 +39,8 @@ def _space(space: Any) -> Space:
 
 
 class GymnaxEnv(Environment[Any, Any]):
-    """A gymnax environment as a ``core.env.Environment`` (no auto-reset, terminated/truncated apart).
-
-    The state and params are gymnax's own. ``info`` keeps gymnax's keys (e.g. ``discount``).
-    The object is hashable by identity, so pass the same one again to reuse a compiled loop.
-
-    Args:
-        env: a gymnax environment (``gymnax.make(name)[0]``).
-        params: its params; gymnax's defaults if None (what ``default_params`` returns).
-    """
+    """A gymnax environment as a ``core.env.Environment`` (no auto-reset, terminated/truncated apart),
+    with gymnax's state, params (default its own) and ``info``; hashable by identity."""
 
     def __init__(self, env: Any, params: Any = None) -> None:
         self.gymnax_env = env

@@ -51,15 +51,7 @@ class PolicyDescription:
 
 
 def one_seed(policy: DescribedPolicy, params: PyTree, seed: int | None) -> PyTree:
-    """The params of one seed, ready to be saved.
-
-    Args:
-        policy: the policy the params belong to.
-        params: a training result's params (with a leading seed axis after ``train_seeds``).
-        seed: which seed to take, or ``None`` for params without a seed axis.
-
-    Returns:
-        The params of that seed.
+    """The params of seed ``seed`` of a training result (``None`` for params without a seed axis).
 
     Raises:
         ValueError: the params still carry a seed axis (no ``seed`` given).
@@ -73,13 +65,5 @@ def one_seed(policy: DescribedPolicy, params: PyTree, seed: int | None) -> PyTre
 
 
 def read_params(path: str | os.PathLike[str], policy: PolicyT) -> tuple[PolicyT, PyTree]:
-    """Read the params of ``policy`` (rebuilt from the file's metadata) from a policy file.
-
-    Args:
-        path: the file.
-        policy: the policy its metadata describes.
-
-    Returns:
-        ``(policy, params)``: call ``policy(params, obs, key)``.
-    """
+    """``(policy, params)`` from a policy file whose metadata describes ``policy``."""
     return policy, load_pytree(path, jax.eval_shape(policy.init, jax.random.PRNGKey(0)))

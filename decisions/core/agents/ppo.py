@@ -49,14 +49,14 @@ class PPOConfig(OnPolicyConfig):
     (168-step) or year-long (365-step) control tasks with tens of observation features.
     """
 
+    # Clip range of the probability ratio.
     clip_eps: float = 0.2
-    """Clip range of the probability ratio."""
+    # Passes over each rollout batch.
     epochs: int = 4
-    """Passes over each rollout batch."""
+    # Minibatches per pass (must divide ``num_envs * rollout_steps``).
     minibatches: int = 4
-    """Minibatches per pass (must divide ``num_envs * rollout_steps``)."""
+    # Adam's epsilon.
     adam_eps: float = 1e-5
-    """Adam's epsilon."""
 
     def __post_init__(self) -> None:
         """Check the shared fields, then PPO's own."""
@@ -73,12 +73,7 @@ class PPOConfig(OnPolicyConfig):
 
 @dataclass(frozen=True)
 class PPOAgent(ActorCriticAgent):
-    """PPO's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``).
-
-    Attributes:
-        config: the PPO configuration.
-        policy: the actor-critic policy being trained.
-    """
+    """PPO's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``)."""
 
     kind: ClassVar[str] = "ppo"
     config_type: ClassVar[type[PPOConfig]] = PPOConfig
@@ -126,8 +121,8 @@ class PPOAgent(ActorCriticAgent):
         return net, opt_state, jax.tree_util.tree_map(lambda x: x.mean(), metrics)
 
 
+# ``make_agent(env, config, params=None)``: the ``PPOAgent`` for ``env``'s spaces (``ActorCriticAgent.for_env``).
 make_agent = PPOAgent.for_env
-"""``make_agent(env, config, params=None)``: the ``PPOAgent`` for ``env``'s spaces (``ActorCriticAgent.for_env``)."""
 
 train, train_seeds = trainers(
     PPOAgent, PPOConfig(), metrics="``policy_loss``, ``value_loss``, ``entropy``, ``approx_kl``, ``clip_fraction``"

@@ -1,18 +1,6 @@
-"""Experience replay for off-policy agents: a jittable circular buffer and n-step transitions.
-
-- ``ReplayBuffer``: a fixed-capacity circular buffer of any pytree of arrays (a
-  ``flax.struct`` dataclass, so it is carried through ``lax.scan``, vmapped over seeds and
-  checkpointed like any other state). ``add`` writes a batch, overwriting the oldest
-  entries once full; ``sample`` draws a batch uniformly (with replacement) among the
-  filled slots.
-- ``Transition``: what the off-policy agents store: ``(obs, action, reward, next_obs,
-  discount)``, where ``discount`` already folds in ``gamma ** k`` and the termination flag,
-  so the bootstrap target is always ``reward + discount * V(next_obs)``.
-- ``NStepWindow``: a per-environment sliding window of the last ``n`` one-step transitions
-  that turns them into n-step transitions. Each step pushes the newest transition and emits
-  the n-step transition that *starts* ``n - 1`` steps earlier, cut at the first episode end
-  inside the window. ``terminated`` stops bootstrapping (``discount = 0``); a truncation
-  bootstraps from the real final observation (``info["final_obs"]`` of ``AutoResetEnv``).
+"""Experience replay for off-policy agents: a jittable circular ``ReplayBuffer`` of pytrees, the
+stored ``Transition`` and ``NStepWindow``, which turns one-step transitions into n-step ones (a
+termination stops bootstrapping, a truncation bootstraps from the real final observation).
 """
 
 from __future__ import annotations
@@ -30,14 +18,10 @@ PyTree = Any
 
 
 class Transition(NamedTuple):
-    """One stored (possibly n-step) transition; leaves gain leading batch axes when batched.
+    """One stored (possibly n-step) transition; the bootstrap target is ``reward + discount * V(next_obs)``.
 
-    Attributes:
-        obs: observation the action was taken in (raw, not normalised).
-        action: action taken (as the agent stores it).
-        reward: discounted sum of the rewards of the (up to ``n``) steps, float32.
-        next_obs: observation to bootstrap from (the true final observation on an episode end).
-        discount: ``gamma ** k`` for ``k`` steps taken, times ``0`` if the last one terminated.
+    ``obs`` is raw; ``reward`` the discounted sum over the steps; ``discount`` is ``gamma ** k``
+    for ``k`` steps taken, 0 if the last one terminated.
     """
 
     obs: Array
@@ -49,15 +33,10 @@ class Transition(NamedTuple):
 
 @struct.dataclass
 class ReplayBuffer:
-    """A fixed-capacity circular buffer of pytrees, pure and jittable.
+    """A fixed-capacity circular buffer of pytrees, pure and jittable (``create(example, capacity)``).
 
-    Build it with ``ReplayBuffer.create(example, capacity)``. The capacity is the leading axis
-    of every ``data`` leaf (inside ``vmap`` over seeds, the per-seed one).
-
-    Attributes:
-        data: the storage, a pytree like the stored items with a leading ``capacity`` axis.
-        position: () int32, the slot the next item is written to.
-        size: () int32, the number of filled slots (at most ``capacity``).
+    ``data`` leaves have a leading ``capacity`` axis; ``position`` is the next slot written,
+    ``size`` the filled slots.
     """
 
     data: PyTree
@@ -66,14 +45,7 @@ class ReplayBuffer:
 
     @classmethod
     def create(cls, example: PyTree, capacity: int) -> ReplayBuffer:
-        """An empty buffer for items shaped like ``example``.
-
-        Args:
-            example: one item (a pytree of arrays, no batch axis); only shapes and dtypes are used.
-            capacity: number of items kept (static, >= 1).
-
-        Returns:
-            An empty buffer (zero-filled storage).
+        """An empty, zero-filled buffer for items shaped like ``example`` (no batch axis).
 
         Raises:
             ValueError: ``capacity`` is not a positive integer.
@@ -89,13 +61,7 @@ class ReplayBuffer:
         return int(jax.tree.leaves(self.data)[0].shape[0])
 
     def add(self, batch: PyTree) -> ReplayBuffer:
-        """Write a batch of items at the current position, wrapping around (oldest overwritten).
-
-        Args:
-            batch: items with the stored structure and a leading batch axis ``B <= capacity``.
-
-        Returns:
-            The updated buffer (``position`` advanced by ``B`` modulo the capacity).
+        """Write a batch (leading axis) at the current position, overwriting the oldest items.
 
         Raises:
             ValueError: the batch is larger than the buffer.
@@ -113,35 +79,17 @@ class ReplayBuffer:
         )
 
     def sample(self, key: Array, batch_size: int) -> PyTree:
-        """Draw ``batch_size`` items uniformly, with replacement, among the filled slots.
-
-        Args:
-            key: PRNG key.
-            batch_size: number of items (static).
-
-        Returns:
-            A pytree of the stored structure with a leading ``batch_size`` axis. On an empty
-            buffer it returns copies of the zero-filled slot 0: add before sampling.
-        """
+        """Draw ``batch_size`` items uniformly, with replacement, among the filled slots (slot 0 when empty)."""
         index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(self.size, 1))
         return jax.tree.map(lambda store: store[index], self.data)
 
 
 @struct.dataclass
 class NStepWindow:
-    """The last ``n`` one-step transitions of each of ``E`` environments, oldest first.
+    """The last ``n`` one-step transitions of each of ``E`` environments, oldest first (axes ``(E, n)``).
 
-    Every leaf has leading axes ``(E, n)``. Push one step of all environments with ``push``;
-    ``transition`` gives the n-step transition starting at the oldest step. After ``n - 1``
-    pushes from an empty window every emitted transition is valid.
-
-    Attributes:
-        obs: observations the actions were taken in.
-        action: actions.
-        reward: float32 rewards.
-        next_obs: observations each step led to (the final ones on an episode end).
-        terminated: bool, the step reached a terminal state (no bootstrap).
-        done: bool, the step ended the episode (terminated or truncated).
+    ``transition`` gives the n-step transition starting at the oldest step, valid after ``n - 1``
+    pushes; ``done`` is terminated or truncated.
     """
 
     obs: Array
@@ -153,17 +101,7 @@ class NStepWindow:
 
     @classmethod
     def create(cls, obs: Array, action: Array, num_envs: int, n: int) -> NStepWindow:
-        """An empty window shaped for one observation ``obs`` and one action ``action``.
-
-        Args:
-            obs: an example observation (no batch axis).
-            action: an example action (no batch axis), in the dtype the agent stores.
-            num_envs: number of environments ``E``.
-            n: window length (the n of n-step returns, >= 1).
-
-        Returns:
-            A zero-filled window.
-        """
+        """A zero-filled window shaped for one example observation and action (no batch axis)."""
 
         def zeros(x: Array, dtype: Any = None) -> Array:
             return jnp.zeros((num_envs, n, *jnp.shape(x)), dtype or jnp.result_type(x))
@@ -194,18 +132,8 @@ class NStepWindow:
         )
 
     def transition(self, gamma: float | Array) -> Transition:
-        """The n-step transitions starting at the oldest step of each environment.
-
-        Rewards are summed with discount ``gamma`` up to and including the first step that
-        ends the episode (or the newest step); the bootstrap observation and the termination
-        flag are those of that last step.
-
-        Args:
-            gamma: discount factor.
-
-        Returns:
-            A ``Transition`` with a leading ``E`` axis.
-        """
+        """The n-step transitions starting at the oldest step of each environment, summed up to the
+        first step ending the episode (or the newest), bootstrapping from that step."""
         n = self.done.shape[1]
         not_done = 1.0 - self.done.astype(jnp.float32)
         # alive[k] = 1 while no earlier step in the window ended the episode.

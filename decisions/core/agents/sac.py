@@ -1,21 +1,9 @@
-"""Soft actor-critic for continuous (``Box``) actions.
+"""Soft actor-critic for continuous (``Box``, finite bounds) actions, on the shared off-policy loop
+(``offpolicy``): ``SACAgent`` supplies the update, ``sac_policy`` the networks and policy.
 
-The loop (vectorised collection, n-step replay, prefill, jitted chunks with progress and
-checkpoint/resume, several seeds at once) is the shared off-policy loop of
-``decisions.core.agents.offpolicy``; this module supplies ``SACAgent`` (an
-``offpolicy.OffPolicyAgent``: the update), with the networks and policy of ``sac_policy``:
-
-- **actor**: a tanh-squashed diagonal Gaussian (state-dependent log-std clipped to
-  ``[-5, 2]``); its sample ``u`` in ``[-1, 1]^d`` is scaled affinely to the action bounds,
-  which must be finite. The log-density includes the tanh change of variables.
-- **twin Q critics** on ``(normalised obs, u)`` with Polyak-averaged target copies; the
-  critic target is ``r + discount * (min_i Q_target_i(s', u') - alpha * log pi(u'|s'))``.
-- **temperature**: ``alpha = exp(log_alpha)`` tuned by gradient descent so the policy entropy
-  tracks ``target_entropy`` (default ``-d``), or fixed with ``tune_alpha=False``.
-
-``train`` returns the deterministic policy ``scale(tanh(mean))``; its params hold the actor
-weights and the observation statistics, and ``save_policy`` / ``load_policy`` round-trip them
-(msgpack; the file also holds the policy's description, so loading needs nothing else).
+A tanh-squashed Gaussian actor scaled to the action bounds, twin Q critics with Polyak targets
+(``r + discount * (min_i Q_target_i(s', u') - alpha * log pi(u'|s'))``) and a temperature tuned
+towards ``target_entropy`` (or fixed). ``train`` returns the deterministic ``scale(tanh(mean))``.
 """
 
 from __future__ import annotations
@@ -65,14 +53,14 @@ PyTree = Any
 class SACConfig(OffPolicyConfig):
     """SAC settings (frozen, hashable: a jit static argument); the shared ones are in ``OffPolicyConfig``."""
 
+    # Transitions per gradient update.
     batch_size: int = 256
-    """Transitions per gradient update."""
+    # Initial entropy temperature.
     initial_alpha: float = 0.1
-    """Initial entropy temperature."""
+    # Tune the temperature automatically towards ``target_entropy``.
     tune_alpha: bool = True
-    """Tune the temperature automatically towards ``target_entropy``."""
+    # Entropy target in nats (default ``-action_dim``).
     target_entropy: float | None = None
-    """Entropy target in nats (default ``-action_dim``)."""
 
     def __post_init__(self) -> None:
         """Validate every field; raise ``ValueError("field: problem")`` on the first bad one."""
@@ -99,12 +87,7 @@ class SACState(NamedTuple):
 
 @dataclass(frozen=True)
 class SACAgent:
-    """SAC's part of the off-policy loop (an ``offpolicy.OffPolicyAgent``).
-
-    Attributes:
-        config: the SAC settings.
-        policy: the deterministic policy (its actor is the one trained).
-    """
+    """SAC's part of the off-policy loop (an ``offpolicy.OffPolicyAgent``)."""
 
     kind: ClassVar[str] = KIND
 
@@ -234,15 +217,7 @@ class SACAgent:
 
 
 def make_agent(env: Environment[Any, Any], config: SACConfig, params: PyTree | None = None) -> SACAgent:
-    """The SAC agent for ``env``'s spaces (read from concrete params).
-
-    Args:
-        env: an unwrapped environment with a float ``Box`` action space with finite bounds.
-        config: the SAC settings.
-        params: environment params (default ``env.default_params``).
-
-    Returns:
-        The agent, with its deterministic policy.
+    """The SAC agent for ``env``'s spaces, read from ``params`` (default ``env.default_params``).
 
     Raises:
         TypeError: ``config`` is not a ``SACConfig``.
@@ -271,5 +246,5 @@ train, train_seeds = trainers(
     make_agent, SACConfig(), SACPolicy, metrics="``q_loss``, ``q_mean``, ``actor_loss``, ``alpha`` and ``entropy``"
 )
 
+# ``load_policy(path) -> (policy, params)``: read a SAC policy written by ``save_policy``.
 load_policy = SACPolicy.load
-"""``load_policy(path) -> (policy, params)``: read a SAC policy written by ``save_policy``."""

@@ -25,20 +25,15 @@ from decisions.core.nets import MLP, GaussianHead, gaussian_log_prob
 __all__ = ["KIND", "SACPolicy", "SquashedGaussianActor", "critic_network", "squashed_sample"]
 
 PyTree = Any
+# Tag of SAC's checkpoints and policy files.
 KIND = "sac"
-"""Tag of SAC's checkpoints and policy files."""
 LOG_STD_MIN = -5.0
 LOG_STD_MAX = 2.0
 _LOG_2 = math.log(2.0)
 
 
 class SquashedGaussianActor(nn.Module):
-    """ReLU MLP trunk and a state-dependent Gaussian head; actions are ``tanh`` of a sample.
-
-    Attributes:
-        hidden: hidden widths (at least one layer).
-        action_dim: dimension of the (flattened) action.
-    """
+    """ReLU MLP trunk (at least one layer) and a state-dependent Gaussian head; actions are ``tanh`` of a sample."""
 
     hidden: Sequence[int]
     action_dim: int
@@ -78,18 +73,8 @@ def squashed_sample(mean: Array, log_std: Array, key: Array) -> tuple[Array, Arr
 
 @dataclass(frozen=True)
 class SACPolicy(NetworkPolicy):
-    """The deterministic SAC policy ``scale(tanh(mean(normalised obs)))``; hashable.
-
-    Call it as ``policy(params, obs, key)`` with ``params = {"actor": ..., "obs_stats": ...}``
-    and one observation (or a batch: leading axes are kept). ``key`` is unused.
-
-    Attributes:
-        obs_shape: shape of one observation.
-        action_shape: shape of one action.
-        action_low: flattened lower action bounds.
-        action_high: flattened upper action bounds.
-        hidden: hidden widths of the actor.
-    """
+    """The deterministic SAC policy ``scale(tanh(mean(normalised obs)))``, hashable; ``params =
+    {"actor", "obs_stats"}``, leading observation axes kept, ``key`` unused."""
 
     kind: ClassVar[str] = KIND
     params_key: ClassVar[str] = "actor"

@@ -3,7 +3,8 @@
 Everything takes a JAX-traceable ``action_fn(obs (F,)) -> action () or (A,)`` (the
 deterministic policy with its parameters closed over), a batch of visited states
 ``(N, F)`` and ``feature_names``; optional ``groups`` (name -> feature names) report
-several features as one. Results are tidy pandas frames; plots are matplotlib Figures.
+several features as one; ``output`` picks the component of a vector action to explain.
+Results are tidy pandas frames; plots are matplotlib Figures.
 
 * Global: :func:`permutation_importance` (shuffle a feature, measure the action change
   and optionally a score drop) and :func:`ig_importance` (mean |integrated gradients|).

@@ -1,7 +1,5 @@
-"""Input validation and shared helpers for :mod:`decisions.core.explain`.
-
-Every check raises :class:`decisions.errors.InputError` (a ``ValueError``) with a
-one-line ``argument: problem`` message.
+"""Input validation and shared helpers for :mod:`decisions.core.explain`; every check raises a
+one-line ``InputError``.
 """
 
 from __future__ import annotations
@@ -18,11 +16,11 @@ from numpy.typing import ArrayLike
 
 from decisions.errors import InputError
 
+# A JAX-traceable policy ``obs (F,) -> action () or (A,)`` with its parameters closed over.
 ActionFn = Callable[[jax.Array], jax.Array]
-"""A JAX-traceable policy ``obs (F,) -> action () or (A,)`` with its parameters closed over."""
 
+# Named feature groups, e.g. ``{"price forecast": ["price_6h", "price_12h", "price_24h"]}``.
 Groups = Mapping[str, Sequence[str]]
-"""Named feature groups, e.g. ``{"price forecast": ["price_6h", "price_12h", "price_24h"]}``."""
 
 BaselineKind = Literal["mean", "median", "zeros"]
 
@@ -115,15 +113,7 @@ def unit_matrix(units: Sequence[tuple[str, list[int]]], n_features: int) -> np.n
 
 
 def make_baseline(observations: ArrayLike, kind: BaselineKind = "mean") -> jax.Array:
-    """A reference observation for integrated gradients: feature ``mean``, ``median`` or ``zeros``.
-
-    Args:
-        observations: Batch ``(N, F)`` of visited states.
-        kind: Which reference to build.
-
-    Returns:
-        A ``(F,)`` array.
-    """
+    """A ``(F,)`` reference observation for integrated gradients: feature ``mean``, ``median`` or ``zeros``."""
     obs = as_observations(observations)
     if kind == "mean":
         return jnp.mean(obs, axis=0)

@@ -1,14 +1,9 @@
 """Gradient-based attributions: integrated gradients (local and global) and gradient x input.
 
-Integrated gradients (Sundararajan et al., 2017) attribute ``f(x) - f(x')`` to the
-features along the straight path from a baseline ``x'`` to ``x``::
-
-    IG_i(x) = (x_i - x'_i) * integral_0^1 df/dx_i(x' + a (x - x')) da
-
-The integral is a quadrature over ``steps`` intervals (trapezoid by default), with
-all path points evaluated in one vmapped, jitted gradient call. By *completeness*
-the attributions sum to ``f(x) - f(x')``; the gap left by the quadrature is reported.
-Attributions are additive, so a feature group's attribution is the sum over its members.
+Integrated gradients attribute ``f(x) - f(x')`` to the features along the straight path from a
+baseline ``x'``, ``IG_i(x) = (x_i - x'_i) * integral_0^1 df/dx_i(x' + a (x - x')) da``, by a
+quadrature over ``steps`` intervals; the completeness gap it leaves is reported. A group's
+attribution is the sum over its members.
 """
 
 from __future__ import annotations
@@ -77,7 +72,8 @@ def _ig_batch(
     return jax.lax.map(one, xs, batch_size=_BATCH)
 
 
-def _grad_batch(action_fn: ActionFn, output: int | None, xs: jax.Array) -> jax.Array:
+def grad_batch(action_fn: ActionFn, output: int | None, xs: jax.Array) -> jax.Array:
+    """The gradient of ``action_fn``'s output (or its only one) at each row of ``xs``, in batches."""
     return jax.lax.map(jax.grad(scalar_fn(action_fn, output)), xs, batch_size=_BATCH)
 
 
@@ -101,19 +97,7 @@ def integrated_gradients(
     method: Quadrature = "trapezoid",
     output: int | None = None,
 ) -> jax.Array:
-    """Integrated-gradient attributions of one observation ``(F,)`` or a batch ``(N, F)``.
-
-    Args:
-        action_fn: Differentiable policy ``obs (F,) -> action``.
-        x: Observation(s) to explain.
-        baseline: Reference observation ``(F,)``.
-        steps: Quadrature intervals along the path.
-        method: ``trapezoid`` (default), ``midpoint``, ``left`` or ``right`` Riemann sums.
-        output: Component of a vector action to explain (required when the action has > 1 components).
-
-    Returns:
-        Attributions with the shape of ``x``.
-    """
+    """Integrated-gradient attributions, shaped like ``x`` (``(F,)`` or ``(N, F)``), from a ``(F,)`` baseline."""
     xs, single = _as_batch(x)
     base = as_observation(baseline, xs.shape[1], "baseline")
     out = check_output(action_fn, xs[0], output, differentiable=True)
@@ -127,7 +111,7 @@ def gradient_x_input(action_fn: ActionFn, x: ArrayLike, *, output: int | None = 
     """Gradient times input, ``x * df/dx``, of one observation ``(F,)`` or a batch ``(N, F)``."""
     xs, single = _as_batch(x)
     out = check_output(action_fn, xs[0], output, differentiable=True)
-    gx = xs * jit_bound(_grad_batch, action_fn, out)(xs)
+    gx = xs * jit_bound(grad_batch, action_fn, out)(xs)
     return gx[0] if single else gx
 
 
@@ -154,15 +138,7 @@ def ig_importance(
     A group's attribution per observation is the (signed) sum over its members, then
     taken in absolute value, so opposing members can cancel as they do in the policy.
 
-    Args:
-        action_fn: Differentiable policy ``obs (F,) -> action``.
-        observations: Visited states ``(N, F)``.
-        feature_names: One name per column.
-        baseline: Reference ``(F,)`` array, ``"mean"``/``"median"``/``"zeros"``, or None (feature means).
-        groups: Optional named feature groups, each reported as one row.
-        steps: Quadrature intervals.
-        method: Quadrature rule (see :func:`integrated_gradients`).
-        output: Component of a vector action to explain.
+    ``baseline``: a ``(F,)`` array, ``"mean"``/``"median"``/``"zeros"``, or None (feature means).
 
     Returns:
         Columns ``feature, importance, std, mean_attribution`` sorted by importance
@@ -193,12 +169,12 @@ class LocalAttribution:
     table: pd.DataFrame
     """Columns ``feature, value, baseline, gradient, attribution, grad_x_input``, sorted by ``|attribution|``.
     Group rows have NaN ``value``, ``baseline`` and ``gradient`` and summed attributions."""
+    # ``f(x)``: the policy's action (component ``output``) at the observation.
     action: float
-    """``f(x)``: the policy's action (component ``output``) at the observation."""
+    # ``f(baseline)``.
     baseline_action: float
-    """``f(baseline)``."""
+    # ``sum(attribution) - (f(x) - f(baseline))``: quadrature error, ~0 for enough steps.
     completeness_gap: float
-    """``sum(attribution) - (f(x) - f(baseline))``: quadrature error, ~0 for enough steps."""
 
     @property
     def relative_gap(self) -> float:
@@ -220,20 +196,7 @@ def explain_decision(
 ) -> LocalAttribution:
     """Attribute one decision to the features (integrated gradients, plus gradient x input).
 
-    Args:
-        action_fn: Differentiable policy ``obs (F,) -> action``.
-        x: The observation ``(F,)`` to explain.
-        feature_names: One name per feature.
-        baseline: Reference ``(F,)`` array, or ``"mean"``/``"median"``/``"zeros"`` / None (feature means)
-            computed from ``observations``.
-        observations: Visited states ``(N, F)``; needed only when the baseline is derived from them.
-        groups: Optional named feature groups, each reported as one row.
-        steps: Quadrature intervals.
-        method: Quadrature rule.
-        output: Component of a vector action to explain.
-
-    Returns:
-        A :class:`LocalAttribution` with the table and the completeness gap.
+    ``baseline`` as for ``ig_importance``, derived from ``observations`` when not an array.
     """
     x_np = np.asarray(x, dtype=np.float64)
     if x_np.ndim != 1:
@@ -248,7 +211,7 @@ def explain_decision(
         integrated_gradients(action_fn, xv, base, steps=steps, method=method, output=output), float
     )
     out = check_output(action_fn, xv, output, differentiable=True)
-    grad = np.asarray(jit_bound(_grad_batch, action_fn, out)(xv[None])[0], float)
+    grad = np.asarray(jit_bound(grad_batch, action_fn, out)(xv[None])[0], float)
     fx, fb = (float(v) for v in jit_bound(_value_batch, action_fn, out)(jnp.stack([xv, base])))
     table = _local_table(names, groups, np.asarray(xv, float), np.asarray(base, float), grad, attr)
     return LocalAttribution(table, fx, fb, float(attr.sum() - (fx - fb)))

@@ -1,12 +1,6 @@
-"""Permutation importance: how much the policy's actions change when a feature is shuffled.
-
-Shuffling a feature (or all features of a group, with the *same* row permutation so
-the group's internal correlation is kept) across the batch breaks its link to the
-other features while keeping its marginal distribution. The importance is the mean
-absolute change in the action over the batch (all action components averaged), or,
-for discrete policies, the fraction of decisions that change. Optionally the drop in
-a user score (e.g. the episode return of the actions on the original states) is
-reported too. All permutations of all units run in one jitted call.
+"""Permutation importance: the mean absolute change of the actions (for discrete policies the
+fraction of decisions that change) when a feature, or a group with one shared permutation, is
+shuffled across the batch; optionally the drop of a user score. One jitted call.
 """
 
 from __future__ import annotations
@@ -85,12 +79,8 @@ def permutation_importance(
     """Global importance of each feature (or group) by shuffling it across the batch.
 
     Args:
-        action_fn: Policy ``obs (F,) -> action () or (A,)``; need not be differentiable.
-        observations: Visited states ``(N, F)``, ``N >= 2``.
-        feature_names: One name per column.
         key: JAX PRNG key (or an int seed) for the ``n_repeats`` permutations, shared by all units.
         n_repeats: Permutations per feature; ``std`` is their spread (ddof=1; 0 for one repeat).
-        groups: Optional named feature groups, each permuted jointly and reported as one row.
         score_fn: Optional score of the actions (see :data:`ScoreFn`); adds ``score_drop`` (original
             score minus score with the feature permuted) and ``score_std``.
         discrete: Treat actions as decisions (argmax of a vector, else the rounded scalar) and

@@ -1,8 +1,5 @@
-"""Matplotlib figures for explanations, built without pyplot's global state.
-
-Every function returns a fresh :class:`matplotlib.figure.Figure` on an Agg canvas, ready
-for ``st.pyplot(fig)`` or ``fig.savefig(...)``; nothing is registered with pyplot, so
-figures are garbage-collected normally and no GUI backend is touched.
+"""Matplotlib figures for explanations, each a fresh ``Figure`` on an Agg canvas, never registered
+with pyplot.
 """
 
 from __future__ import annotations
@@ -41,18 +38,8 @@ def plot_importance(
     title: str = "Feature importance",
     xlabel: str = "importance",
 ) -> Figure:
-    """Horizontal bars of a global importance frame (``feature, importance[, std]``), largest on top.
-
-    Args:
-        importance: Output of :func:`permutation_importance`, :func:`ig_importance` or
-            :func:`sensitivity_summary`.
-        top: Show only the ``top`` most important rows.
-        title: Axes title.
-        xlabel: Axis label for the importance.
-
-    Returns:
-        A figure with one bar per shown row (error bars from ``std`` when present).
-    """
+    """Horizontal bars of the ``top`` rows of a global importance frame (``feature, importance[, std]``),
+    largest on top, with error bars from ``std`` when present."""
     _require(importance, {"feature", "importance"}, "importance")
     df = importance.sort_values("importance", ascending=False, kind="stable").head(top)[::-1]
     fig = _figure(7.0, 0.8 + 0.3 * len(df))
@@ -128,16 +115,8 @@ def plot_response_curve(curve: pd.DataFrame, *, title: str | None = None) -> Fig
 def plot_surrogate_tree(
     surrogate: SurrogateTree, *, max_depth: int | None = None, fontsize: int | None = None
 ) -> Figure:
-    """Draw the surrogate tree (``sklearn.tree.plot_tree``) with feature names and action wording.
-
-    Args:
-        surrogate: A fitted :class:`SurrogateTree`.
-        max_depth: Draw only the top levels.
-        fontsize: Node text size (default: fitted to the figure).
-
-    Returns:
-        The figure; its axes hold one annotation per drawn node.
-    """
+    """Draw the top ``max_depth`` levels of a fitted surrogate tree (``sklearn.tree.plot_tree``), one
+    annotation per node."""
     model = surrogate.model
     depth = min(model.get_depth(), max_depth) if max_depth is not None else model.get_depth()
     leaves = 2 ** max(depth, 1)

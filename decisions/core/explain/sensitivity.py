@@ -1,9 +1,5 @@
-"""Sensitivity of the action to chosen features (e.g. forecasts): gradients and response curves.
-
-``feature_gradients`` gives ``d action / d feature`` at every observation (one jitted,
-vmapped ``jax.grad``); ``response_curve`` re-evaluates the policy with one feature swept
-over a grid of values, for one observation or several (individual conditional
-expectation curves), in one vmapped call.
+"""Sensitivity of the action to chosen features: ``feature_gradients`` (``d action / d feature`` at
+every observation) and ``response_curve`` (the action with one feature swept over a grid).
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ from decisions.core.explain._inputs import (
     scalar_fn,
     sort_importance,
 )
-from decisions.core.explain.attributions import _grad_batch
+from decisions.core.explain.attributions import grad_batch
 from decisions.errors import InputError
 
 
@@ -49,11 +45,7 @@ def feature_gradients(
     """Gradient of the action with respect to the named features at each observation.
 
     Args:
-        action_fn: Differentiable policy ``obs (F,) -> action``.
-        observations: One observation ``(F,)`` or a batch ``(N, F)``.
-        feature_names: One name per column.
         features: Features to report (default: all), e.g. the forecast features.
-        output: Component of a vector action to differentiate.
 
     Returns:
         Long frame with columns ``obs_index, feature, value, gradient`` (``N * len(features)`` rows).
@@ -64,7 +56,7 @@ def feature_gradients(
         raise InputError("features", "empty list")
     cols = [feature_index(names, f, "features") for f in chosen]
     out = check_output(action_fn, obs[0], output, differentiable=True)
-    grads = np.asarray(jit_bound(_grad_batch, action_fn, out)(obs), dtype=np.float64)[:, cols]
+    grads = np.asarray(jit_bound(grad_batch, action_fn, out)(obs), dtype=np.float64)[:, cols]
     values = np.asarray(obs, dtype=np.float64)[:, cols]
     n = obs.shape[0]
     return pd.DataFrame(
@@ -120,15 +112,11 @@ def response_curve(
     """The action as one feature is swept over a range, all else held fixed.
 
     Args:
-        action_fn: Policy ``obs (F,) -> action`` (need not be differentiable).
         x: The observation ``(F,)`` to perturb, or several ``(N, F)`` (one curve each).
-        feature_names: One name per column.
         feature: The feature to sweep.
         values: The grid of values; default ``n_points`` evenly spaced over the feature's range in
             ``observations`` (or in ``x`` when it holds several observations).
-        observations: Visited states ``(N, F)`` giving the default range.
         n_points: Grid size when ``values`` is not given.
-        output: Component of a vector action to report.
 
     Returns:
         Long frame with columns ``obs_index, feature, value, action``.

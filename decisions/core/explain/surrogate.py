@@ -1,11 +1,6 @@
-"""A shallow decision tree that imitates the policy: global rules and per-decision reasons.
-
-The tree is fitted on ``(observation, policy action)`` pairs from visited states —
-a regressor for continuous actions, a classifier for discrete ones — and checked
-on held-out states. Its rules (``export_text``) describe the policy globally; the
-path of one observation through it reads as a reason for that decision, e.g.
-``price_6h > 0.45 and soc <= 0.3 -> discharge 0.8``. The reasons are only as good
-as the fidelity, which is reported alongside.
+"""A shallow decision tree that imitates the policy on visited states: global rules, and the path
+of one observation as the reason for that decision, reported with the tree's fidelity on
+held-out states.
 """
 
 from __future__ import annotations
@@ -39,13 +34,13 @@ Describe = Callable[[float], str]
 class SurrogateFidelity:
     """How well the tree reproduces the policy on held-out states."""
 
+    # R^2 of the tree's action against the policy's (continuous; NaN for discrete or < 2 test states).
     r2: float
-    """R^2 of the tree's action against the policy's (continuous; NaN for discrete or < 2 test states)."""
     agreement: float
     """Fraction of held-out states with the same decision: the same bin of the action (continuous,
     default bins: negative / idle within the deadband / positive) or the same level (discrete)."""
+    # Fraction with ``|tree - policy| <= tolerance`` (continuous; NaN for discrete).
     within_tolerance: float
-    """Fraction with ``|tree - policy| <= tolerance`` (continuous; NaN for discrete)."""
     n_train: int
     n_test: int
 
@@ -58,8 +53,8 @@ class SurrogateTree:
     feature_names: tuple[str, ...]
     discrete: bool
     fidelity: SurrogateFidelity
+    # Wording of an action value (continuous) or level index (discrete), e.g. ``"discharge 0.8"``.
     describe: Describe
-    """Wording of an action value (continuous) or level index (discrete), e.g. ``"discharge 0.8"``."""
 
     @property
     def rules(self) -> str:
@@ -79,19 +74,9 @@ class SurrogateTree:
         return self.model.predict(obs)
 
     def decision_path(self, x: ArrayLike, *, show_values: bool = True) -> list[str]:
-        """The rule lines that lead the tree to its action at one observation ``(F,)``.
-
-        Conditions on the same feature are merged into one interval, in the order the
-        tree tests them; the last line is ``-> <action>``.
-
-        Args:
-            x: The observation.
-            show_values: Append the observation's value to each condition and the
-                leaf's training support to the action line.
-
-        Returns:
-            e.g. ``["price_6h > 0.45 (is 0.62)", "soc <= 0.3 (is 0.21)", "-> discharge 0.8 (leaf of 40 states)"]``.
-        """
+        """The rule lines leading the tree to its action at one observation ``(F,)``, one merged
+        interval per feature then ``-> <action>``; ``show_values`` adds the observation's values
+        and the leaf's support, e.g. ``["soc <= 0.3 (is 0.21)", "-> discharge 0.8 (leaf of 40 states)"]``."""
         xv = np.asarray(as_observation(x, len(self.feature_names), "x"), dtype=np.float64)
         nodes = self.model.decision_path(xv[None]).indices
         bounds = _path_bounds(self.model.tree_, nodes)
@@ -176,10 +161,6 @@ def fit_surrogate(
     """Fit a shallow decision tree to the policy's actions on visited states.
 
     Args:
-        action_fn: Policy ``obs (F,) -> action``. Continuous: a scalar action (or ``output`` of a
-            vector). Discrete: the level index, or logits/probabilities (their argmax is the level).
-        observations: Visited states ``(N, F)``, ``N >= 2``; split into train and held-out parts.
-        feature_names: One name per column (used in the rules).
         discrete: Classifier on levels instead of a regressor on the action value.
         max_depth: Tree depth (shallow trees are readable; 4-6 is typical).
         min_samples_leaf: Smallest leaf, so no rule rests on a handful of states.
@@ -189,12 +170,8 @@ def fit_surrogate(
             i.e. the sign of the action with an idle zone.
         deadband: Half-width of the idle bin in the default ``bins``.
         tolerance: Absolute tolerance for ``within_tolerance``.
-        output: Component of a vector continuous action to imitate.
         describe: Wording of an action: a function of the value (continuous) or level (discrete),
             or, for discrete, a list of level names.
-
-    Returns:
-        The fitted :class:`SurrogateTree`.
     """
     obs = as_observations(observations)
     names = check_feature_names(feature_names, obs.shape[1])

@@ -1,12 +1,4 @@
-"""The core RL agents on the building battery: one training call, one scorer.
-
-Every agent trains on the training months (random week-long episodes) and is scored on the
-held-out window by ``simulate`` (the same code as the baselines). Several seeds train at once
-(``train_seeds`` vmaps the jitted loop). DQN acts on ``DISCRETE_LEVELS`` evenly spaced levels;
-the others on the continuous action. The agents' names and settings (``AgentName``,
-``AgentSettings``) are validated with the job's spec, in ``spec`` (no JAX); they are
-re-exported here.
-"""
+"""The core RL agents on the building battery: one training call, one scorer."""
 
 from __future__ import annotations
 
@@ -25,7 +17,7 @@ from decisions.energy.building.spec import AgentName, AgentSettings
 from decisions.energy.building.windows import Window
 
 if TYPE_CHECKING:
-    from decisions.jobs.checkpoints import CheckpointFor
+    from decisions.kit.checkpoints import CheckpointFor
 
 PyTree = Any
 
@@ -38,16 +30,10 @@ Overrides = Mapping[str, Any]
 
 
 def agent_config(name: AgentName, settings: AgentSettings, overrides: Overrides | None = None) -> Any:
-    """The agent's configuration for week-long hourly battery episodes.
+    """The agent's configuration (a frozen dataclass of ``name.module``) for week-long hourly battery episodes.
 
-    Args:
-        name: which agent.
-        settings: budgets (``on_policy_steps`` / ``off_policy_steps``).
-        overrides: config fields to set over the values below (``tuning.tune_agents`` chooses
-            them on a validation window); checked by the config's own validation.
-
-    Returns:
-        The agent's config (a frozen dataclass of ``name.module``).
+    ``overrides``: config fields set over the values below (``tuning.tune_agents`` chooses them),
+    checked by the config's own validation.
     """
     config = _base_config(name, settings)
     return dataclasses.replace(config, **overrides) if overrides else config
@@ -87,18 +73,10 @@ def train_agent(
 ) -> TrainResult:
     """Train ``settings.seeds`` copies of an agent, one after another, on the training months.
 
-    Args:
-        name: which agent.
-        scenario: the validated scenario (one home for DQN).
-        settings: budgets and seed count.
-        key: PRNG key (split into one key per seed).
-        progress: ``(task, done, total)`` callback between jitted chunks.
-        checkpoint: ``checkpoints.checkpoint_file`` (or alike): each seed's training is then
-            saved after every chunk to the file it gives (``<agent>-seed<k>``) and resumed from it.
-        overrides: config fields set over ``agent_config``'s (see there).
-
-    Returns:
-        The ``TrainResult`` (params and metrics with a leading seed axis).
+    ``key`` splits into one key per seed; ``progress`` is called between jitted chunks; with
+    ``checkpoint`` (``checkpoints.checkpoint_file`` or alike) each seed saves after every chunk to
+    the file it gives (``<agent>-seed<k>``) and resumes from it; ``overrides`` as in ``agent_config``.
+    Returns the ``TrainResult`` (params and metrics with a leading seed axis).
     """
     env, params = agent_env(scenario, name, Split.TRAIN)
     config = agent_config(name, settings, overrides)

@@ -1,18 +1,4 @@
-"""Simple controllers that every agent is compared with: no battery and a rule-based controller.
-
-Both are pure functions of the observation (``simulate.Controller``), so they run through the
-same environment code as an RL agent. The rule-based controller, per home, in order:
-
-1. at an expensive hour (price >= ``expensive``), discharge to cover the home's deficit
-   ``load - pv`` (no export: the feed-in price is usually 0);
-2. with a PV surplus (``pv > load``), charge with the surplus;
-3. at a cheap hour (price <= ``cheap``) when the 6 h forecast is expensive, charge from the
-   grid towards ``target_soc`` so the battery is full for the coming peak;
-4. otherwise idle.
-
-Thresholds default to the quarter and the middle of the tariff's yearly price range
-(time-of-use: cheap <= 0.2925, expensive >= 0.375 $/kWh, i.e. 0.21/0.22 cheap, 0.40+ expensive).
-"""
+"""Simple controllers that every agent is compared with: no battery and a rule-based controller."""
 
 from __future__ import annotations
 
@@ -31,9 +17,6 @@ def no_battery_controller(env: BuildingEnv) -> Controller:
 
     Args:
         env: the environment (continuous actions: zeros; discrete: the level closest to 0).
-
-    Returns:
-        ``controller(obs) -> action``.
     """
     if env.num_levels is not None:
         idle = jnp.asarray((env.num_levels - 1) // 2, jnp.int32)
@@ -50,17 +33,11 @@ def rule_based_controller(
     expensive: float | None = None,
     target_soc: float = 0.9,
 ) -> Controller:
-    """The rule-based controller of the module docstring.
+    """The rule-based controller of the module docstring: ``controller(obs) -> action`` of shape ``(N,)``.
 
-    Args:
-        env: the environment (continuous actions).
-        params: its params (supply the tariff's range and each battery's power).
-        cheap: price at or below which grid charging is allowed ($/kWh; default: a quarter of the range).
-        expensive: price at or above which the battery covers the load (default: middle of the range).
-        target_soc: SoC grid charging aims for ahead of an expensive hour.
-
-    Returns:
-        ``controller(obs) -> action`` of shape ``(N,)``.
+    ``params`` supply the tariff's range and each battery's power; grid charging towards
+    ``target_soc`` is allowed at or below ``cheap`` ($/kWh; default a quarter of the range), the
+    battery covers the load at or above ``expensive`` (default the middle of the range).
 
     Raises:
         ValueError: the environment has discrete actions.

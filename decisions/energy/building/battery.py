@@ -1,18 +1,4 @@
-"""Battery physics of one hourly step, written once for the environment (the LP mirrors it).
-
-All quantities are energies over the hour (kWh); with one-hour steps a power in kW is the same
-number. The action is a fraction ``a`` in ``[-1, 1]`` of the nominal power ``P``, measured on
-the grid side (positive: charge). With stored energy ``E``, current capacity ``C``, SoC limits
-``[s_lo, s_hi]`` and efficiencies ``eta_c`` (stored / drawn) and ``eta_d`` (delivered / withdrawn)::
-
-    charge    = min(max(a, 0) P,  (s_hi C - E) / eta_c)      drawn from the grid
-    discharge = min(max(-a, 0) P, (E - s_lo C) eta_d)        delivered to the grid
-    E'        = E + eta_c charge - discharge / eta_d
-
-Capacity fade follows CityLearn's battery model: the capacity shrinks by
-``fade x C_nominal x |E' - E| / (2 C)`` after each step, and the stored energy is then kept
-inside the (new) SoC band.
-"""
+"""Battery physics of one hourly step, written once for the environment (the LP mirrors it)."""
 
 from __future__ import annotations
 
@@ -46,20 +32,10 @@ def battery_step(
 ) -> BatteryStep:
     """Apply a (dis)charge request for one hour, clipped to the power and SoC limits.
 
-    Args:
-        fraction: requested fraction of nominal power, clipped to ``[-1, 1]`` (+ charge).
-        energy: stored energy before the step, kWh.
-        capacity: current capacity, kWh.
-        nominal_capacity: capacity when new, kWh (scales the fade).
-        power: nominal power, kW (= kWh per step).
-        charge_efficiency: stored / drawn when charging.
-        discharge_efficiency: delivered / withdrawn when discharging.
-        soc_min: lowest SoC, fraction of the current capacity.
-        soc_max: highest SoC.
-        capacity_fade: capacity loss coefficient.
-
-    Returns:
-        ``BatteryStep(charge, discharge, energy, capacity)``.
+    ``fraction`` of nominal ``power`` (kW = kWh per step) is clipped to ``[-1, 1]`` (+ charge); energies
+    and capacities are kWh, ``nominal_capacity`` scales the fade, SoC bounds are fractions of the
+    current capacity, efficiencies are stored / drawn and delivered / withdrawn.
+    Returns ``BatteryStep(charge, discharge, energy, capacity)``.
     """
     request = jnp.clip(fraction, -1.0, 1.0) * power
     headroom = jnp.maximum(soc_max * capacity - energy, 0.0)

@@ -46,10 +46,6 @@ Agents (``agents=True``; PPO, A2C, SAC, DQN, ``seeds`` seeds each, building 1, r
   ``_std``, ``equal_steps_train_seconds_<agent>``;
 - ``transfer_b<b>_saving_vs_lp``: the best agent, trained on building 1, on the held-out months
   of the other homes (no retraining), beside ``transfer_b<b>_rule_based_saving_vs_lp``.
-
-(PPO against SNAPO on gas storage is a gas storage figure: ``decisions bench gas_storage``.
-CityLearn itself is no peer here: ``citylearn`` 3.0.2 pins numpy<2, gymnasium<=0.28.1,
-scikit-learn<=1.2.2 and needs torch, which this environment's numpy 2 / JAX stack cannot share.)
 """
 
 from __future__ import annotations
@@ -68,19 +64,13 @@ from decisions.energy.building.agents import AgentName, Overrides, score_seeds, 
 from decisions.energy.building.dataset import NUM_HOURS
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.evaluation import run_baselines
-from decisions.energy.building.job import (
-    BuildingJob,
-    baseline_kpis,
-    controller_kpis,
-    controller_runs,
-    run_job,
-    seed_kpis,
-)
+from decisions.energy.building.job import BuildingJob, run_job
 from decisions.energy.building.kpis import kpi_table
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario
 from decisions.energy.building.simulate import Trajectory
 from decisions.energy.building.spec import AgentSettings
+from decisions.energy.building.study import baseline_kpis, controller_kpis, controller_runs, seed_kpis
 from decisions.energy.building.tuning import tune_agents
 
 ProgressFn = Callable[[str, int, int], None]
@@ -98,16 +88,8 @@ UNTUNED = (
 def measure_env_steps_per_second(
     num_envs: int = 1024, num_steps: int = 1000, *, auto_reset: bool = False, repeats: int = 3
 ) -> float:
-    """Environment steps per second of a vmapped, scanned, jitted rollout with zero actions.
-
-    Args:
-        num_envs: parallel environments (``VmapEnv``, shared params).
-        num_steps: scanned steps per call.
-        auto_reset: wrap the environment in ``AutoResetEnv`` (as in training).
-        repeats: timed calls after the compile; the best is kept.
-
-    Returns:
-        ``num_envs * num_steps / best wall time``.
+    """Environment steps per second of ``num_envs`` vmapped environments (optionally in ``AutoResetEnv``),
+    scanned and jitted with zero actions: ``num_envs * num_steps`` over the best of ``repeats`` timed calls.
     """
     base = BuildingEnv(1)
     params = base.default_params
@@ -130,17 +112,7 @@ def measure_env_steps_per_second(
 
 
 def measure_one_home_year(repeats: int = 3) -> float:
-    """Environment steps per second of one home stepped through the data year, unbatched.
-
-    ``BuildingEnv(1)`` from ``reset_at(0)`` for ``NUM_HOURS - 1`` steps (truncation ignored, as
-    in ``simulate``), zero actions, one jitted scan, observation and reward consumed.
-
-    Args:
-        repeats: timed calls after the compile; the best is kept.
-
-    Returns:
-        ``(NUM_HOURS - 1) / best wall time``.
-    """
+    """Environment steps per second of one home stepped through the data year, unbatched (best of ``repeats``)."""
     env = BuildingEnv(1)
     hours = NUM_HOURS - 1
     action = jnp.zeros((1,), jnp.float32)
@@ -184,21 +156,11 @@ def run_bench(
     on_policy_steps: int | None = None,
     off_policy_steps: int | None = None,
 ) -> dict[str, Any]:
-    """Measure every building figure (see the module docstring).
+    """Measure every building figure (see the module docstring); a flat dict of numbers and a few strings.
 
-    Args:
-        progress: optional ``(task, done, total)`` callback.
-        agents: train and score the four agents (about 15 minutes on 2 cores, plus the tuning).
-        tune: choose the agents' hyperparameters on months 7-8 first (``tuning.tune_agents``).
-        tune_budget: each tuning run's share of the agent's step budget.
-        tune_seeds: seeds per tuning candidate.
-        equal_steps: also train PPO and A2C on the off-policy agents' step budget.
-        seeds: seeds per agent in the final training.
-        on_policy_steps: PPO and A2C steps per seed (default ``AgentSettings``'s, 5M).
-        off_policy_steps: SAC and DQN steps per seed (default ``AgentSettings``'s, 200k).
-
-    Returns:
-        A flat dict of numbers and a few strings.
+    ``agents`` trains and scores the four agents (minutes to hours), after choosing their
+    hyperparameters on months 7-8 when ``tune``; ``equal_steps`` also trains PPO and A2C on the
+    off-policy step budget; step budgets default to ``AgentSettings``'s.
     """
     report = progress or (lambda task, done, total: None)
     figures: dict[str, Any] = {}
@@ -241,18 +203,8 @@ def agent_figures(
     tune_seeds: int = 1,
     equal_steps: bool = True,
 ) -> dict[str, Any]:
-    """Tune (optionally), train and score the agents on building 1 (see the module docstring).
-
-    Args:
-        report: ``(task, done, total)`` callback.
-        settings: the agents and their budgets (default ``AgentSettings()``: 4 agents, 3 seeds).
-        tune: choose hyperparameters on the validation months first.
-        tune_budget: each tuning run's share of the agent's step budget.
-        tune_seeds: seeds per tuning candidate.
-        equal_steps: also train the on-policy agents on the off-policy step budget.
-
-    Returns:
-        The agent figures.
+    """Tune (when ``tune``, at ``tune_budget`` on the validation months), train and score the agents of
+    ``settings`` on building 1, and with ``equal_steps`` the on-policy agents on the off-policy budget.
     """
     job = BuildingJob(scenario=Scenario(buildings=(1,), relative_reward=True), agents=settings or AgentSettings())
     figures: dict[str, Any] = {}
@@ -296,16 +248,9 @@ def equal_steps_figures(
     baselines: dict[str, Trajectory],
     report: ProgressFn,
 ) -> dict[str, Any]:
-    """The job's on-policy agents retrained on its off-policy step budget and scored on the held-out months.
-
-    Args:
-        job: the bench's job (its scenario, agents, seeds and budgets).
-        overrides: the hyperparameters the main training used, per agent.
-        baselines: ``run_baselines(job.scenario)``.
-        report: ``(task, done, total)`` callback.
-
-    Returns:
-        ``equal_steps_*`` figures per on-policy agent (none without both families in the job).
+    """The job's on-policy agents retrained on its off-policy step budget (with the main training's
+    ``overrides``) and scored on the held-out months: ``equal_steps_*`` figures per on-policy agent
+    (none without both families in the job).
     """
     names = job.agents.names
     on_policy = [n for n in names if n.on_policy]

@@ -1,14 +1,4 @@
-"""The CityLearn 2022 district as typed numpy arrays: loads, PV, batteries, tariff, carbon, weather, calendar.
-
-``load_district()`` reads the compact files packaged in ``data/`` (see ``data/README.md`` and
-``derive.py`` for how they were made) and rebuilds what was dropped: forecasts (the series shifted
-by 6/12/24 h with wrap-around, exactly as in the original files), PV energy per building
-(``Solar Generation [W/kW] x PV kW / 1000``), and the calendar dates and holiday flag.
-
-Time: ``T = 8760`` hourly rows; row ``t`` covers hour ``hour[t]`` (1-24) of ``dates[t]``. Row 0 is
-hour 24 of 2016-07-31 and row 8759 hour 23 of 2017-07-31: the year is an assumption consistent with
-the data's ``day_type`` column (1 August a Monday), see ``data/README.md``.
-"""
+"""The CityLearn 2022 district as typed numpy arrays: loads, PV, batteries, tariff, carbon, weather, calendar."""
 
 from __future__ import annotations
 
@@ -75,14 +65,7 @@ class District:
 
     @staticmethod
     def forecasts(series: np.ndarray) -> np.ndarray:
-        """Perfect forecasts of an hourly series at ``FORECAST_HORIZONS``, wrapping around the year.
-
-        Args:
-            series: ``(T,)`` hourly values.
-
-        Returns:
-            ``(T, 3)``: column ``k`` holds ``series[(t + h_k) % T]``, as the CityLearn files do.
-        """
+        """Perfect forecasts ``(T, 3)`` of an hourly series: column ``k`` holds ``series[(t + h_k) % T]`` (``FORECAST_HORIZONS``)."""
         return np.stack([np.roll(series, -h) for h in FORECAST_HORIZONS], axis=1)
 
 
@@ -106,9 +89,6 @@ def _observed(day: date) -> date:
 
 def us_federal_holidays(year: int) -> set[date]:
     """Observed dates of the ten US federal holidays of a year (Juneteenth, from 2021, excluded).
-
-    Args:
-        year: calendar year.
 
     Returns:
         The set of observed holiday dates.

@@ -1,26 +1,4 @@
-"""How the packaged data files were derived from the CityLearn 2022 ("phase_all") district.
-
-Run once by hand (no network; the source is a local copy of the CityLearn 2.1.2 data set)::
-
-    python -m decisions.energy.building.derive /path/to/citylearn_2022 decisions/energy/building/data
-
-It keeps only the columns the building domain uses, rounded far below any physical meaning:
-
-- ``loads.csv.gz``: ``Equipment Electric Power [kWh]`` (non-shiftable load) of each of the 17
-  buildings, one column ``building_<n>``, rounded to 1e-6 kWh.
-- ``solar.csv.gz``: ``Solar Generation [W/kW]`` (PV output per kW installed) of each building,
-  rounded to 1e-3 W/kW.
-- ``timeseries.csv.gz``: the shared hourly series: ``month``, ``hour``, ``day_type`` (calendar
-  columns of ``Building_1.csv``, identical in every building file), ``price`` ($/kWh,
-  ``pricing.csv``), ``carbon_intensity`` (kg CO2/kWh, rounded to 1e-9), ``temperature_c``,
-  ``diffuse_w_m2``, ``direct_w_m2`` (``weather.csv``).
-- ``buildings.json``: per building, the battery and PV attributes of ``schema.json``.
-
-The 6/12/24 h forecast columns of ``pricing.csv`` and ``weather.csv`` are not kept: in this data
-set they are the series itself shifted by the horizon, wrapping around the end of the year
-(``forecast_h[t] == series[(t + h) % 8760]`` for every row, checked by ``check_forecasts``), so
-``dataset.load_district`` rebuilds them exactly with ``numpy.roll``.
-"""
+"""How the packaged data files were derived from the CityLearn 2022 ("phase_all") district."""
 
 from __future__ import annotations
 
@@ -49,14 +27,7 @@ def _building_frames(source: Path) -> list[pd.DataFrame]:
 
 
 def check_forecasts(source: str | Path) -> dict[str, bool]:
-    """Check that every forecast column equals its series shifted by the horizon (with wrap-around).
-
-    Args:
-        source: folder holding the original ``pricing.csv`` and ``weather.csv``.
-
-    Returns:
-        ``{column name: True if forecast == roll(series, -h)}`` for every forecast column.
-    """
+    """``{forecast column: equals its series shifted by the horizon (with wrap-around)}`` of the original files in ``source``."""
     source = Path(source)
     out: dict[str, bool] = {}
     pricing = pd.read_csv(source / "pricing.csv")
@@ -71,14 +42,8 @@ def check_forecasts(source: str | Path) -> dict[str, bool]:
 
 
 def derive_frames(source: str | Path) -> dict[str, pd.DataFrame | dict]:
-    """Build the compact tables from the original CityLearn files.
-
-    Args:
-        source: folder holding ``Building_<n>.csv``, ``pricing.csv``, ``carbon_intensity.csv``,
-            ``weather.csv`` and ``schema.json``.
-
-    Returns:
-        ``{"loads": frame, "solar": frame, "timeseries": frame, "buildings": dict}``.
+    """The compact tables ``{"loads", "solar", "timeseries", "buildings"}`` from the original CityLearn files in
+    ``source`` (``Building_<n>.csv``, ``pricing.csv``, ``carbon_intensity.csv``, ``weather.csv``, ``schema.json``).
     """
     source = Path(source)
     frames = _building_frames(source)
@@ -114,14 +79,7 @@ def derive_frames(source: str | Path) -> dict[str, pd.DataFrame | dict]:
 
 
 def write_compact(source: str | Path, out: str | Path) -> list[Path]:
-    """Derive the compact tables and write them (gzipped CSV and JSON) into ``out``.
-
-    Args:
-        source: folder of the original CityLearn files.
-        out: destination folder (created if missing).
-
-    Returns:
-        The paths written.
+    """Derive the compact tables and write them (gzipped CSV and JSON) into ``out`` (created if missing); the paths written.
 
     Raises:
         ValueError: a forecast column is not the shifted series (the derivation would lose data).

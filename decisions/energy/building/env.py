@@ -1,30 +1,4 @@
-"""``BuildingEnv``: home batteries on the CityLearn 2022 data, as a functional (gymnax-style) environment.
-
-One hourly step, for ``N`` homes behind one meter (``N = 1``: a single home; ``N = 17``: the
-district)::
-
-    battery   : battery.battery_step for each home (action = fraction of nominal power, + charge)
-    net_i     = load_i - pv_i + charge_i - discharge_i               (kWh, per home)
-    net       = sum_i net_i;  import = max(net, 0);  export = max(-net, 0)
-    cost      = price x import - feed_in_price x export               ($)
-    emissions = carbon_intensity x import                             (kg CO2)
-    reward    = -reward_scale x [cost + carbon_price x emissions
-                                 - relative_reward x (the same with no battery)]
-
-``reward_scale`` defaults to ``1 / N`` (the mean cost per home, so rewards are about -0.05 to -2
-per step whatever ``N``). With ``relative_reward`` the reward is the hour's saving against the
-same homes without a battery: the subtracted term does not depend on the actions, so the
-optimal policy is unchanged and the return's variance is much smaller.
-
-Episodes start at midnight of a random day of the split (``params.start_hours``), or at a given
-row with ``reset_at``, and are *truncated* (never terminated) after ``params.episode_length``
-steps. ``step`` does not reset (wrap in ``AutoResetEnv``); past the end of the data it keeps
-reading the last row.
-
-Actions: ``Box(-1, 1, (N,))`` by default; with ``num_levels=K`` (``N = 1`` only) a
-``Discrete(K)`` action ``k`` means the fraction ``-1 + 2k / (K - 1)`` (odd ``K`` includes 0).
-Observations: see ``observation.py`` (``feature_names()``).
-"""
+"""``BuildingEnv``: home batteries on the CityLearn 2022 data, as a functional (gymnax-style) environment."""
 
 from __future__ import annotations
 
@@ -55,12 +29,10 @@ class BuildingState:
 
 
 class BuildingEnv(Environment[BuildingState, BuildingParams]):
-    """Battery control for ``num_buildings`` homes sharing one meter and one price.
+    """Battery control for ``num_buildings`` homes (``N``, static) sharing one meter and one price.
 
-    Args:
-        num_buildings: number of homes ``N`` (static; must match the params).
-        num_levels: ``None`` for continuous actions, or ``K >= 2`` evenly spaced discrete levels
-            in ``[-1, 1]`` (only with ``num_buildings == 1``).
+    ``num_levels``: None for continuous actions, or ``K >= 2`` evenly spaced discrete levels in ``[-1, 1]``
+    (one home only).
 
     Raises:
         ValueError: ``num_buildings < 1``, ``num_levels < 2``, or discrete levels with several homes.
@@ -87,9 +59,6 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
             scenario: validated scenario (its ``buildings`` fix ``N``).
             split: which months ``reset`` draws episodes from.
             num_levels: discrete action levels, or ``None`` for continuous actions.
-
-        Returns:
-            ``(env, params)``.
         """
         return cls(scenario.num_buildings, num_levels=num_levels), to_params(scenario, split)
 
@@ -108,28 +77,14 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
         return observation.feature_names(self.num_buildings)
 
     def feature_index(self, name: str) -> int:
-        """Position of a named feature in the observation.
-
-        Args:
-            name: a name of ``feature_names()``.
-
-        Returns:
-            Its index in the observation vector.
-
-        Raises:
-            KeyError: no feature of that name.
-        """
+        """Position of a named feature (of ``feature_names()``) in the observation; ``KeyError`` if none."""
         names = self.feature_names()
         if name not in names:
             raise KeyError(f"no observation feature {name!r}; features: {', '.join(names)}")
         return names.index(name)
 
     def observation_space(self, params: BuildingParams) -> Space:
-        """A float32 box bounding every feature over the data year (padded by ``OBS_MARGIN``).
-
-        Shared features and each home's load and PV are bounded by their yearly extremes, the
-        SoC by ``[0, 1]``, the previous net load by the no-battery extremes -/+ the battery power.
-        """
+        """A float32 box bounding every feature over the data year (padded by ``OBS_MARGIN``)."""
         base = params.load - params.pv  # (T, N)
         per_low = jnp.stack(
             [params.load.min(0), params.pv.min(0), jnp.zeros_like(params.power), base.min(0) - params.power],
@@ -175,15 +130,7 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
         return jnp.concatenate([params.features[t], per_home.reshape(-1)]).astype(jnp.float32)
 
     def reset_at(self, start_hour: Array | int, params: BuildingParams) -> tuple[Array, BuildingState]:
-        """Start an episode at a given data row (deterministic; for evaluation).
-
-        Args:
-            start_hour: row index of the first hour to decide (0-based).
-            params: environment params.
-
-        Returns:
-            ``(obs, state)`` with the batteries at ``initial_soc`` and new capacity.
-        """
+        """Start an episode at data row ``start_hour`` (deterministic): ``(obs, state)``, batteries at ``initial_soc``, new capacity."""
         self._check(params)
         t = jnp.asarray(start_hour, jnp.int32)
         before = jnp.maximum(t - 1, 0)
@@ -201,10 +148,6 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
 
         Args:
             key: PRNG key choosing the start day.
-            params: environment params.
-
-        Returns:
-            ``(obs, state)``.
         """
         index = jax.random.randint(key, (), 0, params.num_starts)
         return self.reset_at(params.start_hours[index], params)
@@ -212,18 +155,10 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
     def step(
         self, key: PRNGKey, state: BuildingState, action: Array, params: BuildingParams
     ) -> tuple[Array, BuildingState, Array, Array, Array, Info]:
-        """Apply the battery action for one hour and bill the meter.
+        """Apply the battery action (``(N,)`` fractions in ``[-1, 1]``, clipped, or a discrete level) for one hour and bill the meter.
 
-        Args:
-            key: unused (the transition is deterministic given the data).
-            state: current state.
-            action: ``(N,)`` fractions in ``[-1, 1]`` (clipped), or a discrete level.
-            params: environment params.
-
-        Returns:
-            ``(obs, state, reward, terminated, truncated, info)``; ``info`` holds float32
-            ``cost`` and ``emissions`` (scalars), and per home ``net_load``, ``battery``
-            (charge - discharge, grid side) and ``soc`` after the step, each ``(N,)``.
+        Returns ``(obs, state, reward, terminated, truncated, info)``; ``info`` holds float32 ``cost`` and
+        ``emissions`` (scalars) and per home ``(N,)`` ``net_load``, ``battery`` (charge - discharge) and ``soc``.
         """
         del key
         self._check(params)

@@ -1,11 +1,4 @@
-"""Score baselines and any other controllers on the same held-out window, as one KPI table.
-
-    trajectories = run_baselines(scenario)                          # no battery, rule-based, LP
-    trajectories["ppo"] = simulate(env, params, agent_controller(result.policy, result.params), window)
-    table = kpi_table(trajectories)
-
-or in one call ``evaluate(scenario, {"ppo": controller})``.
-"""
+"""Score baselines and any other controllers on the same held-out window, as one KPI table."""
 
 from __future__ import annotations
 
@@ -26,15 +19,8 @@ from decisions.energy.building.windows import Window
 def run_baselines(
     scenario: Scenario, window: Window | None = None, *, include_mpc: bool = False
 ) -> dict[str, Trajectory]:
-    """Run the baselines of a scenario over a window through the environment.
-
-    Args:
-        scenario: validated scenario.
-        window: hours to evaluate (default ``scenario.eval_window()``, the held-out months).
-        include_mpc: also run the 24 h MPC (one LP per hour: about a minute per 3000 hours).
-
-    Returns:
-        ``{"no_battery", "rule_based", "perfect_foresight"[, "mpc"]: Trajectory}``.
+    """Run the baselines of a scenario over ``window`` (default: the held-out months) through the environment:
+    ``{"no_battery", "rule_based", "perfect_foresight"[, "mpc"]: Trajectory}`` (MPC: one LP per hour).
     """
     env, params = BuildingEnv.from_scenario(scenario, Split.EVAL)
     window = window or scenario.eval_window()
@@ -56,16 +42,8 @@ def evaluate(
     *,
     include_mpc: bool = False,
 ) -> pd.DataFrame:
-    """KPI table of the baselines and of extra controllers (e.g. trained agents) on one window.
-
-    Args:
-        scenario: validated scenario (its continuous-action environment is used).
-        controllers: ``{name: controller(obs) -> action}`` to score besides the baselines.
-        window: hours to evaluate (default: the held-out window).
-        include_mpc: also run the MPC baseline.
-
-    Returns:
-        ``kpis.kpi_table`` of every controller (rows: baselines first, then ``controllers``).
+    """KPI table (``kpis.kpi_table``) of the baselines, then of ``controllers`` (``{name: controller(obs) -> action}``),
+    on ``window`` (default: the held-out window) of ``scenario``'s continuous-action environment.
     """
     window = window or scenario.eval_window()
     trajectories = run_baselines(scenario, window, include_mpc=include_mpc)

@@ -1,11 +1,4 @@
-"""Explanations of a trained battery controller, in the building's own terms.
-
-Applies the domain-free ``core.explain`` to a controller over the states it visited on the
-held-out window: feature groups an operator recognises (calendar, price now, price forecasts,
-weather, the home), global importance (integrated gradients and permutation), the response to
-each forecast (``jax.grad``), a surrogate decision tree with its fidelity, and a "why did it
-do that at this hour?" answer combining the tree's rule path with local attributions.
-"""
+"""Explanations of a trained battery controller, in the building's own terms."""
 
 from __future__ import annotations
 
@@ -108,16 +101,8 @@ class BuildingExplanation:
         return self.importance.rename(columns={"feature": "group"}).merge(permutation, on="group")
 
     def why(self, action_fn: ActionFn, hour_index: int, *, top: int = 5) -> tuple[list[str], LocalAttribution]:
-        """Why the controller did what it did at one visited hour.
-
-        Args:
-            action_fn: the controller's scalar action function (as passed to ``explain_controller``).
-            hour_index: position in ``observations``.
-            top: how many attributions to name.
-
-        Returns:
-            ``(lines, local)``: the surrogate tree's rule path and the largest attributions as
-            text, and the full local attribution (for a chart).
+        """Why ``action_fn`` did what it did at the visited hour ``hour_index``: ``(lines, local)``, the surrogate
+        tree's rule path and the ``top`` largest attributions as text, and the full local attribution.
         """
         obs = self.observations[hour_index]
         local = explain_decision(action_fn, obs, list(self.feature_names), observations=self.observations)
@@ -138,17 +123,8 @@ def explain_controller(
     seed: int = 0,
     max_depth: int = 5,
 ) -> BuildingExplanation:
-    """Explain a continuous-action controller over visited states.
-
-    Args:
-        action_fn: ``obs (F,) -> action ()`` (the deterministic policy, params closed over).
-        observations: ``(T, F)`` states visited on the evaluation window.
-        feature_names: the environment's ``feature_names()``.
-        seed: seed of the permutations and of the tree's train/test split.
-        max_depth: depth of the surrogate tree.
-
-    Returns:
-        The ``BuildingExplanation``.
+    """Explain ``action_fn`` (``obs (F,) -> action ()``) over the ``(T, F)`` visited ``observations``;
+    ``seed`` seeds the permutations and the surrogate tree's split, of depth ``max_depth``.
     """
     names = list(feature_names)
     obs = jnp.asarray(observations, jnp.float32)

@@ -1,21 +1,4 @@
-"""CityLearn-style KPIs: each controller's figure divided by the same homes with no battery.
-
-On the meter's net load ``n_t`` (kWh, sum over homes) of a window:
-
-- ``cost``: the bill; ``emissions``: kg CO2 of imports;
-- ``ramping``: ``sum_t |n_t - n_{t-1}|``;
-- ``one_minus_load_factor``: ``1 - mean(n) / max(n)`` in each calendar month of the window,
-  averaged over months;
-- ``daily_peak``: ``max(n)`` in each calendar day, averaged over days;
-- ``annual_peak``: ``max(n)`` over the whole window.
-
-Each is reported as the ratio to the no-battery reference (1 = no better than no battery,
-lower is better), as the CityLearn challenge scores them. ``grid`` is the mean of the four grid
-KPIs and ``average_score`` the mean of ``cost``, ``emissions`` and ``grid`` (the challenge's
-three-way average, to our reading of its rules). ``saving_fraction_of_lp`` is
-``(cost_ref - cost) / (cost_ref - cost_LP)``: the share of the perfect-foresight saving a
-controller achieves (1 for the LP itself).
-"""
+"""CityLearn-style KPIs: each controller's figure divided by the same homes with no battery."""
 
 from __future__ import annotations
 
@@ -39,9 +22,6 @@ def _group_max(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 def raw_kpis(trajectory: Trajectory) -> dict[str, float]:
     """The KPIs of the module docstring in their own units (not divided by a reference).
-
-    Args:
-        trajectory: a controller's trajectory.
 
     Returns:
         ``{name: value}`` for every name of ``RAW_KPIS``.
@@ -67,19 +47,11 @@ def kpi_table(
     reference: str = "no_battery",
     optimum: str | None = "perfect_foresight",
 ) -> pd.DataFrame:
-    """One row per controller: KPIs divided by the reference, plus the share of the LP saving.
+    """One row per controller of ``trajectories`` (all over one window): KPIs divided by the ``reference``
+    (no battery), plus ``saving_fraction_of_lp`` against ``optimum`` (perfect foresight; None: NaN).
 
-    Args:
-        trajectories: ``{controller name: trajectory}``, all over the same window, including the
-            reference (and the optimum, if named).
-        reference: name of the no-battery trajectory.
-        optimum: name of the perfect-foresight trajectory, or ``None`` (then
-            ``saving_fraction_of_lp`` is NaN).
-
-    Returns:
-        DataFrame indexed by controller with columns ``cost, emissions, ramping,
-        one_minus_load_factor, daily_peak, annual_peak, grid, average_score,
-        saving_fraction_of_lp, cost_usd, emissions_kg, saving_usd``.
+    Columns ``cost, emissions, ramping, one_minus_load_factor, daily_peak, annual_peak, grid,
+    average_score, saving_fraction_of_lp, cost_usd, emissions_kg, saving_usd``, indexed by controller.
 
     Raises:
         KeyError: the reference (or the named optimum) is missing.

@@ -1,16 +1,4 @@
-"""Model predictive control: re-solve the schedule LP over the next 24 h every hour, apply the first hour.
-
-At each hour ``t`` the controller knows the current stored energy, the current hour's load and
-PV (observed, as in the environment) and the tariff's prices over the horizon (the data's price
-forecasts are exact, so the horizon's price path is taken as known). Load and PV of later hours
-are forecast by persistence: the same hour of the previous day (``base[t + k - 24]``). It
-solves ``optimum.schedule_lp`` over ``[t, t + horizon)`` (cut at the end of the data, not of the
-evaluation window, which the controller does not know) and applies the first hour's net
-battery energy. The battery state is advanced with ``BuildingParams.battery_step``, the
-environment's own physics, so ``simulate_actions`` of the returned schedule reproduces it.
-
-Slow by design (one LP per hour, ~10-30 ms each): about a minute for a 122-day window.
-"""
+"""Model predictive control: re-solve the schedule LP over the next 24 h every hour, apply the first hour."""
 
 from __future__ import annotations
 
@@ -33,15 +21,8 @@ def _advance(fraction: jax.Array, energy: jax.Array, capacity: jax.Array, params
 
 
 def mpc_actions(params: BuildingParams, window: Window, *, horizon: int = DAY) -> np.ndarray:
-    """The MPC schedule over a window, as environment actions.
-
-    Args:
-        params: environment params.
-        window: hours to control (the battery starts at ``initial_soc``).
-        horizon: look-ahead in hours (1-24: persistence forecasts reach one day back).
-
-    Returns:
-        ``(window.num_hours, N)`` float32 actions for ``simulate.simulate_actions``.
+    """The MPC schedule over ``window`` (the battery starts at ``initial_soc``) with a ``horizon``
+    of 1-24 hours look-ahead, as ``(window.num_hours, N)`` float32 actions for ``simulate.simulate_actions``.
 
     Raises:
         ValueError: ``horizon`` outside 1-24.

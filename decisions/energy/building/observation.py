@@ -1,37 +1,4 @@
-"""The observation vector of ``BuildingEnv``: feature order, names and scales.
-
-An observation is ``[shared features..., then for each home: its building features...]``,
-float32. Each entry is ``raw value / scale`` so that typical magnitudes are O(1); the names
-give the raw quantity and its unit (multiply by ``feature_scales()`` to recover it).
-
-Shared features (23), all for the hour about to be decided:
-
-==== ========================== ======= =====================================================
- idx  name                        scale   meaning
-==== ========================== ======= =====================================================
-  0   hour_sin                    1       sin(2 pi (hour mod 24) / 24), hour 1-24 of the data
-  1   hour_cos                    1       cos of the same angle
-  2   weekend                     1       1 on Saturday and Sunday
-  3   holiday                     1       1 on a US federal holiday (observed date)
-  4   month_sin                   1       sin(2 pi (month - 1) / 12)
-  5   month_cos                   1       cos of the same angle
-  6   price_usd_per_kwh           1       import price of this hour
- 7-9  price_{6,12,24}h            1       the price 6, 12 and 24 h ahead (perfect forecasts)
- 10   carbon_kg_per_kwh           1       grid carbon intensity of this hour
- 11   temperature_c               10      outdoor dry-bulb temperature
-12-14 temperature_{6,12,24}h_c    10      its forecasts
- 15   direct_irradiance_w_m2      1000    direct solar irradiance
-16-18 direct_irradiance_{..}h     1000    its forecasts
- 19   diffuse_irradiance_w_m2     1000    diffuse solar irradiance
-20-22 diffuse_irradiance_{..}h    1000    its forecasts
-==== ========================== ======= =====================================================
-
-Building features (4 per home, in the order of ``Scenario.buildings``): ``load_kwh`` (the
-non-shiftable load of this hour), ``pv_kwh`` (PV generation of this hour), ``soc`` (stored
-energy / current capacity, 0-1) and ``prev_net_load_kwh`` (the home's net grid energy of the
-previous hour). With several homes the names carry the home's position: ``load_kwh[0]``.
-The load and PV of the current hour are observed before acting, as in CityLearn.
-"""
+"""The observation vector of ``BuildingEnv``: feature order, names and scales."""
 
 from __future__ import annotations
 
@@ -104,7 +71,6 @@ def shared_features(district: District, prices: np.ndarray) -> np.ndarray:
     """The shared features of every hour, already divided by their scales.
 
     Args:
-        district: the data set.
         prices: ``(T,)`` import price of the chosen tariff.
 
     Returns:

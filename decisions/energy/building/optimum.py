@@ -1,24 +1,4 @@
-"""Perfect-foresight optimum: the LP schedule that minimises the bill over a window.
-
-With every load, PV output and price of the window known in advance, the cheapest battery
-schedule is a linear programme over, for each home ``b`` and hour ``t``, the energy drawn to
-charge ``c_bt``, delivered by discharging ``d_bt``, stored ``e_bt``, and at the meter the
-import ``i_t`` and export ``x_t``::
-
-    min  sum_t (price_t + carbon_price carbon_t) i_t - feed_in x_t  +  eps sum_bt (c_bt + d_bt)
-    s.t. e_b,t+1 = e_bt + eta_c c_bt - d_bt / eta_d,     e_b0 = initial_soc C_b
-         soc_min C_b <= e_bt <= soc_max C_b,   0 <= c_bt, d_bt <= P_b
-         i_t - x_t = sum_b (load_bt - pv_bt + c_bt - d_bt),   i_t, x_t >= 0
-
-the same physics as ``battery.battery_step`` (charge/discharge split with their efficiencies,
-SoC band, power limit, import/export split). Capacity fade is left out (a relaxation: fade only
-shrinks the feasible set), so with fade the LP still bounds what any controller can save, and
-without fade the env reproduces the LP cost exactly. ``eps`` (1e-6 $/kWh) breaks ties against
-simultaneous charge and discharge, which the environment's single net action cannot express;
-``cost``, ``emissions`` and ``objective`` are reported without it. Because ``feed_in_price``
-is at most every import price (``Scenario`` checks it), importing and exporting in the same
-hour never pays.
-"""
+"""Perfect-foresight optimum: the LP schedule that minimises the bill over a window."""
 
 from __future__ import annotations
 
@@ -67,10 +47,6 @@ class OptimumResult:
 def window_data(params: BuildingParams, window: Window) -> dict[str, np.ndarray]:
     """The window's series and the battery constants as float64 numpy arrays.
 
-    Args:
-        params: environment params.
-        window: the hours.
-
     Returns:
         ``base`` (T, N) = load - pv, ``price``, ``carbon`` (T,), and the ``(N,)`` battery constants.
     """
@@ -103,15 +79,9 @@ def window_data(params: BuildingParams, window: Window) -> dict[str, np.ndarray]
 def schedule_lp(
     data: dict[str, np.ndarray], initial_energy: np.ndarray, *, tie_break: float = TIE_BREAK
 ) -> pyo.ConcreteModel:
-    """Build the LP of the module docstring for given series.
-
-    Args:
-        data: ``window_data`` (or the same keys with forecasts, for MPC).
-        initial_energy: ``(N,)`` stored energy at the first hour, kWh.
-        tie_break: $/kWh of throughput added to the objective.
-
-    Returns:
-        The pyomo model (variables ``c, d, e, imp, exp``; indexed ``[b, t]`` / ``[t]``).
+    """Build the LP of the module docstring for ``data`` (``window_data``, or with forecasts for MPC),
+    from ``initial_energy`` (``(N,)`` kWh), with ``tie_break`` $/kWh of throughput in the objective.
+    Variables ``c, d, e, imp, exp``, indexed ``[b, t]`` / ``[t]``.
     """
     base = data["base"]
     hours, homes = base.shape
@@ -156,16 +126,11 @@ def _values(var: pyo.Var, homes: int, steps: int) -> np.ndarray:
 def perfect_foresight(
     params: BuildingParams, window: Window, *, time_limit: float | None = None
 ) -> OptimumResult:
-    """Solve the perfect-foresight LP over a window (pyomo + HiGHS via ``core.optimal.solve``).
+    """Solve the perfect-foresight LP over ``window`` (pyomo + HiGHS via ``core.optimal.solve``).
 
-    Args:
-        params: environment params (their battery constants and series are used).
-        window: the hours to optimise; the battery starts at ``initial_soc``.
-        time_limit: HiGHS time limit, seconds (None: ``core.optimal.DEFAULT_TIME_LIMIT``); an LP
-            stopped by it raises ``SolveError``.
-
-    Returns:
-        The ``OptimumResult``; ``actions(params)`` replays it in the environment.
+    The battery starts at ``initial_soc``; an LP stopped by ``time_limit`` (seconds; None:
+    ``core.optimal.DEFAULT_TIME_LIMIT``) raises ``SolveError``. ``actions(params)`` of the result
+    replays it in the environment.
     """
     started = time.perf_counter()
     data = window_data(params, window)

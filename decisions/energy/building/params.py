@@ -1,8 +1,4 @@
-"""Traced parameters of the building environment: the data series and the battery constants.
-
-Every number is an array leaf, so a batch of params (one home per copy, or a sweep of battery
-sizes) is a ``vmap``; only shapes are static: ``T`` hours, ``N`` homes, ``F`` shared features.
-"""
+"""Traced parameters of the building environment: the data series and the battery constants."""
 
 from __future__ import annotations
 
@@ -55,16 +51,7 @@ class BuildingParams:
         return self.load.shape[-1]
 
     def battery_step(self, fraction: Array, energy: Array, capacity: Array) -> BatteryStep:
-        """One hour of ``battery.battery_step`` for every home, with these params' battery constants.
-
-        Args:
-            fraction: ``(N,)`` requested fractions of nominal power, + charge.
-            energy: ``(N,)`` stored energy before the step, kWh.
-            capacity: ``(N,)`` current capacity, kWh.
-
-        Returns:
-            ``BatteryStep(charge, discharge, energy, capacity)``.
-        """
+        """One hour of ``battery.battery_step`` for every home (``(N,)`` arrays), with these params' battery constants."""
         return battery_step(
             fraction,
             energy,
@@ -83,12 +70,8 @@ def to_params(scenario: Scenario, split: Split | str = Split.TRAIN) -> BuildingP
     """Build the traced params of a validated scenario for one split.
 
     Args:
-        scenario: validated scenario.
         split: ``"train"`` or ``"eval"``: which months ``reset`` draws episode starts from
             (``reset_at`` and ``simulate`` may start anywhere).
-
-    Returns:
-        The ``BuildingParams`` (float32 leaves).
     """
     district = load_district()
     idx = scenario.indices
@@ -126,14 +109,8 @@ def to_params(scenario: Scenario, split: Split | str = Split.TRAIN) -> BuildingP
 
 
 def per_building_params(scenario: Scenario, split: Split | str = Split.TRAIN) -> BuildingParams:
-    """One single-home params per selected building, stacked on a leading axis (for ``VmapEnv``).
-
-    Args:
-        scenario: validated scenario; each of its ``buildings`` becomes one copy.
-        split: which months ``reset`` draws from.
-
-    Returns:
-        ``BuildingParams`` whose leaves have a leading ``len(scenario.buildings)`` axis and ``N = 1``.
+    """One single-home params (``N = 1``) per building of ``scenario``, stacked on a leading axis (for
+    ``VmapEnv``); ``reset`` draws from the months of ``split``.
     """
     singles = [
         to_params(

@@ -1,17 +1,4 @@
-"""Replay the agents of a building run: their saved policies, re-simulated and explained.
-
-A controller is identified by the pair ``(controller, seed)``: a baseline by its name and no
-seed, an agent seed by the agent's name and its seed. ``seed_name`` is the one place the name
-``<agent>_seed<k>`` of an agent seed is made from that pair (policy files ``<agent>_seed<k>.msgpack``,
-their run artifacts ``policy_<agent>_seed<k>``, labels); nothing parses it back.
-
-- ``save_policies`` writes every trained seed of a job; ``policy_path`` finds one among a
-  recorded run's artifacts and ``load_policy`` reads it;
-- ``simulate_policy`` re-runs a policy over a window (the held-out months by default) with the
-  scorer of every controller (``simulate``), so the trajectory is the one the job scored;
-- ``explain_policy`` explains a continuous-action policy over the states of a trajectory: the
-  job calls it on the seed it explains, ``replay_seed`` on any seed of a recorded run.
-"""
+"""Replay the agents of a building run: their saved policies, re-simulated and explained."""
 
 from __future__ import annotations
 
@@ -52,15 +39,7 @@ def is_continuous(agent: AgentName | str) -> bool:
 
 
 def seed_name(agent: AgentName | str, seed: int) -> str:
-    """The name of one agent seed, ``"ppo_seed0"``: its policy file's stem and its label in charts.
-
-    Args:
-        agent: the agent (``AgentName`` or its value).
-        seed: the seed, from 0.
-
-    Returns:
-        ``<agent>_seed<seed>``; made here only, never parsed back.
-    """
+    """The name of one agent seed, ``"ppo_seed0"``: its policy file's stem and its label in charts (never parsed back)."""
     return f"{AgentName(agent).value}_seed{int(seed)}"
 
 
@@ -75,15 +54,8 @@ def policy_artifact(agent: AgentName | str, seed: int) -> str:
 
 
 def save_policies(folder: str | Path, policies: Mapping[str, TrainResult], seeds: int) -> dict[str, Path]:
-    """Write every seed of every trained agent as ``<agent>_seed<k>.msgpack`` into ``folder``.
-
-    Args:
-        folder: the run's artifact folder (exists).
-        policies: agent name -> its ``TrainResult`` (params with a leading seed axis).
-        seeds: seeds per agent.
-
-    Returns:
-        Artifact name (``policy_artifact``) -> path of each file written.
+    """Write every seed of every trained agent as ``<agent>_seed<k>.msgpack`` into ``folder`` (exists);
+    artifact name (``policy_artifact``) -> path of each file written.
     """
     files = {}
     for name, result in policies.items():
@@ -100,11 +72,6 @@ def policy_path(artifacts: Mapping[str, str | Path], agent: AgentName | str, see
 
     Args:
         artifacts: artifact name -> path (a run record's artifacts).
-        agent: the agent.
-        seed: its seed.
-
-    Returns:
-        The policy file's path.
 
     Raises:
         InputError: the run recorded no such policy, or its file is gone.
@@ -129,17 +96,8 @@ def load_policy(agent: AgentName | str, path: str | Path) -> tuple[Policy, PyTre
 def simulate_policy(
     scenario: Scenario, agent: AgentName | str, policy: Policy, params: PyTree, window: Window | None = None
 ) -> Trajectory:
-    """Run a policy over a window of the evaluation split, as the job scored it.
-
-    Args:
-        scenario: the run's scenario.
-        agent: the agent (DQN acts on discrete levels).
-        policy: ``policy(params, obs, key) -> action``.
-        params: its parameters (one seed).
-        window: hours to simulate (default: the held-out months, ``scenario.eval_window()``).
-
-    Returns:
-        The trajectory, with the observations the policy saw.
+    """Run ``policy(params, obs, key) -> action`` over ``window`` (default: the held-out months) as the job
+    scored it (DQN on discrete levels); the trajectory keeps the observations the policy saw.
     """
     env, env_params = agent_env(scenario, AgentName(agent), Split.EVAL)
     return simulate(env, env_params, agent_controller(policy, params), window or scenario.eval_window())
@@ -178,16 +136,7 @@ class ExplainedSeed:
         return self.explanation.importance_table()
 
     def why(self, hour_index: int, *, top: int = 5) -> tuple[list[str], LocalAttribution]:
-        """Why the seed acted as it did at one visited hour (``BuildingExplanation.why``).
-
-        Args:
-            hour_index: position of the hour in the trajectory.
-            top: how many attributions to name.
-
-        Returns:
-            ``(lines, local)``: the rule path and largest attributions as text, and the local
-            attribution (for a chart).
-        """
+        """Why the seed acted as it did at one visited hour (``BuildingExplanation.why``): ``(lines, local)``."""
         return self.explanation.why(self.action_fn, hour_index, top=top)
 
 
@@ -201,19 +150,8 @@ def explain_policy(
     random_seed: int = 0,
     max_depth: int = 5,
 ) -> ExplainedSeed:
-    """Explain one seed of a continuous-action agent over the states of its trajectory.
-
-    Args:
-        agent: the agent.
-        seed: its seed.
-        policy: ``policy(params, obs, key) -> action``.
-        params: the seed's parameters.
-        trajectory: the seed's run (``simulate_policy``), with its observations.
-        random_seed: seed of the permutations and the surrogate tree's split (the job's seed).
-        max_depth: depth of the surrogate tree.
-
-    Returns:
-        The ``ExplainedSeed``.
+    """Explain one seed of a continuous-action agent over the states of its ``trajectory`` (``simulate_policy``,
+    with observations); ``random_seed`` seeds the permutations and the surrogate tree's split.
 
     Raises:
         InputError: a discrete-action agent, or a trajectory without observations.
@@ -237,16 +175,8 @@ def explain_policy(
 def replay_seed(
     job: BuildingJob, agent: AgentName | str, seed: int, artifacts: Mapping[str, str | Path]
 ) -> ExplainedSeed:
-    """Reload one seed of a recorded run, re-simulate the held-out months and explain it there.
-
-    Args:
-        job: the run's job (``recorded_job(record.config)``).
-        agent: a continuous-action agent of the run.
-        seed: its seed.
-        artifacts: the run's artifact name -> path.
-
-    Returns:
-        The ``ExplainedSeed``, explained as the job explains its best seed.
+    """Reload one seed of a recorded run (``job = recorded_job(record.config)``, ``artifacts``: name -> path),
+    re-simulate the held-out months and explain it there as the job explains its best seed.
 
     Raises:
         InputError: a discrete-action agent, or the seed's policy file is gone.

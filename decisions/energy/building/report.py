@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from decisions.energy.building.replay import controller_name, save_policies, seed_name  # noqa: E402
-from decisions.jobs.report import TablesReport  # noqa: E402
+from decisions.kit.report import TablesReport  # noqa: E402
 
 
 def controller_names(table: pd.DataFrame) -> list[str]:

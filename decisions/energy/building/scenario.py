@@ -1,23 +1,4 @@
-"""Validated user input for a home (or district) battery problem on the CityLearn 2022 data.
-
-Validation happens here, once, at the edge (TOML file, CLI, app form, API): ``Scenario.parse``
-raises a one-line ``InputError`` naming the field. ``params.to_params`` turns a validated
-scenario into the traced ``BuildingParams`` of the environment and the baselines.
-
-Units: energy kWh, power kW, one step an hour, prices $/kWh, carbon kg CO2/kWh, carbon price $/kg.
-
-Defaults and their reasons:
-
-- Battery: the data set's own (6.4 kWh, 5 kW, capacity loss coefficient 1e-5). CityLearn's
-  ``efficiency`` 0.9 is a round-trip figure applied as its square root on each direction, so the
-  default charge and discharge efficiencies are ``sqrt(0.9) = 0.9487`` each. SoC limits 0-1 and
-  an empty battery at the start, as in CityLearn.
-- Split: train on calendar months 1-8, evaluate on the held-out months 9-12 (September-December
-  2016, one contiguous block of 122 days in autumn and early winter that no training episode
-  touches). Episodes last 168 h (a week) and start at midnight of a random day.
-- Tariff: the data's time-of-use tariff; feed-in (export) price 0, as in the challenge; no
-  carbon price.
-"""
+"""Validated user input for a home (or district) battery problem on the CityLearn 2022 data."""
 
 from __future__ import annotations
 
@@ -142,9 +123,6 @@ Tariff = Annotated[TouTariff | DynamicTariff | CsvTariff | SeriesTariff, Field(d
 
 def tariff_prices(tariff: TouTariff | DynamicTariff | CsvTariff | SeriesTariff) -> np.ndarray:
     """The hourly import price of a tariff, ``(8760,)`` $/kWh (float64).
-
-    Args:
-        tariff: a validated tariff.
 
     Returns:
         The price of every hour of the data year.
@@ -327,10 +305,7 @@ class Scenario(Settings):
         }
 
     def eval_window(self) -> Window:
-        """The default held-out evaluation window: the first contiguous block of ``eval_months``.
-
-        With the default months this is 2016-09-01 00:00 to 2016-12-31 24:00 (2928 hours).
-        """
+        """The default held-out evaluation window: the first contiguous block of ``eval_months``."""
         return month_blocks(load_district(), self.eval_months)[0]
 
     def eval_windows(self) -> list[Window]:

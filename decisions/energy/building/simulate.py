@@ -1,10 +1,4 @@
-"""Run any controller through ``BuildingEnv`` over an evaluation window: one scorer for all.
-
-Every baseline (no battery, rule-based, perfect-foresight LP, MPC) and every RL agent is scored
-by running it through the same jitted environment step from ``reset_at(window.start_hour)`` for
-``window.num_hours`` steps, ignoring truncation (the window may span several episodes). The
-result is a ``Trajectory`` of per-hour arrays, and ``Trajectory.to_frame`` the per-hour table.
-"""
+"""Run any controller through ``BuildingEnv`` over an evaluation window: one scorer for all."""
 
 from __future__ import annotations
 
@@ -125,17 +119,7 @@ def _trajectory(
 
 
 def simulate(env: BuildingEnv, params: BuildingParams, controller: Controller, window: Window) -> Trajectory:
-    """Run a controller (a function of the observation) deterministically over a window.
-
-    Args:
-        env: the environment (its ``num_buildings`` must match the params).
-        params: environment params (the split does not matter: the window fixes the hours).
-        controller: ``controller(obs) -> action``, jit-able (e.g. ``rule_based_controller(...)``
-            or ``agent_controller(policy, policy_params)``).
-        window: hours to simulate.
-
-    Returns:
-        The ``Trajectory``.
+    """Run a jit-able ``controller(obs) -> action`` deterministically over ``window`` (the params' split does not matter).
 
     Raises:
         ValueError: the window is not inside the data.
@@ -151,13 +135,7 @@ def simulate_actions(
     """Run a fixed action schedule (e.g. an LP's) over a window.
 
     Args:
-        env: the environment.
-        params: environment params.
         actions: ``(window.num_hours, *action_shape)`` actions, one per hour.
-        window: hours to simulate.
-
-    Returns:
-        The ``Trajectory``.
 
     Raises:
         ValueError: the window is not inside the data, or the schedule has the wrong length.
@@ -177,11 +155,7 @@ def agent_controller(
 
     Args:
         policy: the agent's policy function (deterministic ones ignore the key).
-        policy_params: its parameters.
         seed: seed of the fixed key passed to the policy.
-
-    Returns:
-        ``controller(obs) -> action``.
     """
     key = jax.random.PRNGKey(seed)
     return lambda obs: policy(policy_params, obs, key)

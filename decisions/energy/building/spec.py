@@ -1,10 +1,4 @@
-"""The building job's spec: its validated model and ``prepare``, on light modules only (no JAX).
-
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
-``[agents]``, ``[evaluation]``) into a ``BuildingJob``, so a bad spec is refused before the
-agents' modules (JAX) load; ``job.run_job`` runs it. ``AgentName`` and ``AgentSettings`` live
-here (``agents`` re-exports them beside the training code).
-"""
+"""The building job's spec: its validated model and ``prepare``, on light modules only (no JAX)."""
 
 from __future__ import annotations
 
@@ -20,7 +14,7 @@ from pydantic import Field, model_validator
 from decisions.core.settings import Settings, refuse_unused
 from decisions.energy.building.scenario import Scenario
 from decisions.errors import InputError
-from decisions.jobs.base import JobBase, spec_path
+from decisions.kit.base import JobBase, spec_path
 
 
 class AgentName(StrEnum):

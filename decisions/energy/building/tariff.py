@@ -1,14 +1,4 @@
-"""Import price series: the data's time-of-use tariff, a carbon-driven dynamic price, or a user CSV.
-
-The dynamic price follows the grid's carbon intensity ``c_t`` (dirtier hours cost more) and is
-scaled to the time-of-use tariff ``p^ToU`` so the two are comparable, over the whole year::
-
-    p_t = mean(p^ToU) + (c_t - mean(c)) * (max(p^ToU) - min(p^ToU)) / (max(c) - min(c))
-
-so it has exactly the ToU mean (0.2731 $/kWh) and the ToU range (0.33 $/kWh); with this data it
-lies in [0.139, 0.469] $/kWh. Its 6/12/24 h forecasts are perfect (the series shifted, wrapping
-around the year), like the data's ToU forecasts.
-"""
+"""Import price series: the data's time-of-use tariff, a carbon-driven dynamic price, or a user CSV."""
 
 from __future__ import annotations
 
@@ -49,9 +39,6 @@ def check_prices(values: list[object]) -> np.ndarray:
     Args:
         values: the cells, in order (numbers or strings).
 
-    Returns:
-        ``(T,)`` float64 prices.
-
     Raises:
         ValueError: naming the first bad row (``row 2`` is the first data row of a CSV with a header).
     """
@@ -66,15 +53,8 @@ def check_prices(values: list[object]) -> np.ndarray:
 def read_price_csv(source: CsvSource, *, field: str = "tariff.path") -> np.ndarray:
     """Read a user CSV of hourly import prices ($/kWh), one row per hour of the data year.
 
-    The file needs a header and a column named ``price`` (or ``price_usd_per_kwh``,
-    ``import_price``), or a single column. Row numbers in errors count the header as row 1.
-
     Args:
         source: path or file-like object (text or bytes, e.g. an upload).
-        field: field named in errors.
-
-    Returns:
-        ``(8760,)`` float64 prices.
 
     Raises:
         InputError: unreadable file, no price column, a non-numeric / NaN / negative cell, or

@@ -1,19 +1,4 @@
-"""Choose the agents' hyperparameters on a validation window inside the training months.
-
-The held-out window an agent is finally scored on (``Scenario.eval_months``, September-December
-by default) plays no part here. For each agent, every candidate of its grid (``default_grid``:
-a few config overrides) trains on the training months less the validation months
-(``VALIDATION_MONTHS`` 7-8, so months 1-6 by default) at a fraction of the agent's step budget,
-and is scored on the validation months as its share of the perfect-foresight LP's saving
-(``validation_share``). Months 7 and 8 are two stretches of the data year (rows 0-744: the
-data's first hour, 31 July 2016 24:00, and August 2016; rows 8017-8759: July 2017), so the share
-is the agent's saving summed over both over the LP's saving summed over both. The candidate
-with the highest mean share over its seeds is chosen (the first listed on a tie, the agent's
-default being first); the caller then trains on every training month with it.
-
-    tuning = tune_agents(scenario, settings, key=jax.random.PRNGKey(1))
-    report = run_job(job, overrides=tuning.chosen)
-"""
+"""Choose the agents' hyperparameters on a validation window inside the training months."""
 
 from __future__ import annotations
 
@@ -41,25 +26,15 @@ LEARNING_RATE_FACTORS = (1.0, 1 / 3, 3.0)
 """Learning rates tried, as factors of the agent's default (the default first)."""
 
 LIBRARY_ON_POLICY = {"gamma": 0.99, "log_std_init": 0.0}
-"""``OnPolicyConfig``'s own discount and initial log-std. ``agents.agent_config`` replaces them
-for PPO and A2C by 0.995 and -1, values picked by comparing held-out scores when the slice was
-written; the grid puts the library's pair back as a candidate so that choice is remade here, on
-validation months."""
+"""``OnPolicyConfig``'s own discount and initial log-std."""
 
 TrainFn = Callable[..., TrainResult]
 """``train_agent``'s signature: ``(name, scenario, settings, *, key, progress, overrides)``."""
 
 
 def default_grid(name: AgentName, settings: AgentSettings | None = None) -> tuple[Overrides, ...]:
-    """An agent's candidates: its default learning rate, a third of it and three times it; for
-    PPO and A2C also ``LIBRARY_ON_POLICY`` at the default learning rate.
-
-    Args:
-        name: the agent.
-        settings: budgets (they do not change the learning rate; default ``AgentSettings()``).
-
-    Returns:
-        Config overrides, the agent's default first.
+    """An agent's candidates (config overrides, the default first): its default learning rate, a third of it
+    and three times it; for PPO and A2C also ``LIBRARY_ON_POLICY`` at the default learning rate.
     """
     rate = float(agent_config(name, settings or AgentSettings()).learning_rate)
     grid: list[Overrides] = [{"learning_rate": float(f"{rate * f:.3g}")} for f in LEARNING_RATE_FACTORS]
@@ -69,15 +44,8 @@ def default_grid(name: AgentName, settings: AgentSettings | None = None) -> tupl
 
 
 def validation_scenario(scenario: Scenario, validation_months: Sequence[int] = VALIDATION_MONTHS) -> Scenario:
-    """The scenario of the tuning runs: trained on ``scenario.train_months`` less the validation
-    months, "held out" on the validation months.
-
-    Args:
-        scenario: the scenario whose agents are tuned.
-        validation_months: months inside ``scenario.train_months``.
-
-    Returns:
-        The validated scenario (same homes, battery, tariff and reward).
+    """The scenario of the tuning runs: same homes, battery, tariff and reward, trained on
+    ``scenario.train_months`` less ``validation_months``, "held out" on the validation months.
 
     Raises:
         ValueError: a validation month is not a training month, or no training month is left.
@@ -98,15 +66,8 @@ def validation_windows(validation_months: Sequence[int] = VALIDATION_MONTHS) -> 
 
 
 def lp_share(reference: Sequence[float], optimum: Sequence[float], costs: Sequence[float]) -> float:
-    """Share of the LP's saving over several windows: ``sum(reference - costs) / sum(reference - optimum)``.
-
-    Args:
-        reference: the no-battery bill of each window.
-        optimum: the perfect-foresight bill of each window.
-        costs: the controller's bill of each window.
-
-    Returns:
-        The share (1 for the LP; NaN when the LP saves nothing).
+    """Share of the LP's saving over several windows: ``sum(reference - costs) / sum(reference - optimum)``
+    (1 for the LP; NaN when the LP saves nothing).
     """
     lp_saving = float(np.sum(reference) - np.sum(optimum))
     return float(np.sum(reference) - np.sum(costs)) / lp_saving if lp_saving else float("nan")
@@ -142,13 +103,9 @@ def validation_share(
     """Each trained seed's share of the LP saving over the validation windows.
 
     Args:
-        name: the agent.
         result: its training (a leading seed axis on the params).
         scenario: ``validation_scenario(...)`` (the scoring environment's scenario).
         baselines: the same windows' baseline bills.
-
-    Returns:
-        ``(seeds,)`` shares.
     """
     runs: list[list[Trajectory]] = [score_seeds(name, result, scenario, w) for w in baselines.windows]
     seeds = len(runs[0])
@@ -231,22 +188,9 @@ def tune_agents(
 ) -> TuningResult:
     """Choose each agent's candidate on the validation months (see the module docstring).
 
-    Args:
-        scenario: the scenario the agents will finally train on (its held-out months are not used).
-        settings: the agents (``names``) and their final budgets.
-        key: PRNG key of the tuning runs (use one apart from the final training's); every
-            candidate of an agent trains from the same key, so candidates differ only in their values.
-        budget_fraction: each tuning run's share of the agent's step budget, in (0, 1] (each run
-            takes at least the smallest budget ``AgentSettings`` accepts).
-        seeds: seeds per candidate.
-        grid: candidates per agent (default ``default_grid``); an agent missing from it keeps
-            its default.
-        validation_months: months inside ``scenario.train_months`` to score on.
-        progress: ``(task, done, total)`` callback, once per candidate.
-        train: the trainer (``agents.train_agent``; a test may pass another).
-
-    Returns:
-        The ``TuningResult``.
+    Every candidate of an agent trains ``seeds`` seed(s) from ``key`` at ``budget_fraction`` (in (0, 1])
+    of its step budget on ``scenario``'s training months less ``validation_months``; ``grid`` (default
+    ``default_grid``) lists the candidates per agent, ``train`` is the trainer (``agents.train_agent``).
 
     Raises:
         ValueError: a bad fraction, seed count or validation month.

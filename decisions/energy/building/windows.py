@@ -1,12 +1,4 @@
-"""Train/evaluation splits by calendar month, episode start hours, and evaluation windows.
-
-A split is a set of calendar months. An episode of ``L`` hours may start at the first hour of any
-day (``hour == 1``) such that all its ``L`` hours lie in the split's months and one more row
-exists for the observation after the last step (no wrap-around the end of the data year). With
-the default split (train months 1-8, evaluation months 9-12) and a 168 h episode, training
-episodes start in August 2016 or January-July 2017 and evaluation episodes in
-September-December 2016.
-"""
+"""Train/evaluation splits by calendar month, episode start hours, and evaluation windows."""
 
 from __future__ import annotations
 
@@ -42,16 +34,7 @@ class Window:
 
 
 def episode_starts(district: District, months: Iterable[int], episode_hours: int) -> np.ndarray:
-    """Rows at which an episode of ``episode_hours`` can start inside a split.
-
-    Args:
-        district: the data set (supplies the month and hour of each row).
-        months: calendar months of the split.
-        episode_hours: episode length in hours.
-
-    Returns:
-        Sorted row indices (int64), possibly empty.
-    """
+    """Sorted rows (int64, possibly empty) at which an episode of ``episode_hours`` can start inside the ``months``."""
     months = set(months)
     in_split = np.isin(district.month, list(months))
     total = len(in_split)
@@ -66,9 +49,6 @@ def episode_starts(district: District, months: Iterable[int], episode_hours: int
 def padded_starts(starts: np.ndarray) -> tuple[np.ndarray, int]:
     """Pad a start table to ``MAX_STARTS`` entries (repeating the first) for a fixed params shape.
 
-    Args:
-        starts: non-empty start rows.
-
     Returns:
         ``(table, count)``: ``(MAX_STARTS,)`` int32 table whose first ``count`` entries are ``starts``.
     """
@@ -79,10 +59,6 @@ def padded_starts(starts: np.ndarray) -> tuple[np.ndarray, int]:
 
 def month_blocks(district: District, months: Iterable[int]) -> list[Window]:
     """Maximal runs of consecutive rows whose month is in ``months``, in time order.
-
-    Args:
-        district: the data set.
-        months: calendar months.
 
     Returns:
         One ``Window`` per contiguous run.

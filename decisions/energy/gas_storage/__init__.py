@@ -1,22 +1,11 @@
 """Natural gas storage valued against a forward curve: SNAPO beside the LP intrinsic value,
 rolling intrinsic, least-squares Monte Carlo, do-nothing and black-box PPO.
-
-Modules, one job each:
-
-- ``scenario``: the validated ``Scenario`` (facility, ratchets, forward curve, price model);
-  ``facility``, ``prices``, ``params``: the traced ``StorageParams`` and spot paths;
-- ``simulator``: the differentiable daily rollout; ``policy``: the trading network;
-- ``snapo_policy``: train / evaluate / sensitivities / save / load;
-- ``intrinsic``, ``rolling``, ``lsmc``, ``baselines``: the exact and industry baselines;
-  ``valuation``: bump-and-revalue; ``rl``: black-box PPO on the same simulator;
-- ``curve_io``: forward curve CSVs; ``report`` and ``job``: the batch job and its tables;
-- ``bench``: the measured figures (``decisions bench gas_storage --json``).
 """
 
 from math import cos, pi
 
 from decisions.core.lazy import lazy_exports
-from decisions.jobs.domain import Domain
+from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -27,10 +16,31 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
 
 _SMOKE_DAYS = 30
 
+
+def _spec() -> SpecModule:
+    from decisions.energy.gas_storage import spec
+
+    return spec
+
+
+def _job() -> JobModule:
+    from decisions.energy.gas_storage import job
+
+    return job
+
+
+def _bench() -> BenchModule:
+    from decisions.energy.gas_storage import bench
+
+    return bench
+
+
 DOMAIN = Domain(
     name="gas_storage",
     title="Gas storage",
-    package=__name__,
+    spec=_spec,
+    job=_job,
+    bench=_bench,
     summary="Value a natural gas storage lease against a forward curve and trade it.",
     headline=("value_snapo", "value_intrinsic_lp", "snapo_vs_rolling_intrinsic", "snapo_vs_lsmc"),
     example="gas_storage.toml",
@@ -46,4 +56,4 @@ DOMAIN = Domain(
     },
     demo_spec={"job": {"name": "demo", "method": "compare"}, "evaluation": {"paths": 256}},
 )
-"""The gas storage domain's entry in ``decisions.jobs.registry``."""
+"""The gas storage domain's entry in ``decisions.platform.registry``."""

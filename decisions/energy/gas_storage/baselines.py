@@ -1,9 +1,4 @@
-"""All gas storage baselines scored on common price paths, so comparisons are like for like.
-
-``run_baselines`` values every baseline on the same evaluation normals through
-``valuation.path_values``: the static intrinsic LP schedule, rolling
-intrinsic, LSMC (fitted on its own training paths) and do-nothing.
-"""
+"""All gas storage baselines scored on common price paths, so comparisons are like for like."""
 
 from __future__ import annotations
 
@@ -44,9 +39,6 @@ class Baseline(enum.StrEnum):
 
 def do_nothing_schedule(params: GasStorageParams) -> Array:
     """The hold schedule: move 0 clipped to ``facility.action_bounds`` every day.
-
-    Args:
-        params: problem parameters.
 
     Returns:
         ``(D,)`` net injection (zero unless the band forces a move).
@@ -105,12 +97,10 @@ def run_baselines(
     """Value every baseline on the evaluation paths given by ``normals_eval``.
 
     Args:
-        scenario: the validated scenario.
         normals_eval: ``(P, D - 1)`` standard normals of the evaluation paths (``prices.draw_normals``),
             shared with whatever the baselines are compared against.
         key: PRNG key of LSMC's training paths (independent of the evaluation paths).
         lsmc_paths: number of LSMC training paths.
-        lsmc_config: LSMC regression settings.
         grid_step: inventory grid step of rolling intrinsic and LSMC (default ``rolling.make_grid``'s).
         intrinsic: the day-0 intrinsic LP solution when the caller already has it (else it is solved).
         progress: called as ``progress(name, seconds)`` after each baseline.

@@ -97,7 +97,6 @@ def run_bench(
         progress: optional ``(task, done, total)`` callback.
         scenario: the stochastic scenario (default: ``Scenario()``).
         settings: SNAPO settings (default: ``SnapoSettings()``).
-        eval_paths: common out-of-sample evaluation paths.
         seed: seed of training and evaluation draws.
         ppo: also train black-box PPO (3M steps, a few minutes) on the default scenario and
             score it against SNAPO on the same paths (``ppo_vs_snapo_*`` figures).
@@ -126,34 +125,8 @@ def run_bench(
     figures["train_seconds"] = trained.train_seconds
     params = to_params(scenario)
     normals = draw_normals(key_eval, eval_paths, scenario.horizon)
-    snapo_values, snapo_moves = snapo_policy.values_and_moves(trained, normals, params)
-    values = {"snapo": np.asarray(snapo_values)}
-    report("baselines", 0, 1)
-    found = baselines.run_baselines(scenario, normals, key=key_lsmc)
-    report("baselines", 1, 1)
-    values.update({str(name): np.asarray(v) for name, v in found.values.items()})
-    actions = {"snapo": snapo_moves}
-    actions.update({str(name): jnp.asarray(a) for name, a in found.actions.items()})
-    hedge = jnp.asarray(found.intrinsic.net_injection, normals.dtype) if found.intrinsic is not None else None
-    controls = {name: np.asarray(storage_controls(a, normals, params, hedge)) for name, a in actions.items()}
-    raw = compare(values, reference="snapo")
-    table = compare(values, reference="snapo", controls=controls)  # control variates: same means, less noise
-    lp_value = float(found.intrinsic.value) if found.intrinsic is not None else float("nan")
-    figures["intrinsic_value"] = lp_value
-    figures["lsmc_paths"] = DEFAULT_LSMC_PATHS
-    figures["lsmc_in_sample"] = found.lsmc_in_sample  # in sample: the fit's own paths (biased upwards)
-    for name in table.index:
-        figures[f"value_{name}"] = float(raw.loc[name, "mean"])
-        figures[f"stderr_{name}"] = float(raw.loc[name, "stderr"])
-        figures[f"value_cv_{name}"] = float(table.loc[name, "mean"])
-        figures[f"stderr_cv_{name}"] = float(table.loc[name, "stderr"])
-        figures[f"variance_reduction_{name}"] = float(table.loc[name, "variance_reduction"])
-    for name in ("rolling_intrinsic", "lsmc"):
-        figures[f"snapo_vs_{name}"] = float(values["snapo"].mean() / values[name].mean())
-        figures[f"snapo_minus_{name}_stderr"] = float(table.loc[name, "diff_stderr"])
-        figures[f"snapo_minus_{name}_stderr_raw"] = float(raw.loc[name, "diff_stderr"])
-        figures[f"snapo_minus_{name}_variance_reduction"] = float(table.loc[name, "diff_variance_reduction"])
-    figures["snapo_vs_intrinsic"] = float(values["snapo"].mean() / lp_value)
+    headline, hedge = _headline(report, trained, scenario, params, normals, key_lsmc)
+    figures.update(headline)
     report("SNAPO vs LSMC at 4k-64k paths, out of sample", 0, 1)
     figures.update(
         lsmc_comparison(
@@ -185,6 +158,53 @@ def run_bench(
     return figures
 
 
+def _headline(
+    report: ProgressFn,
+    trained: TrainedPolicy,
+    scenario: Scenario,
+    params: GasStorageParams,
+    normals: jax.Array,
+    key_lsmc: jax.Array,
+) -> tuple[dict[str, Any], jax.Array | None]:
+    """SNAPO against every baseline on the common paths, raw and with control variates.
+
+    Returns:
+        The figures and the intrinsic LP's net injection (the control variates' hedge; None
+        when the LP did not run).
+    """
+    snapo_values, snapo_moves = snapo_policy.values_and_moves(trained, normals, params)
+    values = {"snapo": np.asarray(snapo_values)}
+    report("baselines", 0, 1)
+    found = baselines.run_baselines(scenario, normals, key=key_lsmc)
+    report("baselines", 1, 1)
+    values.update({str(name): np.asarray(v) for name, v in found.values.items()})
+    actions = {"snapo": snapo_moves}
+    actions.update({str(name): jnp.asarray(a) for name, a in found.actions.items()})
+    hedge = jnp.asarray(found.intrinsic.net_injection, normals.dtype) if found.intrinsic is not None else None
+    controls = {name: np.asarray(storage_controls(a, normals, params, hedge)) for name, a in actions.items()}
+    raw = compare(values, reference="snapo")
+    table = compare(values, reference="snapo", controls=controls)  # control variates: same means, less noise
+    lp_value = float(found.intrinsic.value) if found.intrinsic is not None else float("nan")
+    figures: dict[str, Any] = {
+        "intrinsic_value": lp_value,
+        "lsmc_paths": DEFAULT_LSMC_PATHS,
+        "lsmc_in_sample": found.lsmc_in_sample,  # in sample: the fit's own paths (biased upwards)
+    }
+    for name in table.index:
+        figures[f"value_{name}"] = float(raw.loc[name, "mean"])
+        figures[f"stderr_{name}"] = float(raw.loc[name, "stderr"])
+        figures[f"value_cv_{name}"] = float(table.loc[name, "mean"])
+        figures[f"stderr_cv_{name}"] = float(table.loc[name, "stderr"])
+        figures[f"variance_reduction_{name}"] = float(table.loc[name, "variance_reduction"])
+    for name in ("rolling_intrinsic", "lsmc"):
+        figures[f"snapo_vs_{name}"] = float(values["snapo"].mean() / values[name].mean())
+        figures[f"snapo_minus_{name}_stderr"] = float(table.loc[name, "diff_stderr"])
+        figures[f"snapo_minus_{name}_stderr_raw"] = float(raw.loc[name, "diff_stderr"])
+        figures[f"snapo_minus_{name}_variance_reduction"] = float(table.loc[name, "diff_variance_reduction"])
+    figures["snapo_vs_intrinsic"] = float(values["snapo"].mean() / lp_value)
+    return figures, hedge
+
+
 def lsmc_comparison(
     trained: TrainedPolicy,
     scenario: Scenario,
@@ -194,14 +214,7 @@ def lsmc_comparison(
     path_counts: Sequence[int] = PATH_COUNTS,
     hedge: jax.Array | None = None,
 ) -> dict[str, float | int]:
-    """SNAPO against the best of LSMC at ``path_counts`` regression paths, out of sample.
-
-    Each LSMC is fitted on its own paths, the best count chosen on ``paths`` validation paths
-    and scored, with SNAPO, on ``paths`` further test paths (``lsmc_study``). The headline
-    comparison uses 512 paths, where the paired standard error (about 17) is as large as the
-    gap between two near-optimal policies; this one resolves it. ``hedge`` is the intrinsic
-    LP's net injection of the control variates (solved here when not given).
-    """
+    """SNAPO against the best of LSMC at ``path_counts`` regression paths, out of sample."""
     key_val, key_test = jax.random.split(key_paths)
     test = draw_normals(key_test, paths, scenario.horizon)
     params = to_params(scenario)
@@ -219,20 +232,7 @@ def lsmc_comparison(
 def _timing(
     trained: TrainedPolicy, params: GasStorageParams, normals: jax.Array, *, repeats: int = 10
 ) -> dict[str, Any]:
-    """Cost of the adjoint pass against the value alone and against bump-and-revalue, same paths.
-
-    Headline (``grad_cost_ratio``, ``bump_speedup``): the SNAPO objective, i.e. the
-    smooth rollout at the final training temperature, differentiated in one reverse
-    pass with respect to the policy parameters *and* every input, the pass that
-    trains the policy and yields the sensitivities. ``*_hard``: the hard-rule value
-    with the decisions held (the market delta the job reports), inputs only.
-
-    Bump-and-revalue is the base and one bump of each forward-curve day (366
-    revaluations on the default scenario), costed by ``core.timing.bump_and_revalue``
-    at the cheaper of a loop of jitted single revaluations and jitted ``vmap`` chunks
-    of bumped curves (``bump_method``), every time best-of-``repeats``, interleaved
-    with the reverse pass.
-    """
+    """Cost of the adjoint pass against the value alone and against bump-and-revalue, same paths."""
     rate_scale = jnp.maximum(jnp.max(params.injection_rates), jnp.max(params.withdrawal_rates))
     tau = trained.settings.temperature_end * rate_scale
 
@@ -279,27 +279,7 @@ def _timing(
 
 
 def fd_errors(trained: TrainedPolicy, scenario: Scenario, *, paths: int = 64, seed: int = 0) -> dict[str, float]:
-    """Largest relative gaps between adjoint and central finite differences, in float64.
-
-    Checked on the forward-curve days ``FD_DAYS`` and the scalar inputs
-    ``FD_SCALARS``, with the policy's decisions held and with the policy reacting:
-
-    - ``fd_max_rel_err``: the SNAPO objective (smooth surrogates at the final
-      training temperature), the differentiable rollout whose reverse pass trains
-      the policy and yields the sensitivities;
-    - ``fd_max_rel_err_hard_forward``: the hard-rule value with decisions held,
-      on the forward-curve days (the market delta the job reports);
-    - ``fd_max_rel_err_hard_all``: the hard-rule value on every checked input in
-      both modes. Hard clips make it piecewise smooth, so a finite difference
-      that straddles a kink of one of the paths x days decisions differs from the
-      one-sided derivative: a diagnostic, not a bound.
-
-    Every objective is traced and checked to hold only float64 values (``core.float64_check``),
-    so the figures are float64 comparisons whatever the process compiled before.
-
-    Returns:
-        The three figures.
-    """
+    """Largest relative gaps between adjoint and central finite differences, in float64."""
     with jax.enable_x64(True):
         params = to_params(scenario, dtype=jnp.float64)
         policy_params = cast_leaves(trained.params, jnp.float64)

@@ -1,18 +1,4 @@
-"""Control variates of a storage valuation: the trading gain on each day's unexpected price move.
-
-On day ``t >= 1`` the spot's surprise ``e_t = S_t - E_{t-1}[S_t]`` has mean zero given
-everything known on day ``t - 1``; so has ``h_t e_t`` for anything ``h_t`` known then, such as
-the inventory held into day ``t``. The discounted sums
-
-- ``sum_t DF_t V_t e_t`` (the gain of the gas held on the price's unexpected moves),
-- ``sum_t DF_t e_t`` (the surprises themselves) and
-- ``sum_t DF_t q_t (S_t - F_t)``, ``q_t`` the intrinsic LP's net withdrawal and ``F_t = E_0[S_t]``
-  the day-0 forward (the gain of hedging the intrinsic schedule with forwards: the LP's own
-  path value less its expectation)
-
-have expectation exactly zero under the model and move with a path's value, which makes them
-control variates for ``core.evaluate.control_variate`` / ``compare(..., controls=...)``.
-"""
+"""Control variates of a storage valuation: the trading gain on each day's unexpected price move."""
 
 from __future__ import annotations
 
@@ -32,11 +18,7 @@ from decisions.energy.gas_storage.valuation import inventory_paths
 
 
 def price_surprises(x: Array, spots: Array, params: GasStorageParams) -> Array:
-    """``S_t - E_{t-1}[S_t]`` on each path and day ``(P, D)``; day 0 (known) is 0.
-
-    With ``x_t = phi x_{t-1} + sd Z`` the conditional expectation is
-    ``spot(t, phi x_{t-1}) exp(sd^2 / 2)`` for both OU models; deterministic prices have none.
-    """
+    """``S_t - E_{t-1}[S_t]`` on each path and day ``(P, D)``; day 0 (known) is 0."""
     if params.price_kind is PriceKind.DETERMINISTIC:
         return jnp.zeros_like(spots)
     phi, sd = daily_step(params)
@@ -53,7 +35,6 @@ def storage_controls(
     Args:
         net_injection: ``(P, D)`` the method's executed net injection on those paths.
         normals: ``(P, D - 1)`` the paths' standard normals.
-        params: problem parameters.
         hedge: ``(D,)`` the static schedule hedged with forwards (default: the intrinsic LP's
             net injection, solved here; pass it to solve once for several methods).
 

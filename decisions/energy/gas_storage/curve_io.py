@@ -21,17 +21,10 @@ def load_forward_curve_csv(
 ) -> tuple[list[float], date | None]:
     """Parse a forward curve CSV.
 
-    The file needs a price column named ``forward`` or ``price`` (or be a single
-    column); an optional ``date`` column gives the first delivery date and must
-    then be consecutive days.
-
     Args:
         source: path or file-like object (text or bytes, e.g. a Streamlit upload).
         field: field name used in error messages.
         expected_length: when given, the number of rows required.
-
-    Returns:
-        ``(prices, first_date or None)``.
 
     Raises:
         InputError: unreadable file, missing column, non-numeric/NaN/non-positive cell,

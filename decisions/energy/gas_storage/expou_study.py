@@ -1,14 +1,4 @@
-"""QuantLib's storage test instance, solved by every method side by side: the bench's ``expou_*`` block.
-
-The instance (``quantlib_peer.QUANTLIB_INSTANCE``: exponential-OU spot, one year daily, capacity
-50, one unit a day, gas left at expiry worth the spot) is the one where LSMC with a few thousand
-regression paths overfits: its in-sample estimate sits above the option value while its policy,
-applied to fresh paths, scores well below it. Here LSMC at several path counts (each fitted on
-its own paths, the best chosen on validation paths), rolling intrinsic and SNAPO (trained on the
-instance) are scored on the same test paths with control variates, and, where QuantLib is
-installed (the ``peers`` extra), its finite-difference engine gives the converged value beside
-them, with every method's value and time as ratios to QuantLib's.
-"""
+"""QuantLib's storage test instance, solved by every method side by side: the bench's ``expou_*`` block."""
 
 from __future__ import annotations
 
@@ -43,13 +33,7 @@ FD_GRIDS = {"coarse": quantlib_peer.COARSE_GRID, "medium": quantlib_peer.FdGrid(
 
 
 def quantlib_figures() -> dict[str, Any]:
-    """QuantLib's values of the instance (``expou_quantlib_*``): its own test reproduced, then our grid.
-
-    ``expou_quantlib_published_test`` is QuantLib's test through our assembly of its engine, to
-    compare with ``expou_quantlib_published_expected`` (the value cached in its test suite).
-    ``expou_quantlib_<grid>_value`` / ``_seconds`` solve the instance on our daily grid;
-    ``expou_quantlib_value`` is the fine grid's, ``expou_quantlib_grid_gap`` its distance to the medium one.
-    """
+    """QuantLib's values of the instance (``expou_quantlib_*``): its own test reproduced, then our grid."""
     scenario = Scenario.parse(quantlib_peer.QUANTLIB_INSTANCE)
     figures: dict[str, Any] = {
         "expou_quantlib_version": importlib.metadata.version("QuantLib"),
@@ -76,15 +60,7 @@ def exponential_ou_figures(
     lsmc_config: LSMCConfig = LSMCConfig(),
     peer: bool = True,
 ) -> dict[str, Any]:
-    """Every method on QuantLib's storage instance, on the same ``paths`` test paths (module docstring).
-
-    Figures: ``expou_lsmc_<n>_*`` (``lsmc_study.fit_figures``: out of sample, in sample labelled,
-    time), ``expou_lsmc_best_paths`` (chosen on ``paths`` validation paths); for ``snapo``,
-    ``lsmc_best`` and ``rolling_intrinsic``: ``expou_<method>_value`` and ``_stderr`` (control
-    variates), ``expou_<method>_seconds`` (compile included); ``expou_snapo_minus_<method>`` with
-    its paired standard error; with QuantLib (and ``peer``), ``quantlib_figures`` and, per
-    method, ``expou_<method>_vs_quantlib`` (value ratio) and ``expou_<method>_seconds_vs_quantlib``.
-    """
+    """Every method on QuantLib's storage instance, on the same ``paths`` test paths (module docstring)."""
     report = progress or (lambda task, done, total: None)
     scenario = Scenario.parse(quantlib_peer.QUANTLIB_INSTANCE)
     params = to_params(scenario)

@@ -1,11 +1,4 @@
-"""Physical rules of the facility: inventory-dependent rates and the feasible inventory band.
-
-The band ``[low_t, high_t]`` is the set of inventories on day ``t`` from which
-the terminal condition can still be met at full rates; keeping each move
-inside the next day's band guarantees a feasible end (a hard constraint that
-never needs a penalty). All functions are pure JAX and differentiable in the
-parameters, so sensitivities to rates flow through the band as well.
-"""
+"""Physical rules of the facility: inventory-dependent rates and the feasible inventory band."""
 
 from __future__ import annotations
 
@@ -30,18 +23,10 @@ def max_withdrawal(inventory: Array, params: GasStorageParams) -> Array:
 def piecewise_linear(x: Array, knots: Array, values: Array) -> Array:
     """``jnp.interp(x, knots, values)`` (constant beyond the ends) as a sum of ramps.
 
-    ``values[0] + sum_k slope_k * clip(x - knots[k], 0, knots[k+1] - knots[k])``:
-    element-wise arithmetic only, so its reverse pass is a plain reduction over
-    the (few) knots instead of the gather/scatter of ``jnp.interp``'s, which
-    matters inside the day-by-day scan.
-
     Args:
         x: points, any shape ``(...)``.
         knots: ``(K,)`` strictly increasing breakpoints.
         values: ``(K,)`` values at the breakpoints.
-
-    Returns:
-        ``(...)`` interpolated values.
     """
     widths = knots[1:] - knots[:-1]  # (K-1,)
     slopes = (values[1:] - values[:-1]) / widths  # (K-1,)
@@ -95,9 +80,6 @@ def action_bounds(
     """Hard bounds on the net injection (negative = withdrawal) on day ``t``.
 
     Args:
-        t: day index.
-        inventory: current inventory (any shape).
-        params: problem parameters.
         band: ``inventory_band(params)``.
 
     Returns:

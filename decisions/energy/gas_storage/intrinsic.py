@@ -1,26 +1,4 @@
-"""Intrinsic value of a storage facility: the optimal schedule against a fixed forward curve.
-
-The intrinsic problem is a linear programme over daily injection ``i_t`` and
-withdrawal ``w_t`` (``t = 0..D-1``) and inventory ``V_t`` (``t = 0..D``)::
-
-    max  sum_t DF_t [F_t (w_t - i_t) - c_i i_t - c_w w_t]  (+ DF_{D-1} F_{D-1} V_D under SPOT_VALUE)
-    s.t. V_{t+1} = V_t + i_t - w_t,   V_0 = start,   min <= V_t <= max,   (V_D = end under REQUIRED)
-         i_t <= r_inj(V_t),   w_t <= r_wd(V_t)
-
-with the rates evaluated at the inventory before the move, as in
-``valuation.feasibility_violation``. A constant rate is a variable bound. A
-ratchet (a piecewise-linear rate) that is concave on ``[min, max]`` is the
-minimum of its segments' lines, so ``i_t <= a_k + b_k V_t`` for every segment
-``k`` is an exact LP. A ratchet that is not concave needs to know which
-segment ``V_t`` lies in: a MILP with one binary per (day, segment) and the
-disaggregated (convex-hull) segment formulation; HiGHS solves it, and no
-duals are reported then.
-
-Because the optimum is a vertex whose schedule does not move under a small
-change of the curve (when it is unique), the envelope theorem gives the
-curve sensitivities exactly: ``dV*/dF_t = DF_t (w_t - i_t)``, plus
-``DF_{D-1} V_D`` on the last day under SPOT_VALUE.
-"""
+"""Intrinsic value of a storage facility: the optimal schedule against a fixed forward curve."""
 
 from __future__ import annotations
 
@@ -142,14 +120,20 @@ def _breaks(params: GasStorageParams) -> np.ndarray:
 
 def choose_formulation(params: GasStorageParams) -> Formulation:
     """LP when every rate is constant or a concave ratchet on ``[min, max]``, else MILP."""
-    breaks = _breaks(params)
-    inj = _segments(
-        np.asarray(params.injection_knots, float), np.asarray(params.injection_rates, float), breaks
-    )
-    wd = _segments(
-        np.asarray(params.withdrawal_knots, float), np.asarray(params.withdrawal_rates, float), breaks
-    )
-    return Formulation.LP if inj.concave and wd.concave else Formulation.MILP
+    rates = _rate_segments(params, _breaks(params))
+    return Formulation.LP if all(s.concave for s in rates.values()) else Formulation.MILP
+
+
+def _rate_segments(params: GasStorageParams, breaks: np.ndarray) -> dict[str, _Segments]:
+    """The injection (``inj``) and withdrawal (``wd``) rate curves as segments between ``breaks``."""
+    return {
+        "inj": _segments(
+            np.asarray(params.injection_knots, float), np.asarray(params.injection_rates, float), breaks
+        ),
+        "wd": _segments(
+            np.asarray(params.withdrawal_knots, float), np.asarray(params.withdrawal_rates, float), breaks
+        ),
+    }
 
 
 def build_model(params: GasStorageParams, forward: np.ndarray, formulation: Formulation) -> pyo.ConcreteModel:
@@ -169,14 +153,7 @@ def build_model(params: GasStorageParams, forward: np.ndarray, formulation: Form
     lo, hi = float(params.min_inventory), float(params.max_inventory)
     ci, cw = float(params.injection_cost), float(params.withdrawal_cost)
     breaks = _breaks(params)
-    rates = {
-        "inj": _segments(
-            np.asarray(params.injection_knots, float), np.asarray(params.injection_rates, float), breaks
-        ),
-        "wd": _segments(
-            np.asarray(params.withdrawal_knots, float), np.asarray(params.withdrawal_rates, float), breaks
-        ),
-    }
+    rates = _rate_segments(params, breaks)
 
     m = pyo.ConcreteModel(name="gas_storage_intrinsic")
     m.T = pyo.RangeSet(0, horizon - 1)
@@ -202,6 +179,20 @@ def build_model(params: GasStorageParams, forward: np.ndarray, formulation: Form
         m.part_lo = pyo.Constraint(m.T, m.K, rule=lambda b, t, k: b.part[t, k] >= breaks[k] * b.seg[t, k])
         m.part_hi = pyo.Constraint(m.T, m.K, rule=lambda b, t, k: b.part[t, k] <= breaks[k + 1] * b.seg[t, k])
 
+    _add_rate_limits(m, rates, use_milp)
+
+    cash = sum(
+        df[t] * (forward[t] * (m.wd[t] - m.inj[t]) - ci * m.inj[t] - cw * m.wd[t]) for t in range(horizon)
+    )
+    if params.terminal is TerminalRule.SPOT_VALUE:
+        cash = cash + df[-1] * forward[-1] * m.inv[horizon]
+    m.value = pyo.Objective(expr=cash, sense=pyo.maximize)
+    return m
+
+
+def _add_rate_limits(m: pyo.ConcreteModel, rates: dict[str, _Segments], use_milp: bool) -> None:
+    """Bound each day's injection and withdrawal by its rate curve: a bound when constant, one
+    cut per segment when concave (LP), else through the MILP's segment binaries."""
     for name, seg in rates.items():
         var = getattr(m, name)
         if seg.constant:
@@ -229,14 +220,6 @@ def build_model(params: GasStorageParams, forward: np.ndarray, formulation: Form
                 ),
             )
 
-    cash = sum(
-        df[t] * (forward[t] * (m.wd[t] - m.inj[t]) - ci * m.inj[t] - cw * m.wd[t]) for t in range(horizon)
-    )
-    if params.terminal is TerminalRule.SPOT_VALUE:
-        cash = cash + df[-1] * forward[-1] * m.inv[horizon]
-    m.value = pyo.Objective(expr=cash, sense=pyo.maximize)
-    return m
-
 
 def solve_intrinsic(
     params: GasStorageParams,
@@ -248,7 +231,6 @@ def solve_intrinsic(
     """Solve the intrinsic problem with pyomo + HiGHS.
 
     Args:
-        params: problem parameters.
         forward: ``(D,)`` forward curve; default the day-0 curve ``prices.implied_forward(params)``.
         formulation: LP or MILP; default ``choose_formulation(params)``.
         time_limit: solver wall-clock limit in seconds (None: ``core.optimal.DEFAULT_TIME_LIMIT``,
@@ -300,9 +282,7 @@ def intrinsic_values_on_paths(result: IntrinsicResult, spots: Array, params: Gas
     """Value of the fixed intrinsic schedule on simulated paths (the "static intrinsic" baseline).
 
     Args:
-        result: the solved intrinsic problem.
         spots: ``(P, D)`` spot prices.
-        params: problem parameters.
 
     Returns:
         ``(P,)`` discounted path values via ``valuation.path_values``.

@@ -1,23 +1,4 @@
-"""Least-Squares Monte Carlo (Boogert & de Jong 2008) on the inventory grid of ``rolling``.
-
-Training (backward, on separate training paths): ``Y[p, k]`` is the realised
-discounted value, along training path ``p``, of holding node ``k`` tomorrow
-and following the fitted policy afterwards (Longstaff-Schwartz style: realised
-cash flows, not regressed values, are carried back). On each day ``t``, for
-every node at once, ``Y`` is regressed on basis functions of today's price
-state (ridge least squares, one shared normal matrix for all nodes); the move
-maximising today's discounted cash plus the regressed continuation of its
-target node is chosen on every training path, and ``Y`` is rolled back with
-that move's realised cash.
-
-Evaluation (forward, on the evaluation paths): the fitted coefficients are
-applied out of sample, which gives an honest (low-biased) value. The
-in-sample estimate is the mean of ``Y`` at the start node on day 0.
-
-Basis: powers ``1, u, ..., u^degree`` of the factor ``u = x / std`` and/or of
-the spot ratio ``u = (S_t / F_t - 1) / std`` (``std`` the factor's stationary
-standard deviation, ``F`` the day-0 curve), each without a repeated constant.
-"""
+"""Least-Squares Monte Carlo (Boogert & de Jong 2008) on the inventory grid of ``rolling``."""
 
 from __future__ import annotations
 
@@ -183,9 +164,7 @@ def lsmc(
     Args:
         train: ``(x, spots)`` training paths, each ``(P_train, D)`` (``prices.spot_paths``).
         evaluate: ``(x, spots)`` evaluation paths, each ``(P, D)``.
-        params: problem parameters.
         grid: inventory grid (``rolling.make_grid(params)``).
-        config: regression settings.
 
     Returns:
         ``LSMCResult`` with out-of-sample actions and values and the in-sample day-0 estimate.
@@ -205,7 +184,5 @@ def lsmc_actions(
         fitted: the result of ``lsmc`` (its coefficients are used).
         paths: ``(x, spots)`` paths, each ``(P, D)``.
         params: problem parameters (those it was fitted on).
-        grid: the same inventory grid.
-        config: the same regression settings.
     """
     return _apply(paths, params, _moves(grid, paths[1].dtype), grid.min_move, config, fitted.coefficients)

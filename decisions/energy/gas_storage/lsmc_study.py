@@ -1,11 +1,4 @@
-"""LSMC at several numbers of regression paths, each scored out of sample: which one SNAPO meets.
-
-An LSMC policy is fitted on its own training paths; its in-sample estimate (the mean realised
-value on those paths) is biased upwards by the regression's fit to them, and its value applied
-to fresh paths is biased downwards by the policy's suboptimality. Both are reported. The best
-number of paths is chosen on validation paths and scored on separate test paths, so the figure
-SNAPO is compared with was not selected on the paths that score it.
-"""
+"""LSMC at several numbers of regression paths, each scored out of sample: which one SNAPO meets."""
 
 from __future__ import annotations
 
@@ -63,12 +56,9 @@ def lsmc_by_paths(
     """Fit LSMC on each number of training paths and score it on validation and test paths.
 
     Args:
-        scenario: the problem.
-        path_counts: numbers of regression paths.
         key: PRNG key of the training paths (each count draws its own, independent of the others).
         validation: ``(P_val, D - 1)`` standard normals of the validation paths.
         test: ``(P_test, D - 1)`` standard normals of the test paths (those the comparison scores on).
-        config: regression settings.
         hedge: ``(D,)`` the intrinsic LP's net injection, hedged by the control variates
             (``controls.storage_controls``); solved here when not given.
 
@@ -128,13 +118,7 @@ def fit_figures(fits: Sequence[LSMCFit], prefix: str) -> dict[str, float | int]:
 def lsmc_figures(
     fits: Sequence[LSMCFit], snapo_test_values: np.ndarray, snapo_test_controls: np.ndarray | None = None
 ) -> dict[str, float | int]:
-    """Flat bench figures: each fit's values and time, and SNAPO against the best on the test paths.
-
-    ``lsmc_<n>_value`` is out of sample (test paths); ``lsmc_<n>_in_sample`` is the in-sample
-    estimate, with ``lsmc_<n>_in_sample_minus_value`` its optimism. With SNAPO's controls, the
-    paired difference uses both methods' control variates (``snapo_minus_lsmc_best_stderr``;
-    the plain one is ``..._stderr_raw``).
-    """
+    """Flat bench figures: each fit's values and time, and SNAPO against the best on the test paths."""
     figures = fit_figures(fits, "lsmc")
     best = best_fit(fits)
     values = {"snapo": np.asarray(snapo_test_values, np.float64), "lsmc": best.test_values}

@@ -1,9 +1,4 @@
-"""Traced parameters of a gas storage problem: the ``inputs`` pytree of every sensitivity.
-
-Every economic and physical constant is a traced array leaf, so scenario sweeps
-are a ``vmap`` and ``jax.grad`` gives the sensitivity to each of them. Only the
-price model kind and the terminal rule are static (they change the program).
-"""
+"""Traced parameters of a gas storage problem: the ``inputs`` pytree of every sensitivity."""
 
 from __future__ import annotations
 
@@ -69,7 +64,6 @@ def to_params(scenario: Scenario, dtype: jnp.dtype = jnp.float32) -> GasStorageP
     """Build the traced parameter pytree from a validated scenario.
 
     Args:
-        scenario: validated scenario.
         dtype: float dtype of the leaves (float64 needs ``jax_enable_x64``).
 
     Returns:

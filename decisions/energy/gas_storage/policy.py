@@ -1,58 +1,4 @@
-"""A neural base-stock policy for gas storage.
-
-Form. Secomandi (2010) shows that with constant rates and linear costs the
-optimal policy on each day is *base-stock*: two price-dependent inventory
-targets ``b1 <= b2``; inject up to ``b1`` when below it, withdraw down to
-``b2`` when above it, hold in between. So the policy outputs the two targets,
-not a move::
-
-    b1 = lo + cap * ((1 + 2 e) sigmoid(o1) - e),   b2 = b1 + (lo + cap (1 + e) - b1) sigmoid(o2)
-    desired move = relu(b1 - inventory) - relu(inventory - b2)
-
-and the simulator clips the desired move into the day's feasible range (rate
-limits, capacity and the band that guarantees the end condition). For
-training, ``relu`` is the tempered softplus (a smooth ramp of width ``tau``)
-and the clip is ``smooth_clip``; evaluation uses the exact rules. The
-overshoot ``e`` (default 0) would let a target say "fill up" or "empty"
-without saturating its sigmoid; on stochastic prices it gains about 0.1%
-(SNAPO then beats LSMC by 3-4 paired standard errors on 4096 common paths),
-but it creates flat regions (a full store with ``b2 > hi`` gets no gradient)
-that trap deterministic training in local optima. It is 0 in this class;
-``SnapoSettings`` turns it on (0.05) for stochastic prices only.
-
-The logits are ``o_c(t, u) = sum_k a_ck(t) u^k``: a polynomial (degree 3) in
-the scaled price factor ``u = x_t / stationary std`` whose coefficients
-``a(t)`` a small MLP computes from features of the *day* (time, the
-end-condition band, the forward curve around and after ``t``). The optimal
-targets are smooth, monotone functions of the price state on each day (a
-logistic in ``u`` fits them), while their dependence on the calendar is rich
-(season, weekends, the approach of expiry); this split gives each its own
-representation.
-
-Why this form:
-
-- optimal in form: the network only learns two price-dependent levels, a
-  near-optimal policy needs a small network, and every decision is feasible
-  by construction (no penalties to tune);
-- fast: the targets do not read the inventory, so nothing neural sits in the
-  day-by-day ``lax.scan``; the MLP runs once per *day* (365 rows, not paths x
-  days) and the price state enters through a dot product with the basis, so a
-  training step costs little more than the simulator's element-wise scan;
-- differentiable: the targets are smooth in every input the policy sees, so
-  the full pathwise sensitivity (policy reacting to the inputs) is defined.
-
-Its limit: with inventory-dependent rates (ratchets) the optimal targets also
-depend on inventory; the clip still keeps every move feasible, but the policy
-is then only approximately optimal in form.
-
-Day features (all from the parameters the policy *sees*, so holding them
-fixed gives envelope sensitivities): time fraction; the band at ``t + 1`` as
-capacity fractions; the forward curve ``k`` days ahead relative to today's
-(``k`` in ``window``, in units of the curve's spread: weekday pattern, local
-trend); how today's forward compares with the rest of the curve (smooth rank
-among the remaining days, remaining mean, smooth max and min): whether today
-is a day to buy or to sell.
-"""
+"""A neural base-stock policy for gas storage."""
 
 from __future__ import annotations
 
@@ -124,14 +70,7 @@ class BaseStockPolicy:
         return DayNet(hidden=tuple(self.hidden), num_basis=self.degree + 1)
 
     def init(self, key: Array) -> PyTree:
-        """Initial network parameters (targets start mid-range, independent of price and day).
-
-        Args:
-            key: PRNG key.
-
-        Returns:
-            The flax parameter pytree.
-        """
+        """Initial network parameters (targets start mid-range, independent of price and day)."""
         return self.net.init(key, jnp.zeros((1, self.num_features), jnp.float32))
 
     def curve_features(self, params: GasStorageParams) -> Array:
@@ -190,11 +129,7 @@ class BaseStockPolicy:
     def plan(self, policy_params: PyTree, x: Array, params: GasStorageParams) -> Array:
         """Inventory targets ``(b1, b2)`` of every (path, day).
 
-        The network runs once per *day* (on the curve features); the price state
-        enters through the basis, so the cost per path is a small dot product.
-
         Args:
-            policy_params: network parameters.
             x: ``(P, D)`` factor paths.
             params: the parameters the policy sees.
 

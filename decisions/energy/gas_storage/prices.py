@@ -1,16 +1,4 @@
-"""Spot price models, all driven by one Ornstein-Uhlenbeck factor ``x`` (exact daily discretisation).
-
-- deterministic: ``S_t = F_t`` and ``x = 0``;
-- seasonal OU: ``S_t = F_t exp(x_t - Var(x_t)/2)``, ``x_0 = 0``, so ``E[S_t] = F_t``;
-- exponential OU: ``ln S_t = level + x_t``, ``x_0 = ln(initial) - level``.
-
-In both OU models ``x_{t+1} = phi x_t + sd z_{t+1}`` with ``phi = exp(-a dt)``,
-``sd = s sqrt((1 - phi^2) / (2a))``, ``dt = 1/365``. Paths are a deterministic,
-differentiable function of the standard normals ``z`` and the parameters, so
-the same normals give common random numbers across methods, and gradients to
-volatility and mean reversion are pathwise. ``forward_view`` is the market's
-forward curve seen on day ``t``: ``E_t[S_T]`` in closed form.
-"""
+"""Spot price models, all driven by one Ornstein-Uhlenbeck factor ``x`` (exact daily discretisation)."""
 
 from __future__ import annotations
 
@@ -66,7 +54,6 @@ def simulate_factor(normals: Array, params: GasStorageParams) -> Array:
 
     Args:
         normals: ``(n_paths, D - 1)`` standard normals (``draw_normals``).
-        params: problem parameters.
 
     Returns:
         ``x`` of shape ``(n_paths, D)``; all zeros for deterministic prices.
@@ -103,14 +90,6 @@ def spot_paths(normals: Array, params: GasStorageParams) -> tuple[Array, Array]:
 
 def forward_view(t: Array, x: Array, params: GasStorageParams) -> Array:
     """Forward curve seen on day ``t`` with factor ``x``: ``E_t[S_T]`` for every delivery day ``T``.
-
-    Entries with ``T < t`` are the same formula evaluated backwards in time and
-    carry no meaning; callers mask them.
-
-    Args:
-        t: current day (scalar int).
-        x: current factor value (scalar).
-        params: problem parameters.
 
     Returns:
         ``(D,)`` expected spot per delivery day.

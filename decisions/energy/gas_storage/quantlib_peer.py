@@ -1,18 +1,4 @@
-"""QuantLib's finite-difference storage engine on our problem: the peer of the gas storage bench.
-
-QuantLib (``pip install -e ".[peers]"``) values a storage facility on an exponential
-Ornstein-Uhlenbeck spot with ``FdSimpleExtOUStorageEngine``: a 2-D finite-difference grid
-(log-price x inventory) rolled back in time, with a bang-bang-wait storage condition at every
-exercise date and the gas left at expiry worth inventory x spot. Its Python bindings do not
-expose that engine, but they expose every piece it is built from; ``fd_storage_value`` assembles
-them as the C++ engine does (process mesher, "elevator" inventory mesher, storage condition,
-OU operator, 2-D solver), and ``published_test_value`` checks the assembly against QuantLib's
-own test (``test-suite/vpp.cpp``, ``testSimpleExtOUStorageEngine``: 69.5755).
-
-On our time grid (decisions on days ``0 .. D-1`` at ``t = day / 365``, the end inventory worth
-the last day's spot, continuous discounting) the engine values exactly the problem our
-simulator, LSMC, rolling intrinsic and SNAPO solve, so the bench can put all of them side by side.
-"""
+"""QuantLib's finite-difference storage engine on our problem: the peer of the gas storage bench."""
 
 from __future__ import annotations
 
@@ -35,10 +21,7 @@ QUANTLIB_INSTANCE: dict[str, Any] = {
         "withdrawal_cost": 0.0, "terminal": "spot_value", "discount_rate": 0.1,
     },
 }
-"""QuantLib's storage test on our daily grid: ``ln S`` starts at and reverts to 3 (speed 1,
-volatility 0.5), capacity 50, one unit a day in or out, no costs, 10% discount rate, the gas left
-after a year worth the spot. 366 days, so that 365 decisions precede the last day, as QuantLib's
-366 daily exercise dates after a settlement date (the last one moot) do."""
+"""QuantLib's storage test on our daily grid:"""
 
 
 @dataclass(frozen=True)
@@ -108,11 +91,9 @@ def fd_value(
 
     Args:
         log_x0, level, speed, volatility: ``d ln S = speed (level - ln S) dt + volatility dW``.
-        rate: continuously compounded discount rate.
         exercise_times: decision times in years (the last is expiry, where gas is worth the spot).
         capacity, change_rate, load: facility (inventory in ``[0, capacity]``, at most
             ``change_rate`` in or out per exercise, ``load`` held at the start).
-        grid: finite-difference resolution.
         day_count: the yield curve's day counter (default Actual/365 Fixed).
 
     Returns:

@@ -1,7 +1,4 @@
-"""The result of a gas storage job: tidy tables, headline metrics, files and a chart.
-
-The CLI prints it, the store records its metrics and files, the app draws it.
-"""
+"""The result of a gas storage job: tidy tables, headline metrics, files and a chart."""
 
 from __future__ import annotations
 
@@ -11,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
 
 @dataclass(kw_only=True)

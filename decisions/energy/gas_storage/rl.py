@@ -1,10 +1,4 @@
-"""Black-box RL on gas storage: score any ``policy(params, obs, key)`` on the common price paths.
-
-The SNAPO abstract claims black-box RL trains slowly and gives no sensitivities. To measure that,
-an RL agent trained on ``GasStorageEnv`` (same rules as the SNAPO rollout) is run here on the
-*same* evaluation normals as SNAPO and the baselines, and its daily moves are scored by the one
-scorer every method uses (``valuation.path_values``).
-"""
+"""Black-box RL on gas storage: score any ``policy(params, obs, key)`` on the common price paths."""
 
 from __future__ import annotations
 
@@ -30,9 +24,7 @@ def agent_schedule(
     Args:
         env: the environment the agent was trained on.
         policy: ``policy(params, obs, key) -> action`` (one observation).
-        policy_params: the agent's parameters.
         normals: ``(P, D - 1)`` standard normals (``prices.draw_normals``), shared with the other methods.
-        params: the scenario's traced parameters.
 
     Returns:
         ``(moves, spots)``, each ``(P, D)``.
@@ -77,12 +69,8 @@ def ppo_vs_snapo(
 ) -> dict[str, float]:
     """Black-box PPO against SNAPO on the default stochastic scenario, same evaluation paths.
 
-    Both train from scratch (compile included in the wall time); PPO acts on ``GasStorageEnv``
-    (same rules as the SNAPO rollout) with rewards normalised, SNAPO with its default settings.
-
     Args:
         env_steps: PPO's training budget in environment steps.
-        eval_paths: common out-of-sample price paths.
         seed: seed of both trainings and of the evaluation paths.
         progress: optional ``(task, done, total)`` callback.
 

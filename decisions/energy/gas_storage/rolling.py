@@ -1,29 +1,4 @@
-"""Rolling intrinsic (Lai, Margot & Secomandi 2010) by a vectorised dynamic programme on an inventory grid.
-
-On each day ``t`` of each path the intrinsic problem is re-solved for days
-``t..D-1`` on that day's forward view ``E_t[S_T]`` (``prices.forward_view``),
-from the current inventory, and only its first move is executed. Solving an
-LP per (path, day) would take hours; instead the intrinsic problem is solved
-exactly on an inventory grid by backward induction, all paths at once:
-
-- inventory nodes ``min + k * step``, ``k = 0..N-1``; a move is a whole number
-  of steps ``m`` in ``[min_move, max_move]``;
-- a move is allowed at node ``k`` on day ``t`` when it respects the (ratchet)
-  rate limits at the node's inventory and lands on a node of day ``t+1`` that
-  lies in ``facility.inventory_band`` and from which the terminal condition is
-  still reachable on the grid (``Grid.allowed``, precomputed in numpy);
-- an outer ``lax.scan`` over days ``t`` carries the inventory of every path;
-  inside it a ``fori_loop`` runs the Bellman recursion backwards from ``D-1``
-  to ``t+1`` on arrays ``(P, N)``; the move from the path's node is then
-  picked with today's spot, mapped to a net injection and clipped to
-  ``facility.action_bounds`` (which keeps every path feasible even off grid).
-
-With constant rates the intrinsic LP is a network flow whose data are
-multiples of the default step, so its optimum lies on the grid and the DP's
-value equals the LP's (``grid_intrinsic`` is tested against
-``intrinsic.solve_intrinsic``). On a coarser grid, or with ratchets whose
-rates are not multiples of the step, the DP is a feasible approximation.
-"""
+"""Rolling intrinsic (Lai, Margot & Secomandi 2010) by a vectorised dynamic programme on an inventory grid."""
 
 from __future__ import annotations
 
@@ -89,9 +64,6 @@ def _as_fraction(value: float) -> Fraction | None:
 def commensurate_step(params: GasStorageParams) -> float | None:
     """Largest step dividing the capacity, the start/end offsets and every rate value (None if none).
 
-    Args:
-        params: problem parameters.
-
     Returns:
         The step, or None when a quantity is not a simple rational number.
     """
@@ -115,14 +87,10 @@ def make_grid(
     """Build the inventory grid and its allowed-move table.
 
     Args:
-        params: problem parameters (concrete arrays).
         step: node spacing; default ``commensurate_step(params)`` when that gives at most
             ``max_nodes`` nodes, else ``capacity / (resolution - 1)``.
         resolution: number of nodes of the fallback grid.
         max_nodes: largest commensurate grid accepted before falling back.
-
-    Returns:
-        The ``Grid``.
 
     Raises:
         ValueError: the step is so coarse that no injection or no withdrawal fits in one day.
@@ -214,10 +182,8 @@ def execute_move(
     Args:
         score: ``(P, M)`` score of each move (``-inf`` where not allowed).
         inventory: ``(P,)`` current inventory.
-        day: current day.
         levels: ``(N,)`` node inventories.
         min_move: move of column 0, in steps.
-        params: problem parameters.
         band: ``facility.inventory_band(params)``.
 
     Returns:
@@ -286,7 +252,6 @@ def rolling_intrinsic(x: Array, spots: Array, params: GasStorageParams, grid: Gr
     Args:
         x: ``(P, D)`` factor paths (``prices.spot_paths``).
         spots: ``(P, D)`` spot prices on the same paths.
-        params: problem parameters.
         grid: inventory grid (``make_grid(params)``).
 
     Returns:
@@ -327,8 +292,6 @@ def grid_intrinsic(params: GasStorageParams, grid: Grid, forward: Array | None =
     """Intrinsic value and schedule by the grid DP on a deterministic curve.
 
     Args:
-        params: problem parameters.
-        grid: inventory grid.
         forward: ``(D,)`` forward curve; default ``prices.implied_forward(params)``.
 
     Returns:

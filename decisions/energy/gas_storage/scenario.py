@@ -1,14 +1,4 @@
-"""Validated user input for a gas storage problem: facility, forward curve, price model.
-
-Validation happens here, once, at the edge (TOML file, CLI, app form, API).
-Everything below (simulator, baselines, SNAPO) trusts its inputs and stays
-jit-able: ``Scenario.to_params()`` turns a validated scenario into the traced
-``GasStorageParams`` pytree that is also the ``inputs`` of every sensitivity.
-
-Units: volume in "units" (e.g. MWh), prices in currency per unit, one step a
-day; rates per day; the discount rate, mean-reversion speeds and volatilities
-are annual (continuous compounding, day count 365).
-"""
+"""Validated user input for a gas storage problem: facility, forward curve, price model."""
 
 from __future__ import annotations
 
@@ -39,11 +29,7 @@ Volatility = Annotated[float, Float32(VOLATILITY_MAX)]
 
 
 class RatchetCurve(Settings):
-    """A rate that is piecewise linear in inventory (a ratchet).
-
-    ``rate[k]`` applies at ``inventory[k]``; between breakpoints the rate is
-    interpolated linearly, beyond the ends it is held constant.
-    """
+    """A rate that is piecewise linear in inventory (a ratchet)."""
 
     inventory: list[Volume] = Field(min_length=2, description="Inventory breakpoints, strictly increasing.")
     rate: list[Volume] = Field(min_length=2, description="Rate per day at each breakpoint, > 0.")
@@ -117,10 +103,7 @@ class DeterministicPrices(Settings):
 
 
 class SeasonalOU(Settings):
-    """Seasonal one-factor model: ``S_t = F_t exp(X_t - Var(X_t)/2)``, X an OU factor, ``X_0 = 0``.
-
-    So ``E[S_t] = F_t``: the forward curve is honoured in expectation.
-    """
+    """Seasonal one-factor model: ``S_t = F_t exp(X_t - Var(X_t)/2)``, X an OU factor, ``X_0 = 0``."""
 
     model: Literal["seasonal_ou"] = "seasonal_ou"
     mean_reversion: Speed = Field(20.0, gt=0, allow_inf_nan=False, description="Speed a, per year.")
@@ -139,11 +122,7 @@ class ExponentialOU(Settings):
     initial: Price = Field(22.0, gt=0, allow_inf_nan=False, description="Spot price on day 0.")
 
     def forward_curve(self, days: int) -> list[float]:
-        """The forward curve the process implies on day 0: ``E[S_t]`` for ``t = 0 .. days - 1``.
-
-        ``ln S_t`` is normal with mean ``level + e^{-kt} (ln S_0 - level)`` and variance
-        ``s^2 (1 - e^{-2kt}) / (2k)`` (``k`` the speed, ``s`` the volatility, ``t`` in years).
-        """
+        """The forward curve the process implies on day 0: ``E[S_t]`` for ``t = 0 .. days - 1``."""
         k, s, x0 = self.speed, self.volatility, math.log(self.initial) - self.level
         curve = []
         for day in range(days):
@@ -168,10 +147,7 @@ def seasonal_forward_curve(
     """A stylised gas forward curve: annual cosine peaking in winter plus a weekend dip.
 
     Args:
-        days: number of daily prices.
         start: delivery date of the first price.
-        mean: average price.
-        amplitude: half the winter-summer spread.
         peak_day_of_year: day of year of the seasonal peak (15 = mid January).
         weekend_discount: price reduction on Saturdays and Sundays.
 
@@ -191,12 +167,7 @@ IMPLIED_CURVE_RTOL = 1e-9
 
 
 class Scenario(Settings):
-    """A complete gas storage problem: facility, daily forward curve and price model.
-
-    With ``prices.model = "exponential_ou"`` the forward curve is the one the process implies
-    (``ExponentialOU.forward_curve``): leave ``forward_curve`` out and give ``horizon_days``
-    (365 by default); a given curve must be that curve.
-    """
+    """A complete gas storage problem: facility, daily forward curve and price model."""
 
     section = "scenario"
 
@@ -280,15 +251,7 @@ class Scenario(Settings):
 
 
 def reachable_range(facility: Facility, days: int) -> tuple[float, float]:
-    """Lowest and highest inventory reachable after ``days`` days at full withdrawal / injection.
-
-    Args:
-        facility: the facility (ratchets included).
-        days: number of daily moves.
-
-    Returns:
-        ``(lowest, highest)`` reachable inventory.
-    """
+    """Lowest and highest inventory reachable after ``days`` days at full withdrawal / injection."""
     inj_x, inj_y = facility.rate_knots("injection")
     wd_x, wd_y = facility.rate_knots("withdrawal")
     low = high = facility.start_inventory

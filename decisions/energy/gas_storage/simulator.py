@@ -1,29 +1,4 @@
-"""The differentiable gas storage simulator: one set of day rules, two users.
-
-The rules of a day are written once: ``clip_move`` (clip the desired move into
-``facility.action_bounds``) and ``day_cash`` (pay for injected gas, sell
-withdrawn gas, pay unit costs); ``step_inventory`` is the two together. They
-are used by
-
-- ``rollout``: SNAPO's differentiable rollout of a ``Policy`` over a batch of
-  price paths. With ``smooth=True`` the clip is ``core.smooth.smooth_clip``
-  and the unit costs use a smooth ``|move|`` (the training surrogate,
-  temperature ``tau`` in inventory units); with ``smooth=False`` the rules are
-  exact (``hard_clip``, exact ``|move|``), which is how every reported value
-  is computed.
-- ``GasStorageEnv``: the same rules as a gymnax-style ``Environment`` for RL
-  agents (action in ``[-1, 1]`` mapped linearly onto the day's feasible range).
-
-Speed. A ``Policy`` has two halves so that no network sits inside the
-day-by-day loop: ``plan`` maps the exogenous state of every (path, day) (the
-factor path and the traced params) to a small decision vector in one batched
-call, and ``act`` turns a day's plan and the inventory into a desired move
-with element-wise arithmetic (base-stock policies, ``policy.py``, fit this
-form exactly). The loop itself (``inventory_recursion``) carries only the
-inventory; the cash of all days is computed afterwards in one vectorised call,
-and its reverse pass is the adjoint recursion written out (element-wise over
-paths) instead of JAX's generic scan transpose.
-"""
+"""The differentiable gas storage simulator: one set of day rules, two users."""
 
 from __future__ import annotations
 
@@ -70,16 +45,11 @@ def clip_move(
     """The executed move: the desired move clipped into ``facility.action_bounds``.
 
     Args:
-        t: day index (scalar int).
         inventory: inventory before the move, shape ``(...)``.
         desired_move: desired net injection (negative = withdrawal), shape ``(...)``.
-        params: problem parameters.
         band: ``facility.inventory_band(params)``.
         clip_fn: ``smooth_clip`` (training) or ``hard_clip`` (evaluation).
         tau: temperature in inventory units (ignored by ``hard_clip``).
-
-    Returns:
-        The feasible move, shape ``(...)``.
     """
     lower, upper = action_bounds(t, inventory, params, band)
     return clip_fn(desired_move, lower, upper, tau)
@@ -93,7 +63,6 @@ def day_cash(
     Args:
         move: net injection, any shape.
         spot_price: spot price, same shape.
-        params: problem parameters.
         tau: temperature of the smooth ``|move|`` (used when ``smooth``).
         smooth: unit costs on ``core.smooth.smooth_abs(move, tau)`` instead of ``|move|``.
 
@@ -122,11 +91,9 @@ def step_inventory(
     """One day of the facility: clip the desired move, update inventory, compute cash.
 
     Args:
-        t: day index (scalar int).
         inventory: inventory before the move, any shape ``(...)``.
         desired_move: desired net injection (negative = withdrawal), shape ``(...)``.
         spot_price: spot price of the day, shape ``(...)``.
-        params: problem parameters.
         band: ``facility.inventory_band(params)``.
         clip_fn: ``smooth_clip`` (training) or ``hard_clip`` (evaluation).
         tau: temperature of the smooth surrogates, in inventory units (ignored by ``hard_clip``).
@@ -177,24 +144,10 @@ def inventory_recursion(
 ) -> tuple[Array, Array, Array]:
     """Run ``inventory_{t+1} = inventory_t + move_t`` over all days, with an adjoint reverse pass.
 
-    The forward pass is a ``lax.scan`` of ``local_move``. The reverse pass is the
-    adjoint method: since day ``t``'s move depends on path ``p``'s own inventory
-    only, one linearisation of ``local_move`` over all (path, day) pairs at the
-    saved inventories gives ``a = d move / d inventory``; the adjoint
-    ``lam_t = d value / d inventory_t`` then follows the element-wise reverse
-    recursion ``lam_t = lam_{t+1} + (g_t + lam_{t+1}) a_t`` (``g_t`` the direct
-    cotangent of ``move_t``), and the transposed linearisation applied to
-    ``g_t + lam_{t+1}`` gives the gradients to the plan and the parameters. This
-    is exact (the same derivatives as differentiating the scan; tested) and
-    several times cheaper than JAX's generic scan transpose.
-
     Args:
-        local_move: the day rule (static).
         start: ``(P,)`` inventory on day 0.
         plan: ``(K, P, D)`` the policy's plan.
-        params: problem parameters.
         band: ``facility.inventory_band(params)``.
-        tau: temperature.
 
     Returns:
         ``(moves, before, final)``: ``(P, D)`` moves, ``(P, D)`` inventory before each day, ``(P,)`` final inventory.
@@ -255,7 +208,6 @@ def rollout(
 
     Args:
         policy: the policy (``plan`` + ``act``).
-        policy_params: its parameters.
         params: problem parameters (the simulator's inputs).
         normals: ``(P, D - 1)`` standard normals driving the prices.
         tau: temperature in inventory units (used when ``smooth``).
@@ -311,13 +263,6 @@ class GasStorageState:
 
 class GasStorageEnv(Environment[GasStorageState, GasStorageParams]):
     """Gas storage as a functional environment for RL agents (same rules as ``rollout``).
-
-    Observation ``[t / D, inventory fraction, x / stationary std, spot / forward - 1]``.
-    The action ``a`` in ``[-1, 1]`` is mapped linearly onto the day's feasible range
-    ``[lower, upper]`` (``a = -1``: withdraw as much as allowed, ``a = 1``: inject as
-    much as allowed), so every action is feasible and the end condition always holds.
-    The reward is the discounted cash of the day (plus the discounted terminal value on
-    the last day); the episode terminates after the last day.
 
     Args:
         scenario: the scenario of ``default_params`` (default: ``Scenario()``).

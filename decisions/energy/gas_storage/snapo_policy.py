@@ -1,31 +1,4 @@
-"""SNAPO for gas storage: train a base-stock policy through the simulator, evaluate it, differentiate it.
-
-- ``train_policy``: ``core.snapo.train`` on the mean *smooth* path value over
-  freshly drawn (antithetic) normals each step, the temperature annealed
-  geometrically; the network is ``policy.BaseStockPolicy``.
-- ``evaluate_policy`` / ``schedule``: the trained policy under the *hard*
-  rules (exact clip and costs), on paths given by their normals, so it is
-  scored like every baseline.
-- ``sensitivities``: the value and its gradient with respect to every input
-  (``GasStorageParams``) from one reverse pass under the hard rules. With
-  ``policy_reacts=False`` the policy's plan (its targets) is ``stop_gradient``-ed:
-  its decisions are held fixed, which for a near-optimal policy is the
-  envelope-theorem (market-standard) delta; with ``policy_reacts=True`` the
-  derivative also carries the policy's reaction to the inputs.
-- ``save_policy`` / ``load_policy``: msgpack via ``core.checkpoint``.
-
-Temperatures in ``SnapoSettings`` are dimensionless: the simulator's
-temperature is ``temperature x`` the largest daily rate (inventory units).
-The objective is normalised by capacity x mean forward price, and a small
-penalty on the target logits, proportional to the temperature, keeps the
-targets off the flat ends of their sigmoids early in training (a store that
-fills or empties with saturated targets would otherwise stop learning: on
-the deterministic curve this is the difference between a local optimum at
-~98% and ~99.9% of the LP value); it fades as the temperature anneals.
-
-Defaults (64 paths x 8000 steps, lr 0.02) train the default 365-day scenario
-in about 18 s on 2 CPU cores; ``decisions bench gas-storage --json`` prints the figures.
-"""
+"""SNAPO for gas storage: train a base-stock policy through the simulator, evaluate it, differentiate it."""
 
 from __future__ import annotations
 
@@ -86,13 +59,7 @@ def _training_normals(key: Array, paths: int, params: GasStorageParams) -> Array
 def _objective(
     policy: BaseStockPolicy, paths: int, penalty: float
 ) -> Callable[[PyTree, GasStorageParams, Array, Array], Array]:
-    """The SNAPO objective (cached, so repeated training reuses the compiled loop).
-
-    Mean smooth path value over capacity x mean price, minus ``penalty x temperature``
-    times the mean square of the target-logit coefficients: while the temperature is
-    high the targets are kept off the flat ends of their sigmoids (where a filled or
-    emptied store would stop learning); the term fades as the temperature anneals.
-    """
+    """The SNAPO objective (cached, so repeated training reuses the compiled loop)."""
 
     def objective(policy_params: PyTree, inputs: GasStorageParams, key: Array, temperature: Array) -> Array:
         value_scale, rate_scale = _scales(inputs)
@@ -114,13 +81,9 @@ def train_policy(
     """Train a base-stock policy on a scenario with SNAPO.
 
     Args:
-        scenario: the validated scenario.
         settings: training settings (defaults: ``SnapoSettings()``).
         key: PRNG key of the initialisation and training paths (default: from ``settings.seed``).
         progress: optional ``progress(done, total, smooth value)`` between jitted chunks.
-
-    Returns:
-        The ``TrainedPolicy``.
     """
     settings = SnapoSettings() if settings is None else settings
     key = jax.random.PRNGKey(settings.seed) if key is None else key
@@ -153,12 +116,7 @@ def evaluate_policy(trained: TrainedPolicy, normals: Array, params: GasStoragePa
     """Per-path discounted values under the hard rules.
 
     Args:
-        trained: the trained policy.
         normals: ``(P, D - 1)`` standard normals of the evaluation paths.
-        params: problem parameters.
-
-    Returns:
-        ``(P,)`` path values.
     """
     return _hard_rollout(trained.policy, _cast(trained.params, params), params, normals)[0]
 
@@ -173,8 +131,6 @@ def schedule(trained: TrainedPolicy, params: GasStorageParams, normals: Array) -
     """Moves and inventory of the trained policy on each path, under the hard rules.
 
     Args:
-        trained: the trained policy.
-        params: problem parameters.
         normals: ``(P, D - 1)`` standard normals.
 
     Returns:
@@ -189,12 +145,7 @@ def policy_value(
 ) -> Array:
     """Mean hard value with the simulator on ``params`` and the policy seeing ``view`` (default ``params``).
 
-    ``policy_value(t, p + dp, z, view=p)`` is the value with the decisions held
-    fixed: its finite differences check ``sensitivities(..., policy_reacts=False)``.
-
     Args:
-        trained: the trained policy.
-        params: the simulator's parameters.
         normals: ``(P, D - 1)`` standard normals.
         view: the parameters the policy's features are computed from.
 
@@ -227,7 +178,6 @@ def sensitivities(
     """Mean hard value and its gradient to every input, from one reverse pass.
 
     Args:
-        trained: the trained policy.
         params: problem parameters (the inputs differentiated against).
         normals: ``(P, D - 1)`` standard normals of the paths.
         policy_reacts: False holds the policy's decisions fixed (envelope / market delta);
@@ -235,22 +185,12 @@ def sensitivities(
 
     Returns:
         ``(value, grads)`` with ``grads`` a ``GasStorageParams`` of ``d value / d input``.
-
-    With decisions held, a store that sits exactly on a capacity bound because its
-    targets do makes the value kinked in that bound (the two one-sided derivatives
-    differ and ``grads.min_inventory`` / ``max_inventory`` is a tie-broken value
-    between them); use ``policy_reacts=True`` for the capacity bounds.
     """
     return _value_and_grad(trained.policy, _cast(trained.params, params), params, normals, policy_reacts)
 
 
 def save_policy(path: str | os.PathLike[str], trained: TrainedPolicy) -> None:
-    """Save a trained policy (network parameters and settings) as msgpack.
-
-    Args:
-        path: destination file.
-        trained: the policy.
-    """
+    """Save a trained policy (network parameters and settings) as msgpack."""
     description = {"policy": dataclasses.asdict(trained.policy), **trained.training_record()}
     save_trained(path, kind=FORMAT, description=description, params=trained.params)
 
@@ -262,9 +202,6 @@ def _policy_of(description: dict[str, Any]) -> BaseStockPolicy:
 
 def load_policy(path: str | os.PathLike[str]) -> TrainedPolicy:
     """Load a policy saved by ``save_policy`` (without its training log).
-
-    Args:
-        path: the file.
 
     Returns:
         The ``TrainedPolicy``, giving the same actions as the saved one.

@@ -1,10 +1,4 @@
-"""The gas storage job spec: its validated model and ``prepare``, with no JAX.
-
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
-``[snapo]``, ``[evaluation]``) into a ``GasStorageJob``; a bad spec is refused naming the
-field before any JAX module loads (``decisions.jobs.domain``). The SNAPO training settings
-live here too (``snapo_policy`` re-exports them), so the job model needs no heavy module.
-"""
+"""The gas storage job spec: its validated model and ``prepare``, with no JAX."""
 
 from __future__ import annotations
 
@@ -18,7 +12,7 @@ from pydantic import Field
 from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperature
 from decisions.energy.gas_storage.scenario import Scenario, TerminalRule
-from decisions.jobs.base import JobBase, spec_path
+from decisions.kit.base import JobBase, spec_path
 
 if TYPE_CHECKING:
     from decisions.energy.gas_storage.policy import BaseStockPolicy
@@ -36,11 +30,7 @@ class Method(StrEnum):
 
 
 class SnapoSettings(SnapoSettingsBase):
-    """User settings of SNAPO training (validated; ``parse`` raises ``InputError``).
-
-    Temperatures are dimensionless: the simulator's temperature is ``temperature x`` the
-    largest daily rate (inventory units).
-    """
+    """User settings of SNAPO training (validated; ``parse`` raises ``InputError``)."""
 
     paths_per_step: int = Field(
         64, gt=0, le=100_000, description="Price paths per gradient step (antithetic pairs)."
@@ -93,11 +83,7 @@ class SnapoSettings(SnapoSettingsBase):
 
 
 DEFAULT_LSMC_PATHS = 16_384
-"""Regression paths of LSMC wherever none are given (job, baselines, app). On QuantLib's storage
-test (``quantlib_peer.QUANTLIB_INSTANCE``) 4,096 paths overfit (in-sample estimate above the
-option value, 6% below it out of sample), while from 16k the in-sample optimism is gone and the
-out-of-sample value is within 3% of QuantLib's finite-difference value (the bench's ``expou_*``
-figures); on the default scenario 4k, 16k and 64k paths agree to 0.1%."""
+"""Regression paths of LSMC wherever none are given (job, baselines, app)."""
 
 
 class EvaluationSettings(Settings):

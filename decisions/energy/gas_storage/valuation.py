@@ -1,8 +1,4 @@
-"""Value of a schedule of daily moves on given price paths, with the hard rules.
-
-Every method (SNAPO, LP intrinsic, rolling intrinsic, LSMC, do-nothing) is
-scored by this one function on common paths, so the comparison is like for like.
-"""
+"""Value of a schedule of daily moves on given price paths, with the hard rules."""
 
 from __future__ import annotations
 
@@ -39,7 +35,6 @@ def path_values(net_injection: Array, spots: Array, params: GasStorageParams) ->
     Args:
         net_injection: ``(..., D)`` daily net injection (negative = withdrawal), assumed feasible.
         spots: ``(..., D)`` spot price per day on the same paths.
-        params: problem parameters.
 
     Returns:
         ``(...)`` discounted cash flows plus the discounted terminal value.

@@ -1,30 +1,9 @@
-"""Pension asset-liability management trained with SNAPO.
-
-Modules, one job each:
-
-- ``scenario``: validated user input (pydantic; errors name the field);
-- ``params``: the traced ``PensionParams`` pytree, the ``inputs`` of every sensitivity;
-- ``curve``: key-rate zero curve, Nelson-Siegel factor shocks, OU factors;
-- ``liabilities``: Gompertz-Makeham survival, projected benefits, payroll, bucketed discounting;
-- ``assets``: cash and bond buckets priced on the simulated curve, correlated lognormal assets;
-- ``policy``: the allocation network (and the fixed mix as the same network with its state gate closed);
-- ``simulator``: the monthly ``lax.scan`` over vmapped paths and the objective;
-- ``snapo_policy``: train / evaluate / sensitivities / save / load;
-- ``sensitivity``: the gradient to every input as a pytree and as tidy tables;
-- ``baselines``: the fixed-mix search;
-- ``valuation``: PV, key-rate durations, DV01, duration and convexity of any cash flows;
-- ``report`` and ``job``: the tables the app charts and the batch job;
-- ``bench``: the measured figures (``python -m decisions.finance.pension.bench``);
-  ``speedup``: a quick bump-versus-adjoint measurement (the app's timing panel).
-
-The names of ``__all__`` are the package's public face for the app, each imported from its
-module on first use (importing the package does not import JAX).
-"""
+"""Pension asset-liability management trained with SNAPO."""
 
 from __future__ import annotations
 
 from decisions.core.lazy import lazy_exports
-from decisions.jobs.domain import Domain
+from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
 
 # The public names by the module (of this package) that defines each, imported on first use.
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -34,10 +13,31 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "speedup": ("QUICK_KEY_RATES", "SPEEDUP_COLUMNS", "measure_speedups", "speedup_table"),
 })
 
+
+def _spec() -> SpecModule:
+    from decisions.finance.pension import spec
+
+    return spec
+
+
+def _job() -> JobModule:
+    from decisions.finance.pension import job
+
+    return job
+
+
+def _bench() -> BenchModule:
+    from decisions.finance.pension import bench
+
+    return bench
+
+
 DOMAIN = Domain(
     name="pension",
     title="Pension ALM",
-    package=__name__,
+    spec=_spec,
+    job=_job,
+    bench=_bench,
     summary="Allocate a pension fund's assets and set contributions against its liabilities.",
     headline=("value_snapo", "value_fixed_mix", "snapo_minus_fixed_mix"),
     example="pension.toml",
@@ -49,4 +49,4 @@ DOMAIN = Domain(
         "evaluation": {"paths": 64, "selection_paths": 32},
     },
 )
-"""The pension domain's entry in ``decisions.jobs.registry``."""
+"""The pension domain's entry in ``decisions.platform.registry``."""

@@ -1,23 +1,4 @@
-"""Asset returns: cash and bond buckets priced on the simulated curve, correlated lognormal assets.
-
-Monthly gross returns, all consistent with the simulated zero curve ``z_m``:
-
-- cash earns the one-month zero rate: ``exp(z_m(dt) dt)``;
-- a bond bucket of duration ``D`` buys the zero-coupon bond maturing in ``D``
-  years at ``P_m(D) = exp(-z_m(D) D)`` and sells it a month later, maturity
-  ``D - dt``, at ``P_{m+1}(D - dt)`` on the next month's curve::
-
-      log R = z_m(D) D - z_{m+1}(D - dt) (D - dt)
-            = z_m(D) dt  -  (D - dt) [z_{m+1}(D - dt) - z_m(D)]
-              carry         duration x yield change (roll-down included)
-
-  and ``R = exp(log R)`` adds the convexity term ``(log R)^2 / 2 + ...``;
-- a risky asset's log return is ``(mu - vol^2 / 2) dt + vol sqrt(dt) eps``.
-
-The monthly shocks ``[level, slope, curvature, risky...]`` are standard normals
-correlated through the Cholesky factor of the correlation matrix, built from the
-traced upper-triangle entries (so their sensitivities come from the same pass).
-"""
+"""Asset returns: cash and bond buckets priced on the simulated curve, correlated lognormal assets."""
 
 from __future__ import annotations
 
@@ -85,9 +66,6 @@ def bond_returns(params: PensionParams, rates: BondRates, factors: Array, next_f
         rates: ``bond_rates(params)``.
         factors: ``(..., 3)`` factors at the start of the month.
         next_factors: ``(..., 3)`` factors at the end of the month.
-
-    Returns:
-        ``(..., B)`` gross returns.
     """
     durations = jnp.asarray(params.bond_durations, factors.dtype)
     z_now = rates.now.base + factors @ rates.now.load.T
@@ -99,7 +77,6 @@ def risky_returns(params: PensionParams, shocks: Array) -> Array:
     """Gross monthly returns of the lognormal assets.
 
     Args:
-        params: problem parameters.
         shocks: ``(..., R)`` correlated standard normal shocks of the risky assets.
 
     Returns:

@@ -1,17 +1,4 @@
-"""Fixed-mix baselines: constant weights and a constant contribution rate.
-
-``best_fixed_mix`` searches the fixed mixes honestly, on *training* paths only:
-
-1. a grid of named mixes (liability hedge, 40/60, 60/40, 80/20 growth/bonds,
-   all growth, equal weight, all in any one asset) x contribution rates (min, mid,
-   max of the bounds);
-2. SNAPO on the fixed mix (the network with its state gate closed: the same
-   compiled loop that trains the state-dependent policy), started from the best
-   grid point.
-
-The best of all on a common set of training paths is the baseline; the caller
-compares it with the SNAPO policy on fresh paths.
-"""
+"""Fixed-mix baselines: constant weights and a constant contribution rate."""
 
 from __future__ import annotations
 
@@ -120,15 +107,11 @@ def best_fixed_mix(
     """Search fixed mixes on training paths: a grid, then SNAPO on the fixed mix from the grid's best.
 
     Args:
-        params: problem parameters.
         settings: SNAPO settings (the fixed mix is trained with the same ones, so the
             compiled training loop of the network is reused).
         key: PRNG key of the selection paths and the fixed-mix training.
         selection_paths: common training paths on which candidates are compared.
         progress: optional SNAPO progress callback of the fixed-mix training.
-
-    Returns:
-        The ``FixedMixResult``.
     """
     select_key, train_key = jax.random.split(key)
     normals = draw_normals(select_key, selection_paths, params.months, params.n_shocks)

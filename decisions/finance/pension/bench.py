@@ -44,7 +44,8 @@ from decisions.core.float64_check import require_float64_program
 from decisions.core.timing import VMAP_CHUNKS, bump_and_revalue
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
-from decisions.finance.pension.params import PensionParams, to_params
+from decisions.finance.pension.assemble import to_params
+from decisions.finance.pension.params import PensionParams
 from decisions.finance.pension.policy import FUNDING_AND_TIME
 from decisions.finance.pension.scenario import Scenario, YieldCurve
 from decisions.finance.pension.sensitivity import count_sensitivities
@@ -67,20 +68,11 @@ def run_bench(
     key_rate_counts: tuple[int, ...] = KEY_RATE_COUNTS,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Measure every pension figure on the default (or a given) scenario.
+    """Measure every pension figure on the default (or a given) scenario: a flat dict (floats, ints, strings).
 
-    Args:
-        progress: optional ``(task, done, total)`` callback.
-        scenario: the scenario (default ``Scenario()``: 20 years, 11 key rates).
-        settings: SNAPO settings (default ``PensionSnapoSettings()``).
-        eval_paths: fresh common evaluation paths for SNAPO against the fixed mix.
-        timing_paths: paths of the valuation timed for the speedups (large enough that a
-            single valuation uses every core, like a vmapped chunk of bumps).
-        key_rate_counts: the numbers K of key rates timed.
-        seed: seed of training and evaluation draws.
-
-    Returns:
-        A flat dict of figures (floats, ints and strings).
+    SNAPO (``settings``) meets the fixed mix on ``eval_paths`` fresh common paths drawn from ``seed``;
+    the speedups time a valuation on ``timing_paths`` paths (enough to use every core) for each of
+    ``key_rate_counts`` key rates.
     """
     report = progress or (lambda task, done, total: None)
     scenario = scenario or Scenario()
@@ -138,11 +130,7 @@ def run_bench(
 
 
 def with_key_rates(scenario: Scenario, k: int) -> Scenario:
-    """The scenario on a curve of ``k`` key rates from 3 months to 60 years (geometric spacing).
-
-    The rates follow the default Nelson-Siegel shape (level 3.5%, slope -1.5%,
-    curvature 1%, decay 2 years), so every K describes nearly the same curve.
-    """
+    """The scenario on a curve of ``k`` key rates from 3 months to 60 years (geometric spacing)."""
     tenors = np.geomspace(0.25, 60.0, k)
     x = tenors / 2.0
     slope = (1 - np.exp(-x)) / x
@@ -165,30 +153,10 @@ def key_rate_timing(
     *,
     chunks: tuple[int, ...] = VMAP_CHUNKS,
 ) -> dict[str, Any]:
-    """Bump-and-revalue against one adjoint pass with ``k`` key rates, on the same paths.
-
-    ``core.timing.bump_and_revalue`` on the key rates: every time is the fastest of
-    repeated calls after compilation, the adjoint pass and the bump methods timed in
-    turn (round robin), so load from other processes on a shared machine falls on both
-    sides alike and cannot favour either. Bump-and-revalue is costed at its fastest
-    honest per-valuation rate times ``k + 1``: either a loop of jitted single valuations
-    (the best single-call time) or a jitted ``vmap`` over a chunk of bumped curves (the
-    best chunk time over the chunk size, for each size in ``chunks``); the cheapest wins
-    and is named in ``bump_method_K{k}``. The chunked values are checked against single
-    valuations.
-
-    Args:
-        trained: the policy (held fixed).
-        scenario: a scenario with ``k`` key rates.
-        normals: ``(P, N, S)`` common paths.
-        k: the number of key rates (for the figure names).
-        chunks: chunk sizes of the vectorised bump method.
-
-    Returns:
-        ``speedup_K{k}`` (bump seconds over adjoint seconds), ``bump_method_K{k}``,
-        ``bump_seconds_K{k}``, ``seconds_per_revaluation_K{k}`` (each method),
-        ``value_seconds_K{k}``, ``value_and_grad_seconds_K{k}``, ``grad_cost_ratio_K{k}``,
-        ``n_sensitivities_K{k}``.
+    """Bump-and-revalue (vectorised in ``chunks``) against one adjoint pass with ``k`` key rates, on the
+    common ``(P, N, S)`` ``normals``: ``speedup_K{k}`` (bump over adjoint seconds), ``bump_method_K{k}``,
+    ``bump_seconds_K{k}``, ``seconds_per_revaluation_K{k}`` (each method), ``value_seconds_K{k}``,
+    ``value_and_grad_seconds_K{k}``, ``grad_cost_ratio_K{k}``, ``n_sensitivities_K{k}``.
     """
     params = to_params(scenario)
     policy_params = sp.cast(trained.params, params)
@@ -257,12 +225,6 @@ def fd_errors(
 ) -> dict[str, float]:
     """Largest relative gap between adjoint and central finite differences, in float64.
 
-    On the scenario shortened to ``horizon_years`` (the policy's features do not
-    depend on the horizon), ``paths`` fixed paths, the inputs ``FD_CHECKS`` and the
-    policy reacting (the full pathwise derivative). x64 is enabled only inside
-    ``jax.enable_x64``; nothing compiled here is reused outside it, and each objective is
-    traced and checked to hold only float64 values (``core.float64_check``).
-
     Returns:
         ``fd_max_rel_err`` (smooth SNAPO objective at the final temperature) and
         ``fd_max_rel_err_hard`` (hard hinge).
@@ -304,22 +266,11 @@ def central_difference(
 ) -> float:
     """Richardson-extrapolated central finite difference of ``value`` in one input.
 
-    ``(4 D(h / 2) - D(h)) / 3`` with ``D`` the central difference and
-    ``h = rel_step x max(|x|, min_scale)``: the truncation error is O(h^4), so the
-    step can stay large enough that float64 round-off of the O(|V|) values does not
-    swamp small derivatives (an input at 0, like a zero contribution floor), while
-    inputs that move the sharp shortfall hinge a lot are still resolved.
-
     Args:
-        value: the scalar function (jitted).
-        params: the point.
         field: the ``PensionParams`` leaf.
         index: the entry of the leaf (None for a scalar leaf).
         rel_step: step relative to the input's size.
         min_scale: smallest size used for the step.
-
-    Returns:
-        The derivative estimate.
     """
     base = getattr(params, field)
     size = float(jnp.abs(base if index is None else base[index]))

@@ -1,20 +1,4 @@
-"""The zero curve: linear interpolation of key rates, Nelson-Siegel factor shocks, OU factors.
-
-The curve at month ``m`` is the linear interpolation (flat beyond the first and
-last key tenors) of the shocked key rates ``r + B f_m``, with ``B`` the
-Nelson-Siegel loadings at the key tenors and ``f_m`` the (level, slope,
-curvature) factors. Interpolation is linear in the knot values, so at any fixed
-tenor ``tau`` the simulated rate is *affine* in the factors::
-
-    z_m(tau) = interp(tau; r) + interp(tau; B) . f_m = base(tau) + load(tau) . f_m
-
-``affine_rates`` computes ``(base, load)`` once per rollout for the tenors the
-simulator needs (cash, bond buckets, liability buckets) with interpolation
-weights precomputed in numpy (tenors are static); each month then costs a
-3-vector dot product per tenor, whatever the number K of key rates. The reverse
-pass of the interpolation scatters into the K key rates, so one adjoint pass
-gives all K key-rate sensitivities.
-"""
+"""The zero curve: linear interpolation of key rates, Nelson-Siegel factor shocks, OU factors."""
 
 from __future__ import annotations
 
@@ -50,9 +34,6 @@ def zero_rates(query: ArrayLike, tenors: ArrayLike, key_rates: Array) -> Array:
         query: ``(Q,)`` tenors in years.
         tenors: ``(K,)`` increasing key tenors.
         key_rates: ``(K,)`` zero rates at the key tenors (continuous compounding).
-
-    Returns:
-        ``(Q,)`` zero rates.
     """
     key_rates = jnp.asarray(key_rates)
     return jnp.interp(jnp.asarray(query, key_rates.dtype), jnp.asarray(tenors, key_rates.dtype), key_rates)
@@ -65,10 +46,6 @@ def shocked_key_rates(tenors: ArrayLike, key_rates: Array, factors: Array, decay
         tenors: ``(K,)`` key tenors.
         key_rates: ``(K,)`` initial key rates.
         factors: ``(..., 3)`` level, slope and curvature factors.
-        decay: Nelson-Siegel decay (years).
-
-    Returns:
-        ``(..., K)`` shocked key rates.
     """
     loadings = nelson_siegel_loadings(jnp.asarray(tenors, key_rates.dtype), decay)  # (K, 3)
     return key_rates + factors @ loadings.T
@@ -81,9 +58,6 @@ def discount_factors(times: ArrayLike, tenors: ArrayLike, key_rates: Array) -> A
         times: ``(Q,)`` payment times in years (>= 0).
         tenors: ``(K,)`` key tenors.
         key_rates: ``(K,)`` key rates.
-
-    Returns:
-        ``(Q,)`` discount factors.
     """
     t = jnp.asarray(times, key_rates.dtype)
     return jnp.exp(-zero_rates(t, tenors, key_rates) * t)
@@ -118,10 +92,7 @@ def interpolation(query: np.ndarray, tenors: np.ndarray | tuple[float, ...]) -> 
 
 
 def interpolate(weights: Interpolation, values: Array) -> Array:
-    """Apply static interpolation weights to knot values ``(K, ...)`` -> ``(Q, ...)``.
-
-    A gather and a multiply-add; its reverse pass scatters into the K knots.
-    """
+    """Apply static interpolation weights to knot values ``(K, ...)`` -> ``(Q, ...)``."""
     w = jnp.asarray(weights.weight, values.dtype).reshape((-1,) + (1,) * (values.ndim - 1))
     return values[weights.lo] * (1.0 - w) + values[weights.hi] * w
 
@@ -140,14 +111,10 @@ class AffineRates(NamedTuple):
 def affine_rates(query: np.ndarray, tenors: np.ndarray | tuple[float, ...], key_rates: Array, decay: Array) -> AffineRates:
     """The affine map from factors to zero rates at static ``query`` tenors.
 
-    Exactly the linear interpolation of the shocked key rates: ``base + load @ f ==
-    zero_rates(query, tenors, shocked_key_rates(tenors, key_rates, f, decay))``.
-
     Args:
         query: ``(Q,)`` tenors (static numpy: the interpolation weights are precomputed).
         tenors: ``(K,)`` key tenors (static).
         key_rates: ``(K,)`` key rates (traced).
-        decay: Nelson-Siegel decay (traced).
 
     Returns:
         ``AffineRates(base (Q,), load (Q, 3))``.
@@ -160,16 +127,9 @@ def affine_rates(query: np.ndarray, tenors: np.ndarray | tuple[float, ...], key_
 def ou_coefficients(speed: Array, volatility: Array, dt: float) -> tuple[Array, Array]:
     """Exact monthly transition of independent OU factors ``df = -speed f dt + vol dW``.
 
-    ``f_{m+1} = decay * f_m + std * eps`` with ``eps`` standard normal (correlated
-    across factors and assets by the caller).
-
     Args:
         speed: ``(3,)`` mean-reversion speeds (per year, > 0).
         volatility: ``(3,)`` volatilities (per sqrt(year)).
-        dt: step in years.
-
-    Returns:
-        ``(decay, std)``, each ``(3,)``.
     """
     decay = jnp.exp(-speed * dt)
     std = volatility * jnp.sqrt(-jnp.expm1(-2.0 * speed * dt) / (2.0 * speed))

@@ -1,10 +1,4 @@
-"""The pension ALM batch job: train SNAPO and the fixed mix, compare, record.
-
-``prepare(spec, base_dir)`` (defined in the light ``spec`` module, re-exported here)
-validates a job spec into a ``PensionJob``; ``run_job(job)`` runs it and returns a
-``PensionReport``; the platform's ``Domain.execute`` does that inside a recorded run of
-the store (the CLI's path).
-"""
+"""The pension ALM batch job: train SNAPO and the fixed mix, compare, record."""
 
 from __future__ import annotations
 
@@ -15,12 +9,12 @@ from decisions.core.evaluate import compare
 from decisions.core.progress import Progress, silent
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
-from decisions.finance.pension.params import to_params
+from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.report import PensionReport, allocation, funding_fan
 from decisions.finance.pension.simulator import draw_normals
 from decisions.finance.pension.spec import JOB_MODEL, EvaluationSettings, PensionJob, prepare  # light
 from decisions.finance.pension.valuation import liability_risk
-from decisions.jobs.report import comparison_metrics
+from decisions.kit.report import comparison_metrics
 
 __all__ = ["JOB_MODEL", "REPORT_MODEL", "EvaluationSettings", "PensionJob", "prepare", "run_job"]
 

@@ -1,20 +1,4 @@
-"""Liabilities: Gompertz-Makeham survival, projected benefit cash flows, payroll, bucketed discounting.
-
-Benefit cash flows are expected values over the closed group of today's
-members (no new entrants), including the future service of actives up to
-retirement (a fully projected basis: the liability is the value of every
-benefit the members will receive; contributions fund it). Payments are monthly
-in arrears: ``cash_flows[j - 1]`` is paid at ``t_j = j / 12``.
-
-The simulated liability at month ``m`` is the value of the cash flows still to
-be paid, ``sum_{j > m} CF_j exp(-z_m(t_j - t_m) (t_j - t_m))`` on month ``m``'s
-simulated curve. For speed it groups the remaining cash flows into buckets of
-``bucket_months`` months, each discounted at its mean payment time; the bucket
-tenors relative to the valuation month are the same every month, so their rates
-are affine in the factors with constant coefficients (``curve.affine_rates``).
-With 12-month buckets the error against exact monthly discounting is of order
-``r^2 Var(t in bucket) / 2``, about 1e-4 relative; ``bucket_months = 1`` is exact.
-"""
+"""Liabilities: Gompertz-Makeham survival, projected benefit cash flows, payroll, bucketed discounting."""
 
 from __future__ import annotations
 
@@ -31,15 +15,8 @@ from decisions.finance.pension.params import DT, PensionParams
 def survival(params: PensionParams, age: Array, years: Array) -> Array:
     """Probability that a member aged ``age`` survives ``years`` more years (Gompertz-Makeham).
 
-    ``exp(-scale (a t + b c^x (c^t - 1) / ln c))``.
-
     Args:
-        params: problem parameters (mortality leaves).
         age: ages (broadcasts with ``years``).
-        years: durations (>= 0).
-
-    Returns:
-        Survival probabilities.
     """
     log_c = jnp.log(params.mortality_c)
     gompertz = params.mortality_b * jnp.exp(age * log_c) * jnp.expm1(years * log_c) / log_c
@@ -57,9 +34,6 @@ def _years_to_retirement(params: PensionParams) -> Array:
 
 def benefit_cash_flows(params: PensionParams) -> Array:
     """Expected benefit payments of the scheme, month by month.
-
-    Args:
-        params: problem parameters.
 
     Returns:
         ``(J,)`` expected payments, entry ``j - 1`` paid at ``j / 12`` years.
@@ -79,9 +53,6 @@ def benefit_cash_flows(params: PensionParams) -> Array:
 
 def payroll(params: PensionParams) -> Array:
     """Expected monthly payroll of active members at the start of each simulated month.
-
-    Args:
-        params: problem parameters.
 
     Returns:
         ``(N,)``: salaries / 12 of the members alive and not retired at ``t_m = m / 12``.
@@ -109,16 +80,9 @@ def bucket_count(params: PensionParams) -> int:
 def liability_grid(params: PensionParams, cash_flows: Array) -> LiabilityGrid:
     """Group the cash flows still to be paid after each month ``m = 0 .. N`` into buckets.
 
-    Bucket ``b`` seen from month ``m`` holds the payments of months
-    ``m + b w + 1 .. m + (b + 1) w`` (``w = bucket_months``), truncated at the
-    projection end.
-
     Args:
         params: problem parameters (static grid sizes).
         cash_flows: ``(J,)`` monthly benefit payments.
-
-    Returns:
-        The ``LiabilityGrid``.
     """
     width, total = params.bucket_months, params.projection_months
     buckets = bucket_count(params)

@@ -1,15 +1,4 @@
-"""Pension policies: a neural network or a fixed mix, both mapping the fund's state to decisions.
-
-A policy reads the state features ``[funding ratio - 1, time, curve factors]``
-and returns asset logits and a contribution logit; ``decide`` turns them into
-long-only portfolio weights (softmax: non-negative, summing to one) and a
-contribution rate ``min + (max - min) sigmoid(u)`` inside the traced bounds.
-
-- ``AllocationNet``: an MLP (``core.nets.MLP``) of the features, trained by SNAPO;
-- the same network with its state gate closed (``fixed_mix_params``) is a fixed
-  mix (constant weights, constant contribution rate): the classic baseline,
-  trainable by the same SNAPO loop, compiled once with the network.
-"""
+"""Pension policies: a neural network or a fixed mix, both mapping the fund's state to decisions."""
 
 from __future__ import annotations
 
@@ -37,9 +26,6 @@ def features(funding_ratio: Array, time_fraction: Array, factors: Array) -> Arra
         funding_ratio: ``(...)`` assets over liabilities.
         time_fraction: ``(...)`` elapsed fraction of the horizon in ``[0, 1]``.
         factors: ``(..., 3)`` curve factors (rates, so x 100 reads in percent).
-
-    Returns:
-        ``(..., N_FEATURES)`` features.
     """
     scalars = jnp.stack([funding_ratio - 1.0, 2.0 * time_fraction - 1.0], axis=-1)
     return jnp.concatenate([scalars, 100.0 * factors], axis=-1)
@@ -47,13 +33,6 @@ def features(funding_ratio: Array, time_fraction: Array, factors: Array) -> Arra
 
 class AllocationNet(nn.Module):
     """MLP from state features to ``(asset logits (..., A), contribution logit (...))``.
-
-    The features are multiplied by ``state_gate`` ``(N_FEATURES,)``, a parameter that
-    training never changes (``stop_gradient``): all ones for the state-dependent
-    policy, all zeros for a fixed mix (the output is then a constant of the
-    parameters: constant weights and contribution rate), ``FUNDING_AND_TIME`` for a
-    policy blind to the curve. Every kind shares one architecture, hence one compiled
-    training loop and one compiled evaluation.
 
     Attributes:
         n_assets: number of asset classes A.
@@ -82,18 +61,11 @@ def fixed_mix_params(
 ) -> PyTree:
     """Parameters that make ``policy`` a fixed mix with given weights and contribution rate.
 
-    The state gate is all zeros and the output layer's kernel 0, so the output is its bias:
-    ``[log w, logit(share)]``.
-
     Args:
-        policy: the architecture.
         weights: ``(A,)`` non-negative weights summing to one (zeros become 1e-12).
         contribution_share: position of the rate in the bounds, ``(rate - min) / (max - min)``
             in ``[0, 1]`` (clipped to ``[1e-6, 1 - 1e-6]``).
         key: initialisation key of the (unused but trainable) hidden layers.
-
-    Returns:
-        The parameter pytree.
     """
     w = np.clip(np.asarray(weights, dtype=float), 1e-12, None)
     share = float(np.clip(contribution_share, 1e-6, 1.0 - 1e-6))
@@ -128,10 +100,7 @@ def decide(
     """Portfolio weights and contribution rate from features.
 
     Args:
-        policy: the policy module.
-        policy_params: its parameters.
         x: ``(..., N_FEATURES)`` features.
-        contribution_min: lower contribution-rate bound.
         contribution_max: upper bound (``>= contribution_min``).
 
     Returns:

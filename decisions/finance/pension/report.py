@@ -1,9 +1,4 @@
-"""The result of a pension ALM run: tidy tables the app charts, headline metrics, files.
-
-``funding_fan`` and ``allocation`` are computed from a ``Trajectory`` (hard
-rules, evaluation paths); the CLI prints the report, the store records its
-metrics and files, the Streamlit page draws the fan and the allocation.
-"""
+"""The result of a pension ALM run: tidy tables the app charts, headline metrics, files."""
 
 from __future__ import annotations
 
@@ -16,17 +11,13 @@ import numpy as np
 import pandas as pd
 
 from decisions.finance.pension.simulator import Trajectory
-from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
 FAN_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
 
 
 def funding_fan(trajectory: Trajectory, percentiles: Sequence[int] = FAN_PERCENTILES) -> pd.DataFrame:
     """Funding-ratio percentiles per month.
-
-    Args:
-        trajectory: simulated paths.
-        percentiles: which percentiles (0-100).
 
     Returns:
         One row per month ``0 .. N`` with ``month``, ``year``, ``mean`` and ``p5`` ... ``p95``.

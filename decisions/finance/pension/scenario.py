@@ -1,25 +1,4 @@
-"""Validated user input for a pension asset-liability problem.
-
-Validation happens here, once, at the edge (TOML file, CLI, app form, API).
-Everything below (curve, liabilities, simulator, SNAPO) trusts its inputs and
-stays jit-able: ``params.to_params(scenario)`` turns a validated scenario into
-the traced ``PensionParams`` pytree that is also the ``inputs`` of every
-sensitivity.
-
-Units and conventions:
-
-- time in years, one simulation step a month (``dt = 1/12``);
-- rates are annual with continuous compounding (zero rates, the sponsor's
-  discount rate, expected returns ``mu``: a risky asset's log return over ``dt``
-  is normal with mean ``(mu - vol^2 / 2) dt`` and variance ``vol^2 dt``);
-- money in one currency unit throughout (salaries, pensions and assets; the
-  defaults read as thousands);
-- the yield curve is the zero curve linearly interpolated in tenor between key
-  rates, flat beyond the first and last key tenors.
-
-Every error names its field: ``Scenario.parse(data)`` raises
-``decisions.errors.InputError("scenario.funding.contribution_max", ...)``.
-"""
+"""Validated user input for a pension asset-liability problem."""
 
 from __future__ import annotations
 
@@ -59,14 +38,7 @@ N_FACTORS = 3
 
 
 class YieldCurve(Settings):
-    """The initial zero curve (key rates) and its factor dynamics.
-
-    The curve at month ``m`` is the linear interpolation of the shocked key rates
-    ``rates + B @ f_m``, with ``B`` the Nelson-Siegel loadings (level 1, slope
-    ``(1 - e^-x) / x``, curvature ``(1 - e^-x) / x - e^-x``, ``x = tenor / ns_decay``)
-    at the key tenors and ``f`` three factors (level, slope, curvature), each an
-    Ornstein-Uhlenbeck process mean-reverting to 0 (``f_0 = 0``: today's curve).
-    """
+    """The initial zero curve (key rates) and its factor dynamics."""
 
     tenors: list[Years] = Field(
         default_factory=lambda: list(STANDARD_TENORS), min_length=2, description="Key tenors in years, increasing."
@@ -151,8 +123,6 @@ def _default_risky() -> list[RiskyAsset]:
 def default_correlation(n_risky: int) -> list[list[float]]:
     """Default correlation of the shocks ``[level, slope, curvature, risky_1 .. risky_R]``.
 
-    Level-slope -0.3, slope-curvature 0.2, level-risky -0.1, risky-risky 0.5.
-
     Args:
         n_risky: number of risky assets R.
 
@@ -171,13 +141,7 @@ def default_correlation(n_risky: int) -> list[list[float]]:
 
 
 class Assets(Settings):
-    """The investable universe: cash, constant-duration zero-coupon bond buckets, lognormal assets.
-
-    Cash earns the one-month zero rate; a bond bucket of duration ``D`` holds a
-    zero-coupon bond of maturity ``D`` bought on the current curve and sold a month
-    later (maturity ``D - dt``) on the next month's curve. ``correlation`` is the
-    correlation of the monthly shocks ``[level, slope, curvature, risky...]``.
-    """
+    """The investable universe: cash, constant-duration zero-coupon bond buckets, lognormal assets."""
 
     bond_durations: list[Years] = Field(
         default_factory=lambda: [2.0, 5.0, 10.0, 20.0],
@@ -243,14 +207,7 @@ class Assets(Settings):
 
 
 class GompertzMakeham(Settings):
-    """Force of mortality ``mu(x) = scale * (a + b c^x)`` at age ``x``.
-
-    Survival from age ``x`` over ``t`` years: ``exp(-scale (a t + b c^x (c^t - 1) / ln c))``.
-    Defaults: the Standard Ultimate Survival Model of Dickson, Hardy and Waters,
-    *Actuarial Mathematics for Life Contingent Risks* (a = 0.00022, b = 2.7e-6,
-    c = 1.124). ``scale`` multiplies the whole force (0.9 = 10% lighter mortality,
-    i.e. longevity risk); the sensitivity to it is the longevity delta.
-    """
+    """Force of mortality ``mu(x) = scale * (a + b c^x)`` at age ``x``."""
 
     a: float = Field(0.00022, ge=0, le=0.1, allow_inf_nan=False, description="Makeham constant.")
     b: float = Field(2.7e-6, gt=0, le=0.1, allow_inf_nan=False, description="Gompertz level.")
@@ -283,14 +240,7 @@ def default_cohorts() -> list[Cohort]:
 
 
 class Population(Settings):
-    """Members and the benefit rules (a final-salary defined-benefit scheme).
-
-    An active member retiring at ``retirement_age`` gets an annual pension of
-    ``accrual_rate x (past + future service) x projected final salary`` (salaries
-    grow at ``salary_growth``), paid monthly for life and indexed at ``indexation``
-    a year (continuous compounding); pensioners' pensions are indexed the same way.
-    Projected benefit cash flows are expected values under the mortality table.
-    """
+    """Members and the benefit rules (a final-salary defined-benefit scheme)."""
 
     retirement_age: float = Field(65.0, ge=40, le=80, allow_inf_nan=False, description="Normal retirement age.")
     cohorts: list[Cohort] = Field(default_factory=default_cohorts, min_length=1, max_length=2000)
@@ -314,13 +264,7 @@ class Population(Settings):
 
 
 class Funding(Settings):
-    """Initial assets, the sponsor's contribution bounds and the objective's weights.
-
-    Objective per path (maximised): ``exp(-discount_rate T) (A_T - L_T)
-    - contribution_cost sum_m exp(-discount_rate t_m) C_m
-    - penalty_weight L_0 mean_m max(floor - A_m / L_m, 0)``, the hinge smoothed by a
-    tempered softplus in training.
-    """
+    """Initial assets, the sponsor's contribution bounds and the objective's weights."""
 
     initial_assets: Money | None = Field(
         None, gt=0, allow_inf_nan=False, description="Assets today; default initial_funding_ratio x L_0."

@@ -1,11 +1,4 @@
-"""Sensitivities of the pension objective to every input, as a pytree and as tidy tables.
-
-``Sensitivities`` holds the value and ``d value / d input`` for every leaf of
-``PensionParams`` (one reverse pass, ``snapo_policy.sensitivities``);
-``tables()`` lays them out for analysts and the app: one row per key tenor, per
-lognormal-asset parameter, per correlation pair, per scalar input and per
-cohort. Units: currency per unit of the input (``dV_per_bp`` per basis point).
-"""
+"""Sensitivities of the pension objective to every input, as a pytree and as tidy tables."""
 
 from __future__ import annotations
 

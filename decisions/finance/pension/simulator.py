@@ -1,33 +1,8 @@
-"""The differentiable pension ALM simulator: monthly ``lax.scan``, paths ``vmap``-ed in each month.
-
-Each month ``m`` of a path (state: assets ``A``, curve factors ``f``):
-
-1. value the liability on the month's curve, ``L_m`` (``liabilities``), and the
-   funding ratio ``F_m = A_m / L_m``;
-2. the policy maps ``[F_m, t_m, f_m]`` to weights ``w`` and a contribution rate ``c``;
-3. the sponsor contributes ``C_m = c x payroll_m`` at the start of the month;
-4. correlated shocks move the factors (OU) and the risky assets; every asset's
-   gross return ``R`` follows (``assets``);
-5. ``A_{m+1} = (A_m + C_m) w . R - benefits paid at the end of the month``.
-
-Per-path objective (currency, maximised)::
-
-    V = exp(-d T) (A_N - L_N) - k sum_m exp(-d t_m) C_m - p L_0 mean_{m=0..N} h(floor - F_m)
-
-with ``d`` the sponsor's discount rate, ``k`` the contribution cost, ``p`` the
-penalty weight and ``h`` the hinge ``max(., 0)`` (``smooth=False``, every reported
-value) or its tempered softplus ``core.smooth.smooth_relu`` (``smooth=True``, the
-SNAPO surrogate; ``tau`` in funding-ratio units): a smooth chance constraint on
-the funding ratio falling below the floor.
-
-Everything path-independent (cash-flow projection, liability buckets, the affine
-rate maps of the curve, the Cholesky factor) is computed once per call from the
-traced ``PensionParams``, so ``jax.grad`` of the mean value gives the derivative
-with respect to every input in one reverse pass.
-"""
+"""The differentiable pension ALM simulator: monthly ``lax.scan``, paths ``vmap``-ed in each month."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -154,17 +129,12 @@ def rollout(
     """Simulate the fund along every path.
 
     Args:
-        policy: the policy module (static).
-        policy_params: its parameters.
         params: problem parameters (the inputs of every sensitivity).
         normals: ``(P, N, S)`` independent standard normals of the paths.
         tau: temperature of the smooth shortfall hinge (funding-ratio units).
         smooth: softplus hinge (training surrogate) or the exact hinge.
         policy_reacts: False holds the policy's features fixed under differentiation
             (``stop_gradient``): the decisions do not react to the inputs.
-
-    Returns:
-        ``(Outcome, Trajectory)``.
     """
     world = prepare(params)
     months = params.months
@@ -205,6 +175,13 @@ def rollout(
     init = _Carry(jnp.broadcast_to(params.initial_assets, (paths,)), jnp.zeros((paths, 3), dtype))
     xs = _Month(jnp.arange(months), world.amounts[:months], world.payroll, world.benefits, jnp.swapaxes(normals, 0, 1))
     end, out = jax.lax.scan(month_step, init, xs)
+    return _outcome(params, world, end, out, hinge)
+
+def _outcome(
+    params: PensionParams, world: World, end: _Carry, out: tuple, hinge: Callable[[Array], Array]
+) -> tuple[Outcome, Trajectory]:
+    """The per-path objective and the trajectory from the monthly scan's final carry and outputs."""
+    months = params.months
     ratio, assets, liabilities, factors, weights, rate, contributions, gross = (jnp.swapaxes(o, 0, 1) for o in out)
 
     def terminal_liability(f: Array) -> Array:

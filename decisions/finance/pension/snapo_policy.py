@@ -1,17 +1,4 @@
-"""SNAPO for pension ALM: train a policy through the simulator, evaluate it, differentiate it.
-
-- ``train_policy``: ``core.snapo.train`` on the mean *smooth* path objective over
-  freshly drawn antithetic paths each step, divided by ``L_0`` (so values read as
-  fractions of today's liability), the shortfall hinge's temperature annealed
-  geometrically. ``AllocationNet`` reads the state by default; with
-  ``fixed_mix=True`` its state gate is closed (constant weights and contribution
-  rate): the fixed-mix baseline, trained by the same compiled loop.
-- ``evaluate``: per-path objective under the *hard* hinge on given paths.
-- ``sensitivities``: the mean hard objective and its gradient with respect to
-  every input (``PensionParams``) from one reverse pass, with tidy DataFrames
-  (per key tenor, asset parameter, correlation pair, scalar input, cohort).
-- ``save_policy`` / ``load_policy``: msgpack via ``core.checkpoint`` (never pickle).
-"""
+"""SNAPO for pension ALM: train a policy through the simulator, evaluate it, differentiate it."""
 
 from __future__ import annotations
 
@@ -29,8 +16,9 @@ from jax import Array
 from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.pytrees import cast_leaves
 from decisions.core.snapo import TrainedSnapo, train_scaled
+from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.liabilities import initial_liability
-from decisions.finance.pension.params import PensionParams, to_params
+from decisions.finance.pension.params import PensionParams
 from decisions.finance.pension.policy import (
     AllocationNet,
     fixed_mix_params,
@@ -73,10 +61,7 @@ def _scale(params: PensionParams) -> Array:
 
 @lru_cache(maxsize=32)
 def snapo_objective(policy: AllocationNet, paths: int) -> Callable[[PyTree, PensionParams, Array, Array], Array]:
-    """The SNAPO objective ``(policy_params, inputs, key, temperature) -> mean smooth value / L_0``.
-
-    Cached per ``(policy, paths)`` so repeated training reuses the compiled loop.
-    """
+    """The SNAPO objective ``(policy_params, inputs, key, temperature) -> mean smooth value / L_0``."""
 
     def objective(policy_params: PyTree, inputs: PensionParams, key: Array, temperature: Array) -> Array:
         normals = draw_normals(key, paths, inputs.months, inputs.n_shocks, inputs.key_rates.dtype)
@@ -108,9 +93,6 @@ def train_policy(
         key: PRNG key of the initialisation and the training paths (default from ``settings.seed``).
         init_params: optional starting parameters (default: the policy's initialisation).
         progress: optional ``progress(done, total, smooth value in currency)`` between chunks.
-
-    Returns:
-        The ``TrainedPensionPolicy``.
     """
     settings = PensionSnapoSettings() if settings is None else settings
     key = jax.random.PRNGKey(settings.seed) if key is None else key
@@ -155,12 +137,7 @@ def simulate(
     """Run the policy under the hard rules on given paths.
 
     Args:
-        trained: the policy.
-        params: problem parameters.
         normals: ``(P, N, S)`` standard normals of the paths (``simulator.draw_normals``).
-
-    Returns:
-        ``(Outcome, Trajectory)`` per path.
     """
     return _hard_rollout(trained.policy, cast(trained.params, params), params, normals)
 
@@ -182,19 +159,11 @@ def _value_and_grad(policy: AllocationNet, policy_params: PyTree, params: Pensio
 def sensitivities(
     trained: TrainedPensionPolicy, params: PensionParams, normals: Array, *, policy_reacts: bool = True
 ) -> Sensitivities:
-    """Mean hard objective and its gradient to every input, from one reverse pass.
+    """Mean hard objective and its gradient to every input of ``params``, from one reverse pass on ``normals``.
 
-    Args:
-        trained: the policy.
-        params: problem parameters (the inputs differentiated against).
-        normals: ``(P, N, S)`` standard normals of the paths.
-        policy_reacts: True (default) differentiates the policy's reaction to the state
-            (the full pathwise derivative); False holds its features fixed.
-
-    Returns:
-        ``Sensitivities``: the value, ``grads`` (a ``PensionParams`` of ``d value / d input``)
-        and ``tables()`` (tidy DataFrames per key tenor, asset parameter, correlation,
-        scalar input and cohort).
+    ``policy_reacts`` (default) differentiates the policy's reaction to the state; False holds its
+    features fixed. ``tables()`` of the result gives tidy frames per key tenor, asset parameter,
+    correlation, scalar input and cohort.
     """
     value, grads = _value_and_grad(trained.policy, cast(trained.params, params), params, normals, policy_reacts)
     return Sensitivities(value=float(value), grads=grads, params=params)
@@ -205,12 +174,7 @@ def _architecture(policy: AllocationNet) -> dict[str, Any]:
 
 
 def save_policy(path: str | os.PathLike[str], trained: TrainedPensionPolicy) -> None:
-    """Save a trained policy (parameters, architecture, settings) as msgpack.
-
-    Args:
-        path: destination file.
-        trained: the policy.
-    """
+    """Save a trained policy (parameters, architecture, settings) as msgpack."""
     description = {
         "architecture": _architecture(trained.policy),
         "asset_names": list(trained.asset_names),
@@ -226,9 +190,6 @@ def _policy_of(description: dict[str, Any]) -> AllocationNet:
 
 def load_policy(path: str | os.PathLike[str]) -> TrainedPensionPolicy:
     """Load a policy saved by ``save_policy`` (without its training log).
-
-    Args:
-        path: the file.
 
     Returns:
         The ``TrainedPensionPolicy``, giving the same decisions as the saved one.

@@ -1,10 +1,4 @@
-"""The pension ALM job spec: its validated model and ``prepare``, with no JAX.
-
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
-``[snapo]``, ``[evaluation]``) into a ``PensionJob``; a bad spec is refused naming the field
-before any JAX module loads (``decisions.jobs.domain``). The SNAPO training settings live
-here too (``snapo_policy`` re-exports them), so the job model needs no heavy module.
-"""
+"""The pension ALM job spec: its validated model and ``prepare``, with no JAX."""
 
 from __future__ import annotations
 
@@ -17,7 +11,7 @@ from pydantic import Field
 from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import SnapoSettingsBase, Temperature
 from decisions.finance.pension.scenario import Scenario
-from decisions.jobs.base import JobBase
+from decisions.kit.base import JobBase
 
 if TYPE_CHECKING:
     from decisions.finance.pension.policy import AllocationNet

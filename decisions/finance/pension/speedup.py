@@ -1,14 +1,4 @@
-"""Bump and revalue against one adjoint pass, measured quickly: the operator app's timing panel.
-
-``measure_speedups(key_rate_counts)`` values the default scenario, shortened to a few years, with
-an untrained policy (one SNAPO step) on a few common paths and, for each key-rate count K, times
-K + 1 revaluations against one ``jax.value_and_grad`` pass with the benchmark's own
-``bench.key_rate_timing`` on a curve of K key rates (``bench.with_key_rates``). Compilation is
-excluded from the times. The full figures come from ``decisions bench pension --json``.
-
-JAX and the benchmark are imported when a measurement runs, so importing this module (and the
-package, which exports it) stays light.
-"""
+"""Bump and revalue against one adjoint pass, measured quickly: the operator app's timing panel."""
 
 from __future__ import annotations
 
@@ -73,7 +63,7 @@ def measure_speedups(
 
     from decisions.finance.pension import bench
     from decisions.finance.pension import snapo_policy as sp
-    from decisions.finance.pension.params import to_params
+    from decisions.finance.pension.assemble import to_params
     from decisions.finance.pension.scenario import Scenario
     from decisions.finance.pension.simulator import draw_normals
 

@@ -1,23 +1,4 @@
-"""Cash-flow valuation on a key-rate zero curve, for analysts: PV, key-rate durations, DV01, duration, convexity.
-
-The curve is the one the simulator uses: zero rates linearly interpolated in
-tenor between key rates (flat outside), continuous compounding, so a cash flow
-``CF`` at ``t`` is worth ``CF exp(-z(t) t)``. Risk measures are derivatives of the
-present value computed by JAX (no bumping):
-
-- ``key_rate_deltas``: ``dPV / dr_k`` for every key rate (one reverse pass);
-- ``key_rate_durations``: ``-dPV / dr_k / PV`` (they sum to the modified duration);
-- ``dv01``: the PV change for a one-basis-point *fall* of the whole curve,
-  ``-dPV/ds x 1e-4`` for a parallel shift ``s``, i.e. ``modified duration x PV x 1e-4``;
-- ``modified_duration``: ``-dPV/ds / PV``; with continuous compounding it equals the
-  Macaulay duration ``sum t CF DF / PV``;
-- ``convexity``: ``d^2 PV / ds^2 / PV``, the second derivative by forward-over-reverse
-  differentiation (``jax.jvp`` of ``jax.grad``); ``key_rate_convexity`` is the full
-  ``jax.hessian`` in the key rates.
-
-Closed forms these reproduce (tests): on a flat curve ``r`` a zero-coupon bond
-paying ``CF`` at ``T`` has ``PV = CF e^{-rT}``, duration ``T`` and convexity ``T^2``.
-"""
+"""Cash-flow valuation on a key-rate zero curve, for analysts: PV, key-rate durations, DV01, duration, convexity."""
 
 from __future__ import annotations
 
@@ -30,9 +11,9 @@ import numpy as np
 import pandas as pd
 from jax import Array
 
+from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.curve import zero_rates
 from decisions.finance.pension.liabilities import benefit_cash_flows, payment_times
-from decisions.finance.pension.params import to_params
 from decisions.finance.pension.scenario import Scenario
 
 ArrayLike = Array | np.ndarray | list[float]
@@ -46,9 +27,6 @@ def present_value(cash_flows: ArrayLike, times: ArrayLike, tenors: ArrayLike, ra
         times: ``(n,)`` payment times in years (>= 0).
         tenors: ``(K,)`` increasing key tenors.
         rates: ``(K,)`` zero rates at the key tenors (continuous compounding).
-
-    Returns:
-        The present value (scalar).
     """
     rates = jnp.asarray(rates)
     t = jnp.asarray(times, rates.dtype)
@@ -177,9 +155,6 @@ def curve_risk(cash_flows: ArrayLike, times: ArrayLike, tenors: ArrayLike, rates
         times: ``(n,)`` payment times (years).
         tenors: ``(K,)`` key tenors.
         rates: ``(K,)`` key zero rates.
-
-    Returns:
-        The ``CurveRisk``.
     """
     rates = jnp.asarray(rates)
     dtype = rates.dtype

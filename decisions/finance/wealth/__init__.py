@@ -1,16 +1,10 @@
 """Goals-based wealth management solved exactly by dynamic programming.
 
 Modules, one job each:
-
-- ``market``: fund means and covariance, the closed-form efficient frontier;
-- ``problem``: validated client input (pydantic; errors name the field);
-- ``dp``: the log-wealth grid, transition matrices, backward induction and forward pass;
-- ``spec``: the job's validated model and ``prepare`` (no JAX); ``planner_limits``: what the
-  MetaRL planner handles and its default budgets; ``job``: ``run_job`` and its ``report``.
 """
 
 from decisions.core.lazy import lazy_exports
-from decisions.jobs.domain import Domain
+from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -20,10 +14,30 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "report": ("WealthReport",),
 })
 
+def _spec() -> SpecModule:
+    from decisions.finance.wealth import spec
+
+    return spec
+
+
+def _job() -> JobModule:
+    from decisions.finance.wealth import job
+
+    return job
+
+
+def _bench() -> BenchModule:
+    from decisions.finance.wealth import bench
+
+    return bench
+
+
 DOMAIN = Domain(
     name="wealth",
     title="Wealth planning",
-    package=__name__,
+    spec=_spec,
+    job=_job,
+    bench=_bench,
     summary="Plan a client's portfolio and goal choices over time (MetaRL planner beside the exact DP).",
     headline=("planner_vs_dp", "expected_utility_planner", "expected_utility_dp", "rule_vs_dp"),
     example="wealth.toml",
@@ -42,4 +56,4 @@ DOMAIN = Domain(
         "evaluation": {"paths": 500},
     },
 )
-"""The wealth domain's entry in ``decisions.jobs.registry``."""
+"""The wealth domain's entry in ``decisions.platform.registry``."""

@@ -1,13 +1,5 @@
 """Beyond the DP: goal costs that inflate with a persistent (AR(1)) inflation rate.
 
-Goal costs and cash flows are set in today's money and grow with a price index whose yearly
-inflation ``pi(t)`` follows ``pi(t+1) = mean + persistence (pi(t) - mean) + vol eps``. In real
-terms (today's money) costs are fixed and wealth earns the portfolio's return minus ``pi(t)``;
-because ``pi`` persists, the optimal decision depends on today's inflation as well as on
-wealth: a two-dimensional state, and with the goal calendar a DP of that size is out of reach
-of the one-dimensional solver in ``dp.py``. The planner still runs (on real wealth, without
-being told the inflation rate), and it is compared with sensible heuristics on common paths:
-
 - a fixed glide path (riskiest portfolio in year 0 down to the safest at the horizon) that
   funds goals greedily (the dearest affordable option every year);
 - the funding-ratio rule (``rule.py``).

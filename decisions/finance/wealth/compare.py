@@ -1,10 +1,5 @@
 """The planner against the exact DP and the tuned funding-ratio rule on held-out problem families.
 
-Every policy is scored by Monte Carlo on the same standard normals (common random numbers):
-the DP's tables played on continuous wealth (``simulate.dp_policy``), the planner's policy
-(``planner.plan``) and the rule. Ratios are of Monte Carlo expected utilities on the same
-paths; the DP's exact value is reported beside them.
-
 ``family_table`` reports each family separately (never only the pooled mean); ``headline``
 gives the figures of ``decisions bench wealth``.
 """

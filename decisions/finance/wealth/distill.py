@@ -1,28 +1,4 @@
-"""Refine the MetaRL planner on the exact DP's action values of training problems.
-
-PPO leaves the planner about 2 % below the DP on held-out clients (``compare``): its gradient
-comes from sampled episodes, and once the policy is nearly deterministic it hardly explores
-the neighbouring portfolios and goal options any more. The DP of a *training* problem
-(``dp.action_values``) gives the optimal value of every (goal option, portfolio) choice at
-every year and wealth node, so the loss of every choice against the best one, its *regret*,
-is known exactly: a dense teacher.
-
-``regret_labels`` solves training problems (``families.sample_problems``, the PPO bank's
-seeds, never a held-out problem) and keeps the states the planner itself visits (Monte Carlo,
-nearest node) mixed with those the DP's policy visits (``dp_share``), each weighted by its
-visit probability. By the performance-difference identity the planner's shortfall against the
-DP is the sum over years of its expected regret on its own visit distribution, so these are
-the states where a wrong choice costs.
-
-``distill`` then fits the planner's *joint* head (``planner.joint_planner``: one categorical
-over (option, portfolio) pairs, so it can learn which portfolio goes with which goal) by
-cross-entropy to soft targets ``softmax(-regret / temperature)``, starting from the PPO
-planner. Where the DP is nearly indifferent the target spreads over the near-ties instead of
-forcing one arbitrary choice (hard argmax labels made the planner worse on held-out problems:
-greedy match with the DP 0.79, held-out mean 0.980 against 0.982), and where a choice costs
-the target is sharp. Regrets are in units of the problem's total attainable utility, the
-planner's reward scale.
-"""
+"""Refine the MetaRL planner on the exact DP's action values of training problems."""
 
 from __future__ import annotations
 
@@ -269,12 +245,6 @@ def refine(
     progress: ProgressFn | None = None,
 ) -> tuple[Planner, dict[str, Any]]:
     """Distil the DP's regrets into ``planner`` in ``rounds`` rounds of DAgger.
-
-    ``problems`` are split into ``rounds`` equal parts. Round ``r`` labels part ``r`` on the
-    states that the latest refined planner visits (the first round: ``planner``'s own), then
-    refits ``planner`` (always from the original, so rounds do not compound drift) on the labels
-    of every part so far, with ``steps`` gradient steps (one number for every round, or one per
-    round: later rounds have more labels to fit).
 
     Returns:
         The refined planner and the last round's ``distill`` summary, with ``rounds``.

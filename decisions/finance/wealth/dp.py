@@ -1,17 +1,5 @@
 """Exact dynamic programming for goals-based wealth management (Das, Ostrov, Radhakrishnan, Srivastav 2020).
 
-States are the nodes of a grid equally spaced in log wealth plus one bankrupt state (index 0,
-wealth 0). Each year the client pays the year's cash flow, chooses a goal option it can afford
-(cost <= wealth + cash flow) and one frontier portfolio; the paid-down wealth then grows by the
-portfolio's lognormal return. The probability of moving from paid-down wealth ``W`` to node ``j``
-is the normal density of the log return ``ln W_j - ln W`` (mean ``mu - sigma^2/2``, sd ``sigma``)
-at the destination nodes, normalised over the nodes: mass beyond the grid ends on the nodes nearby.
-
-Bankruptcy: a state whose wealth plus cash flow is negative (a withdrawal it cannot pay) cannot
-fund anything, moves to the bankrupt state and scores 0 from then on; spending wealth down to
-exactly 0 on a goal also lands there. The bankrupt state is absorbing with value 0, so every
-transition row is an exact probability vector.
-
 Timing: goals of year ``T`` are paid from ``W(T)`` and scored at ``T`` with no further growth
 (the value after year ``T`` is 0). The single-goal problem scores ``1[W(T) >= target]`` at ``T``.
 """
@@ -81,15 +69,7 @@ class WealthResult:
 
 
 def wealth_grid(problem: WealthProblem) -> np.ndarray:
-    """Grid nodes (wealth, increasing), equally spaced in log wealth with step ``sigma_min / rho``.
-
-    The grid spans the lowest and highest wealth reachable within ``n_sd`` standard deviations
-    over the horizon, cash flows included, using the minimum-variance and the maximum-mean
-    portfolios for the extremes; it is shifted so that ``ln W0`` is a node. The lower bound
-    counts every goal's dearest option as paid (an outflow in its year), the upper bound none:
-    a grid that ignored goal payments would put wealth left after a large goal on its lowest
-    node, overstating it, and the DP would both overvalue and mis-play such problems.
-    """
+    """Grid nodes (wealth, increasing), equally spaced in log wealth with step ``sigma_min / rho``."""
     mu, sigma = problem.market.frontier()
     flows = problem.flows()
     paid = [0.0] * problem.horizon
@@ -183,13 +163,7 @@ def option_sets(problem: WealthProblem) -> tuple[OptionSet, ...]:
 
 @dataclass(frozen=True)
 class _Year:
-    """One year of the backward recursion.
-
-    ``cont[g, k, s]``: expected value from next year on after paying option ``g`` at state ``s``
-    and investing in portfolio ``k`` (at the horizon one column: the target's indicator or 0);
-    ``feasible[g, s]``: option ``g`` is affordable at ``s`` (never at the bankrupt state);
-    ``rows[g, s]``: the transition row of option ``g`` with its best portfolio (``None`` at the horizon).
-    """
+    """One year of the backward recursion."""
 
     t: int
     options: OptionSet

@@ -1,21 +1,6 @@
 """Random client problems, by family, for training the MetaRL planner and for held-out tests.
 
-A family fixes the *kind* of client (how many goals, when, with partial options or not, with
-cash flows or not); ``sample_problem`` draws one client of that kind from a numpy generator.
-Every problem is scale-free in spirit: money is drawn relative to ``W0 = 100`` and the total
-cost of the goals relative to the client's resources, so the families span easy (rich) and
-hard (stretched) clients.
-
 Families (``FAMILIES``):
-
-- ``few_spread``: 1-4 goals in distinct years, full funding only, no cash flows, 5-20 years;
-- ``many_spread``: 8-16 goals in distinct years, 15-30 years;
-- ``bunched``: 4-10 goals packed into 1-3 runs of neighbouring years, some years with two goals;
-- ``partial``: 3-8 goals, each fundable partially or fully;
-- ``infusions``: yearly contributions in the early years, 2-8 goals;
-- ``withdrawals``: yearly spending taken from wealth, 2-8 goals;
-- ``long_horizon``: 25-30 years, 4-12 goals, some partial, some cash flows;
-- ``single_goal``: one goal at the horizon (``P[W(T) >= G]`` when its utility is 1).
 
 ``mixed`` (training) draws a family at random for each problem. Held-out problems come from
 seeds disjoint from the training seeds (``HELD_OUT_SEED``), and ``problem_key`` lets a caller

@@ -1,18 +1,4 @@
-"""The goals-based wealth batch job: plan for one client with the MetaRL planner, beside the DP and the rule.
-
-``spec.prepare(spec, base_dir)`` (re-exported here) validates a job spec (TOML tables ``[job]``,
-``[problem]`` with ``[[problem.goals]]``, ``[planner]``, ``[rule]``, ``[evaluation]``) into a
-``WealthJob`` without JAX; ``run_job(job)`` plans and scores and returns a ``WealthReport``;
-the platform's ``Domain.execute`` does that inside a recorded run of the store (the CLI's path).
-
-The planner is the shipped one (``planner.default_planner``) unless ``planner.path`` names
-another file or ``planner.train_problems > 0`` trains a new one first; ``planner.distill_problems
-> 0`` then refines it on exact DP solutions of training problems (``distill``). A planner the
-run trained or refined is recorded with the run, with every stage in its metadata. Inside a
-recorded run the PPO training checkpoints into the run's folder (``decisions.jobs.checkpoints``),
-so a stopped run resumes (``decisions runs resume``); the refinement starts again.
-The DP is solved beside it when ``evaluation.dp`` is on and its grid is small enough.
-"""
+"""The goals-based wealth batch job: plan for one client with the MetaRL planner, beside the DP and the rule."""
 
 from __future__ import annotations
 
@@ -28,6 +14,7 @@ from decisions.core.progress import Progress, silent
 from decisions.finance.wealth.distill import refine
 from decisions.finance.wealth.dp import option_sets, solve, wealth_grid
 from decisions.finance.wealth.families import sample_problems
+from decisions.finance.wealth.market import Market
 from decisions.finance.wealth.planner import (
     DEFAULT_CONFIG,
     Planner,
@@ -49,7 +36,7 @@ from decisions.finance.wealth.spec import (  # the light spec module, re-exporte
     WealthJob,
     prepare,
 )
-from decisions.jobs.checkpoints import checkpoint_file
+from decisions.kit.checkpoints import checkpoint_file
 
 __all__ = [
     "JOB_MODEL", "REPORT_MODEL", "EvaluationSettings", "PlannerSettings", "RuleSettings", "WealthJob",
@@ -61,16 +48,18 @@ RESUMABLE = True
 """The planner's PPO training checkpoints into the run's folder: a stopped run can be resumed."""
 
 
-def _planner(job: WealthJob, progress: Progress, metrics: dict[str, float]) -> tuple[Planner, dict[str, Any] | None]:
-    """The planner the job uses, and how it was made when this run trained or refined it."""
-    settings = job.planner
+def _planner(
+    settings: PlannerSettings, market: Market, seed: int, progress: Progress, metrics: dict[str, float]
+) -> tuple[Planner, dict[str, Any] | None]:
+    """The planner ``settings`` ask for (trained or refined on ``market`` from ``seed`` when they
+    say so), and how it was made when this run trained or refined it."""
     training: dict[str, Any] | None = None
     if settings.train_problems > 0:
         config = dataclasses.replace(DEFAULT_CONFIG, total_env_steps=settings.train_steps)
         checkpoint = config_checkpoint(checkpoint_file, "planner-ppo", config)
         start = time.perf_counter()
         planner, result = train_planner(
-            settings.train_problems, config=config, market=job.problem.market, seed=job.seed, progress=progress,
+            settings.train_problems, config=config, market=market, seed=seed, progress=progress,
             checkpoint=checkpoint,
         )
         metrics["planner_train_seconds"] = time.perf_counter() - start
@@ -81,11 +70,11 @@ def _planner(job: WealthJob, progress: Progress, metrics: dict[str, float]) -> t
         planner = default_planner()
     if settings.distill_problems > 0:
         start = time.perf_counter()
-        problems = sample_problems(settings.distill_problems, "mixed", market=job.problem.market)
+        problems = sample_problems(settings.distill_problems, "mixed", market=market)
         planner, summary = refine(
             planner, problems, rounds=settings.distill_rounds, steps=settings.distill_steps,
             learning_rate=settings.distill_learning_rate, temperature=settings.distill_temperature,
-            seed=job.seed, progress=progress,
+            seed=seed, progress=progress,
         )
         metrics["planner_distill_seconds"] = time.perf_counter() - start
         metrics["planner_distill_greedy_regret"] = summary["final_greedy_regret"]
@@ -98,7 +87,7 @@ def run_job(job: WealthJob, *, progress: Progress = silent) -> WealthReport:
     """Plan for the client with the planner, solve the DP when feasible, score all on common paths."""
     problem = job.problem
     metrics: dict[str, float] = {}
-    planner, training = _planner(job, progress, metrics)
+    planner, training = _planner(job.planner, problem.market, job.seed, progress, metrics)
     trained = None if training is None else (planner, training)
     progress("planning", 0, 3)
     plan(planner, problem)  # compile, so plan_ms is the time an adviser waits

@@ -1,10 +1,4 @@
-"""Capital market and the closed-form mean-variance efficient frontier (short sales allowed).
-
-With mean vector ``m`` and covariance ``S``, let ``A = 1' S^-1 1``, ``B = 1' S^-1 m``,
-``C = m' S^-1 m`` and ``D = A C - B^2``. The minimum variance of a fully invested portfolio
-with mean ``mu`` is ``sigma^2(mu) = (A mu^2 - 2 B mu + C) / D`` (Merton 1972); the global
-minimum-variance portfolio has mean ``B / A`` and variance ``1 / A``.
-"""
+"""Capital market and the closed-form mean-variance efficient frontier (short sales allowed)."""
 
 from __future__ import annotations
 

@@ -1,30 +1,6 @@
 """A JAX environment over many client problems at once, with a scale-free observation.
 
-Problems are encoded to fixed-size arrays (``encode``, padding to ``MAX_HORIZON`` years and
-``MAX_OPTIONS`` goal options a year) and stacked into a bank (``stack``); each episode of
-``WealthMetaEnv`` draws one problem of the bank and plays it year by year, exactly as
-``simulate.simulate`` does (cash flow, goal, invest; affordability enforced; bankruptcy).
-
-Scale-free encoding: money is divided by ``W0`` and utilities by the problem's total
-attainable utility, so rewards of an episode sum to at most 1. The observation divides money
-by the cash in hand and utilities by what is still attainable, so two clients who differ
-only in scale see the same numbers (the problem is invariant to both scalings).
-
 Observation (``features``), for year ``t`` and cash ``c`` (wealth plus this year's flow):
-
-- years left / 30, share of the total utility still attainable, log funding ratio
-  ``ln(c / need)`` (``need``: remaining dearest goal costs net of flows, discounted at the
-  safest portfolio's mean), and ``need / c``;
-- this year's options: cost / c, utility / attainable utility, valid and affordable flags;
-- each of the next 30 years: dearest and cheapest non-zero option's cost / c and utility /
-  attainable utility, and the cash flow / c (zeros past the horizon).
-
-Action: an option slot (padding slots mean the dearest option; unaffordable options fall back
-to the dearest affordable one) and a frontier portfolio. With ``joint=True`` (the default) the
-pair is one ``Discrete(MAX_OPTIONS * n_portfolios)`` action, ``slot * n_portfolios + portfolio``,
-so the policy picks the portfolio *given* the goal it funds, as the DP does (the best
-portfolio after paying a goal differs from the one after skipping it). With ``joint=False``
-it is ``MultiDiscrete((MAX_OPTIONS, n_portfolios))``: two independent heads.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """The MetaRL planner: one PPO policy trained on thousands of client problems, applied to new ones.
 
-Training (``train_planner``): the core PPO (``core.agents.ppo``) on ``WealthMetaEnv`` over a
-bank of problems drawn from every family (``families.sample_problems``). The policy sees
-only the scale-free observation of ``meta_env.features``, so it applies to any new client
-(any wealth, any utility scale, up to ``MAX_HORIZON`` years and ``MAX_OPTIONS`` options a year)
-with no retraining.
-
 Refinement (``distill.refine``): the PPO planner's joint head fitted to the exact DP's regrets
 on training problems (never held-out ones), on the states the planner visits.
-
-Inference (``plan``): encode the client's problem and evaluate the network on every (year,
-wealth node) of the DP's wealth grid in one jitted call: the result holds the plan as tables
-(portfolio and goal option by year and wealth, like ``dp.WealthResult``) and ``policy``, a
-``simulate.Policy`` that evaluates the network on continuous wealth for Monte Carlo runs.
 """
 
 from __future__ import annotations
@@ -127,10 +116,7 @@ FINE_TUNE_CONFIG = dataclasses.replace(
 """The second stage of the shipped planner: ``train_planner(config=FINE_TUNE_CONFIG, seed=1, initial=...)``."""
 
 DEFAULT_PLANNER_PATH = Path(__file__).with_name("planner.msgpack")
-"""The shipped planner: ``DEFAULT_CONFIG`` from scratch (``decisions run examples/wealth_train.toml``),
-fine-tuned with ``FINE_TUNE_CONFIG``, then refined on the DP's action values of 2,304 training
-problems in six DAgger rounds (``distill.refine``, ``decisions run examples/wealth_refine.toml``);
-every stage is in its metadata (``planner_training``)."""
+"""The shipped planner:"""
 PPO_PLANNER_PATH = Path(__file__).with_name("planner_ppo.msgpack")
 """The shipped planner before its DP refinement (PPO and fine-tune only): the start of
 ``examples/wealth_refine.toml``, kept so that the refinement can be rerun and compared."""
@@ -148,11 +134,6 @@ def train_planner(
     checkpoint: str | os.PathLike[str] | None = None,
 ) -> tuple[Planner, TrainResult]:
     """Train the planner with PPO on ``problems`` sampled training problems (family ``mixed``).
-
-    With ``initial``, fine-tune that planner instead of starting from a fresh network (a
-    factored planner is first made joint by ``joint_planner`` when ``joint``). With
-    ``checkpoint``, PPO saves its state there after every chunk and a call with the same
-    arguments resumes from it (``ppo.train``).
 
     Returns:
         The planner and the training result.
@@ -288,14 +269,7 @@ class Plan:
 
 
 def target_options(problem: WealthProblem) -> np.ndarray:
-    """Map the year-``T`` options of ``problem.target_as_goal()`` to those of ``problem``.
-
-    ``encode`` turns a wealth target into one more goal at the horizon, so the planner's option
-    of year ``T`` indexes that problem's option set. Entry ``i`` is the option of ``problem``
-    that funds the same goals (or, if that combination is dominated, the dearest option costing
-    no more, which gives at least its utility); ``simulate`` then scores the target on the
-    wealth left. Without a target the map is the identity.
-    """
+    """Map the year-``T`` options of ``problem.target_as_goal()`` to those of ``problem``."""
     sets = option_sets(problem)
     if problem.target is None:
         return np.arange(len(sets[-1].costs))
@@ -310,11 +284,6 @@ def target_options(problem: WealthProblem) -> np.ndarray:
 
 def plan(planner: Planner, problem: WealthProblem, *, table_nodes: int = 128) -> Plan:
     """The planner's policy for a new client, as tables on the wealth grid and as a ``Policy``.
-
-    The tables cover every k-th node of the DP's wealth grid (``dp.wealth_grid``), at most
-    about ``table_nodes`` of them, so they line up with the DP's tables node for node.
-    A wealth ``target`` is planned for as a goal at the horizon (``WealthProblem.target_as_goal``,
-    the same problem); the plan's options are still ``problem``'s (``target_options``).
 
     Raises:
         InputError: (a ``ValueError``) the problem is beyond the planner's padding (see

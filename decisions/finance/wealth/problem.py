@@ -2,14 +2,6 @@
 
 Conventions:
 
-- years ``t = 0 .. horizon``; the client holds wealth ``W(t)`` at the start of year ``t``;
-- ``cash_flows[t]`` (``t < horizon``) is added at the start of year ``t`` (positive: infusion,
-  negative: withdrawal); then the goals of year ``t`` are paid, then the rest is invested for a
-  year in one frontier portfolio: ``W(t+1) = (W(t) + c(t) - cost) exp(mu - sigma^2/2 + sigma Z)``;
-- goals at year ``horizon`` are paid from ``W(horizon)`` (no cash flow, no further growth);
-- each goal lists its options (``cost``, ``utility``); not funding it (cost 0, utility 0) is always
-  an option and need not be listed. Within a goal a dearer option may not give less utility.
-
 Every error names its field: ``WealthProblem.parse(data)`` raises
 ``decisions.errors.InputError("problem.goals", "goals[1].year: ...")``.
 """
@@ -94,14 +86,7 @@ class WealthProblem(Settings):
         return value
 
     def target_as_goal(self) -> WealthProblem:
-        """The same problem with ``target`` as one more goal at the horizon: cost ``target``, utility 1.
-
-        The two are the same problem: funding the extra goal after the year-``T`` goals scores
-        exactly ``1[W(T) - cost >= target]``, so every policy scores the same and the optimal value
-        is unchanged; only the year-``T`` options combine the target with the other goals of that
-        year. The planner encodes this form (it only knows goals); the problem itself is returned
-        when it has no target.
-        """
+        """The same problem with ``target`` as one more goal at the horizon: cost ``target``, utility 1."""
         if self.target is None:
             return self
         wealth_goal = Goal(year=self.horizon, options=[GoalOption(cost=self.target, utility=1.0)])

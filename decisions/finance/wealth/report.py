@@ -18,7 +18,7 @@ import pandas as pd
 from decisions.finance.wealth.dp import OptionSet
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.simulate import Paths
-from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
 FAN_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
 

@@ -3,18 +3,6 @@
 "Take a goal when wealth after paying it covers the present value of the remaining goals by a
 margin; pick the portfolio by that same ratio."
 
-- ``need(t)``: present value at year ``t`` (after paying year ``t``'s goals) of what is still to
-  be paid: the dearest (highest-utility) option of every later year's option set, plus the
-  ``target`` at the horizon if any, minus the later cash flows (infusions reduce the need,
-  withdrawals add to it); amounts due at year ``s`` are discounted by ``exp(-mu_0 (s - t))`` at the
-  minimum-variance portfolio mean ``mu_0``.
-- Goal: the highest-utility option ``o`` the path can afford with ``cash - cost_o >= margin * need(t)``
-  (option 0, funding nothing, is always allowed). At the horizon nothing is uncertain any more:
-  the rule takes the affordable option with the most utility plus ``1[W(T) - cost_o >= target]``.
-- Portfolio, by the funding ratio ``f = (cash - cost) / need(t)`` after paying: the riskiest
-  frontier portfolio when ``f <= r1``, the safest (minimum variance) when ``f >= r2``, linear in
-  ``f`` in between (rounded to the nearest index); ``need(t) <= 0`` counts as ``f = inf``.
-
 ``tune_rule`` picks ``(margin, r1, r2)`` by a small grid search on training problems.
 """
 

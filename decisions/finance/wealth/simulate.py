@@ -1,24 +1,5 @@
 """Monte Carlo evaluation of wealth policies on common random numbers.
 
-A policy is a callable ``policy(t, cash, wealth) -> (option, portfolio)``: at year ``t`` it sees,
-per path, ``cash`` (wealth after the year's cash flow, shape ``(P,)``) and ``wealth`` (wealth at
-the start of the year, before the cash flow) and returns integer arrays of shape ``(P,)``:
-``option`` indexes the year's ``OptionSet`` (``dp.option_sets``; index 0 is the cheapest, cost 0,
-usually "fund nothing") and ``portfolio`` indexes the frontier ``problem.market.frontier()``
-(ignored at ``t = horizon``).
-
-The timing is that of ``problem.py`` and ``dp.py``: cash flow first, then goals, then the rest is
-invested, ``W(t+1) = (W + c - cost) exp(mu - sigma^2/2 + sigma Z)`` with ``Z = normals[:, t]``;
-goals at ``horizon`` are paid from ``W(horizon)``; with ``problem.target`` set the path also
-scores ``1[W(T) - cost >= target]``. Bankruptcy as in the DP: a path whose wealth plus cash flow
-is negative, or whose wealth is 0 at the start of a year (including after spending everything on
-a goal), is bankrupt, funds nothing and stays at 0.
-
-Affordability is enforced here, not trusted to the policy: an option costing more than ``cash``
-is replaced by the best affordable one (the dearest option with ``cost <= cash``; option sets
-have utility increasing with cost, so that is also the highest-utility affordable one). Paying a
-goal therefore never makes wealth negative.
-
 Common random numbers: draw ``normals`` once with ``draw_normals`` and pass the same array to
 every policy, so policy differences are not blurred by sampling noise.
 """
@@ -149,13 +130,7 @@ def nearest_state(states: np.ndarray, wealth: np.ndarray) -> np.ndarray:
 
 
 def dp_policy(result: WealthResult) -> Policy:
-    """Play the DP tables on continuous wealth: the nearest grid node in log wealth.
-
-    The node is looked up from the start-of-year wealth (the DP state); wealth beyond the grid
-    uses the end node. Where the table has no decision (-1: the node is bankrupt or cannot pay
-    the cash flow) the policy answers option 0 and the minimum-variance portfolio; an option that
-    the node affords but the path does not is replaced in ``simulate`` by the best affordable one.
-    """
+    """Play the DP tables on continuous wealth: the nearest grid node in log wealth."""
 
     def policy(t: int, cash: np.ndarray, wealth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         s = nearest_state(result.wealth, wealth)

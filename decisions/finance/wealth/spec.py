@@ -1,11 +1,4 @@
-"""The wealth job's spec: its validated model and ``prepare``, on light modules only (no JAX).
-
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[problem]`` with
-``[[problem.goals]]``, ``[planner]``, ``[rule]``, ``[evaluation]``) into a ``WealthJob``, with
-every check of the settings together and of the problem against the planner's reach
-(``planner_limits``), so a bad spec is refused before the planner's modules (JAX) load;
-``job.run_job`` runs it.
-"""
+"""The wealth job's spec: its validated model and ``prepare``, on light modules only (no JAX)."""
 
 from __future__ import annotations
 
@@ -26,7 +19,7 @@ from decisions.finance.wealth.planner_limits import (
 )
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule
-from decisions.jobs.base import JobBase, spec_path
+from decisions.kit.base import JobBase, spec_path
 
 RoundSteps = Annotated[int, Field(ge=1, le=10**7)]
 """Gradient steps of one refinement round."""

@@ -1,22 +1,7 @@
-"""Pharmaceutical 4-unit process chain (reactor, crystalliser, filter/wash, dryer) optimised with SNAPO.
-
-Typical use (each name is imported from its module on first use)::
-
-    from decisions.health import pharma
-    scenario = pharma.Scenario.parse(toml_table)                   # InputError names the field
-    result = pharma.optimise(scenario, pharma.OptimiseSettings(), progress=...)
-    result.cqa_table(); result.profile_frame(); result.curve()
-    pharma.compare_with_baseline(result).table                     # SNAPO vs best constant
-    pharma.sensitivity_table(scenario, result.cpps, result.profiles)   # rows CQAs, columns CPPs
-    pharma.design_space(scenario, pharma.DesignSpaceSettings(), result.cpps, result.profiles)
-    frames = pharma.simulate_chain(scenario, result.cpps, result.profiles)
-    pharma.save_profiles(path, result); pharma.load_profiles(path)
-
-Figures come from ``decisions.health.pharma.bench`` (``decisions bench pharma --json``).
-"""
+"""Pharmaceutical 4-unit process chain (reactor, crystalliser, filter/wash, dryer) optimised with SNAPO."""
 
 from decisions.core.lazy import lazy_exports
-from decisions.jobs.domain import Domain
+from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -32,10 +17,31 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "trajectories": ("ChainFrames", "simulate_chain"),
 })
 
+
+def _spec() -> SpecModule:
+    from decisions.health.pharma import spec
+
+    return spec
+
+
+def _job() -> JobModule:
+    from decisions.health.pharma import job
+
+    return job
+
+
+def _bench() -> BenchModule:
+    from decisions.health.pharma import bench
+
+    return bench
+
+
 DOMAIN = Domain(
     name="pharma",
     title="Pharma process",
-    package=__name__,
+    spec=_spec,
+    job=_job,
+    bench=_bench,
     summary="Set a four-unit process chain's temperature profiles to meet specifications under uncertainty.",
     headline=("snapo_yield", "snapo_compliance", "yield_gain", "best_constant_yield"),
     example="pharma.toml",
@@ -46,4 +52,4 @@ DOMAIN = Domain(
         "baseline": {"samples": 8, "points": [2, 2, 2], "refinements": 0},
     },
 )
-"""The pharma domain's entry in ``decisions.jobs.registry``."""
+"""The pharma domain's entry in ``decisions.platform.registry``."""

@@ -1,13 +1,4 @@
-"""The baseline: the best constant-temperature operation found by a vmapped grid search.
-
-Candidates: a constant reactor temperature x a linear cooling ramp to a constant end
-temperature x a constant dryer temperature (times and wash ratio as in the scenario), each a
-grid over its operating range. Every candidate is simulated on the same draws of the
-uncertain constants (``vmap`` over candidates and draws, chunked by ``lax.map``), and the one
-with the highest expected yield among those meeting every specification with probability at
-least ``required_compliance`` is chosen; ``refinements`` zoomed passes around it follow. Its reported figures are re-evaluated on fresh draws
-(``evaluation.evaluate``), like SNAPO's.
-"""
+"""The baseline: the best constant-temperature operation found by a vmapped grid search."""
 
 from __future__ import annotations
 
@@ -78,21 +69,13 @@ def best_constant(
 
     Args:
         base_cpps: scenario CPP vector (times and wash ratio are kept).
-        nominal: nominal constants.
         cv: relative standard deviations of the uncertain constants.
-        limits: specification limits.
-        b: temperature ranges searched.
-        grid: discretisation.
         key: PRNG key of the common draws.
-        samples: draws per candidate.
         points: grid points for reactor temperature, cooling end temperature, dryer temperature.
         required_compliance: smallest share of draws meeting every specification.
         refinements: zoomed passes after the first: a grid of the same size spanning one
             previous step either side of the best point so far.
         batch: candidates simulated together (memory vs speed).
-
-    Returns:
-        The ``GridSearch``.
     """
     ranges = [(float(r[0]), float(r[1])) for r in (b.reactor, b.cooling_end, b.dryer)]
     base = np.asarray(base_cpps)

@@ -1,20 +1,4 @@
-"""The four units in series, from CPPs and profile shapes to CQAs.
-
-``simulate(cpps, profiles, constants, grid)`` runs reactor -> crystalliser -> filter/wash ->
-dryer; every output of a unit is an input of the next (reactor concentrations are the
-crystalliser feed; crystals, their size and the mother liquor make the cake; the washed wet
-cake is dried), so an upstream CPP moves downstream CQAs through the chain and ``jax`` can
-differentiate any CQA with respect to any CPP.
-
-The temperature profiles are the CPP means plus fixed shapes (``Profiles``): the reactor and
-dryer profiles are ``mean + offsets`` (offsets of mean zero), the cooling profile falls from the
-seeding temperature to the end temperature through the fractions ``cooling_fractions``. So a
-CPP column of the sensitivity table shifts (or stretches) a whole profile with its shape held.
-
-CQAs (``CQA_NAMES``), on the dried product, dry basis: yield (% of theoretical P, seeds
-excluded), purity (assay of P, %), impurity I (%), degradant D (%), d50 (um), residual
-solvent (ppm).
-"""
+"""The four units in series, from CPPs and profile shapes to CQAs."""
 
 from __future__ import annotations
 
@@ -81,9 +65,7 @@ def simulate(cpps: Array, profiles: Profiles, constants: Constants, grid: Grid) 
 
     Args:
         cpps: CPP vector ``(7,)`` in ``params.CPP_NAMES`` order.
-        profiles: profile shapes.
         constants: model constants (scalar leaves; ``vmap`` for batches of draws).
-        grid: static discretisation.
 
     Returns:
         The ``ChainResult`` with the CQAs and every unit's output.

@@ -37,18 +37,10 @@ def compare_with_baseline(
 ) -> Comparison:
     """Find the best constant operation and evaluate it where SNAPO was evaluated.
 
-    The grid search selects on its own draws (seed ``settings.seed + 1``), requiring the
-    compliance SNAPO trains to (``settings.training_compliance``, the same back-off above the
-    target: selecting on a finite sample overestimates compliance); both are then scored on
-    the fresh draws of ``optimise`` (``result.eval_key``, ``settings.eval_samples`` of them).
-
     Args:
         result: a SNAPO result with its evaluation (from ``optimise``).
         baseline: the grid search's draws per candidate, grid points and zoomed passes
             (default ``BaselineSettings()``: 256 draws, an 11 x 11 x 6 grid, two zooms).
-
-    Returns:
-        The ``Comparison``.
     """
     if result.evaluation is None:
         raise ValueError("result has no evaluation (loaded profiles): run optimise")

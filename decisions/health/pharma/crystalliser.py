@@ -1,26 +1,4 @@
-"""Unit 2, the seeded cooling crystalliser, by the method of moments.
-
-State ``(c_P, c_A, c_I, m0, m1, m2, m3, s_A, s_I)``: dissolved P, A, I (g/L); the first four
-moments of the number density, ``m_k = mu_k / 1e6`` (sizes in um, ``mu_k`` per L); A and I
-incorporated into the crystals (g/L). Laws, with relative supersaturation
-``s = (c_P - c*(T)) / c*(T)``:
-
-- solubility (van 't Hoff): ``c*(T) = c*_ref exp(-dH/R (1/T - 1/T_ref))``;
-- growth, size independent: ``G = k_g(T) s+^g`` (um/h, Arrhenius ``k_g``);
-- secondary nucleation: ``B = k_b s+^b M_T`` (nuclei per L per h, ``M_T`` crystal mass g/L),
-  nuclei born at ``L_n``;
-- moments: ``dmu_0 = B``, ``dmu_k = k G mu_{k-1} + B L_n^k``; crystal mass ``rho k_v mu_3``,
-  so ``dc_P/dt = -rho k_v dmu_3/dt`` (mass conserved exactly);
-- A and I enter the crystals with segregation coefficients: ``ds_X/dt = K_X (c_X / c_P) dM/dt``.
-
-``s+`` is a softplus of ``s`` with a fixed width ``SUPERSATURATION_WIDTH`` (dissolution is not
-modelled; the softplus keeps the chain smooth where the liquor is just saturated).
-
-Particle size: the mass-weighted median ``d50`` from the moments by fitting a lognormal number
-density to ``mu_1, mu_2, mu_3`` (Hatch-Choate): with ``d21 = mu_2/mu_1`` and ``d32 = mu_3/mu_2``,
-``s_ln^2 = ln(d32/d21)`` and the mass median is ``d32 exp(s_ln^2 / 2) = d32 sqrt(d32 / d21)``.
-It is exact for a lognormal population and an approximation for the seed + nuclei mixture.
-"""
+"""Unit 2, the seeded cooling crystalliser, by the method of moments."""
 
 from __future__ import annotations
 
@@ -133,13 +111,8 @@ def run(
     Args:
         knots: temperatures ``(K,)`` (C) at equally spaced times ``0 .. cooling_time``;
             ``knots[0]`` is the seeding temperature.
-        cooling_time: h.
         feed: dissolved ``(P, A, I)`` at seeding, g/L.
-        c: crystalliser constants.
         steps: RK4 steps per profile segment.
-
-    Returns:
-        The ``CrystalliserOutput``.
     """
     weights = _interpolation(knots.shape[0], steps)
     stages = jnp.asarray(weights, knots.dtype) @ knots  # (n, 3)

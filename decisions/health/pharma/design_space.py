@@ -1,12 +1,4 @@
-"""ICH Q8 design space: probability of meeting every specification over a grid of two CPPs.
-
-For each point of an ``n x n`` grid of two chosen CPPs (the others held at the operating
-point, profile shapes held) the chain runs on the same ``samples`` draws of the uncertain
-constants; the probability is the share of draws meeting every specification (hard check).
-One jitted program, ``vmap`` over the draws and over chunks of grid points (``lax.map``
-with a batch size). Common draws make the map smooth
-across the grid and monotone wherever each draw's compliance is monotone in a CPP.
-"""
+"""ICH Q8 design space: probability of meeting every specification over a grid of two CPPs."""
 
 from __future__ import annotations
 
@@ -46,17 +38,11 @@ def probability_grid(
         xs: values of CPP ``ix`` ``(nx,)``.
         ys: values of CPP ``iy`` ``(ny,)``.
         cpps: operating point ``(7,)`` (the other CPPs).
-        profiles: profile shapes.
         draws: constants with a leading draw axis ``(S,)``.
-        limits: specification limits.
-        g: discretisation.
         ix: index of the x CPP in ``CPP_NAMES``.
         iy: index of the y CPP.
         batch: grid points simulated together (``vmap`` over ``batch x S`` chains; chunks of
             a few thousand chains stay in cache and run faster than the whole grid at once).
-
-    Returns:
-        ``(nx, ny)`` probabilities.
     """
     points = jnp.stack(jnp.meshgrid(xs, ys, indexing="ij"), axis=-1).reshape(-1, 2)
 
@@ -77,7 +63,6 @@ def design_space(
     """Design-space map of two CPPs under parameter uncertainty.
 
     Args:
-        scenario: validated scenario.
         settings: axes and sampling (default ``DesignSpaceSettings()``).
         cpps: operating point for the other CPPs (default the scenario's).
         profiles: profile shapes (default flat reactor and dryer, linear cooling).

@@ -1,15 +1,4 @@
-"""Unit 4, the dryer: solvent evaporation and solid-state degradation ``P -> D``.
-
-State ``(X, P, D)``: solvent loading ``X`` (kg solvent per kg of solids), product and degradant
-(g per L of batch). On a piecewise-constant temperature profile,
-
-- ``dX/dt = -k_dry(T) X`` (first-order falling-rate drying, Arrhenius ``k_dry``);
-- ``dP/dt = -k_deg(T) (1 + beta X) P``, ``dD/dt = -dP/dt`` (wet solid degrades faster).
-
-Isothermally both are closed form (``isothermal``): ``X = X0 e^{-k_dry t}`` and
-``ln P/P0 = -k_deg (t + beta X0 (1 - e^{-k_dry t}) / k_dry)``. Residual solvent is reported in
-ppm of the dried product, ``1e6 X / (1 + X)``.
-"""
+"""Unit 4, the dryer: solvent evaporation and solid-state degradation ``P -> D``."""
 
 from __future__ import annotations
 
@@ -61,14 +50,8 @@ def run(
 
     Args:
         profile: segment temperatures ``(S,)``, C.
-        drying_time: h.
         loading: initial solvent loading, kg/kg.
         product: P in the cake, g per L of batch.
-        c: dryer constants.
-        steps: RK4 steps per segment.
-
-    Returns:
-        The ``DryerOutput``.
     """
     y0 = jnp.stack([loading, product, jnp.zeros_like(product)])
     final, traj, times = rk4_piecewise_constant(
@@ -78,11 +61,7 @@ def run(
 
 
 def isothermal(temperature: Array, t: Array, loading: Array, product: Array, c: DryerConstants) -> Array:
-    """Closed-form ``(X, P, D)`` at times ``t`` for a constant temperature.
-
-    Returns:
-        ``t.shape + (3,)``.
-    """
+    """Closed-form ``(X, P, D)`` at times ``t`` for a constant temperature."""
     k_dry, k_deg = rates(temperature, c)
     x = loading * jnp.exp(-k_dry * t)
     p = product * jnp.exp(-k_deg * (t + c.moisture_acceleration * loading * (-jnp.expm1(-k_dry * t)) / k_dry))

@@ -1,9 +1,4 @@
-"""Hard re-evaluation of an operating point: CQAs at nominal constants and under uncertainty.
-
-Every figure reported for a SNAPO result or a baseline comes from here: the chain with the
-hard specification check (``specs.meets_specs``), at the nominal constants and on fresh draws
-of the uncertain constants (common draws for every candidate compared).
-"""
+"""Hard re-evaluation of an operating point: CQAs at nominal constants and under uncertainty."""
 
 from __future__ import annotations
 
@@ -91,17 +86,8 @@ def evaluate(
     """Hard evaluation at the nominal constants and on ``samples`` fresh draws.
 
     Args:
-        cpps: CPP vector.
-        profiles: profile shapes.
-        nominal: nominal constants.
         cv: relative standard deviations (``params.uncertainty_cv``).
-        limits: specification limits.
-        grid: discretisation.
         key: PRNG key of the draws (pass the same key to compare candidates on common draws).
-        samples: number of draws.
-
-    Returns:
-        The ``Evaluation``.
     """
     draws = draw_constants(key, nominal, cv, samples)
     # The nominal constants ride along as one more draw: one compiled program for both.

@@ -1,12 +1,4 @@
-"""Unit 3, filtration and displacement wash of the crystal cake.
-
-The cake keeps ``retention (100 um / d50)^n`` litres of mother liquor per kg of solids (finer
-crystals hold more liquid). A wash of ``ratio`` cake-liquor volumes leaves a fraction
-``exp(-efficiency x ratio)`` of the liquor's solutes in the cake (exponential displacement);
-what stays deposits on the solids in the dryer. The wash solvent dissolves product up to
-``saturation_approach`` of the solubility at the wash temperature: the loss grows linearly
-with the wash volume. Purely algebraic; closed form throughout.
-"""
+"""Unit 3, filtration and displacement wash of the crystal cake."""
 
 from __future__ import annotations
 
@@ -55,10 +47,6 @@ def run(
         d50: mass median crystal size, um.
         ratio: wash volume over retained liquor volume.
         wash_solubility: solubility of P in the wash solvent at the wash temperature, g/L.
-        c: filtration constants.
-
-    Returns:
-        The ``FiltrationOutput``.
     """
     solids = jnp.sum(crystals)
     liquid = retention(d50, c) * solids / 1000.0  # L per L of batch

@@ -1,11 +1,4 @@
-"""Fixed-step classical Runge-Kutta (RK4) in ``lax.scan``: differentiable, compiled once per shape.
-
-Controls (what the temperature profile sets: rate constants, solubility) enter as their values
-at the three RK4 stage times of every step (start, middle, end), precomputed outside the loop
-in one vectorised call, so a piecewise-linear profile is exact at every stage, a
-piecewise-constant one (steps aligned with its segments) has no jump inside a step, and the
-loop body holds no temperature-only transcendental. The fourth-order global error is what the unit tests check against closed forms.
-"""
+"""Fixed-step classical Runge-Kutta (RK4) in ``lax.scan``: differentiable, compiled once per shape."""
 
 from __future__ import annotations
 
@@ -24,7 +17,6 @@ def rk4(rhs: Rhs, y0: Array, stage_controls: Array, dt: Array, *, unroll: int = 
     """Integrate ``dy/dt = rhs(y, u(t))`` over ``n`` steps of length ``dt``.
 
     Args:
-        rhs: the right-hand side.
         y0: initial state ``(d,)``.
         stage_controls: ``(n, 3, ...)`` controls at each step's start, middle and end.
         dt: step length (scalar, may be traced: a time CPP divided by ``n``).
@@ -52,10 +44,6 @@ def piecewise_constant_stages(values: Array, steps: int) -> Array:
 
     Args:
         values: segment values ``(S,)``.
-        steps: steps per segment.
-
-    Returns:
-        ``(S * steps, 3)``.
     """
     per_step = jnp.repeat(values, steps)
     return jnp.stack([per_step, per_step, per_step], axis=-1)
@@ -72,11 +60,9 @@ def rk4_piecewise_constant(
     """Integrate over a piecewise-constant temperature profile held ``duration / S`` per segment.
 
     Args:
-        rhs: the right-hand side.
         y0: initial state ``(d,)``.
         profile: segment temperatures ``(S,)``.
         duration: total time (may be traced).
-        steps: RK4 steps per segment.
         controls: the controls (rate constants) at stage temperatures ``(n, 3) -> (n, 3, ...)``,
             evaluated once outside the loop.
 

@@ -1,22 +1,4 @@
-"""The pharma process-chain batch job: optimise, compare, explain, record.
-
-``prepare(spec, base_dir)`` (defined in the light ``spec`` module, re-exported here) validates
-a job spec (TOML tables ``[job]``, ``[scenario]``, ``[optimise]``, ``[baseline]``,
-``[design_space]``) into a ``PharmaJob``; ``run_job(job)`` runs
-the chosen methods and returns a ``PharmaReport``; the platform's ``Domain.execute`` does that
-inside a recorded run of the store (the CLI's path), saving tables, charts and the SNAPO profiles.
-
-Methods (``[job] method``):
-
-- ``optimise``: SNAPO profiles against the best constant-temperature operation, both scored
-  with the hard checks on the same fresh draws;
-- ``sensitivities``: the CQA x CPP Jacobian (one reverse pass) at the scenario's CPPs;
-- ``design_space``: the probability map over two CPPs at the scenario's CPPs;
-- ``all`` (default): ``optimise``, then sensitivities and the design space at the SNAPO
-  operating point.
-
-``[job] seed`` is the default ``seed`` of ``[optimise]`` and ``[design_space]``.
-"""
+"""The pharma process-chain batch job: optimise, compare, explain, record."""
 
 from __future__ import annotations
 
@@ -75,11 +57,11 @@ def run_job(job: PharmaJob, *, progress: Progress = silent) -> PharmaReport:
     result: OptimisedProfiles | None = None
     training_curve: pd.DataFrame | None = None
     if job.method.optimises:
-        result, points, evaluations = _optimise_and_compare(job, progress, metrics)
+        result, points, evaluations = _optimise_and_compare(scenario, job.optimise, job.baseline, progress, metrics)
         training_curve = result.curve()
     else:
         points = {"nominal": (np.asarray(cpp_vector(scenario)), constant_profiles(grid(scenario)))}
-        evaluations = {"nominal": _evaluate_nominal(job, progress)}
+        evaluations = {"nominal": _evaluate_nominal(scenario, job.optimise, progress)}
     headline_cpps, headline_profiles = next(iter(points.values()))
     metrics["nominal_meets"] = float(next(iter(evaluations.values())).nominal_meets)
 
@@ -88,7 +70,10 @@ def run_job(job: PharmaJob, *, progress: Progress = silent) -> PharmaReport:
         sens = _sensitivities(scenario, headline_cpps, headline_profiles, progress, metrics)
     space = pd.DataFrame(columns=[job.design_space.cpp_x.value, job.design_space.cpp_y.value, "probability"])
     if job.method.design_space:
-        space = _design_space(job, headline_cpps, headline_profiles, progress, metrics)
+        space = _design_space(
+            scenario, job.design_space, job.optimise.compliance_target, headline_cpps, headline_profiles, progress,
+            metrics,
+        )
 
     progress("chain trajectories", 0, len(points))
     tables = _operating_point_tables(scenario, points, evaluations, progress)
@@ -104,23 +89,26 @@ def run_job(job: PharmaJob, *, progress: Progress = silent) -> PharmaReport:
 
 
 def _optimise_and_compare(
-    job: PharmaJob, progress: Progress, metrics: dict[str, float]
+    scenario: Scenario,
+    settings: OptimiseSettings,
+    baseline: BaselineSettings,
+    progress: Progress,
+    metrics: dict[str, float],
 ) -> tuple[OptimisedProfiles, dict[str, tuple[np.ndarray, Profiles]], dict[str, Evaluation]]:
     """SNAPO training and the best constant operation on the same fresh draws; fills ``metrics``."""
-    settings = job.optimise
 
     def training(done: int, total: int, value: float) -> None:
         progress("SNAPO training", done, total)
         if done == total:  # the hard re-evaluation on fresh draws follows inside ``optimise``
             progress("evaluation", 0, 1)
 
-    result = optimise(job.scenario, settings, progress=training)
+    result = optimise(scenario, settings, progress=training)
     progress("evaluation", 1, 1)
     assert result.evaluation is not None
     metrics["train_seconds"] = float(result.train_seconds)
     progress("best constant baseline", 0, 1)
     start = time.perf_counter()
-    comparison = compare_with_baseline(result, job.baseline)
+    comparison = compare_with_baseline(result, baseline)
     metrics["baseline_seconds"] = time.perf_counter() - start
     progress("best constant baseline", 1, 1)
     evaluations = {"snapo": result.evaluation, "best_constant": comparison.baseline}
@@ -137,10 +125,10 @@ def _optimise_and_compare(
     return result, points, evaluations
 
 
-def _evaluate_nominal(job: PharmaJob, progress: Progress) -> Evaluation:
-    """Hard evaluation of the scenario's own operating point (flat profiles, linear cooling)."""
+def _evaluate_nominal(scenario: Scenario, settings: OptimiseSettings, progress: Progress) -> Evaluation:
+    """Hard evaluation of the scenario's own operating point (flat profiles, linear cooling) on
+    ``settings``' evaluation draws."""
     progress("evaluation", 0, 1)
-    scenario = job.scenario
     g, p = grid(scenario), problem(scenario)
     ev = evaluate(
         p.cpps,
@@ -149,8 +137,8 @@ def _evaluate_nominal(job: PharmaJob, progress: Progress) -> Evaluation:
         p.cv,
         p.limits,
         g,
-        key=evaluation_key(job.optimise),
-        samples=job.optimise.eval_samples,
+        key=evaluation_key(settings),
+        samples=settings.eval_samples,
     )
     progress("evaluation", 1, 1)
     return ev
@@ -179,17 +167,23 @@ def _sensitivities(
 
 
 def _design_space(
-    job: PharmaJob, cpps: np.ndarray, profiles: Profiles, progress: Progress, metrics: dict[str, float]
+    scenario: Scenario,
+    settings: DesignSpaceSettings,
+    compliance_target: float,
+    cpps: np.ndarray,
+    profiles: Profiles,
+    progress: Progress,
+    metrics: dict[str, float],
 ) -> pd.DataFrame:
-    """The design-space map, its columns named after the two CPPs; its figures go into ``metrics``."""
+    """The design-space map, its columns named after the two CPPs; its figures (share of points
+    meeting ``compliance_target``) go into ``metrics``."""
     progress("design space", 0, 1)
-    settings = job.design_space
     start = time.perf_counter()
-    frame = design_space(job.scenario, settings, cpps, profiles)
+    frame = design_space(scenario, settings, cpps, profiles)
     metrics["design_space_seconds"] = time.perf_counter() - start
     probability = frame["probability"].to_numpy()
     metrics["design_space_max_probability"] = float(probability.max())
-    metrics["design_space_share_meeting_target"] = float(np.mean(probability >= job.optimise.compliance_target))
+    metrics["design_space_share_meeting_target"] = float(np.mean(probability >= compliance_target))
     progress("design space", 1, 1)
     out = frame.rename(columns={"cpp_x": settings.cpp_x.value, "cpp_y": settings.cpp_y.value})
     out.attrs = {}

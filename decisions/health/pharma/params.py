@@ -1,10 +1,4 @@
-"""Traced parameters of the chain: model constants, CPP vector, spec limits, sampled uncertainty.
-
-Every physical constant is an array leaf of a ``flax.struct`` dataclass, so a batch of
-uncertain parameter draws is the same pytree with a leading axis and the chain is ``vmap``-ed
-over it. The CPPs are one vector (order ``CPP_NAMES``) so that ``jax.jacrev`` over it gives
-the whole CQA x CPP table in one call. Shapes of the profiles are static (``Grid``).
-"""
+"""Traced parameters of the chain: model constants, CPP vector, spec limits, sampled uncertainty."""
 
 from __future__ import annotations
 
@@ -143,11 +137,7 @@ def constants(scenario: Scenario, dtype: jnp.dtype = jnp.float32) -> Constants:
     """Nominal constants of a validated scenario as a traced pytree.
 
     Args:
-        scenario: validated scenario.
         dtype: float dtype of the leaves (float64 needs x64 enabled).
-
-    Returns:
-        The ``Constants``.
     """
     phys = scenario.physics
 
@@ -192,10 +182,7 @@ def draw_constants(key: Array, nominal: Constants, cv: Constants, n: int) -> Con
     """``n`` draws of the constants: each uncertain one times a mean-one lognormal multiplier.
 
     Args:
-        key: PRNG key.
-        nominal: nominal constants (scalar leaves).
         cv: relative standard deviations, same structure (``uncertainty_cv``).
-        n: number of draws.
 
     Returns:
         ``Constants`` with leaves of shape ``(n,)``.
@@ -211,10 +198,6 @@ def draw_constants(key: Array, nominal: Constants, cv: Constants, n: int) -> Con
 
 def stack_fractions(n_segments: int, steps: int) -> np.ndarray:
     """RK4 stage times (start, middle, end of each step) as fractions of the unit's duration.
-
-    Args:
-        n_segments: profile segments.
-        steps: RK4 steps per segment.
 
     Returns:
         ``(n_segments * steps, 3)`` fractions in ``[0, 1]``.

@@ -1,19 +1,4 @@
-"""The SNAPO policy: free, bounded per-segment temperatures of the three profiles.
-
-Parameters (a dict of arrays, the pytree SNAPO trains):
-
-- ``reactor`` ``(Sr,)``: logits of the reactor segment temperatures, each mapped into the
-  reactor range by a sigmoid;
-- ``cooling_end`` ``()``: logit of the crystalliser end temperature (sigmoid into its range);
-- ``cooling`` ``(Sc,)``: logits of the share of the cooling done in each segment (softmax), so
-  the cooling profile always falls monotonically from seeding to the end temperature; equal
-  logits are the linear ramp;
-- ``dryer`` ``(Sd,)``: logits of the dryer segment temperatures (sigmoid into the dryer range).
-
-``operating_point`` turns them into the CPP vector (reactor and dryer means, end temperature;
-the times and the wash ratio are the scenario's) and the ``Profiles`` shapes around it, so the
-trained result is directly the point at which the ICH Q8 sensitivities are taken.
-"""
+"""The SNAPO policy: free, bounded per-segment temperatures of the three profiles."""
 
 from __future__ import annotations
 
@@ -69,15 +54,9 @@ def init_params(
     """Parameters of constant reactor and dryer temperatures and a linear cooling ramp.
 
     Args:
-        grid: discretisation (segment counts).
-        b: bounds.
         reactor: reactor temperature, C (clipped into its range).
         cooling_end: cooling end temperature, C.
         dryer: dryer temperature, C.
-        dtype: float dtype.
-
-    Returns:
-        The policy parameters.
     """
     return {
         "reactor": jnp.full(
@@ -104,9 +83,7 @@ def operating_point(params: PolicyParams, base_cpps: Array, b: Bounds) -> tuple[
     """CPP vector and profile shapes of the policy.
 
     Args:
-        params: policy parameters.
         base_cpps: the scenario's CPP vector (times and wash ratio are taken from it).
-        b: bounds.
 
     Returns:
         ``(cpps (7,), profiles)``; ``chain.temperatures(cpps, profiles, ...)`` gives back the

@@ -1,10 +1,4 @@
-"""Unit 1, the batch reactor: ``A -> P`` (main, ``k_main``) then ``P -> I`` (side, ``k_side``).
-
-Both first order with Arrhenius constants; the temperature follows a piecewise-constant profile
-over the reaction time. Isothermally the solution is closed form (``isothermal``), the
-reference the RK4 solution is tested against. With ``E_side > E_main`` a hot start converts A
-quickly and a cooler finish protects P: the optimal profile falls (Denbigh's classic result).
-"""
+"""Unit 1, the batch reactor: ``A -> P`` (main, ``k_main``) then ``P -> I`` (side, ``k_side``)."""
 
 from __future__ import annotations
 
@@ -43,12 +37,6 @@ def run(profile: Array, reaction_time: Array, c: ReactorConstants, steps: int) -
 
     Args:
         profile: segment temperatures ``(S,)``, C, each held for ``reaction_time / S``.
-        reaction_time: h.
-        c: reactor constants.
-        steps: RK4 steps per segment.
-
-    Returns:
-        The ``ReactorOutput``.
     """
     y0 = jnp.stack([c.substrate, jnp.zeros_like(c.substrate), jnp.zeros_like(c.substrate)])
     final, traj, times = rk4_piecewise_constant(
@@ -58,13 +46,7 @@ def run(profile: Array, reaction_time: Array, c: ReactorConstants, steps: int) -
 
 
 def isothermal(temperature: Array, t: Array, c: ReactorConstants) -> Array:
-    """Closed-form ``(A, P, I)`` at times ``t`` for a constant temperature (``k_main != k_side``).
-
-    ``A = A0 e^{-k1 t}``, ``P = A0 k1 / (k2 - k1) (e^{-k1 t} - e^{-k2 t})``, ``I = A0 - A - P``.
-
-    Returns:
-        ``t.shape + (3,)``.
-    """
+    """Closed-form ``(A, P, I)`` at times ``t`` for a constant temperature (``k_main != k_side``)."""
     k1, k2 = rates(temperature, c)
     a = c.substrate * jnp.exp(-k1 * t)
     p = c.substrate * k1 / (k2 - k1) * (jnp.exp(-k1 * t) - jnp.exp(-k2 * t))

@@ -1,8 +1,4 @@
-"""The result of a pharma job: tidy tables, headline metrics, CSV files and PNG charts.
-
-The CLI prints it, the store records its metrics and files, the app draws it (from the CSV
-files read back, so a recorded run and a fresh one look the same).
-"""
+"""The result of a pharma job: tidy tables, headline metrics, CSV files and PNG charts."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
 TABLES = ("comparison", "cqa", "profiles", "trajectories", "filtration", "sensitivity", "design_space")
 """Tables every report has (``sensitivity`` and ``design_space`` may be empty), by file stem."""

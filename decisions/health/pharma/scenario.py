@@ -1,20 +1,4 @@
-"""Validated user input for the pharmaceutical process chain: physics, CPPs, ranges, specifications.
-
-The chain makes an API-like small molecule P (molar mass 300 g/mol) in four batch units:
-
-1. reactor: ``A -> P`` (rate ``k_main``) and the consecutive side reaction ``P -> I`` (``k_side``),
-   first order, Arrhenius, on a piecewise-constant temperature profile;
-2. crystalliser: seeded cooling crystallisation of P (van 't Hoff solubility, secondary
-   nucleation and size-independent growth, method of moments), A and I partly incorporated;
-3. filter/wash: displacement wash of the mother liquor left in the cake vs dissolution of product;
-4. dryer: first-order solvent evaporation and moisture-accelerated degradation ``P -> D``.
-
-Validation happens here, once, at the edge (TOML, CLI, app form, API); everything below trusts
-its inputs and stays jit-able. Units: temperatures in degrees C, times in hours, concentrations
-in g/L (substrate in mol/L), sizes in micrometres, activation energies in kJ/mol. Defaults are
-plausible textbook magnitudes for a small-molecule API in an ethanol-like solvent (ICH Q3C
-class 3, limit 5000 ppm), chosen so that the specifications bind inside the operating ranges.
-"""
+"""Validated user input for the pharmaceutical process chain: physics, CPPs, ranges, specifications."""
 
 from __future__ import annotations
 

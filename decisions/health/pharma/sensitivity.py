@@ -1,17 +1,4 @@
-"""ICH Q8 sensitivities: the CQA x CPP Jacobian of the chain in one jitted ``jax.jacrev`` call.
-
-``cqa_jacobian`` differentiates the six CQAs with respect to the seven CPPs with the profile
-shapes held (a CPP column shifts or stretches its whole profile). The reverse pass runs back
-through dryer, filter, crystalliser and reactor, so cross-unit terms (``d residual_solvent /
-d reactor_temperature`` via crystal size and cake retention, ``d d50 / d reaction_time`` via
-the crystalliser feed) come out of the same call as the local ones, and terms no path can
-carry (a dryer CPP on the impurity or on d50) are exactly zero.
-
-``fd_check`` compares the Jacobian with central finite differences in float64 (x64 enabled
-only inside the check), and raises rather than report a comparison that is not one: x64 not in
-effect, a float32 value anywhere in the traced programs or their outputs, or two identical
-tables (an error of exactly zero).
-"""
+"""ICH Q8 sensitivities: the CQA x CPP Jacobian of the chain in one jitted ``jax.jacrev`` call."""
 
 from __future__ import annotations
 
@@ -65,9 +52,6 @@ def cqa_jacobian(cpps: Array, profiles: Profiles, c: Constants, g: Grid) -> Arra
 
     Args:
         cpps: CPP vector ``(7,)``.
-        profiles: profile shapes (held fixed).
-        c: constants (nominal).
-        g: discretisation.
 
     Returns:
         The Jacobian, rows ``CQA_NAMES``, columns ``CPP_NAMES``.
@@ -86,7 +70,6 @@ def sensitivity_table(
     """ICH Q8 sensitivity table at an operating point, nominal constants.
 
     Args:
-        scenario: validated scenario.
         cpps: CPP vector (default: the scenario's).
         profiles: profile shapes (default: flat reactor and dryer, linear cooling); pass
             ``OptimisedProfiles.cpps`` / ``.profiles`` for the SNAPO operating point.
@@ -126,24 +109,9 @@ def fd_check(
 ) -> tuple[float, pd.DataFrame, pd.DataFrame]:
     """Jacobian against central finite differences, in float64 (x64 scoped to this call).
 
-    The step of CPP ``j`` is ``relative_step x max(|x_j|, 1)``, and each difference quotient
-    divides by the step actually taken (``x + h`` and ``x - h`` rounded in float64). The error
-    of an entry is ``max_relative_error``'s.
-
-    The check proves that it checked: x64 must be in effect inside its scope, every input leaf
-    float64, every floating value of the traced Jacobian and CQA programs float64 (a float32
-    trace or cast anywhere fails), both outputs float64 and finite, and the two tables must
-    differ somewhere (an adjoint bitwise equal to its finite differences means the two sides
-    were the same numbers, not a pass). Any of these raises ``FloatingPointError``, so a
-    reported error is never a float32 or degenerate comparison, whatever the process compiled
-    before (``cqa_jacobian``'s float32 programs of a training run stay in its cache; the
-    float64 call is traced, checked and compiled separately).
-
     Args:
-        scenario: validated scenario.
         cpps: CPP vector (default the scenario's).
         profiles: profile shapes (default flat / linear).
-        relative_step: relative finite-difference step.
         jacobian: the Jacobian under test, called as ``jacobian(cpps, profiles, constants, grid)``
             inside the float64 scope (default ``cqa_jacobian``).
 
@@ -171,7 +139,6 @@ def central_differences(f: Callable[[Array], Array], x: np.ndarray, relative_ste
     """``(m, n)`` central differences of ``f: (n,) -> (m,)`` at ``x``, in float64 (call under x64).
 
     Args:
-        f: the function (jitted).
         x: the point ``(n,)``, float64.
         relative_step: the step of entry ``j`` is ``relative_step x max(|x_j|, 1)``.
 
@@ -196,11 +163,6 @@ def central_differences(f: Callable[[Array], Array], x: np.ndarray, relative_ste
 
 def max_relative_error(adjoint: np.ndarray, fd: np.ndarray) -> float:
     """Largest relative gap between a Jacobian and its finite differences (both float64).
-
-    The error of an entry is ``|J - FD| / max(|J|, |FD|, 1e-6 x max |row of J|)``: relative,
-    with a floor at a millionth of the row's largest sensitivity so that entries that are
-    zero (or nearly) are judged against the row's scale; entries exactly zero on both sides
-    (no path from the CPP to the CQA) agree exactly.
 
     Raises:
         FloatingPointError: an array not float64, a value not finite, or the two tables

@@ -1,18 +1,4 @@
-"""SNAPO for the process chain: robust profile optimisation through the differentiable chain.
-
-``optimise`` trains the free per-segment temperatures of ``policy`` with ``core.snapo.train``.
-Each step draws ``samples_per_step`` fresh sets of the uncertain constants from the step's
-key, runs the whole chain on each (``vmap``) and ascends
-
-    E[yield] / 100  -  penalty * softplus_0.01(training_compliance - E[prod_j sigmoid(-v_j / tau)])
-
-where ``v_j`` are the relative specification violations (``specs``) and ``tau`` the annealed
-SNAPO temperature: the second term is a smooth chance constraint, "every specification met
-with probability at least ``training_compliance``" (a back-off above the reported target, for
-the sampling error of a finite batch). The reported result is re-evaluated with the HARD
-checks at the nominal constants and on fresh draws (``evaluation.evaluate``), next to the best
-constant-temperature baseline (``baselines.best_constant``) on the same draws.
-"""
+"""SNAPO for the process chain: robust profile optimisation through the differentiable chain."""
 
 from __future__ import annotations
 
@@ -93,10 +79,8 @@ def make_objective(
     """The SNAPO objective (cached: the same function object reuses the compiled training loop).
 
     Args:
-        g: discretisation.
         samples: draws of the constants per evaluation.
         penalty: weight of the smooth chance constraint.
-        target: smooth compliance aimed at.
 
     Returns:
         ``objective(policy_params, problem, key, temperature) -> scalar`` to maximise.
@@ -164,7 +148,6 @@ def profile_frame(cpps: np.ndarray | Array, profiles: Profiles, start_temperatur
 
     Args:
         cpps: CPP vector (times give the segment boundaries).
-        profiles: profile shapes.
         start_temperature: crystalliser seeding temperature, C.
 
     Returns:
@@ -202,7 +185,6 @@ def optimise(
     """Optimise the temperature profiles for expected yield under a chance constraint on every spec.
 
     Args:
-        scenario: validated scenario.
         settings: SNAPO settings (default ``OptimiseSettings()``).
         key: PRNG key (default from ``settings.seed``); split into training and evaluation keys.
         progress: optional ``(done, total, smooth objective)`` callback between jitted chunks.
@@ -245,12 +227,7 @@ def evaluation_key(settings: OptimiseSettings) -> Array:
 
 
 def save_profiles(path: str | os.PathLike[str], result: OptimisedProfiles) -> None:
-    """Save optimised profiles (policy parameters, settings and scenario) as msgpack.
-
-    Args:
-        path: destination file.
-        result: the optimisation result.
-    """
+    """Save optimised profiles (policy parameters, settings and scenario) as msgpack."""
     description = {
         "settings": result.settings.model_dump(mode="json"),
         "scenario": result.scenario.model_dump(mode="json"),
@@ -267,9 +244,6 @@ def _params_like(description: dict[str, Any]) -> PolicyParams:
 
 def load_profiles(path: str | os.PathLike[str]) -> OptimisedProfiles:
     """Load profiles saved by ``save_profiles`` (without evaluation, log or sensitivities).
-
-    Args:
-        path: the file.
 
     Returns:
         The ``OptimisedProfiles``: exactly the saved operating point and profiles.

@@ -1,12 +1,4 @@
-"""The pharma job spec: its validated model and ``prepare``, with no JAX.
-
-``prepare(spec, base_dir)`` validates a job spec (TOML tables ``[job]``, ``[scenario]``,
-``[optimise]``, ``[baseline]``, ``[design_space]``) into a ``PharmaJob``; a bad spec is
-refused naming the field before any JAX module loads (``decisions.jobs.domain``). The settings
-of every table live here too (``snapo_policy`` and ``design_space`` re-export theirs), so the
-job model needs no heavy module. ``[job] seed`` is the default ``seed`` of ``[optimise]`` and
-``[design_space]``.
-"""
+"""The pharma job spec: its validated model and ``prepare``, with no JAX."""
 
 from __future__ import annotations
 
@@ -15,14 +7,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from decisions.core.numbers import Float32
-from decisions.core.settings import Settings, refuse_unused
+from decisions.core.settings import Settings, ints_within, refuse_unused
 from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperature
 from decisions.errors import InputError
 from decisions.health.pharma.scenario import Cpp, Scenario
-from decisions.jobs.base import JobBase
+from decisions.kit.base import JobBase
 
 _SETTINGS_SECTIONS = ("optimise", "baseline", "design_space")
 SECTIONS = ("scenario", *_SETTINGS_SECTIONS)
@@ -87,18 +79,10 @@ class BaselineSettings(Settings):
     """The grid search for the best constant-temperature operation (``compare_with_baseline``)."""
 
     samples: int = Field(256, gt=0, le=100_000, description="Draws per grid candidate.")
-    points: tuple[int, int, int] = Field(
+    points: Annotated[tuple[int, int, int], ints_within(2, 101, "grid size")] = Field(
         (11, 11, 6), description="Grid points of the reactor, cooling end and dryer temperatures."
     )
     refinements: int = Field(2, ge=0, le=10, description="Zoomed grid passes after the first.")
-
-    @field_validator("points")
-    @classmethod
-    def _grid_sizes(cls, points: tuple[int, int, int]) -> tuple[int, int, int]:
-        for n in points:
-            if not 2 <= n <= 101:
-                raise ValueError(f"each grid size must lie in [2, 101], got {n}")
-        return points
 
 
 class DesignSpaceSettings(Settings):

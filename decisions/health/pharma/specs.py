@@ -1,12 +1,4 @@
-"""Specification checks on CQAs: relative violations, the hard check and its smooth surrogate.
-
-Each of the six limits gives a relative violation (positive = out of specification):
-purity ``(min - x) / (100 - min)`` (share of the allowed impurity budget), impurity,
-degradant and residual solvent ``(x - max) / max``, d50 ``(min - x) / min`` and
-``(x - max) / max``. Training uses ``smooth_compliance`` (a product of logistic steps, with
-``core.smooth.smooth_step`` at the annealed temperature, in these relative units); every
-reported figure uses the hard ``meets_specs``.
-"""
+"""Specification checks on CQAs: relative violations, the hard check and its smooth surrogate."""
 
 from __future__ import annotations
 

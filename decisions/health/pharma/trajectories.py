@@ -49,12 +49,8 @@ def simulate_chain(
     """Run the chain once at nominal constants and return every unit's trajectory.
 
     Args:
-        scenario: validated scenario.
         cpps: CPP vector (default the scenario's).
         profiles: profile shapes (default flat reactor and dryer, linear cooling).
-
-    Returns:
-        The ``ChainFrames``.
     """
     g = grid(scenario)
     x = cpp_vector(scenario) if cpps is None else jnp.asarray(cpps, jnp.float32)

@@ -1,23 +1,8 @@
-"""Learning signal agents: the core DQN and PPO trained on sumo-rl slots, and the trained controller.
-
-- :func:`train_dqn` trains the core DQN (``offpolicy.host_loop.train_agent_host`` with action
-  masks) on ``agent.num_envs`` simulations (:mod:`.slots`), each in its own spawned process
-  (libsumo: one simulation per process), one Q-network shared by every signal; :func:`train_ppo`
-  trains the core PPO the same way (``onpolicy.host_loop.train_agent_host``: the invalid
-  actions' logits masked when acting and in the update), one actor-critic shared by every
-  signal. Both return a :class:`TrainedAgent`.
-- :class:`AgentController` plays a trained agent greedily among the valid actions (with the
-  maximum green it was trained with) as a :class:`controllers.Controller`, picklable so
-  :func:`simulate.simulate_many` runs it in workers.
-
-This module imports JAX only inside the functions that need it, so a spawned SUMO process starts
-in a fraction of a second.
-"""
+"""Learning signal agents: the core DQN and PPO trained on sumo-rl slots, and the trained controller."""
 
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import tempfile
 import time
@@ -29,19 +14,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from decisions.errors import InputError
-from decisions.mobility.traffic.control import BaseController
 from decisions.mobility.traffic.demand import Demand
-from decisions.mobility.traffic.env import action_masks
 from decisions.mobility.traffic.scenarios import Scenario, get_scenario, network
-from decisions.mobility.traffic.slots import RewardFn, pad_row, slot_factories
+from decisions.mobility.traffic.slots import RewardFn, slot_factories
+from decisions.mobility.traffic.trained import AgentController, TrainedAgent
 
 if TYPE_CHECKING:
     from decisions.core.agents.common import TrainResult
     from decisions.core.agents.dqn import DQNConfig
     from decisions.core.agents.ppo import PPOConfig
     from decisions.core.host_envs import MultiAgentVecEnv
-    from decisions.mobility.traffic.spec import TrafficJob
+    from decisions.mobility.traffic.spec import AgentSettings, DemandSettings, TrafficJob
 
 __all__ = [
     "DEFAULT_REWARD",
@@ -50,6 +33,7 @@ __all__ = [
     "PPOTuning",
     "RewardFn",
     "TrainedAgent",
+    "TrainingSettings",
     "dqn_config",
     "ppo_config",
     "train_agent",
@@ -61,17 +45,11 @@ ProgressFn = Callable[[str, int, int], None]
 
 DEFAULT_REWARD = "diff-waiting-time"
 """sumo-rl's default reward (change of the accumulated vehicle waiting time, pedestrians ignored)."""
-TRAFFIC_AGENT_KEY = "traffic_agent"
-"""Metadata key of a saved agent's name, scenario, timing and log in its policy file."""
 
 
 @dataclass(frozen=True)
 class DQNTuning:
     """The DQN settings the job spec does not set (the spec sets steps, widths, gamma and step size).
-
-    The defaults are those measured with the spec's defaults (20,000 decisions, gamma 0.95, step
-    size 1e-3, (64, 64)): n-step 3, a shorter exploration, observation normalisation and reward
-    scales 0.01-0.03 were tried on the training seeds and were not better beyond seed-to-seed noise.
 
     Attributes:
         learning_starts: random (valid) decisions before learning (at most a fifth of the budget).
@@ -103,11 +81,11 @@ class DQNTuning:
     huber_delta: float = 1.0
 
 
-def dqn_config(job: TrafficJob, num_slots: int, tuning: DQNTuning | None = None) -> DQNConfig:
-    """The core ``DQNConfig`` of a job's agent on ``num_slots`` slots (signals x simulations).
+def dqn_config(agent: AgentSettings, num_slots: int, tuning: DQNTuning | None = None) -> DQNConfig:
+    """The core ``DQNConfig`` of an agent on ``num_slots`` slots (signals x simulations).
 
     Args:
-        job: the job (``agent.env_steps``, ``hidden``, ``gamma``, ``learning_rate``).
+        agent: the agent settings (``env_steps``, ``hidden``, ``gamma``, ``learning_rate``).
         num_slots: the slots stepped together (the config's ``num_envs``).
         tuning: the other settings (default :class:`DQNTuning`).
 
@@ -117,7 +95,7 @@ def dqn_config(job: TrafficJob, num_slots: int, tuning: DQNTuning | None = None)
     from decisions.core.agents.dqn import DQNConfig
 
     t = tuning or DQNTuning()
-    a = job.agent
+    a = agent
     steps = max(a.env_steps, 2 * num_slots * t.train_freq)
     learning_starts = max(num_slots, min(t.learning_starts, steps // 5))
     iterations = max(1, (steps - learning_starts) // (num_slots * t.train_freq))
@@ -156,11 +134,11 @@ class PPOTuning:
     normalize_rewards: bool = True
 
 
-def ppo_config(job: TrafficJob, num_slots: int, tuning: PPOTuning | None = None) -> PPOConfig:
-    """The core ``PPOConfig`` of a job's agent on ``num_slots`` slots (signals x simulations).
+def ppo_config(agent: AgentSettings, num_slots: int, tuning: PPOTuning | None = None) -> PPOConfig:
+    """The core ``PPOConfig`` of an agent on ``num_slots`` slots (signals x simulations).
 
     Args:
-        job: the job (``agent.env_steps``, ``hidden``, ``gamma``, ``learning_rate``).
+        agent: the agent settings (``env_steps``, ``hidden``, ``gamma``, ``learning_rate``).
         num_slots: the slots stepped together (the config's ``num_envs``).
         tuning: the other settings (default :class:`PPOTuning`).
 
@@ -170,7 +148,7 @@ def ppo_config(job: TrafficJob, num_slots: int, tuning: PPOTuning | None = None)
     from decisions.core.agents.ppo import PPOConfig
 
     t = tuning or PPOTuning()
-    a = job.agent
+    a = agent
     batch = num_slots * t.rollout_steps
     minibatches = t.minibatches if batch % t.minibatches == 0 else 1
     iterations = max(1, a.env_steps // batch)
@@ -180,168 +158,6 @@ def ppo_config(job: TrafficJob, num_slots: int, tuning: PPOTuning | None = None)
         hidden=tuple(a.hidden), normalize_obs=t.normalize_obs, normalize_rewards=t.normalize_rewards,
         clip_eps=t.clip_eps, epochs=t.epochs, minibatches=minibatches, log_every=max(1, iterations // 20),
     )  # fmt: skip
-
-
-@dataclass(frozen=True, eq=False)
-class TrainedAgent:
-    """A DQN or PPO agent trained on a scenario, with its training log and timing.
-
-    Attributes:
-        name: the agent's name in reports (``dqn_fair``, ``dqn_vehicle``, ``ppo_fair``, ...).
-        scenario: the scenario's name.
-        pedestrians: trained on the pedestrian net and flows.
-        policy: the greedy policy (``dqn.DQNPolicy`` or ``onpolicy.ActorCriticPolicy``; act
-            through :class:`AgentController`).
-        params: its params (numpy leaves: network weights and observation statistics).
-        log: one row per round of finished training episodes: ``env_steps`` (decisions so far),
-            ``episode_return`` (mean over the slots), the learner's losses (means since the
-            previous row) and, when recorded, the episodes' mean metrics (``veh_delay_mean``,
-            ``ped_wait_p95``, ...).
-        train_seconds: wall time of training (process start-up and compilation included).
-        sim_seconds: simulated seconds of training, all simulations together.
-        max_green_s: the maximum green it was trained with and acts with (s; 0: none).
-    """
-
-    name: str
-    scenario: str
-    pedestrians: bool
-    policy: Any
-    params: Any
-    log: pd.DataFrame
-    train_seconds: float
-    sim_seconds: float
-    max_green_s: int = 0
-
-    @property
-    def kind(self) -> str:
-        """``"ppo"`` for an actor-critic policy, else ``"dqn"``."""
-        return _policy_kind(self.policy)
-
-    @property
-    def sim_seconds_per_wall_second(self) -> float:
-        """Simulated seconds of training per wall second."""
-        return self.sim_seconds / self.train_seconds if self.train_seconds > 0 else math.nan
-
-    def controller(self) -> AgentController:
-        """The agent as a controller (greedy among the valid actions)."""
-        return AgentController(self.policy, self.params, name=self.name, max_green_s=self.max_green_s)
-
-    def save(self, path: str | Path) -> None:
-        """Write the agent as the core's msgpack policy file, with its name, scenario, timing and log.
-
-        ``dqn.load_policy`` (a DQN's) or ``onpolicy.load_policy`` (a PPO's) reads the file too (the
-        extra fields are metadata).
-        """
-        from decisions.core.agents.offpolicy.io import POLICY_FORMAT as DQN_FORMAT
-        from decisions.core.agents.onpolicy.io import write_policy
-        from decisions.core.checkpoint import save_pytree
-
-        log = {col: [_json_value(v) for v in self.log[col]] for col in self.log.columns}
-        extra = {
-            "name": self.name, "scenario": self.scenario, "pedestrians": self.pedestrians,
-            "train_seconds": self.train_seconds, "sim_seconds": self.sim_seconds, "log": log,
-            "max_green_s": self.max_green_s,
-        }  # fmt: skip
-        policy = self.policy
-        if self.kind == "ppo":
-            write_policy(path, policy, self.params, extra={TRAFFIC_AGENT_KEY: extra})
-            return
-        meta = {"format": DQN_FORMAT, "kind": policy.kind, "policy": policy.to_dict()}
-        meta[TRAFFIC_AGENT_KEY] = extra
-        save_pytree(path, self.params, metadata=meta)
-
-    @classmethod
-    def load(cls, path: str | Path) -> TrainedAgent:
-        """Read an agent written by :meth:`save`.
-
-        Raises:
-            ValueError: the file is not a saved DQN or PPO policy, or not a traffic agent's.
-        """
-        import jax
-
-        from decisions.core.agents import dqn
-        from decisions.core.agents.onpolicy import io as onpolicy_io
-        from decisions.core.checkpoint import load_metadata
-
-        meta = load_metadata(path)
-        ppo = meta.get("format") == onpolicy_io.POLICY_FORMAT
-        policy, params = onpolicy_io.load_policy(path) if ppo else dqn.load_policy(path)
-        extra = meta.get(TRAFFIC_AGENT_KEY)
-        if not isinstance(extra, dict):
-            raise ValueError(f"{path}: a policy, but not a traffic agent's (no {TRAFFIC_AGENT_KEY!r})")
-        return cls(
-            name=str(extra["name"]), scenario=str(extra["scenario"]), pedestrians=bool(extra["pedestrians"]),
-            policy=policy, params=jax.tree.map(np.asarray, params), log=pd.DataFrame(extra["log"]),
-            train_seconds=float(extra["train_seconds"]), sim_seconds=float(extra["sim_seconds"]),
-            max_green_s=int(extra.get("max_green_s", 0)),
-        )  # fmt: skip
-
-
-def _policy_kind(policy: Any) -> str:
-    from decisions.core.agents.onpolicy.policy import ActorCriticPolicy
-
-    return "ppo" if isinstance(policy, ActorCriticPolicy) else "dqn"
-
-
-def _json_value(v: Any) -> Any:
-    if isinstance(v, np.integer | int):
-        return int(v)
-    return float(v)
-
-
-class AgentController(BaseController):
-    """A trained agent as a controller: per signal, the greedy action among the valid ones.
-
-    Observations are sumo-rl's (``env.observations``, built by the same :class:`env.FairObservation`
-    as in training), zero-padded to the policy's width; masks are :func:`env.action_masks` padded
-    with False. The params are held as numpy arrays and the jitted policy is rebuilt lazily, so the
-    controller pickles into a worker process.
-
-    Args:
-        policy: a ``dqn.DQNPolicy`` (greedy in Q) or an ``onpolicy.ActorCriticPolicy`` (argmax of
-            the masked logits).
-        params: its params.
-        name: the controller's name in reports.
-        max_green_s: the maximum green (s; 0: none) the policy was trained with.
-    """
-
-    fixed_ts = False
-
-    def __init__(self, policy: Any, params: Any, name: str = "dqn", max_green_s: int = 0) -> None:
-        import jax
-
-        self.name = name
-        self.max_green_s = int(max_green_s)
-        self.kind = _policy_kind(policy)
-        self.policy = policy
-        self.params = jax.tree.map(np.asarray, params)
-        self._device_params: Any = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle without the device copy of the params."""
-        return {**self.__dict__, "_device_params": None}
-
-    def act(self, env: Any) -> dict[str, int]:
-        """The greedy valid phase of every signal."""
-        import jax
-
-        from decisions.core.agents.offpolicy.host_loop import greedy_actions
-        from decisions.core.agents.onpolicy.host_loop import policy_actions
-
-        if self._device_params is None:
-            self._device_params = jax.device_put(self.params)
-        width, n = self.policy.obs_shape[0], self.policy.num_actions
-        ids = list(env.ts_ids)
-        masks = action_masks(env, self.max_green_s)
-        for ts in ids:
-            if len(env.observations[ts]) > width or len(masks[ts]) > n:
-                problem = f"signal {ts} does not fit the agent ({width} inputs, {n} actions)"
-                raise InputError("controller", problem)
-        obs = np.stack([pad_row(np.asarray(env.observations[ts], np.float32), width, 0.0) for ts in ids])
-        mask = np.stack([pad_row(masks[ts], n, False) for ts in ids])
-        act = policy_actions if self.kind == "ppo" else greedy_actions
-        actions = act(self.policy, self._device_params, obs, mask)
-        return {ts: int(a) for ts, a in zip(ids, actions, strict=True)}
 
 
 def _episode_rows(metrics: dict[str, np.ndarray], steps: np.ndarray, losses: tuple[str, ...]) -> pd.DataFrame:
@@ -383,15 +199,35 @@ def _read_metric_rows(workdir: Path, num_envs: int) -> list[dict[str, Any]]:
     return rows
 
 
+@dataclass(frozen=True)
+class TrainingSettings:
+    """What training reads from a job: the agent, the training demand and the episode length.
+
+    Attributes:
+        agent: the agent's settings (steps, widths, gamma, step size, simulations, maximum green, seed).
+        demand: the demand settings (``train_seeds``, pedestrian rate, vehicle scale, depart jitter).
+        seconds: simulated seconds per episode (``None``: the scenario's window).
+    """
+
+    agent: AgentSettings
+    demand: DemandSettings
+    seconds: int | None = None
+
+    @classmethod
+    def of(cls, job: TrafficJob) -> TrainingSettings:
+        """The training settings of a prepared job."""
+        return cls(job.agent, job.demand, job.scenarios.seconds)
+
+
 def _learn(
-    algorithm: str, tuning: Any, job: TrafficJob, envs: MultiAgentVecEnv, key: Any, progress: Any
+    algorithm: str, tuning: Any, settings: AgentSettings, envs: MultiAgentVecEnv, key: Any, progress: Any
 ) -> tuple[TrainResult, pd.DataFrame]:
     """Train ``algorithm`` (``"dqn"`` or ``"ppo"``) on the slots; its result and its episode log."""
     if algorithm == "ppo":
         from decisions.core.agents.onpolicy.host_loop import train_agent_host
         from decisions.core.agents.ppo import PPOAgent
 
-        ppo = ppo_config(job, envs.num_slots, tuning)
+        ppo = ppo_config(settings, envs.num_slots, tuning)
         agent = PPOAgent.for_shapes(ppo, obs_shape=(envs.obs_dim,), num_actions=envs.num_actions)
         result = train_agent_host(agent, envs, key=key, progress=progress)
         its = np.arange(1, len(np.asarray(result.metrics["episodes"])) + 1)
@@ -400,7 +236,7 @@ def _learn(
     from decisions.core.agents import dqn
     from decisions.core.agents.offpolicy.host_loop import train_agent_host as train_off_policy
 
-    config = dqn_config(job, envs.num_slots, tuning)
+    config = dqn_config(settings, envs.num_slots, tuning)
     agent = dqn.agent_for_shapes(config, obs_shape=(envs.obs_dim,), num_actions=envs.num_actions)
     result = train_off_policy(agent, envs, key=key, progress=progress)
     its = np.arange(1, len(np.asarray(result.metrics["episodes"])) + 1)
@@ -409,7 +245,7 @@ def _learn(
 
 
 def _train(
-    job: TrafficJob,
+    settings: TrainingSettings,
     scenario: str | Scenario,
     reward: RewardFn,
     algorithm: str,
@@ -422,31 +258,30 @@ def _train(
     workdir: Path | None,
     cache_dir: Path | None,
 ) -> TrainedAgent:
-    """Train one agent on ``job.agent.num_envs`` SUMO processes (:func:`train_dqn`, :func:`train_ppo`)."""
+    """Train one agent on ``settings.agent.num_envs`` SUMO processes (:func:`train_agent`)."""
     import jax
 
     from decisions.core.host_envs import SubprocessVecSlots
 
     start = time.perf_counter()
     scenario = get_scenario(scenario)
-    steps = job.agent.steps_for(scenario.name)
-    job = job.model_copy(update={"agent": job.agent.model_copy(update={"env_steps": steps})})
+    agent = settings.agent.model_copy(update={"env_steps": settings.agent.steps_for(scenario.name)})
     network(scenario, pedestrians, cache_dir)  # build the pedestrian net once, before the processes
-    d = job.demand
+    d = settings.demand
     demand = Demand(d.train_seeds[0], d.vehicle_scale, d.depart_jitter_s, d.ped_rate_per_hour)
     own_dir = workdir is None
     base = Path(tempfile.mkdtemp(prefix="traffic-train-")) if own_dir else Path(workdir)
-    num_envs = job.agent.num_envs
+    num_envs = agent.num_envs
     try:
         factories = slot_factories(
             scenario, reward, demand, d.train_seeds, num_envs=num_envs, pedestrians=pedestrians,
-            seconds=job.scenarios.seconds, workdir=base, cache_dir=cache_dir, record_metrics=record_metrics,
-            max_green_s=job.agent.max_green_s,
+            seconds=settings.seconds, workdir=base, cache_dir=cache_dir, record_metrics=record_metrics,
+            max_green_s=agent.max_green_s,
         )  # fmt: skip
         with SubprocessVecSlots(factories) as envs:
             task = f"{scenario.name}/{name} training"
             relay = None if progress is None else (lambda _task, done, total: progress(task, done, total))
-            result, log = _learn(algorithm, tuning, job, envs, jax.random.PRNGKey(job.agent.seed), relay)
+            result, log = _learn(algorithm, tuning, agent, envs, jax.random.PRNGKey(agent.seed), relay)
             num_slots = envs.num_slots
         rows = _read_metric_rows(base, num_envs) if record_metrics else []
         log = _with_episode_metrics(log, rows)
@@ -458,12 +293,12 @@ def _train(
     return TrainedAgent(
         name=name, scenario=scenario.name, pedestrians=pedestrians, policy=result.policy,
         params=jax.tree.map(np.asarray, result.params), log=log, train_seconds=time.perf_counter() - start,
-        sim_seconds=sim_seconds, max_green_s=job.agent.max_green_s,
+        sim_seconds=sim_seconds, max_green_s=agent.max_green_s,
     )  # fmt: skip
 
 
 def train_agent(
-    job: TrafficJob,
+    settings: TrainingSettings,
     scenario: str | Scenario,
     reward: RewardFn,
     *,
@@ -476,47 +311,28 @@ def train_agent(
     workdir: Path | None = None,
     cache_dir: Path | None = None,
 ) -> TrainedAgent:
-    """Train the core DQN or PPO on a scenario's training demand, one network for every signal.
+    """Train the core DQN or PPO on a scenario's training demand, one network shared by every signal.
 
-    ``job.agent.num_envs`` simulations run in spawned processes (``SubprocessVecSlots``), cycling
-    through ``job.demand.train_seeds`` (:func:`slots.slot_factories`) with the job's pedestrian
-    rate, vehicle scale and depart jitter, ``job.scenarios.seconds`` per episode, the action
-    masks carrying ``job.agent.max_green_s``. DQN: the off-policy host loop; PPO: the on-policy
-    host loop, ``PPOTuning.rollout_steps`` decisions per slot, then the masked PPO update.
-
-    Args:
-        job: the job (demand, episode length, agent settings, seed).
-        scenario: a registered name or a :class:`scenarios.Scenario`.
-        reward: sumo-rl ``reward_fn`` (``rewards.fair_reward(...)``, ``vehicle_only_reward()`` or
-            :data:`DEFAULT_REWARD`).
-        algorithm: ``"dqn"`` or ``"ppo"``.
-        pedestrians: train on the pedestrian net and flows.
-        progress: optional ``(task, done, total)`` callback (task ``"<scenario>/<name> training"``).
-        name: the agent's name (default: the algorithm's).
-        tuning: settings beyond the spec's (default :class:`DQNTuning` / :class:`PPOTuning`).
-        record_metrics: log each training episode's metrics (read from SUMO's tripinfo).
-        workdir: the simulations' files (default: a temporary directory, removed).
-        cache_dir: pedestrian-net cache.
-
-    Returns:
-        The trained agent.
-
-    Raises:
-        ValueError: an unknown ``algorithm``.
+    ``settings.agent.num_envs`` simulations run in spawned processes, cycling through
+    ``demand.train_seeds`` (:func:`slots.slot_factories`); ``reward`` is a sumo-rl ``reward_fn`` or
+    :data:`DEFAULT_REWARD`; ``tuning`` defaults to :class:`DQNTuning` / :class:`PPOTuning`;
+    ``progress`` gets ``("<scenario>/<name> training", done, total)``; ``record_metrics`` logs each
+    training episode's metrics; ``workdir`` (default: a temporary directory) holds the simulations'
+    files. Raises ``ValueError`` for an ``algorithm`` other than ``"dqn"`` or ``"ppo"``.
     """
     if algorithm not in ("dqn", "ppo"):
         raise ValueError(f"algorithm: expected 'dqn' or 'ppo', got {algorithm!r}")
     return _train(
-        job, scenario, reward, algorithm, tuning, pedestrians=pedestrians, progress=progress,
+        settings, scenario, reward, algorithm, tuning, pedestrians=pedestrians, progress=progress,
         name=name or algorithm, record_metrics=record_metrics, workdir=workdir, cache_dir=cache_dir,
     )  # fmt: skip
 
 
 def train_dqn(job: TrafficJob, scenario: str | Scenario, reward: RewardFn, **options: Any) -> TrainedAgent:
-    """:func:`train_agent` with the core DQN (same options)."""
-    return train_agent(job, scenario, reward, algorithm="dqn", **options)
+    """:func:`train_agent` with the core DQN on a job's training settings (same options)."""
+    return train_agent(TrainingSettings.of(job), scenario, reward, algorithm="dqn", **options)
 
 
 def train_ppo(job: TrafficJob, scenario: str | Scenario, reward: RewardFn, **options: Any) -> TrainedAgent:
-    """:func:`train_agent` with the core PPO (same options)."""
-    return train_agent(job, scenario, reward, algorithm="ppo", **options)
+    """:func:`train_agent` with the core PPO on a job's training settings (same options)."""
+    return train_agent(TrainingSettings.of(job), scenario, reward, algorithm="ppo", **options)

@@ -1,23 +1,4 @@
-"""``decisions bench traffic``: the figures the fair signal agent promises, measured on SUMO.
-
-One flat dict (printed as JSON by the CLI) from one study (``study.run_study``): agents trained on
-the training demand seeds, every controller scored on held-out demand seeds (SUMO seeds with
-random departure shifts), per scenario:
-
-- ``veh_delay_vs_best_heuristic_<scenario>``: the fair agent's mean vehicle delay over that of the
-  heuristic (fixed-time, Webster, actuated, max-pressure, queue-greedy) with the lowest mean
-  vehicle delay on that scenario; ``ped_p95_wait_vs_best_heuristic_<scenario>``: its pedestrians'
-  95th-percentile wait over the same heuristic's; ``fair_beats_fixed_both_<scenario>`` (1 or 0);
-- ``vehicle_only_ped_p95_vs_fair_<scenario>``: how much longer pedestrians wait under the
-  vehicle-only agent (the ablation);
-- ``ppo_veh_delay_vs_best_heuristic_<scenario>``, ``ppo_ped_p95_wait_vs_best_heuristic_<scenario>``:
-  the same ratios for the core PPO on the fair reward;
-- without pedestrians: ``nopeds_dqn_vs_max_pressure_<scenario>`` and ``nopeds_dqn_vs_fixed_<scenario>``;
-- ``<metric>_<controller>_<scenario>`` for the headline metrics of every controller (means over
-  the held-out seeds), so the README table shows both groups' raw figures;
-- ``training_sim_seconds_per_wall_second``: simulated seconds per wall second while training (all
-  SUMO processes together).
-"""
+"""``decisions bench traffic``: the figures the fair signal agent promises, measured on SUMO."""
 
 from __future__ import annotations
 
@@ -38,27 +19,7 @@ BENCH_SPEC: dict[str, Any] = {
     "agent": {"env_steps": 60_000, "scenario_env_steps": {"grid4x4": 720_000}},
     "study": {"without_pedestrians": ["cologne1", "ingolstadt1", "grid4x4"], "plain_candidates": 3},
 }
-"""The study of the bench (the spec's defaults otherwise).
-
-60,000 decisions per agent (about 83 simulated hours): at 20,000 the vehicle-only DQN on
-ingolstadt1 with pedestrians had a mean vehicle delay of 39.3 s, at 60,000 16.9 s (max-pressure:
-20.0 s). The pedestrian-weight grid spans what the three scenarios need, measured one weight at
-a time at 60,000 decisions on the held-out seeds 100-102 (``python -m
-decisions.mobility.traffic.study --ped-weight W --env-steps 60000``): cologne1 needs pedestrians
-weighted up (weight 1: pedestrian p95 45 s against max-pressure's 32 s; weight 3: 25 s, at 0.95
-of its vehicle delay), ingolstadt1 down (weights 1 / 0.25 / 0.1 / 0: vehicle delay 28.3 / 23.1 /
-22.1 / 18.8 s against max-pressure's 20.0 s; the fairness term alone still holds pedestrians' p95
-to 97 s against max-pressure's 1414 s); the bench chooses per scenario on validation seeds, never
-on these. Without pedestrians the DQN gets the same care: three trainings (seeds 0-2) per scenario,
-the one with the lowest vehicle delay on the validation seeds kept (with one seed, the stored
-bench of 1935989 had 0.96 of max-pressure's delay on cologne1 and 1.04 on ingolstadt1).
-
-grid4x4 (16 signals sharing one Q-network, so one decision is one signal's) trains on 720,000
-decisions: on the held-out seeds 100-101 the plain DQN's vehicle delay against max-pressure's was
-1.11 at 60,000, 1.04 at 240,000 and 0.94 at 720,000. The bench's grid4x4 runs are parts of their
-own, merged into the stored result: without pedestrians (``decisions bench traffic --set
-'scenarios=[]' --set 'without_pedestrians=["grid4x4"]' --save --merge``, 539 s) and with them
-(``--set 'scenarios=["grid4x4"]' --set 'without_pedestrians=[]' --save --merge``)."""
+"""The study of the bench (the spec's defaults otherwise); docs/notes/traffic.md gives the reasons."""
 
 SMOKE_BUDGET: dict[str, Any] = {"scenarios": ["single-intersection"], "seconds": 90, "env_steps": 200,
                                 "test_seeds": 1, "without_pedestrians": [], "ped_weight_grid": []}
@@ -99,9 +60,6 @@ def run_bench(
         without_pedestrians: scenarios also run without pedestrians (default ``BENCH_SPEC``'s).
         ped_weight_grid: the pedestrian weights chosen from on validation demand (default
             ``BENCH_SPEC``'s; [] keeps the spec's weight).
-
-    Returns:
-        A flat dict of figures.
     """
     from decisions.mobility.traffic.study import run_study
 

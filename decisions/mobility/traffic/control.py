@@ -1,8 +1,4 @@
-"""The controller contract shared by the baselines (and by learned policies run as baselines).
-
-A :class:`Controller` acts through sumo-rl's action space: an index into
-``env.traffic_signals[ts].green_phases`` for every signal, at every decision.
-"""
+"""The controller contract shared by the baselines (and by learned policies run as baselines)."""
 
 from __future__ import annotations
 

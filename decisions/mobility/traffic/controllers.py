@@ -1,31 +1,4 @@
-"""Baseline signal controllers, all acting through the same sumo-rl environment and demand.
-
-A :class:`Controller` is created per episode (or reused: ``reset`` re-reads the environment),
-told the episode's files (``additional_files``), reset after ``env.reset()`` and asked for
-actions (``act``) at each decision (every ``delta_time`` s). Actions are sumo-rl's: an index into
-``env.traffic_signals[ts].green_phases``; sumo-rl ignores changes during yellow/min green.
-
-- :class:`FixedTime`: the net's own programme (``fixed_ts=True``; actions ignored). On pedestrian
-  nets this is netconvert's regenerated programme (see :mod:`.scenarios`).
-- :class:`Actuated`: SUMO's gap-based actuated control of the same phases (:mod:`.programs`).
-- :class:`Webster`: a fixed-time plan by Webster's formula from route-file flows, played by a
-  clock through sumo-rl's actions (:mod:`.webster`, which documents the approximations).
-- :class:`MaxPressure`: the phase maximising sum over its green vehicle links of halting
-  vehicles on the incoming lane minus on the outgoing lane (the textbook lane-level pressure).
-- :class:`QueueGreedy`: the phase serving the most vehicles queued on its green incoming lanes'
-  approaches (``sensing.approach_halting``: the lane, the lanes upstream of it, the insertion
-  backlog), the agents' sensing.
-
-Each rule senses what it measured best with (ingolstadt1 with pedestrians, held-out seeds
-100-102, mean vehicle delay): max-pressure 20.0 s on lanes and 29.1 s on approaches (its
-outgoing side stays lane-level, which skews the pressure); queue-greedy 21.5 s on lanes and
-20.6 s on approaches.
-- :class:`PedAwareGreedy`: QueueGreedy plus ``ped_weight`` times the pedestrians waiting at the
-  crossings the phase gives green.
-
-Greedy ties keep the current phase, then prefer the phase with more green links (so a vehicle
-phase is taken with its pedestrian green rather than its clearance variant).
-"""
+"""Baseline signal controllers, all acting through the same sumo-rl environment and demand."""
 
 from __future__ import annotations
 
@@ -63,7 +36,7 @@ __all__ = [
 
 
 class FixedTime(BaseController):
-    """The net's own fixed-time programme (sumo-rl ``fixed_ts=True``)."""
+    """The net's own fixed-time programme (sumo-rl ``fixed_ts=True``): netconvert's regeneration on pedestrian nets."""
 
     name = "fixed"
     fixed_ts = True

@@ -1,16 +1,4 @@
-"""Demand: seeded vehicle variations and Poisson pedestrian flows across every signalised junction.
-
-A :class:`Demand` varies the scenario's vehicle demand through SUMO's own options (``--seed``,
-``--scale``, ``--random-depart-offset``) and adds pedestrians as ``<personFlow>`` streams with
-exponential inter-arrival times (``period="exp(rate)"``), one per approach of every signalised
-junction, each walking to the most nearly opposite approach by a path that uses a crossing of
-that junction (checked with sumolib's pedestrian router). SUMO routes the walks itself.
-
-Train and test demand differ only by ``seed`` (and optionally ``vehicle_scale`` /
-``depart_jitter_s``): the seed drives SUMO's random number generator, hence the pedestrian
-arrivals, the ``--scale`` draws (which vehicles are dropped or cloned) and the depart offsets.
-Hold out seeds for testing (e.g. train on 0..99, test on 1000..1019).
-"""
+"""Demand: seeded vehicle variations and Poisson pedestrian flows across every signalised junction."""
 
 from __future__ import annotations
 
@@ -45,8 +33,7 @@ class Demand:
         seed: SUMO's random seed (``--seed``); distinct seeds are distinct demand draws.
         vehicle_scale: factor on the vehicle demand (SUMO ``--scale``: drops or clones vehicles).
         depart_jitter_s: each vehicle's depart is shifted by a uniform offset in
-            ``[0, depart_jitter_s]`` seconds (SUMO ``--random-depart-offset``); 0 keeps the schedule.
-            SUMO shifts pedestrians' departures too (measured on SUMO 1.28).
+            ``[0, depart_jitter_s]`` seconds (SUMO ``--random-depart-offset``, pedestrians' too); 0 keeps the schedule.
         ped_rate_per_hour: mean pedestrians per hour of each pedestrian flow (0: no pedestrians).
     """
 
@@ -231,26 +218,11 @@ def _junction_walks(net: object, tls_id: str, node: object) -> list[PedestrianWa
 def pedestrian_routes(
     net_file: Path, tls_ids: list[str] | None, demand: Demand, begin: float, end: float, out_path: Path
 ) -> Path:
-    """Write a route file of Poisson pedestrian flows crossing each signalised junction.
+    """Write ``out_path``: Poisson pedestrian flows crossing each signalised junction (``tls_ids``; None: all).
 
-    Each walk of :func:`pedestrian_walks` becomes
-    ``<personFlow begin end period="exp(rate)"><walk from to arrivalPos/></personFlow>`` with
-    ``rate = ped_rate_per_hour / 3600`` per second; SUMO draws the arrivals from its seeded RNG.
-    SUMO's ``--scale`` applies to persons too (by cloning them: groups of identical walkers), so
-    the flows use a pedestrian type with ``scale = 1 / vehicle_scale``, which cancels it: the
-    pedestrian rate is ``ped_rate_per_hour`` whatever the vehicle scale. With
-    ``ped_rate_per_hour == 0`` the file holds no flows.
-
-    Args:
-        net_file: the pedestrian network.
-        tls_ids: traffic lights to serve (None: all).
-        demand: the demand draw (its ``ped_rate_per_hour``).
-        begin: first second of the flows.
-        end: last second of the flows.
-        out_path: the route file to write.
-
-    Returns:
-        ``out_path``.
+    Each walk of :func:`pedestrian_walks` becomes a ``<personFlow>`` from ``begin`` to ``end`` at
+    ``demand.ped_rate_per_hour``; the pedestrian type's ``scale = 1 / vehicle_scale`` cancels SUMO's
+    ``--scale`` on persons, so the rate holds whatever the vehicle scale. A rate of 0 writes no flows.
     """
     root = ET.Element("routes")
     if demand.has_pedestrians:

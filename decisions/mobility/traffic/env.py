@@ -22,29 +22,34 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from gymnasium import spaces
-from sumo_rl import SumoEnvironment
-from sumo_rl.environment.observations import ObservationFunction
 
 from decisions.errors import InputError
 from decisions.mobility.traffic.demand import Demand, pedestrian_routes, sumo_args
 from decisions.mobility.traffic.rewards import fair_reward, layout_of, vehicle_only_reward
 from decisions.mobility.traffic.scenarios import Scenario, get_scenario, network
 from decisions.mobility.traffic.sensing import lane_halting, pedestrian_census, sensed_queue
+from decisions.mobility.traffic.sumo_setup import ensure_sumo
+
+if TYPE_CHECKING:
+    from gymnasium import spaces
+    from sumo_rl import SumoEnvironment
+    from sumo_rl.environment.observations import ObservationFunction
 
 __all__ = [
     "CROWD_SCALE",
     "IGNORE_JUNCTION_BLOCKER_S",
     "EpisodeSpec",
-    "FairObservation",
     "PHASE_TIME_SCALE_S",
-    "TrafficEnv",
     "WAIT_SCALE_S",
     "action_masks",
+    "fair_observation",
+    "fair_observation_space",
+    "lane_capacities",
     "fair_reward",
     "make_env",
     "pending_depart_delays",
@@ -59,10 +64,7 @@ WAIT_SCALE_S = 120.0
 CROWD_SCALE = 10.0
 """Pedestrians waiting at one crossing that map to 1 in the observation (clipped)."""
 IGNORE_JUNCTION_BLOCKER_S = 60
-"""Default ``--ignore-junction-blocker`` (s). Measured: on cologne1's pedestrian net (seed 0),
-max-pressure deadlocked 12 vehicles inside the joined junction for the last ~1000 s of the hour
-(mean delay 359 s, 610 vehicles never inserted); with 60 s it runs normally (34 s), and the
-fixed-time result is unchanged (86.3 s either way)."""
+"""Default ``--ignore-junction-blocker`` (s): vehicles blocking a junction this long are ignored (no deadlocks)."""
 _VEHICLE_SPACE_M = 7.5  # metres of lane per queued vehicle (5 m car + 2.5 m gap) for lane capacity
 
 
@@ -138,22 +140,11 @@ def prepare_episode(
     seconds: int | None = None,
     cache_dir: Path | None = None,
 ) -> EpisodeSpec:
-    """Build an episode's files: the (pedestrian) net, the pedestrian route file, the tripinfo path.
+    """Build an episode's files (the net, the pedestrian route file, the tripinfo path) in ``workdir``.
 
-    Args:
-        scenario: a registered name or a :class:`Scenario`.
-        demand: the demand draw (its pedestrian flows are used only when ``pedestrians``).
-        workdir: a directory for this episode's files (no whitespace in the path).
-        pedestrians: simulate the pedestrian net and flows.
-        seconds: episode length (default: the scenario's window).
-        cache_dir: cache for pedestrian nets (default :func:`scenarios.default_cache_dir`).
-
-    Returns:
-        The episode's spec.
-
-    Raises:
-        InputError: ``seconds`` when not a positive integer, ``workdir`` with whitespace, and the
-            scenario's and demand's own errors.
+    Pedestrian flows are used only with ``pedestrians``; ``seconds`` defaults to the scenario's window.
+    Raises ``InputError``: ``seconds`` when not a positive integer, ``workdir`` with whitespace, and the
+    scenario's and demand's own errors.
     """
     scenario = get_scenario(scenario)
     if not isinstance(demand, Demand):
@@ -182,15 +173,101 @@ def prepare_episode(
     )
 
 
-class TrafficEnv(SumoEnvironment):
-    """sumo-rl's ``SumoEnvironment`` that remembers its :class:`EpisodeSpec` (``env.episode_spec``)."""
+def lane_capacities(ts: Any) -> dict[str, float]:
+    """Vehicles each incoming lane's approach holds (length / 7.5 m, at least 1), by lane."""
+    layout = layout_of(ts)
+    return {
+        lane: max(1.0, length / _VEHICLE_SPACE_M)
+        for lane, length in zip(layout.in_lanes, layout.approach_length_m, strict=True)
+    }
 
-    def __init__(self, episode: EpisodeSpec, **kwargs: Any) -> None:
-        """Create the environment (see :func:`make_env`)."""
-        self.episode_spec = episode
-        self._ped_census: tuple[float, dict[str, tuple[int, float]]] | None = None  # sensing's per-step caches
-        self._pending_by_edge: tuple[float, dict[str, int]] | None = None
-        super().__init__(**kwargs)
+
+def fair_observation(ts: Any, capacity: dict[str, float]) -> np.ndarray:
+    """A sumo-rl ``TrafficSignal``'s observation now (float32, shape ``(P + 2 + 2L + 2K,)``).
+
+    ``obs = [phase one-hot (P), min-green passed (1), time in phase (1), queue per approach (L),
+    mean wait of halting vehicles per approach (L), pedestrians waiting per crossing (K),
+    longest pedestrian wait per crossing (K)]``, all in [0, 1]: an approach is an incoming lane
+    with the lanes upstream of it (``sensing.APPROACH_M``); its queue is halting vehicles (and those
+    waiting to be inserted on its edges) over ``capacity``; times and waits are divided by 120 s
+    and counts by 10, then clipped. ``P`` = sumo-rl's number of green phases, ``L`` = incoming
+    vehicle lanes (walking areas excluded), ``K`` = crossings (0 on nets without pedestrians).
+    """
+    layout = layout_of(ts)
+    phase = np.zeros(ts.num_green_phases, dtype=np.float32)
+    phase[ts.green_phase] = 1.0
+    since = ts.time_since_last_phase_change
+    timing = [float(since >= ts.min_green + ts.yellow_time), min(1.0, since / PHASE_TIME_SCALE_S)]
+    lanes = layout.sensed_lanes
+    halting = lane_halting(ts.sumo, lanes)
+    queued = sensed_queue(ts.env, layout, halting)
+    waiting = {lane: ts.sumo.lane.getWaitingTime(lane) for lane in lanes}
+    queue, waits = [], []
+    for lane in layout.in_lanes:
+        approach = layout.approach(lane)
+        halted = sum(halting[x] for x in approach)
+        queue.append(min(1.0, sum(queued[x] for x in approach) / capacity[lane]))
+        waits.append(min(1.0, sum(waiting[x] for x in approach) / max(halted, 1) / WAIT_SCALE_S))
+    census = pedestrian_census(ts.env) if layout.crossings else {}
+    crowd = [min(1.0, census.get(c.edge, (0, 0.0))[0] / CROWD_SCALE) for c in layout.crossings]
+    longest = [min(1.0, census.get(c.edge, (0, 0.0))[1] / WAIT_SCALE_S) for c in layout.crossings]
+    return np.concatenate([phase, np.asarray(timing + queue + waits + crowd + longest, dtype=np.float32)])
+
+
+def fair_observation_space(ts: Any) -> spaces.Box:
+    """``Box(0, 1, (P + 2 + 2L + 2K,))`` for :func:`fair_observation` of ``ts``."""
+    from gymnasium import spaces  # imported here: gymnasium sets an environment variable on import
+
+    layout = layout_of(ts)
+    size = ts.num_green_phases + 2 + 2 * len(layout.in_lanes) + 2 * len(layout.crossings)
+    return spaces.Box(low=np.zeros(size, dtype=np.float32), high=np.ones(size, dtype=np.float32))
+
+
+@cache
+def _sumo_classes() -> tuple[type, type]:
+    """Point SUMO at the installed wheel, import sumo-rl and build the classes that subclass it.
+
+    sumo-rl reads ``SUMO_HOME`` and ``LIBSUMO_AS_TRACI`` when it is imported, so nothing in this
+    package imports it at module level: SUMO's environment is set here, when a simulation starts.
+    """
+    ensure_sumo()
+    from sumo_rl import SumoEnvironment
+    from sumo_rl.environment.observations import ObservationFunction
+
+    class TrafficEnv(SumoEnvironment):
+        """sumo-rl's ``SumoEnvironment`` that remembers its :class:`EpisodeSpec` (``env.episode_spec``)."""
+
+        def __init__(self, episode: EpisodeSpec, **kwargs: Any) -> None:
+            self.episode_spec = episode
+            self._ped_census: tuple[float, dict[str, tuple[int, float]]] | None = None  # sensing's per-step caches
+            self._pending_by_edge: tuple[float, dict[str, int]] | None = None
+            super().__init__(**kwargs)
+
+    class FairObservation(ObservationFunction):
+        """sumo-rl observation function computing :func:`fair_observation` per signal."""
+
+        def __init__(self, ts: Any) -> None:
+            super().__init__(ts)  # the signal's lanes do not exist yet: capacities are read lazily
+            self._capacity: dict[str, float] | None = None
+
+        def __call__(self) -> np.ndarray:
+            if self._capacity is None:
+                self._capacity = lane_capacities(self.ts)
+            return fair_observation(self.ts, self._capacity)
+
+        def observation_space(self) -> spaces.Box:
+            return fair_observation_space(self.ts)
+
+    return TrafficEnv, FairObservation
+
+
+def __getattr__(name: str) -> type:
+    """``TrafficEnv`` and ``FairObservation``, built on first use (importing sumo-rl then)."""
+    if name == "TrafficEnv":
+        return _sumo_classes()[0]
+    if name == "FairObservation":
+        return _sumo_classes()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_env(
@@ -199,23 +276,16 @@ def make_env(
     reward: Callable[[Any], float] | None = None,
     observation_class: type[ObservationFunction] | None = None,
     fixed_ts: bool = False,
-) -> TrafficEnv:
+) -> SumoEnvironment:
     """A sumo-rl multi-agent environment for the episode (call ``reset()`` before stepping).
 
-    libsumo allows one running simulation per process: close an environment before resetting
-    another in the same process (:mod:`decisions.mobility.traffic.simulate` uses worker processes).
-
-    Args:
-        spec: the episode (:func:`prepare_episode`).
-        reward: sumo-rl ``reward_fn``, called with each ``TrafficSignal`` (default :func:`fair_reward`
-            with unit weights; picklable objects such as :class:`rewards.FairReward` suit workers).
-        observation_class: sumo-rl observation class (default :class:`FairObservation`).
-        fixed_ts: run the net's own signal programme (actions are ignored).
-
-    Returns:
-        The environment; ``env.episode_spec`` is ``spec``.
+    Starts SUMO's environment (:func:`sumo_setup.ensure_sumo`) and sumo-rl on first use. ``reward``
+    is a sumo-rl ``reward_fn`` (default :func:`fair_reward` with unit weights), ``observation_class``
+    defaults to the fair observation, ``fixed_ts`` runs the net's own programme. libsumo allows one
+    running simulation per process. ``env.episode_spec`` is ``spec``.
     """
-    return TrafficEnv(
+    traffic_env, fair_observation = _sumo_classes()
+    return traffic_env(
         spec,
         net_file=str(spec.net_file),
         route_file=",".join(str(p) for p in spec.route_files),
@@ -227,7 +297,7 @@ def make_env(
         min_green=spec.scenario.min_green,
         single_agent=False,
         reward_fn=reward if reward is not None else fair_reward(),
-        observation_class=observation_class or FairObservation,
+        observation_class=observation_class or fair_observation,
         add_system_info=False,
         add_per_agent_info=False,
         sumo_seed=spec.demand.seed,
@@ -237,78 +307,13 @@ def make_env(
     )
 
 
-class FairObservation(ObservationFunction):
-    """Per signal: phase, timing, vehicle queues and waits, and pedestrians waiting at crossings.
-
-    ``obs = [phase one-hot (P), min-green passed (1), time in phase (1), queue per approach (L),
-    mean wait of halting vehicles per approach (L), pedestrians waiting per crossing (K),
-    longest pedestrian wait per crossing (K)]``, all in [0, 1]: an approach is an incoming lane
-    with the lanes upstream of it (``sensing.APPROACH_M``); its queue is halting vehicles (and those
-    waiting to be inserted on its edges) over its capacity (length / 7.5 m), times and waits are
-    divided by 120 s and counts by 10, then clipped. ``P`` = sumo-rl's number of green phases, ``L`` = incoming vehicle lanes (walking
-    areas excluded), ``K`` = crossings (0 on nets without pedestrians).
-    """
-
-    def __init__(self, ts: Any) -> None:
-        """Bind to a sumo-rl ``TrafficSignal`` (its lanes are read lazily: they do not exist yet)."""
-        super().__init__(ts)
-        self._capacity: dict[str, float] | None = None
-
-    def _capacities(self) -> dict[str, float]:
-        if self._capacity is None:
-            layout = layout_of(self.ts)
-            self._capacity = {
-                lane: max(1.0, length / _VEHICLE_SPACE_M)
-                for lane, length in zip(layout.in_lanes, layout.approach_length_m, strict=True)
-            }
-        return self._capacity
-
-    def __call__(self) -> np.ndarray:
-        """The observation now (float32, shape ``(P + 2 + 2L + 2K,)``)."""
-        ts = self.ts
-        layout = layout_of(ts)
-        capacity = self._capacities()
-        phase = np.zeros(ts.num_green_phases, dtype=np.float32)
-        phase[ts.green_phase] = 1.0
-        since = ts.time_since_last_phase_change
-        timing = [float(since >= ts.min_green + ts.yellow_time), min(1.0, since / PHASE_TIME_SCALE_S)]
-        lanes = layout.sensed_lanes
-        halting = lane_halting(ts.sumo, lanes)
-        queued = sensed_queue(ts.env, layout, halting)
-        waiting = {lane: ts.sumo.lane.getWaitingTime(lane) for lane in lanes}
-        queue, waits = [], []
-        for lane in layout.in_lanes:
-            approach = layout.approach(lane)
-            halted = sum(halting[x] for x in approach)
-            queue.append(min(1.0, sum(queued[x] for x in approach) / capacity[lane]))
-            waits.append(min(1.0, sum(waiting[x] for x in approach) / max(halted, 1) / WAIT_SCALE_S))
-        census = pedestrian_census(ts.env) if layout.crossings else {}
-        crowd = [min(1.0, census.get(c.edge, (0, 0.0))[0] / CROWD_SCALE) for c in layout.crossings]
-        longest = [min(1.0, census.get(c.edge, (0, 0.0))[1] / WAIT_SCALE_S) for c in layout.crossings]
-        return np.concatenate([phase, np.asarray(timing + queue + waits + crowd + longest, dtype=np.float32)])
-
-    def observation_space(self) -> spaces.Box:
-        """``Box(0, 1, (P + 2 + 2L + 2K,))``."""
-        layout = layout_of(self.ts)
-        size = self.ts.num_green_phases + 2 + 2 * len(layout.in_lanes) + 2 * len(layout.crossings)
-        return spaces.Box(low=np.zeros(size, dtype=np.float32), high=np.ones(size, dtype=np.float32))
-
-
 def action_masks(env: SumoEnvironment, max_green_s: int = 0) -> dict[str, np.ndarray]:
-    """Which actions would take effect at each signal's next decision (and, optionally, a maximum green).
+    """``{ts_id: bool (num_green_phases,)}``: the actions that would take effect at each signal's next decision.
 
-    sumo-rl keeps the current green while ``time_since_last_phase_change < yellow_time +
-    min_green`` (and always under ``fixed_ts``); then only the current green phase is effective.
-    With ``max_green_s > 0``, a green that has lasted ``max_green_s`` seconds or more is masked
-    out, so a controller acting on the mask must change phase (the maximum green of actuated
-    control; sumo-rl 1.4.5 accepts ``max_green`` but ignores it).
-
-    Args:
-        env: the running environment.
-        max_green_s: the longest green a controller may hold (s); 0: no limit.
-
-    Returns:
-        ``{ts_id: bool array (num_green_phases,)}``, at least one True per signal.
+    sumo-rl keeps the current green while ``time_since_last_phase_change < yellow_time + min_green``
+    (always under ``fixed_ts``). With ``max_green_s > 0`` a green held that long is masked out, so a
+    controller acting on the mask must change phase (sumo-rl 1.4.5 ignores its own ``max_green``).
+    At least one action per signal is True.
     """
     masks = {}
     for ts_id, ts in env.traffic_signals.items():

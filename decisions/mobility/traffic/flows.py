@@ -1,11 +1,4 @@
-"""Vehicle flows per route and per signal lane, estimated from SUMO route files.
-
-Used by the Webster controller. A route file may hold ``<vehicle>`` (with a ``route`` attribute
-or a nested ``<route edges>``), ``<trip from to>`` (routed here by a callback, e.g. SUMO's
-``simulation.findRoute``) and ``<flow>`` (``vehsPerHour``, ``period`` including ``exp(rate)``,
-``probability`` or ``number``). Persons are ignored. Counts are *expected* vehicles departing
-in ``[begin, end)``; a flow contributes ``rate * overlap``.
-"""
+"""Vehicle flows per route and per signal lane, estimated from SUMO route files."""
 
 from __future__ import annotations
 
@@ -55,19 +48,10 @@ def _flow_rate(elem: ET.Element) -> float | None:
 def route_counts(
     route_files: Iterable[Path], begin: float, end: float, route_of: Callable[[str, str], tuple[str, ...]]
 ) -> dict[tuple[str, ...], float]:
-    """Expected vehicles per route (edge tuple) departing in ``[begin, end)``.
+    """``{edges: expected count}``: vehicles per route departing in ``[begin, end)`` of SUMO route files.
 
-    Args:
-        route_files: SUMO route files (persons in them are ignored).
-        begin: window start (s).
-        end: window end (s).
-        route_of: edges of the route from one edge to another (for ``<trip>`` and from/to flows).
-
-    Returns:
-        ``{edges: expected count}``.
-
-    Raises:
-        InputError: ``scenario.route_file`` when a file does not parse.
+    ``route_of(from_edge, to_edge)`` routes ``<trip>`` and from/to flows; persons are ignored. Raises
+    ``InputError`` (``scenario.route_file``) when a file does not parse.
     """
     named: dict[str, tuple[str, ...]] = {}
     counts: dict[tuple[str, ...], float] = defaultdict(float)
@@ -114,18 +98,10 @@ def route_counts(
 def lane_flows(
     links: Iterable[tuple[str, str, str, str]], counts: dict[tuple[str, ...], float], seconds: float
 ) -> dict[str, float]:
-    """Vehicles per hour on each incoming lane of a signal.
+    """``{in_lane: vehicles per hour}`` on each incoming lane of a signal's ``links``.
 
-    A route that passes edge ``E`` then ``F`` uses the signal's links from ``E`` to ``F``; its
-    vehicles are split evenly over those links (one per lane, usually).
-
-    Args:
-        links: ``(in_lane, in_edge, out_lane, out_edge)`` of each vehicle link.
-        counts: expected vehicles per route (:func:`route_counts`).
-        seconds: length of the window the counts cover.
-
-    Returns:
-        ``{in_lane: vehicles per hour}`` for every incoming lane of ``links``.
+    ``links`` are ``(in_lane, in_edge, out_lane, out_edge)``; a route passing edge ``E`` then ``F``
+    splits its ``counts`` (:func:`route_counts`, over ``seconds``) evenly over the links from ``E`` to ``F``.
     """
     links = list(links)
     by_move: dict[tuple[str, str], list[str]] = defaultdict(list)

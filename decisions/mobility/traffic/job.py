@@ -1,9 +1,4 @@
-"""The traffic-signal job: train the signal agents on SUMO, score every controller on held-out demand, report.
-
-``run_job(job, progress)`` runs ``study.run_study`` and wraps it in a ``TrafficReport`` whose metrics
-are the headline ratios against the best heuristic per scenario and the simulation speed (the store
-records them, the app reads them back); figures a run leaves undefined are left out.
-"""
+"""The traffic-signal job: train the signal agents on SUMO, score every controller on held-out demand, report."""
 
 from __future__ import annotations
 

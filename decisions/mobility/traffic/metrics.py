@@ -1,32 +1,24 @@
 """Episode metrics from SUMO's trip information: delays per group, fairness, throughput.
 
-Sources (the robust combination, chosen after measuring the alternatives on SUMO 1.28):
-
-- ``--tripinfo-output`` with ``--tripinfo-output.write-unfinished true``: one ``<tripinfo>`` per
-  vehicle that was inserted (arrived, or still driving at the end with ``arrival="-1"``), one
-  ``<personinfo>`` per pedestrian that departed, with a ``<walk waitingTime=...>`` per stage.
-- **Vehicles never inserted** (still in SUMO's insertion queue at the end): their delays are read
-  from SUMO when the episode ends, before closing it (``simulation.getPendingVehicles()`` and
-  ``vehicle.getDepartDelay(v)`` = end - scheduled depart; see
-  :func:`decisions.mobility.traffic.env.pending_depart_delays`) and passed in as
-  ``pending_delays``. The alternatives fail: the route file's scheduled departs are wrong under
-  ``--scale`` (cloned/dropped vehicles), ``--random-depart-offset`` and ``<flow>`` demand;
-  ``--tripinfo-output.write-undeparted`` writes ``depart="-1" departDelay="0"`` (no scheduled
-  time) and also lists vehicles and persons merely loaded ahead of their depart time;
-  ``--statistic-output`` has only the mean (``departDelayWaiting``), not individuals.
+Sources: ``--tripinfo-output`` with ``--tripinfo-output.write-unfinished true`` (one
+``<tripinfo>`` per inserted vehicle, ``arrival="-1"`` while still driving; one ``<personinfo>``
+per departed pedestrian with a ``<walk>`` per stage), and the vehicles never inserted, whose
+delays are read from SUMO before the episode closes
+(:func:`decisions.mobility.traffic.env.pending_depart_delays`) and passed in as ``pending_delays``.
 
 Definitions:
 
-- vehicle delay = ``timeLoss + departDelay`` per trip (RESCO's definition), unfinished trips
-  included, never-inserted vehicles counted with their pending delay;
-- vehicle wait = ``waitingTime`` per trip (0 for never-inserted vehicles: they are counted in
-  the delay only);
-- pedestrian wait = the sum of ``waitingTime`` over a person's ``<walk>`` stages (standing at
-  red crossings or in jams), for persons who departed;
+- vehicle delay = ``timeLoss + departDelay`` per inserted vehicle (unfinished trips included),
+  plus ``end - scheduled depart`` per vehicle never inserted: RESCO's convention, not SUMO's
+  time loss alone;
+- vehicle wait = ``waitingTime`` per trip (0 for never-inserted vehicles);
+- pedestrian wait = the sum of ``waitingTime`` over a person's ``<walk>`` stages, for persons who
+  departed; pedestrian time loss = the sum of ``timeLoss`` over the walks of persons whose every
+  walk finished (SUMO writes 0 for unfinished walks); ``unfinished_pedestrians`` counts the rest;
 - percentiles are numpy's linear-interpolation percentiles;
-- Jain's index ``J(x) = (sum x)^2 / (n sum x^2)``, 1 when all ``x`` are equal (including all 0),
-  NaN for no ``x``; ``jain_individual`` is over every vehicle delay and pedestrian wait,
-  ``jain_groups`` over the two group means (NaN unless both groups are non-empty);
+- Jain's index ``J(x) = (sum x)^2 / (n sum x^2)``, 1 when all ``x`` are equal, NaN for no ``x``;
+  ``jain_individual`` is over every vehicle delay and pedestrian wait, ``jain_groups`` over the
+  two group means (NaN unless both groups are non-empty);
 - ``ped_veh_ratio`` = pedestrian mean wait / vehicle mean delay;
 - throughput = vehicles / persons that arrived; ``unfinished_vehicles`` = vehicles of the demand
   so far that did not arrive (still driving + never inserted), ``uninserted_vehicles`` the latter.
@@ -91,7 +83,7 @@ class TripRecords:
         veh_arrived: vehicles that reached their destination.
         veh_unfinished: inserted vehicles still driving at the end.
         ped_wait: summed walk ``waitingTime`` per departed person.
-        ped_timeloss: summed walk ``timeLoss`` per departed person.
+        ped_timeloss: summed walk ``timeLoss`` per person whose every walk finished.
         ped_arrived: persons whose every walk finished.
         ped_unfinished: departed persons still walking at the end.
     """
@@ -121,9 +113,6 @@ def read_tripinfo(path: Path) -> TripRecords:
     Args:
         path: the ``--tripinfo-output`` file.
 
-    Returns:
-        The records.
-
     Raises:
         InputError: ``tripinfo`` when the file is missing or does not parse.
     """
@@ -146,9 +135,9 @@ def read_tripinfo(path: Path) -> TripRecords:
                 if _num(elem, "depart") >= 0:
                     walks = elem.findall("walk")
                     records.ped_wait.append(sum(_num(w, "waitingTime") for w in walks))
-                    records.ped_timeloss.append(sum(_num(w, "timeLoss") for w in walks))
                     finished = bool(walks) and all(_num(w, "arrival") >= 0 for w in walks)
                     if finished:
+                        records.ped_timeloss.append(sum(_num(w, "timeLoss") for w in walks))
                         records.ped_arrived += 1
                     else:
                         records.ped_unfinished += 1
@@ -182,14 +171,8 @@ def summary(values: Sequence[float]) -> tuple[float, float, float]:
 
 
 def metrics_from_records(records: TripRecords, pending_delays: Sequence[float] = ()) -> dict[str, float]:
-    """Flat metrics (:data:`METRIC_NAMES`) from trip records and never-inserted vehicles' delays.
-
-    Args:
-        records: per-individual values (:func:`read_tripinfo`).
-        pending_delays: ``end - scheduled depart`` of each vehicle never inserted.
-
-    Returns:
-        A dict of floats (NaN for statistics of empty groups).
+    """Flat metrics (:data:`METRIC_NAMES`; NaN for statistics of empty groups) from trip records
+    (:func:`read_tripinfo`) and the ``end - scheduled depart`` delays of vehicles never inserted.
     """
     veh_delay = [*records.veh_delay, *(float(d) for d in pending_delays)]
     veh_wait = [*records.veh_wait, *(0.0 for _ in pending_delays)]
@@ -225,13 +208,7 @@ def metrics_from_records(records: TripRecords, pending_delays: Sequence[float] =
 
 
 def episode_metrics(tripinfo: Path, pending_delays: Sequence[float] = ()) -> dict[str, float]:
-    """Metrics of one episode: :func:`read_tripinfo` then :func:`metrics_from_records`.
-
-    Args:
-        tripinfo: the episode's tripinfo file (written with ``write-unfinished``).
-        pending_delays: delays of vehicles never inserted, read before the simulation closed.
-
-    Returns:
-        The flat metrics dict (:data:`METRIC_NAMES`).
+    """One episode's metrics (:data:`METRIC_NAMES`): :func:`read_tripinfo` of its ``write-unfinished``
+    tripinfo file, then :func:`metrics_from_records` with the never-inserted vehicles' delays.
     """
     return metrics_from_records(read_tripinfo(tripinfo), pending_delays)

@@ -1,19 +1,4 @@
-"""Signal programmes as SUMO additional files: the net's plan turned into SUMO's actuated control.
-
-:func:`actuated_programs` copies each ``<tlLogic>`` of a net into a ``type="actuated"``
-programme ``programID="actuated"``. Its *main* green phases get ``minDur``/``maxDur`` (10 s and
-50 s by default) so SUMO extends them while its induction loops (placed automatically about 2 s
-of travel upstream of the stop line) see vehicles arriving within ``max-gap`` (3 s). All other
-phases keep their fixed durations: yellow and all-red phases, pedestrian-only phases, pedestrian
-clearance phases (the phase before with some crossings turned red), and short vehicle phases
-(shorter than half the longest vehicle phase: protected turns, whose lanes are shared with
-through traffic, so their detectors would extend them for vehicles they do not serve).
-
-Measured on cologne1 without pedestrians (SUMO 1.28, seed 1, mean delay): the net's static plan
-43.0 s; this actuated plan 35.5 s; with ``minDur`` 5 s 66.8 s (queues shorter than the
-detector distance never extend a green, so short greens leave queues behind); with the short
-phases extendable too 79.1 s. A programme loaded from an additional file becomes the active one.
-"""
+"""Signal programmes as SUMO additional files: the net's plan turned into SUMO's actuated control."""
 
 from __future__ import annotations
 
@@ -53,19 +38,10 @@ def _vehicle_phase(state: str, previous: str, crossings: set[int]) -> bool:
 
 
 def actuated_programs(net_file: Path, out_path: Path, *, min_dur: int = 10, max_dur: int = 50) -> Path:
-    """Write an additional file with an actuated version of every signal programme of a net.
+    """Write ``out_path``: an additional file with an actuated version of every signal programme of a net.
 
-    Args:
-        net_file: the network simulated.
-        out_path: the additional file to write.
-        min_dur: minimum green of the main phases (s).
-        max_dur: maximum green of the main phases (s).
-
-    Returns:
-        ``out_path``.
-
-    Raises:
-        InputError: ``scenario.net_file`` when the net does not parse or has no signals.
+    Main phases get ``min_dur`` to ``max_dur`` seconds of green. Raises ``InputError``
+    (``scenario.net_file``) when the net does not parse or has no signals.
     """
     try:
         net = ET.parse(net_file).getroot()

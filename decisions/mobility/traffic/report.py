@@ -1,8 +1,4 @@
-"""The result of a traffic-signal job: per-run figures for both groups, training curves, phase replays, a chart.
-
-The CLI prints it, the store records its metrics and files, and the app's Traffic signals page draws
-it from the CSV files read back (a recorded run and a fresh one look the same).
-"""
+"""The result of a traffic-signal job: per-run figures for both groups, training curves, phase replays, a chart."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
 
 @dataclass(kw_only=True)
@@ -23,9 +19,10 @@ class TrafficReport(TablesReport):
         summary: one row per scenario, pedestrians (bool) and controller: the means over the held-out
             demand seeds of ``runs``' figures, with ``seeds``.
         runs: one row per scenario, pedestrians, controller and held-out seed: vehicles' delay (time
-            loss + depart delay, never-inserted vehicles included) and pedestrians' wait (mean, p95,
-            max over individuals), throughput, Jain's index over individual delays and over the two
-            group means, the pedestrian/vehicle ratio, simulated seconds per wall second.
+            loss + departure delay + the wait of vehicles never inserted: RESCO's convention) and
+            pedestrians' wait (mean, p95, max over individuals), pedestrians' time loss over finished
+            walks and the count of unfinished ones, throughput, Jain's index over individual delays
+            and over the two group means, the pedestrian/vehicle ratio, simulated seconds per wall second.
         training: one row per agent and log row: the episode return against decisions trained.
         replays: the phase of the first signal of each scenario over the first simulated minutes of
             the first held-out seed, per controller (time_s, phase).

@@ -82,20 +82,11 @@ class FairReward:
 def fair_reward(
     veh_weight: float = 1.0, ped_weight: float = 1.0, fairness_weight: float = 1.0, wait_scale_s: float = 60.0
 ) -> FairReward:
-    """A validated :class:`FairReward` (sumo-rl ``reward_fn``).
+    """A validated :class:`FairReward` (sumo-rl ``reward_fn``): weights of halting vehicles, waiting
+    pedestrians and the longest single wait per ``wait_scale_s``.
 
-    Args:
-        veh_weight: weight of halting vehicles (>= 0).
-        ped_weight: weight of waiting pedestrians (>= 0).
-        fairness_weight: weight of the longest single wait per ``wait_scale_s`` (>= 0).
-        wait_scale_s: seconds per unit of the longest wait (> 0).
-
-    Returns:
-        The reward callable.
-
-    Raises:
-        InputError: ``reward.<name>`` for a negative or non-finite weight, ``reward.weights`` when
-            all weights are zero, ``reward.wait_scale_s`` when not positive.
+    Raises ``InputError``: ``reward.<name>`` for a negative or non-finite weight, ``reward.weights``
+    when all weights are zero, ``reward.wait_scale_s`` when not positive.
     """
     weights = {"veh_weight": veh_weight, "ped_weight": ped_weight, "fairness_weight": fairness_weight}
     for name, value in weights.items():

@@ -1,24 +1,4 @@
-"""Scenario registry: sumo-rl's networks and demand, and their pedestrian variants.
-
-Scenarios (:data:`SCENARIOS`) use the files shipped in the ``sumo_rl`` package:
-
-- ``single-intersection``: sumo-rl's 4-arm junction, two one-way roads (0-3600 s);
-- ``cologne1``, ``ingolstadt1``: one real junction each from RESCO (Ault & Sharon 2021), in
-  RESCO's windows (25200-28800 s and 57600-61200 s);
-- ``grid4x4``, ``arterial4x4``: RESCO's synthetic 16-signal networks (0-3600 s).
-
-The pedestrian variant of a network (:func:`pedestrian_network`) is built by netconvert with
-``--sidewalks.guess --crossings.guess --walkingareas``. netconvert *regenerates* the signal
-programmes for the crossings: each green phase is split into a phase with pedestrian green and a
-pedestrian-clearance phase with the same vehicle green, turning vehicles that cross a crossing get
-``g`` (yield) instead of ``G``, and green durations are kept (split into green + clearance). So a
-pedestrian net's fixed-time programme and sumo-rl's green-phase set differ from the original
-net's: sumo-rl sees about twice as many green phases (each vehicle phase with and without
-pedestrian green; ingolstadt1 also gains a pedestrian-only phase).
-``single-intersection`` ships node/edge files; its pedestrian net is built from them with the
-centre node made a traffic light (the original net was built with other options, so its
-vehicle links differ slightly from the pedestrian net's).
-"""
+"""Scenario registry: sumo-rl's networks and demand, and their pedestrian variants."""
 
 from __future__ import annotations
 
@@ -160,19 +140,9 @@ def custom_scenario(
 ) -> Scenario:
     """A user's own network and vehicle demand as a :class:`Scenario` (default timing, 5/2/5 s).
 
-    Args:
-        net_file: the SUMO network (``.net.xml``); its pedestrian variant is built from it.
-        route_file: the vehicle demand (``.rou.xml``).
-        begin: first simulated second.
-        seconds: episode length (default 3600).
-        name: the scenario's name in reports (no whitespace: it names files).
-
-    Returns:
-        The scenario.
-
-    Raises:
-        InputError: ``scenario.net_file`` when the network does not parse, ``scenario.route_file``
-            when the demand file is missing, ``scenario.seconds`` when not positive.
+    ``seconds`` defaults to 3600; ``name`` names files (no whitespace). Raises ``InputError``:
+    ``scenario.net_file`` when the network does not parse, ``scenario.route_file`` when the demand
+    file is missing, ``scenario.seconds`` when not positive.
     """
     seconds = 3600 if seconds is None else seconds
     if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds <= 0:
@@ -190,18 +160,7 @@ def default_cache_dir() -> Path:
 
 
 def check_net(path: Path, field: str = "scenario.net_file") -> Path:
-    """Check that a file is a readable SUMO network (``<net>`` root element).
-
-    Args:
-        path: the ``.net.xml`` file.
-        field: the input field named in errors.
-
-    Returns:
-        ``path``.
-
-    Raises:
-        InputError: ``field`` when the file is missing, not XML or not a SUMO network.
-    """
+    """``path``, checked to be a readable SUMO network (``<net>`` root); else ``InputError`` naming ``field``."""
     path = Path(path)
     if not path.is_file():
         raise InputError(field, f"{path} does not exist")
@@ -236,22 +195,11 @@ def _signalised_node_file(scenario: Scenario, out: Path) -> Path:
 
 
 def pedestrian_network(scenario: str | Scenario, cache_dir: Path | None = None) -> Path:
-    """The scenario's network with sidewalks, crossings and walking areas, built once and cached.
+    """Path of the scenario's network with sidewalks, crossings and walking areas, built once and cached.
 
-    The file is named by a hash of the inputs, the netconvert options and the SUMO version, and
-    written atomically (netconvert writes a temporary file in the cache directory, renamed when
-    complete), so concurrent builders and interrupted builds never leave a partial net.
-
-    Args:
-        scenario: a registered name or a :class:`Scenario`.
-        cache_dir: the cache directory (default :func:`default_cache_dir`).
-
-    Returns:
-        Path of the pedestrian ``.net.xml``.
-
-    Raises:
-        InputError: ``scenario`` for an unknown name; ``scenario.net_file`` when the source net
-            does not parse (netconvert fails).
+    The file is named by a hash of the inputs, the netconvert options and the SUMO version and written
+    atomically, so concurrent or interrupted builds never leave a partial net. Raises ``InputError``:
+    ``scenario`` for an unknown name, ``scenario.net_file`` when netconvert fails.
     """
     scenario = get_scenario(scenario)
     source_field = "scenario.node_file" if scenario.node_file else "scenario.net_file"

@@ -1,26 +1,4 @@
-"""What a signal can sense: its links and lanes, vehicle queues, and pedestrians waiting at crossings.
-
-A traffic light's links (``trafficlight.getControlledLinks``) are of two kinds on a pedestrian
-net: *vehicle* links (lane -> lane through the junction) and *crossing* links (walking area
-``:<junction>_w<k>_0`` -> crossing ``:<junction>_c<k>_0``). sumo-rl's ``ts.lanes`` mixes the
-walking-area lanes into the incoming lanes and ``ts.out_lanes`` the crossing lanes into the
-outgoing ones; :func:`signal_layout` separates them.
-
-**Approaches.** A signal's incoming lane can be very short (ingolstadt1 has a 9 m one: one car),
-so its queue spills upstream, where a lane-level sensor cannot see it. Each incoming lane's
-*approach* is the lane plus the lanes upstream of it within :data:`APPROACH_M` metres of the stop
-line, not crossing another signal's incoming lanes (the detector of a real approach, typically
-50-150 m). Queues, waits and pressures are read over approaches (:func:`approach_halting`,
-:func:`queued_vehicles`, :func:`longest_vehicle_wait`). A queue that reaches back to where
-vehicles enter the network stops them from being inserted at all: vehicles due but not yet
-inserted on an approach's edge (:func:`pending_by_edge`) count in its queue.
-
-Pedestrians waiting at a crossing (:func:`pedestrian_census`): persons standing
-(``person.getWaitingTime > 0``) on a walking area (road id ``:<junction>_w<k>``) whose next edge is
-the crossing. ``getWaitingTime`` resets when the person moves, so it is the current stand's
-length. The census makes one pass over all persons per simulation second and is cached on the
-environment (attribute ``_ped_census``), so all signals of a step share it.
-"""
+"""What a signal can sense: its links and lanes, vehicle queues, and pedestrians waiting at crossings."""
 
 from __future__ import annotations
 
@@ -112,9 +90,6 @@ def signal_layout(sumo: Any, ts_id: str, approach_m: float = APPROACH_M) -> Sign
         sumo: the traci/libsumo connection (``env.sumo``).
         ts_id: the traffic light id.
         approach_m: metres upstream of the stop line in each approach (0: the lane alone).
-
-    Returns:
-        The layout.
     """
     vehicle: list[VehicleLink] = []
     crossings: list[CrossingLink] = []

@@ -1,16 +1,4 @@
-"""Run episodes: one controller on one scenario and demand, in a worker process, to metrics.
-
-libsumo (used when installed, see :mod:`.sumo_setup`) allows **one simulation per process**, so
-:func:`simulate` runs each episode in a freshly spawned process by default and
-:func:`simulate_many` maps episodes over a pool of spawned processes (each runs its episodes
-one after the other, closing each before the next). Pedestrian nets are built in the parent first
-(netconvert, cached), so workers only read them.
-
-Each result is :func:`metrics.episode_metrics`' dict plus ``sim_seconds``, ``wall_seconds``
-(environment creation to close, without process start-up) and ``sim_seconds_per_wall_second``.
-An episode can also record its signals' phases at every decision (:class:`PhaseTrace`, written as
-CSV: the study's replays).
-"""
+"""Run episodes: one controller on one scenario and demand, in a worker process, to metrics."""
 
 from __future__ import annotations
 
@@ -135,13 +123,8 @@ def run_episode(
 ) -> dict[str, float]:
     """Run one episode in this process (no other libsumo simulation may be open in it).
 
-    Args:
-        spec: the episode (:func:`env.prepare_episode`).
-        controller: the controller.
-        trace: records the signals' phases at every decision (written when the episode ends).
-
-    Returns:
-        The episode's metrics plus ``sim_seconds``, ``wall_seconds``, ``sim_seconds_per_wall_second``.
+    Returns the metrics plus ``sim_seconds``, ``wall_seconds`` and ``sim_seconds_per_wall_second``;
+    ``trace`` (optional) records the signals' phases, written when the episode ends.
     """
     spec = spec.with_additional(controller.additional_files(spec))
     start = time.perf_counter()
@@ -211,22 +194,12 @@ def simulate(
     cache_dir: Path | None = None,
     in_process: bool | None = None,
 ) -> dict[str, float]:
-    """Run one episode and return its metrics.
+    """Run one episode of ``controller`` (a name or a picklable object) and return its metrics.
 
-    Args:
-        scenario_name: registered scenario name (or a :class:`scenarios.Scenario`).
-        controller: controller name or object (picklable when run in a worker).
-        demand: the demand draw.
-        pedestrians: simulate the pedestrian net and flows.
-        seconds: episode length (default: the scenario's window).
-        workdir: where to keep the episode's files (None: a temporary directory, removed).
-        cache_dir: pedestrian-net cache.
-        in_process: run here instead of in a spawned process; default: in a process when
-            libsumo is in use (one simulation per process), here otherwise.
-
-    Returns:
-        Metrics (:data:`metrics.METRIC_NAMES`) plus ``sim_seconds``, ``wall_seconds`` and
-        ``sim_seconds_per_wall_second``.
+    ``seconds`` defaults to the scenario's window, ``workdir`` to a temporary directory (removed);
+    ``in_process`` defaults to a spawned process when libsumo is in use, here otherwise. Returns
+    :data:`metrics.METRIC_NAMES` plus ``sim_seconds``, ``wall_seconds`` and
+    ``sim_seconds_per_wall_second``.
     """
     task = EpisodeTask(scenario_name, controller, demand, pedestrians, seconds, workdir, cache_dir)
     _check(task)
@@ -244,20 +217,10 @@ def simulate_many(
     progress: Callable[[str, int, int], None] | None = None,
     task_name: str = "episodes",
 ) -> list[dict[str, float]]:
-    """Run episodes over a pool of spawned processes.
+    """Run episodes over ``workers`` spawned processes; their metrics, in the tasks' order.
 
-    Args:
-        tasks: the episodes.
-        workers: processes (each runs one simulation at a time).
-        progress: optional ``(task_name, done, total)`` callback, called as results arrive (in order).
-        task_name: the task named to ``progress``.
-
-    Returns:
-        The metrics of each task, in order.
-
-    Raises:
-        InputError: ``workers`` when not a positive integer, and the tasks' own input errors
-            (checked before any process starts).
+    ``progress(task_name, done, total)`` is called as results arrive. Raises ``InputError``
+    (``workers``) for a non-positive count, and the tasks' own input errors before any process starts.
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError("workers", f"must be a positive integer, got {workers!r}")

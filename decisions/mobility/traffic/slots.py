@@ -1,16 +1,4 @@
-"""sumo-rl simulations as host slots for the core's agents.
-
-:class:`SumoSlots` is one sumo-rl simulation as a ``core.host_envs.MultiAgentVecEnv``: one slot per
-traffic signal, observations (:class:`env.FairObservation`) zero-padded to the widest signal's,
-masks from :func:`env.action_masks` (with the agents' maximum green) padded with False. When the
-episode ends (sumo-rl reports ``__all__`` done at the end time: a truncation) it optionally
-appends the episode's metrics to a JSON-lines file, then starts the next episode on the next
-training demand seed of its cycle (a new :func:`env.prepare_episode` and environment per
-episode). :func:`slot_factories` gives the picklable factories of several such simulations, one
-per spawned process (``core.host_envs.SubprocessVecSlots``; libsumo: one simulation per process).
-
-This module does not import JAX, so a spawned SUMO process starts in a fraction of a second.
-"""
+"""sumo-rl simulations as host slots for the core's agents."""
 
 from __future__ import annotations
 
@@ -222,26 +210,13 @@ def slot_factories(
     record_metrics: bool = False,
     max_green_s: int = 0,
 ) -> list[Callable[[], SumoSlots]]:
-    """``num_envs`` picklable factories whose simulations share out the training seeds.
+    """``num_envs`` picklable factories (for ``SubprocessVecSlots``) whose simulations share out ``seeds``.
 
     Simulation ``i``'s ``k``-th episode uses ``seeds[(i + k * num_envs) % len(seeds)]``, so the
     simulations running together use distinct seeds and every seed comes round equally often.
-
-    Args:
-        scenario: the scenario.
-        reward: sumo-rl ``reward_fn``.
-        demand: the demand (its seed is replaced).
-        seeds: the training demand seeds.
-        num_envs: simulations (processes).
-        pedestrians: simulate the pedestrian net and flows.
-        seconds: episode length (None: the scenario's window).
-        workdir: simulation ``i`` works in ``workdir/env<i>``.
-        cache_dir: pedestrian-net cache.
-        record_metrics: each simulation appends its episodes' metrics to ``workdir/env<i>/episodes.jsonl``.
-        max_green_s: the agents' maximum green (s; 0: none).
-
-    Returns:
-        The factories (for ``core.host_envs.SubprocessVecSlots``).
+    Simulation ``i`` works in ``workdir/env<i>`` and, with ``record_metrics``, appends its episodes'
+    metrics to ``episodes.jsonl`` there; ``seconds=None`` is the scenario's window; ``max_green_s``
+    (0: none) reaches the action masks.
     """
     factories = []
     for i in range(num_envs):

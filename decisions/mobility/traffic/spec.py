@@ -1,12 +1,4 @@
-"""The traffic-signal job spec: its validated model and ``prepare``, with no JAX and no SUMO.
-
-Tables: ``[job]``, ``[scenarios]`` (which networks, with or without pedestrians, episode
-length), ``[demand]`` (pedestrian rate, vehicle scale, the training and the held-out test
-demand seeds), ``[reward]`` (the fair agent's weights), ``[agent]`` (the core DQN trained on
-parallel SUMO processes) and ``[study]`` (baselines, the vehicle-only ablation, sumo-rl's
-default-reward agent, the no-pedestrian comparison and the fairness sweep). A bad spec is
-refused naming the field.
-"""
+"""The traffic-signal job spec: its validated model and ``prepare``, with no JAX and no SUMO."""
 
 from __future__ import annotations
 
@@ -16,9 +8,9 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from decisions.core.settings import Settings
+from decisions.core.settings import NetworkWidths, Settings
 from decisions.errors import InputError
-from decisions.jobs.base import JobBase, spec_path
+from decisions.kit.base import JobBase
 
 SECTIONS = ("scenarios", "demand", "reward", "agent", "study")
 """The spec's tables besides ``[job]``."""
@@ -143,7 +135,7 @@ class AgentSettings(Settings):
 
     env_steps: int = Field(20_000, ge=100, le=10_000_000, description="Decisions (signal-steps) of training.")
     num_envs: int = Field(2, ge=1, le=64, description="SUMO simulations run in parallel processes.")
-    hidden: tuple[int, ...] = Field((64, 64), min_length=1, max_length=4, description="Q-network widths.")
+    hidden: NetworkWidths = Field((64, 64), description="Q-network widths.")
     gamma: float = Field(0.95, ge=0.0, lt=1.0, description="Discount per decision.")
     learning_rate: float = Field(1e-3, gt=0.0, le=1.0, allow_inf_nan=False, description="Adam step size.")
     max_green_s: int = Field(
@@ -167,14 +159,6 @@ class AgentSettings(Settings):
     def steps_for(self, scenario: str) -> int:
         """Decisions of training on ``scenario``: its ``scenario_env_steps`` entry, else ``env_steps``."""
         return self.scenario_env_steps.get(scenario, self.env_steps)
-
-    @field_validator("hidden")
-    @classmethod
-    def _widths(cls, widths: tuple[int, ...]) -> tuple[int, ...]:
-        for width in widths:
-            if not 1 <= width <= 1024:
-                raise ValueError(f"each width must lie in [1, 1024], got {width}")
-        return widths
 
 
 class StudySettings(Settings):
@@ -221,6 +205,7 @@ class TrafficJob(JobBase):
     """A validated traffic-signal study."""
 
     SECTIONS = SECTIONS
+    SPEC_PATHS = ("scenarios.net_file", "scenarios.route_file")
 
     name: str = Field("traffic", min_length=1, max_length=200)
     scenarios: ScenarioSettings = Field(default_factory=ScenarioSettings)
@@ -228,15 +213,6 @@ class TrafficJob(JobBase):
     reward: RewardSettings = Field(default_factory=RewardSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     study: StudySettings = Field(default_factory=StudySettings)
-
-    @classmethod
-    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
-        """Relative ``scenarios.net_file`` / ``route_file`` are relative to the spec file."""
-        section = data.get("scenarios")
-        if isinstance(section, dict):
-            for key in ("net_file", "route_file"):
-                if isinstance(section.get(key), str):
-                    section[key] = str(spec_path(section[key], base_dir))
 
 
 JOB_MODEL = TrafficJob

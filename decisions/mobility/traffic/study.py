@@ -1,47 +1,7 @@
 """The traffic-signal study: agents trained on training demand, every controller scored on held-out demand.
 
-``run_study(job)``, per scenario of ``job.scenarios.names`` (with pedestrians when
-``job.scenarios.pedestrians``):
-
-1. trains the agents (:func:`agents.train_dqn`, one after another, ``agent.num_envs`` SUMO
-   processes each): ``dqn_fair`` on the fair reward of ``job.reward``, ``dqn_vehicle`` on the
-   vehicle-only reward (``study.vehicle_only``), ``dqn_default`` on sumo-rl's default
-   ``diff-waiting-time`` (``study.default_reward``), ``ppo_fair`` (the core PPO on the fair
-   reward, :func:`agents.train_ppo`, ``study.ppo``) and ``dqn_fair_w<w>`` per fairness weight of
-   ``study.fairness_weights``;
-2. scores every baseline of ``study.controllers`` and every agent on every held-out demand seed
-   (``demand.test_seeds``) through :func:`simulate.simulate_many` (two worker processes), the
-   first seed also recording the signals' phases for the first 900 simulated seconds (replays);
-
-With ``reward.ped_weight_grid`` the fair agents' pedestrian weight is chosen per scenario
-before step 1's fair agents are kept: one DQN per weight of the grid trains, each is scored with
-the heuristics on the *validation* demand seeds (``demand.validation_seeds``, distinct from the
-training and the test seeds), and the operator's rule picks the weight: the lowest pedestrian
-p95 wait among the candidates whose mean vehicle delay is within ``study.veh_delay_tolerance``
-of the best heuristic's, else the lowest vehicle delay. That candidate is ``dqn_fair``, and
-``ppo_fair`` and the fairness sweep train at the chosen weight (``Study.selection`` keeps the
-validation figures; the candidates are not scored on the test seeds).
-
-then, per scenario of ``study.without_pedestrians``, the same on the plain network: a DQN ``dqn``
-on the vehicle-only reward against fixed-time, max-pressure and queue-greedy. With
-``study.plain_candidates`` = n > 1, n DQNs train there (training seeds ``agent.seed`` to
-``agent.seed + n - 1``), each is scored with those baselines on the validation seeds, and the one
-with the lowest mean vehicle delay is ``dqn`` (the same budget and rule as the pedestrian weight's
-choice: n trainings, validation demand only; ``Study.selection`` keeps the figures).
-
-The headline (per pedestrian scenario ``s``): ``veh_delay_vs_best_heuristic_s`` and
-``ped_p95_wait_vs_best_heuristic_s`` (``dqn_fair`` over the heuristic of ``spec.HEURISTICS`` with
-the lowest mean vehicle delay among those run, named in ``Study.best_heuristic``),
-``fair_beats_fixed_both_s`` (1.0 when ``dqn_fair`` has both a lower vehicle mean delay and a lower
-pedestrian p95 wait than fixed-time), ``vehicle_only_ped_p95_vs_fair_s``, and with PPO
-``ppo_veh_delay_vs_best_heuristic_s`` and ``ppo_ped_p95_wait_vs_best_heuristic_s``, and with a grid
-``fair_ped_weight_s`` (the chosen weight); per plain scenario
-``nopeds_dqn_vs_max_pressure_s`` and ``nopeds_dqn_vs_fixed_s`` (vehicle mean delays), with
-candidates ``nopeds_dqn_train_seed_s`` (the chosen training seed); and
-``training_sim_seconds_per_wall_second``. Ratios of figures that were not run are NaN.
-
-``python -m decisions.mobility.traffic.study --scenarios single-intersection --env-steps 20000``
-prints the summary and the headline (``--help`` for the options).
+``run_study(job)`` unpacks the job into the settings each step reads; ``python -m
+decisions.mobility.traffic.study --help`` runs one from the command line.
 """
 
 from __future__ import annotations
@@ -60,13 +20,29 @@ from typing import Any
 
 import pandas as pd
 
-from decisions.mobility.traffic.agents import DEFAULT_REWARD, DQNTuning, RewardFn, TrainedAgent, train_agent
+from decisions.mobility.traffic.agents import (
+    DEFAULT_REWARD,
+    DQNTuning,
+    RewardFn,
+    TrainedAgent,
+    TrainingSettings,
+    train_agent,
+)
 from decisions.mobility.traffic.demand import Demand
+from decisions.mobility.traffic.figures import headline_figures, summarise, value
 from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
 from decisions.mobility.traffic.scenarios import Scenario, custom_scenario, get_scenario
 from decisions.mobility.traffic.simulate import EpisodeTask, read_phase_trace, simulate_many
-from decisions.mobility.traffic.spec import CUSTOM, HEURISTICS, TrafficJob
+from decisions.mobility.traffic.spec import (
+    CUSTOM,
+    HEURISTICS,
+    DemandSettings,
+    RewardSettings,
+    ScenarioSettings,
+    StudySettings,
+    TrafficJob,
+)
 
 __all__ = ["PLAIN_BASELINES", "REPLAY_SECONDS", "Study", "main", "run_study", "scenario_of"]
 
@@ -87,26 +63,14 @@ FRONTIER_METRICS = ("veh_delay_mean", "ped_wait_p95", "ped_wait_mean")
 
 @dataclass
 class Study:
-    """A finished study.
+    """A finished study: the job, its tables (as in :class:`report.TrafficReport`) and its agents.
 
-    Attributes:
-        job: the spec.
-        runs: one row per scenario, pedestrians, controller and held-out seed (:data:`RUN_COLUMNS`).
-        summary: the means of ``runs`` over seeds per scenario, pedestrians and controller, with ``seeds``.
-        headline: the figures of the module docstring.
-        best_heuristic: per pedestrian scenario, the heuristic with the lowest mean vehicle delay.
-        training: one row per agent and log row: scenario, pedestrians, agent, env_steps, episode_return.
-        replays: scenario, pedestrians, controller, signal, time_s, phase: the first signal of each
-            scenario on the first held-out seed, the first :data:`REPLAY_SECONDS` (phase -1: yellow).
-        frontier: per scenario and fairness weight (the sweep, ``dqn_fair`` at the job's weight and
-            ``dqn_vehicle`` at 0): veh_delay_mean, ped_wait_p95, ped_wait_mean.
-        selection: with ``reward.ped_weight_grid`` (pedestrian networks) or ``study.plain_candidates``
-            > 1 (plain networks), per scenario and candidate: the validation figures (scenario,
-            pedestrians, controller, ped_weight, train_seed, veh_delay_mean, ped_wait_p95, chosen);
-            the heuristics' rows too (ped_weight NaN, train_seed missing).
-        agents: the trained agents by ``"<scenario>/<agent>"`` (``"<scenario>/plain/dqn"`` without
-            pedestrians).
-        train_seconds: wall time of all training.
+    ``runs`` has :data:`RUN_COLUMNS`; ``summary`` their means per scenario, pedestrians and controller;
+    ``headline`` the figures of :mod:`.figures`, ``best_heuristic`` per pedestrian scenario;
+    ``replays`` the first :data:`REPLAY_SECONDS` of the first signal on the first held-out seed (phase
+    -1: yellow); ``selection`` the validation figures of a pedestrian-weight grid or of plain-network
+    candidates (heuristics' rows with ped_weight NaN); ``agents`` by ``"<scenario>/<agent>"``
+    (``"<scenario>/plain/dqn"`` without pedestrians); ``train_seconds`` the wall time of training.
     """
 
     job: TrafficJob
@@ -122,17 +86,16 @@ class Study:
     selection: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
-def scenario_of(job: TrafficJob, name: str) -> Scenario:
-    """The scenario named in the job: a registered one, or the custom network of ``scenarios``."""
-    s = job.scenarios
+def scenario_of(scenarios: ScenarioSettings, name: str) -> Scenario:
+    """The scenario of that name: a registered one, or the custom network of ``scenarios``."""
+    s = scenarios
     if name == CUSTOM:
         net, routes = Path(s.net_file or ""), Path(s.route_file or "")
         return custom_scenario(net, routes, begin=s.begin, seconds=s.seconds)
     return get_scenario(name)
 
 
-def _demand(job: TrafficJob, seed: int) -> Demand:
-    d = job.demand
+def _demand(d: DemandSettings, seed: int) -> Demand:
     return Demand(seed, d.vehicle_scale, d.depart_jitter_s, d.ped_rate_per_hour)
 
 
@@ -143,9 +106,9 @@ class _Fair:
     fairness_weight: float
 
 
-def _reward(job: TrafficJob, spec: RewardFn | _Fair, ped_weight: float) -> RewardFn:
+def _reward(veh_weight: float, spec: RewardFn | _Fair, ped_weight: float) -> RewardFn:
     if isinstance(spec, _Fair):
-        return fair_reward(job.reward.veh_weight, ped_weight, spec.fairness_weight)
+        return fair_reward(veh_weight, ped_weight, spec.fairness_weight)
     return spec
 
 
@@ -164,11 +127,21 @@ class _Agenda:
         return self.scenario.name if self.pedestrians else f"{self.scenario.name}/plain"
 
 
-def _agendas(job: TrafficJob) -> list[_Agenda]:
-    r, st = job.reward, job.study
-    peds = job.scenarios.pedestrians
+@dataclass(frozen=True)
+class _Scoring:
+    """Where episodes are scored: the demand settings, the episode length, the files and the progress."""
+
+    demand: DemandSettings
+    seconds: int | None
+    workdir: Path
+    cache_dir: Path | None
+    progress: ProgressFn | None
+
+
+def _agendas(scenarios: ScenarioSettings, r: RewardSettings, st: StudySettings) -> list[_Agenda]:
+    peds = scenarios.pedestrians
     out = []
-    for name in job.scenarios.names:
+    for name in scenarios.names:
         agents: list[tuple[str, RewardFn | _Fair, float | None]] = [
             ("dqn_fair", _Fair(r.fairness_weight), r.fairness_weight)
         ]
@@ -180,36 +153,36 @@ def _agendas(job: TrafficJob) -> list[_Agenda]:
             agents.append(("ppo_fair", _Fair(r.fairness_weight), None))
         for w in st.fairness_weights:
             agents.append((f"dqn_fair_w{w:g}", _Fair(w), w))
-        out.append(_Agenda(scenario_of(job, name), peds, tuple(agents), tuple(st.controllers)))
+        out.append(_Agenda(scenario_of(scenarios, name), peds, tuple(agents), tuple(st.controllers)))
     for name in st.without_pedestrians:
         plain = (("dqn", vehicle_only_reward(), None),)
-        out.append(_Agenda(scenario_of(job, name), False, plain, PLAIN_BASELINES))
+        out.append(_Agenda(scenario_of(scenarios, name), False, plain, PLAIN_BASELINES))
     return out
 
 
 def _score(
-    job: TrafficJob, agenda: _Agenda, trained: dict[str, TrainedAgent], workdir: Path, cache_dir: Path | None,
-    progress: ProgressFn | None, *, baselines: Sequence[str] | None = None, validation: bool = False,
+    scoring: _Scoring, agenda: _Agenda, trained: dict[str, TrainedAgent], *,
+    baselines: Sequence[str] | None = None, validation: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every controller (the agenda's baselines, the trained agents) on every test seed: the run rows
     and the replay rows; with ``validation``, on the validation seeds, without replays."""
     names = agenda.baselines if baselines is None else baselines
     controllers: list[tuple[str, Any]] = [(name, name) for name in names]
     controllers += [(name, agent.controller()) for name, agent in trained.items()]
-    seeds = job.demand.validation_seeds if validation else job.demand.test_seeds
+    seeds = scoring.demand.validation_seeds if validation else scoring.demand.test_seeds
     tag = agenda.prefix.replace("/", "-")
     tasks, keys = [], []
     for name, controller in controllers:
         for k, seed in enumerate(seeds):
-            trace = workdir / f"trace-{tag}-{name}.csv" if k == 0 and not validation else None
+            trace = scoring.workdir / f"trace-{tag}-{name}.csv" if k == 0 and not validation else None
             tasks.append(EpisodeTask(
-                agenda.scenario, controller, _demand(job, seed), pedestrians=agenda.pedestrians,
-                seconds=job.scenarios.seconds, cache_dir=cache_dir, phase_trace=trace,
+                agenda.scenario, controller, _demand(scoring.demand, seed), pedestrians=agenda.pedestrians,
+                seconds=scoring.seconds, cache_dir=scoring.cache_dir, phase_trace=trace,
                 trace_seconds=REPLAY_SECONDS,
             ))  # fmt: skip
             keys.append((name, seed, trace))
     task_name = f"{agenda.prefix} {'validation' if validation else 'scoring'}"
-    results = simulate_many(tasks, WORKERS, progress=progress, task_name=task_name)
+    results = simulate_many(tasks, WORKERS, progress=scoring.progress, task_name=task_name)
     runs, replays = [], []
     for (name, seed, trace), metrics in zip(keys, results, strict=True):
         runs.append({"scenario": agenda.scenario.name, "pedestrians": agenda.pedestrians, "controller": name,
@@ -226,12 +199,11 @@ def _score(
 
 
 def _validation_table(
-    job: TrafficJob, agenda: _Agenda, candidates: dict[str, TrainedAgent], heuristics: list[str], workdir: Path,
-    cache_dir: Path | None, progress: ProgressFn | None,
+    scoring: _Scoring, agenda: _Agenda, candidates: dict[str, TrainedAgent], heuristics: list[str]
 ) -> pd.DataFrame:
     """The heuristics and the candidates on the validation seeds: mean vehicle delay and pedestrian
     p95 wait per controller (the index)."""
-    runs, _ = _score(job, agenda, candidates, workdir, cache_dir, progress, baselines=heuristics, validation=True)
+    runs, _ = _score(scoring, agenda, candidates, baselines=heuristics, validation=True)
     return pd.DataFrame(runs).groupby("controller", sort=False)[["veh_delay_mean", "ped_wait_p95"]].mean()
 
 
@@ -248,157 +220,90 @@ def _selection_rows(
 
 
 def _choose_ped_weight(
-    job: TrafficJob, agenda: _Agenda, candidates: dict[float, TrainedAgent], workdir: Path,
-    cache_dir: Path | None, progress: ProgressFn | None,
+    scoring: _Scoring, agenda: _Agenda, candidates: dict[float, TrainedAgent], tolerance: float, train_seed: int
 ) -> tuple[float, pd.DataFrame]:
-    """The operator's rule on the validation seeds (module docstring): the chosen weight and the figures."""
+    """The chosen pedestrian weight and the validation figures.
+
+    The rule: the lowest pedestrian p95 wait among the candidates whose mean vehicle delay is
+    within ``tolerance`` of the best heuristic's, else the lowest vehicle delay.
+    """
     heuristics = [h for h in HEURISTICS if h in agenda.baselines]
     named = {agent.name: agent for agent in candidates.values()}
-    means = _validation_table(job, agenda, named, heuristics, workdir, cache_dir, progress)
+    means = _validation_table(scoring, agenda, named, heuristics)
     weight_of = {agent.name: w for w, agent in candidates.items()}
     veh, p95 = means["veh_delay_mean"], means["ped_wait_p95"]
     names = list(weight_of)
     if heuristics:
-        limit = (1.0 + job.study.veh_delay_tolerance) * float(veh[heuristics].min())
+        limit = (1.0 + tolerance) * float(veh[heuristics].min())
         feasible = [n for n in names if veh[n] <= limit]
     else:
         feasible = []
     chosen = min(feasible, key=lambda n: p95[n]) if feasible else min(names, key=lambda n: veh[n])
-    seeds = dict.fromkeys(names, job.agent.seed)
+    seeds = dict.fromkeys(names, train_seed)
     return weight_of[chosen], _selection_rows(agenda, means, chosen, weight_of, seeds)
 
 
 def _choose_plain_seed(
-    job: TrafficJob, agenda: _Agenda, candidates: dict[int, TrainedAgent], workdir: Path,
-    cache_dir: Path | None, progress: ProgressFn | None,
+    scoring: _Scoring, agenda: _Agenda, candidates: dict[int, TrainedAgent]
 ) -> tuple[int, pd.DataFrame]:
     """The plain network's candidates (one training seed each) on the validation seeds: the seed
     with the lowest mean vehicle delay, and the figures (the plain baselines beside them)."""
     named = {agent.name: agent for agent in candidates.values()}
-    means = _validation_table(job, agenda, named, list(agenda.baselines), workdir, cache_dir, progress)
+    means = _validation_table(scoring, agenda, named, list(agenda.baselines))
     seed_of = {agent.name: seed for seed, agent in candidates.items()}
     chosen = min(seed_of, key=lambda n: float(means.loc[n, "veh_delay_mean"]))
     return seed_of[chosen], _selection_rows(agenda, means, chosen, {}, seed_of)
 
 
 def _train_block(
-    job: TrafficJob, agenda: _Agenda, tuning: DQNTuning | None, workdir: Path, cache_dir: Path | None,
-    progress: ProgressFn | None,
+    agenda: _Agenda, training: TrainingSettings, reward: RewardSettings, study: StudySettings,
+    scoring: _Scoring, tuning: DQNTuning | None,
 ) -> tuple[dict[str, TrainedAgent], pd.DataFrame | None, float]:
-    """The agenda's agents (the pedestrian weight chosen first when the job has a grid, the plain
-    agent's training seed when ``study.plain_candidates`` > 1); the validation figures of the
+    """The agenda's agents (the pedestrian weight chosen first with ``reward.ped_weight_grid``, the
+    plain agent's training seed when ``study.plain_candidates`` > 1); the validation figures of the
     choice (or None) and the wall time of all training."""
-    ped_weight = job.reward.ped_weight
+    ped_weight = reward.ped_weight
+    agent_settings = training.agent
     trained: dict[str, TrainedAgent] = {}
     seconds = 0.0
 
-    def train(name: str, reward: RewardFn, seed: int | None = None) -> TrainedAgent:
+    def train(name: str, reward_fn: RewardFn, seed: int | None = None) -> TrainedAgent:
         nonlocal seconds
         ppo = name.startswith("ppo")
-        run_job = job if seed is None else job.model_copy(update={"agent": job.agent.model_copy(update={"seed": seed})})
+        settings = training if seed is None else replace(
+            training, agent=agent_settings.model_copy(update={"seed": seed})
+        )
         agent = train_agent(
-            run_job, agenda.scenario, reward, algorithm="ppo" if ppo else "dqn", pedestrians=agenda.pedestrians,
-            progress=progress, name=name, tuning=None if ppo else tuning, cache_dir=cache_dir,
+            settings, agenda.scenario, reward_fn, algorithm="ppo" if ppo else "dqn", pedestrians=agenda.pedestrians,
+            progress=scoring.progress, name=name, tuning=None if ppo else tuning, cache_dir=scoring.cache_dir,
         )  # fmt: skip
         seconds += agent.train_seconds
         return agent
 
     table = None
-    grid = job.reward.ped_weight_grid
-    count = job.study.plain_candidates
+    grid = reward.ped_weight_grid
+    count = study.plain_candidates
+    veh = reward.veh_weight
     if grid and agenda.pedestrians:
-        fair = _Fair(job.reward.fairness_weight)
-        candidates = {w: train(f"dqn_fair_p{w:g}", _reward(job, fair, w)) for w in grid}
-        ped_weight, table = _choose_ped_weight(job, agenda, candidates, workdir, cache_dir, progress)
+        fair = _Fair(reward.fairness_weight)
+        candidates = {w: train(f"dqn_fair_p{w:g}", _reward(veh, fair, w)) for w in grid}
+        ped_weight, table = _choose_ped_weight(
+            scoring, agenda, candidates, study.veh_delay_tolerance, agent_settings.seed
+        )
         trained["dqn_fair"] = replace(candidates[ped_weight], name="dqn_fair")
     elif count > 1 and not agenda.pedestrians:
         name, spec, _weight = agenda.agents[0]
-        seeds = range(job.agent.seed, job.agent.seed + count)
-        plain = {s: train(f"{name}_s{s}", _reward(job, spec, ped_weight), seed=s) for s in seeds}
-        seed, table = _choose_plain_seed(job, agenda, plain, workdir, cache_dir, progress)
+        seeds = range(agent_settings.seed, agent_settings.seed + count)
+        plain = {s: train(f"{name}_s{s}", _reward(veh, spec, ped_weight), seed=s) for s in seeds}
+        seed, table = _choose_plain_seed(scoring, agenda, plain)
         trained[name] = replace(plain[seed], name=name)
     for name, spec, _weight in agenda.agents:
         if name not in trained:
-            trained[name] = train(name, _reward(job, spec, ped_weight))
+            trained[name] = train(name, _reward(veh, spec, ped_weight))
     return trained, table, seconds
 
 
-def _summary(runs: pd.DataFrame) -> pd.DataFrame:
-    keys = ["scenario", "pedestrians", "controller"]
-    values = [c for c in runs.columns if c not in (*keys, "seed")]
-    grouped = runs.groupby(keys, sort=False)
-    summary = grouped[values].mean().reset_index()
-    summary.insert(3, "seeds", grouped.size().to_numpy())
-    return summary
-
-
-def _value(summary: pd.DataFrame, scenario: str, pedestrians: bool, controller: str, metric: str) -> float:
-    rows = summary[(summary["scenario"] == scenario) & (summary["pedestrians"] == pedestrians)
-                   & (summary["controller"] == controller)]  # fmt: skip
-    return float(rows[metric].iloc[0]) if len(rows) else math.nan
-
-
-def _ratio(a: float, b: float) -> float:
-    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
-
-
-def _chosen(selection: pd.DataFrame, scenario: str, pedestrians: bool, column: str) -> float:
-    """``column`` (ped_weight or train_seed) of the candidate chosen for the scenario, or NaN."""
-    if selection.empty:
-        return math.nan
-    rows = selection[(selection["scenario"] == scenario) & (selection["pedestrians"] == pedestrians)
-                     & selection["chosen"]]  # fmt: skip
-    return float(rows[column].iloc[0]) if len(rows) else math.nan
-
-
-def _headline(
-    job: TrafficJob, summary: pd.DataFrame, selection: pd.DataFrame
-) -> tuple[dict[str, float], dict[str, str]]:
-    headline: dict[str, float] = {}
-    best: dict[str, str] = {}
-    peds = job.scenarios.pedestrians
-    for s in (scenario_of(job, n).name for n in job.scenarios.names):
-        heuristics = [h for h in HEURISTICS if h in job.study.controllers]
-        delays = {h: _value(summary, s, peds, h, "veh_delay_mean") for h in heuristics}
-        delays = {h: v for h, v in delays.items() if math.isfinite(v)}
-        fair_veh = _value(summary, s, peds, "dqn_fair", "veh_delay_mean")
-        fair_p95 = _value(summary, s, peds, "dqn_fair", "ped_wait_p95")
-        if delays:
-            best[s] = min(delays, key=delays.__getitem__)
-            headline[f"veh_delay_vs_best_heuristic_{s}"] = _ratio(fair_veh, delays[best[s]])
-            headline[f"ped_p95_wait_vs_best_heuristic_{s}"] = _ratio(
-                fair_p95, _value(summary, s, peds, best[s], "ped_wait_p95")
-            )
-        fixed_veh = _value(summary, s, peds, "fixed", "veh_delay_mean")
-        fixed_p95 = _value(summary, s, peds, "fixed", "ped_wait_p95")
-        if all(math.isfinite(v) for v in (fair_veh, fair_p95, fixed_veh, fixed_p95)):
-            headline[f"fair_beats_fixed_both_{s}"] = float(fair_veh < fixed_veh and fair_p95 < fixed_p95)
-        else:
-            headline[f"fair_beats_fixed_both_{s}"] = math.nan
-        if job.study.vehicle_only:
-            headline[f"vehicle_only_ped_p95_vs_fair_{s}"] = _ratio(
-                _value(summary, s, peds, "dqn_vehicle", "ped_wait_p95"), fair_p95
-            )
-        chosen = _chosen(selection, s, True, "ped_weight")
-        if math.isfinite(chosen):
-            headline[f"fair_ped_weight_{s}"] = chosen
-        if job.study.ppo and s in best:
-            for metric, tag in (("veh_delay_mean", "veh_delay"), ("ped_wait_p95", "ped_p95_wait")):
-                headline[f"ppo_{tag}_vs_best_heuristic_{s}"] = _ratio(
-                    _value(summary, s, peds, "ppo_fair", metric), _value(summary, s, peds, best[s], metric)
-                )
-    for s in job.study.without_pedestrians:
-        dqn = _value(summary, s, False, "dqn", "veh_delay_mean")
-        for baseline in ("max_pressure", "fixed"):
-            other = _value(summary, s, False, baseline, "veh_delay_mean")
-            headline[f"nopeds_dqn_vs_{baseline}_{s}"] = _ratio(dqn, other)
-        seed = _chosen(selection, s, False, "train_seed")
-        if math.isfinite(seed):
-            headline[f"nopeds_dqn_train_seed_{s}"] = seed
-    return headline, best
-
-
-def _frontier(job: TrafficJob, agendas: list[_Agenda], summary: pd.DataFrame) -> pd.DataFrame:
+def _frontier(agendas: list[_Agenda], summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for agenda in agendas:
         if not agenda.pedestrians:
@@ -407,7 +312,7 @@ def _frontier(job: TrafficJob, agendas: list[_Agenda], summary: pd.DataFrame) ->
         for name, _reward, weight in agenda.agents:
             if weight is None:
                 continue
-            figures = {m: _value(summary, s, True, name, m) for m in FRONTIER_METRICS}
+            figures = {m: value(summary, s, True, name, m) for m in FRONTIER_METRICS}
             rows.append({"scenario": s, "agent": name, "fairness_weight": weight, **figures})
     columns = ["scenario", "agent", "fairness_weight", *FRONTIER_METRICS]
     frame = pd.DataFrame(rows, columns=columns)
@@ -430,13 +335,13 @@ def run_study(
         tuning: DQN settings beyond the spec's (default :class:`agents.DQNTuning`).
         workdir: where the phase traces go (default: a temporary directory, removed).
         cache_dir: pedestrian-net cache (default ``scenarios.default_cache_dir``).
-
-    Returns:
-        The study.
     """
-    agendas = _agendas(job)
+    scenarios, study = job.scenarios, job.study
+    train_settings = TrainingSettings.of(job)
+    agendas = _agendas(scenarios, job.reward, study)
     own_dir = workdir is None
     base = Path(tempfile.mkdtemp(prefix="traffic-study-")) if own_dir else Path(workdir)
+    scoring = _Scoring(job.demand, scenarios.seconds, base, cache_dir, progress)
     agents: dict[str, TrainedAgent] = {}
     runs: list[dict[str, Any]] = []
     replays: list[dict[str, Any]] = []
@@ -444,21 +349,22 @@ def run_study(
     tables: list[pd.DataFrame] = []
     try:
         for agenda in agendas:
-            trained, table, seconds = _train_block(job, agenda, tuning, base, cache_dir, progress)
+            trained, table, seconds = _train_block(agenda, train_settings, job.reward, study, scoring, tuning)
             train_seconds += seconds
             if table is not None:
                 tables.append(table)
             agents.update({f"{agenda.prefix}/{name}": agent for name, agent in trained.items()})
-            block_runs, block_replays = _score(job, agenda, trained, base, cache_dir, progress)
+            block_runs, block_replays = _score(scoring, agenda, trained)
             runs += block_runs
             replays += block_replays
     finally:
         if own_dir:
             shutil.rmtree(base, ignore_errors=True)
     runs_frame = pd.DataFrame(runs, columns=list(RUN_COLUMNS))
-    summary = _summary(runs_frame)
+    summary = summarise(runs_frame)
     selection = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    headline, best = _headline(job, summary, selection)
+    names = [scenario_of(scenarios, n).name for n in scenarios.names]
+    headline, best = headline_figures(summary, selection, names, scenarios.pedestrians, study)
     sim = sum(a.sim_seconds for a in agents.values())
     wall = sum(a.train_seconds for a in agents.values())
     headline["training_sim_seconds_per_wall_second"] = sim / wall if wall > 0 else math.nan
@@ -471,7 +377,7 @@ def run_study(
     replay_columns = ["scenario", "pedestrians", "controller", "signal", "time_s", "phase"]
     return Study(
         job=job, runs=runs_frame, summary=summary, headline=headline, best_heuristic=best, training=training,
-        replays=pd.DataFrame(replays, columns=replay_columns), frontier=_frontier(job, agendas, summary),
+        replays=pd.DataFrame(replays, columns=replay_columns), frontier=_frontier(agendas, summary),
         agents=agents, train_seconds=train_seconds, selection=selection,
     )  # fmt: skip
 

@@ -1,15 +1,7 @@
 """SUMO from the installed ``eclipse-sumo`` wheel: ``SUMO_HOME``, libsumo and binaries.
 
-sumo-rl reads ``SUMO_HOME`` and ``LIBSUMO_AS_TRACI`` when it is *imported*, so :func:`ensure_sumo`
-must run before anything imports ``sumo_rl``, ``traci`` or ``sumolib``. Every module of this
-package that needs them calls it first (at import time, before those imports).
-
-- ``SUMO_HOME`` is always set to the wheel's ``sumo`` package (``sumo.SUMO_HOME``), overriding
-  whatever the user's shell had: a system SUMO of another version would pair a different
-  ``sumo`` binary and ``tools/`` with the pip ``libsumo``/``traci``.
-- ``LIBSUMO_AS_TRACI=1`` when ``libsumo`` imports: sumo-rl then drives SUMO in-process (8-15x
-  faster than the TraCI socket), at the price of **one simulation per process**
-  (:mod:`decisions.mobility.traffic.simulate` runs episodes in spawned processes for that).
+:func:`ensure_sumo` must run before ``sumo_rl``, ``traci`` or ``sumolib`` is imported (sumo-rl
+reads the environment on import); the functions of this package that start SUMO call it first.
 """
 
 from __future__ import annotations
@@ -30,15 +22,9 @@ _BINARIES = ("sumo", "netconvert", "duarouter")
 
 @cache
 def ensure_sumo() -> Path:
-    """Point ``SUMO_HOME`` at the installed SUMO wheel and select libsumo when it imports.
+    """Point ``SUMO_HOME`` at the installed SUMO wheel, select libsumo when it imports; the SUMO home.
 
-    Idempotent (cached); call it before importing ``sumo_rl``/``traci``/``sumolib``.
-
-    Returns:
-        The SUMO home directory (``site-packages/sumo``).
-
-    Raises:
-        InputError: ``sumo`` when the ``eclipse-sumo`` package is not installed.
+    Idempotent (cached). Raises ``InputError`` (``sumo``) when ``eclipse-sumo`` is not installed.
     """
     try:
         sumo = importlib.import_module("sumo")
@@ -71,9 +57,6 @@ def binary(name: str) -> Path:
 
     Args:
         name: ``"sumo"``, ``"netconvert"`` or ``"duarouter"``.
-
-    Returns:
-        The executable's path.
 
     Raises:
         InputError: ``binary`` for another name or a missing executable.

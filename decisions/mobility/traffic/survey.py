@@ -1,9 +1,4 @@
-"""Survey: every baseline controller on the scenarios, one demand draw, full windows.
-
-``python -m decisions.mobility.traffic.survey [--scenarios a,b] [--controllers x,y] [--seed 0]
-[--ped-rate 120] [--seconds N] [--workers 1] [--json out.json]`` prints a table of vehicle delay,
-pedestrian wait and wall time per scenario and controller, then the full metrics as JSON.
-"""
+"""Survey: every baseline controller on the scenarios, one demand draw, full windows."""
 
 from __future__ import annotations
 
@@ -41,17 +36,9 @@ def survey(
     seconds: int | None = None,
     workers: int = 1,
 ) -> list[dict[str, object]]:
-    """Run every controller on every scenario (with pedestrians) and collect the metrics.
+    """One row per (scenario, controller) with pedestrians: ``scenario``, ``controller`` and the metrics.
 
-    Args:
-        scenarios: scenario names.
-        controllers: controller names (:data:`controllers.CONTROLLERS`).
-        demand: the demand draw.
-        seconds: episode length (default: each scenario's window).
-        workers: worker processes.
-
-    Returns:
-        One row per (scenario, controller): ``scenario``, ``controller`` and the metrics.
+    ``seconds`` defaults to each scenario's window; episodes run on ``workers`` processes.
     """
     pairs = [(s, c) for s in scenarios for c in controllers]
     tasks = [EpisodeTask(s, c, demand, seconds=seconds) for s, c in pairs]

@@ -55,23 +55,12 @@ def webster_timing(
     max_cycle: float = 120.0,
     max_load: float = 0.9,
 ) -> tuple[float, tuple[int, ...]]:
-    """Webster's optimal cycle and the stages' slots, rounded to decisions.
+    """Webster's optimal cycle and the stages' slots, rounded to decisions: ``(C0, slots)``.
 
-    ``C0 = (1.5 L + 5) / (1 - Y)`` with ``L = n * lost_time_per_stage`` and ``Y = sum y``
+    ``C0 = (1.5 L + 5) / (1 - Y)`` with ``L = n * lost_time_per_stage`` and ``Y = sum(ratios)``
     (``max_cycle`` when ``Y >= max_load``), clipped to ``[n * min_slot, max_cycle]``; effective
-    green ``C - L`` is split in proportion to ``y`` (evenly when ``Y = 0``), each slot is its
+    green ``C - L`` is split in proportion to the ratios (evenly when ``Y = 0``), each slot is its
     green plus the lost time, rounded to a multiple of ``delta_time`` and at least ``min_slot``.
-
-    Args:
-        ratios: critical flow ratio ``y = q / s`` of each stage.
-        lost_time_per_stage: yellow plus start-up lost time per stage (s).
-        delta_time: seconds between decisions.
-        min_slot: shortest slot (s).
-        max_cycle: longest cycle (s).
-        max_load: ``Y`` from which the cycle is ``max_cycle``.
-
-    Returns:
-        ``(C0, slots)``.
     """
     n = len(ratios)
     total_lost = n * lost_time_per_stage
@@ -90,23 +79,13 @@ def webster_timing(
 class Webster(BaseController):
     """Fixed-time plans by Webster's method, played by a clock in sumo-rl's action space.
 
-    Per signal, stages are sumo-rl's green phases grouped by the vehicle links they give green
-    (``G`` and ``g`` alike); each group is played by its member with the most green crossings (so
-    pedestrians get green with their compatible vehicle phase). Crossings that no such stage
-    serves get pedestrian stages (the phases serving most of them, e.g. ingolstadt1's
-    pedestrian-only phase) with the shortest slot, as an engineer's plan would. Flows are the route file's expected vehicles per hour per incoming lane in the
-    episode window (``<trip>`` routed by SUMO's router), times the demand's ``vehicle_scale``.
-    A stage's critical ratio is ``max over its green lanes of q / (s * k)`` with ``s = 1800`` veh/h
-    and ``k`` the number of stages serving the lane (a lane served by several stages shares its
-    demand among them: an approximation of the overlapping-stage problem). Lost time per stage
-    is ``yellow_time + 2`` s. Approximations: slots are multiples of ``delta_time`` and at least
-    ``2 * delta_time`` (sumo-rl holds a green ``yellow + min_green`` s); the cycle starts at the
-    episode's begin; there is no offset coordination between signals.
-
-    Args:
-        saturation_flow: vehicles per hour per lane.
-        startup_lost_s: start-up lost time per stage, added to the yellow (s).
-        max_cycle: longest cycle (s).
+    Stages are sumo-rl's green phases grouped by the vehicle links they give green, each played by
+    its member with the most green crossings; crossings no stage serves get pedestrian stages with
+    the shortest slot. Flows are the route file's expected vehicles per hour per incoming lane in the
+    episode window times ``vehicle_scale``; a stage's critical ratio is ``max over its green lanes of
+    q / (saturation_flow * k)`` (``k``: stages serving the lane); lost time per stage is
+    ``yellow_time + startup_lost_s``; cycles are at most ``max_cycle`` s (docs/notes/traffic.md lists
+    the approximations).
     """
 
     name = "webster"

@@ -1,17 +1,4 @@
-"""The policies the learnt agent is judged against, each given the same logs.
-
-- production: the hand-set weights, for every request and every lambda;
-- best global weights: for each lambda, the one weight vector with the best estimated utility on
-  the training logs (the per-action mean of the logged objectives: unbiased for a context-free
-  logger), linear or Chebyshev;
-- LinUCB (Li et al. 2010, disjoint arms): a ridge regression of the outcomes on the context per
-  weight vector, trained on the logs (on uniform logs this is exactly LinUCB's replay), deciding
-  by the lam-utility of its means plus ``alpha`` times its confidence width, ``alpha`` chosen per
-  lambda on the validation logs;
-- the oracles from the ground truth: per context (the best weight vector knowing the context's
-  expected outcomes: ``simulator.context_outcomes``), and per request (knowing every candidate's
-  truth: the clairvoyant bound no context-based policy reaches).
-"""
+"""The policies the learnt agent is judged against, each given the same logs."""
 
 from __future__ import annotations
 

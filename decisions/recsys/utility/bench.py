@@ -1,36 +1,4 @@
-"""``decisions bench utility``: the figures the utility-weight agent promises, measured.
-
-One flat dict (printed as JSON by the CLI), from the study of ``study.run_study`` on held-out
-simulated requests (exact values, not estimates) and the Open Bandit sample:
-
-- ``gain_share_of_oracle``: at the production weights' revenue, the share of the engagement gap
-  between the best global weights and the per-context oracle that the learnt policy closes. Each
-  method's front is all its deployable points (linear and Chebyshev sweeps; the global weights'
-  with the production weights, one global vector themselves), read as its best random mix of two
-  points with at least that revenue (``study.gain_figures``); ``gain_share_of_request_oracle``
-  against the clairvoyant per-request oracle; ``engagement_gain_vs_production`` / ``_vs_global``
-  at that revenue; the same from the linear sweeps alone prefixed ``linear_``;
-- ``hypervolume_ratio_vs_global``: hypervolume of the learnt front over the best global weights',
-  exact values, reference point the worst value of any row on each objective; ``hv_<method>`` for
-  every method; ``chebyshev_points_beyond_linear_<method>`` (Chebyshev points above every mix of
-  the linear sweep's) and ``chebyshev_points_undominated_<method>``;
-- ``gain_share_of_oracle_<method>`` and ``hypervolume_ratio_vs_global_<method>`` for LinUCB and
-  ``learnt_lambda_input``, a Q-network with lambda as an input (the abstract's form) trained on
-  the same logs with the same settings;
-- ``<estimator>_rel_error`` (engagement) and ``..._revenue``: each off-policy estimator's relative
-  error for the learnt policy at lambda 0.5, the mean over ``ope_replications`` independent
-  held-out uniform logs (``_rel_error_max`` the largest, ``_ci_coverage`` the share whose 95%
-  bootstrap interval holds the exact value; the first log's estimate and interval
-  ``_estimate``/``_ci_low``/``_ci_high``); ``production_logger_<estimator>_rel_error`` the same on
-  logs of the epsilon-production logger;
-- ``obd_rel_error_<estimator>_<campaign>`` and their intervals: Bernoulli TS's click rate
-  estimated from the Open Bandit sample's random logs against its own logs
-  (``obd_study.standard_check``);
-- ``drift_day<d>_*``: the lambda-0.5 utility per day of the policy trained on day 0, the one
-  retrained on the day before, and day 0's best global weights;
-- ``decide_p50_ms``/``decide_p99_ms`` (one request, after compilation) and
-  ``batch_requests_per_s`` (100,000 requests in one batch).
-"""
+"""``decisions bench utility``: the figures the utility-weight agent promises, measured."""
 
 from __future__ import annotations
 
@@ -92,9 +60,6 @@ def run_bench(
         batch_requests: requests in the timed batch.
         obd_bootstrap: resamples of the Open Bandit intervals.
         obd_sims: Monte Carlo draws of the Bernoulli TS policy.
-
-    Returns:
-        A flat dict of figures.
     """
     report = progress or (lambda task, done, total: None)
     spec = {

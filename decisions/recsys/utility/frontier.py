@@ -1,10 +1,4 @@
-"""Front geometry: non-dominated points, hypervolume, and a front's engagement at a given revenue.
-
-Points are (engagement, revenue), both maximised. Mixing two deployable policies at random across
-requests achieves any point on the segment between them, so a front's engagement at revenue ``s``
-is the best mix of two of its points with revenue at least ``s`` (``engagement_at``); every method
-is read the same way.
-"""
+"""Front geometry: non-dominated points, hypervolume, and a front's engagement at a given revenue."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The utility-weight job: simulate logs (or read the user's), train the Q-network, sweep lambda, evaluate.
-
-``run_job(job, progress)`` runs ``study.run_study`` (or, with ``logs.path``, ``logged.run_logged_study``
-on the user's log: every value then a doubly robust estimate) and wraps it in a ``UtilityReport`` whose
-metrics are the study's figures (the store records them, the app reads them back), less those a
-run leaves undefined (NaN: e.g. a front that never reaches the production revenue has no engagement
-there, and so no gain share).
-"""
+"""The utility-weight job: simulate logs (or read the user's), train the Q-network, sweep lambda, evaluate."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The study on a user's request log: no simulator, so every value is a doubly robust estimate.
-
-``run_logged_study(job, logs, progress)`` splits the log in time order (``LOGGED_SPLIT``): the
-Q-network and the baselines learn on the first part, LinUCB's bonus is chosen on the second, and
-every method's operating points are estimated on the last (DR with the Q-network as reward model,
-bootstrap intervals). It returns the same ``Study`` as the simulated one, its front's ``source``
-column saying ``dr`` and its figures prefixed ``estimated_``.
-"""
+"""The study on a user's request log: no simulator, so every value is a doubly robust estimate."""
 
 from __future__ import annotations
 

@@ -1,18 +1,4 @@
-"""A user's request log as a CSV file: the documented schema, read and checked cell by cell.
-
-One row per logged request, in time order, with a header:
-
-- ``ctx_<name>``: the request's context features, one column each (at least one), finite numbers
-  (one-hot segments, standardised tenure, hour as sin/cos, ...);
-- ``action``: the index of the weight vector the logger used, an integer in ``[0, A)`` of the job's
-  ``[weights]`` set (``WeightSet.matrix()`` order: the simplex grid, or the listed vectors);
-- ``propensity``: the logger's probability of that action for that request, in ``(0, 1]``;
-- ``success`` (in [0, 1]: the session succeeded), ``hides`` (>= 0) and ``revenue`` (finite): the
-  observed response.
-
-Errors name the column and the row as a spreadsheet shows it (the header is row 1):
-``logs.path: propensity, row 7: 1.3 is outside (0, 1]``.
-"""
+"""A user's request log as a CSV file: the documented schema, read and checked cell by cell."""
 
 from __future__ import annotations
 

@@ -1,21 +1,4 @@
-"""The Open Bandit Dataset sample (ZOZOTOWN): logs, the Bernoulli TS policy, a click model.
-
-The packaged copy (``data/open_bandit/``, see its ``NOTICE.md``) holds, for each logging policy
-(``random``, ``bts``) and campaign (``all``: 80 items, ``men``: 34, ``women``: 46), 10,000
-impressions in time order: the item shown, its slate position (1..3), the click, and the logging
-policy's probability of that item at that position. ``load_log`` reads one as an ``ObdLog``.
-
-``bts_policy`` is the evaluation policy of obp's Open Bandit example: Bernoulli Thompson sampling
-with ZOZOTOWN's production prior (``BernoulliTS(is_zozotown_prior=True)``), whose action
-distribution ``pi(item | position)`` obp computes by Monte Carlo (``compute_batch_action_dist``):
-draw one Beta(alpha, beta) sample per item, rank the items, count which item lands at each slate
-position. It is context free, so one ``(n_items, 3)`` table serves every round.
-
-``fit_click_model`` is the reward model for DM/DR: a click rate per (item, position), shrunk
-toward the position's click rate by empirical Bayes (clicks are rare: about 4 per 1,000 impressions,
-so the raw per-cell rates are mostly 0). ``cross_fitted_q`` applies it out of fold, as obp's
-``RegressionModel.fit_predict`` does (3 folds).
-"""
+"""The Open Bandit Dataset sample (ZOZOTOWN): logs, the Bernoulli TS policy, a click model."""
 
 from __future__ import annotations
 
@@ -99,9 +82,6 @@ def load_log(policy: str, campaign: str, *, path: Path | str | None = None) -> O
         policy: ``"random"`` or ``"bts"``.
         campaign: ``"all"``, ``"men"`` or ``"women"``.
         path: a CSV to read instead of the packaged ``<policy>_<campaign>.csv.gz`` (same columns).
-
-    Returns:
-        The log.
     """
     _check_choice("policy", policy, POLICIES)
     _check_choice("campaign", campaign, CAMPAIGNS)
@@ -200,20 +180,11 @@ def _slate_counts(alpha: jax.Array, beta: jax.Array, key: jax.Array, n_chunks: i
 def thompson_distribution(
     alpha: np.ndarray, beta: np.ndarray, *, n_sim: int = N_SIM, seed: int = 0, slate: int = N_POSITIONS
 ) -> np.ndarray:
-    """Action distribution of context-free Bernoulli TS by Monte Carlo (obp's ``compute_batch_action_dist``).
+    """``(n_items, slate)`` ``pi(item | position)`` of context-free Bernoulli TS by Monte Carlo.
 
-    Each draw samples ``Beta(alpha_a, beta_a)`` for every item and ranks the items; the item ranked
-    ``k`` is shown at position ``k``.
-
-    Args:
-        alpha: ``(n_items,)`` Beta parameters (> 0).
-        beta: ``(n_items,)`` Beta parameters (> 0).
-        n_sim: Monte Carlo draws, rounded up to a multiple of ``SIM_CHUNK``.
-        seed: JAX random seed.
-        slate: positions.
-
-    Returns:
-        ``(n_items, slate)``: ``pi(item | position)``, each column summing to 1.
+    As obp's ``compute_batch_action_dist``: each draw samples ``Beta(alpha_a, beta_a)`` for every item
+    and shows the item ranked ``k`` at position ``k``; ``n_sim`` is rounded up to a multiple of
+    ``SIM_CHUNK``. Each column sums to 1.
     """
     if n_sim < 1:
         raise InputError("n_sim", f"must be >= 1, got {n_sim}")
@@ -248,19 +219,11 @@ def empirical_policy(log: ObdLog) -> np.ndarray:
 
 
 def bts_policy(campaign: str, source: PolicySource = "prior", *, n_sim: int = N_SIM, seed: int = 0) -> np.ndarray:
-    """The BTS evaluation policy ``pi(item | position)``.
+    """The BTS evaluation policy ``pi(item | position)``: ``(n_items, N_POSITIONS)``, columns summing to 1.
 
-    Args:
-        campaign: ``"all"``, ``"men"`` or ``"women"``.
-        source: ``"prior"``: Thompson sampling from ZOZOTOWN's production prior, by Monte Carlo, as
-            obp evaluates BTS (the posterior at the start of the logging period); ``"empirical"``:
-            the per-position item frequencies of the ``bts`` log (BTS averaged over the week, its
-            posterior updated as clicks came in; exact, no Monte Carlo).
-        n_sim: Monte Carlo draws (``"prior"`` only).
-        seed: JAX random seed (``"prior"`` only).
-
-    Returns:
-        ``(n_items, N_POSITIONS)``, each column summing to 1 (read-only).
+    ``source="prior"``: Thompson sampling from ZOZOTOWN's production prior by ``n_sim`` Monte Carlo
+    draws (as obp evaluates BTS); ``"empirical"``: the per-position item frequencies of the ``bts``
+    log (BTS averaged over the week; exact). The array is read-only.
     """
     _check_choice("campaign", campaign, CAMPAIGNS)
     if source == "prior":
@@ -300,7 +263,7 @@ def _log_marginal(shown: np.ndarray, clicks: np.ndarray, mean: np.ndarray, stren
     return float(np.sum(betaln(clicks + a, shown - clicks + b) - betaln(a, b)))
 
 
-def fit_click_model(log: ObdLog, rows: np.ndarray | None = None) -> ClickModel:
+def fit_click_model(log: ObdLog, rows: np.ndarray | None = None, strength: float | None = None) -> ClickModel:
     """Empirical-Bayes click rates per (item, position).
 
     Each position ``p`` has a prior ``Beta(m_p s, (1 - m_p) s)`` centred on its pooled click rate
@@ -313,38 +276,30 @@ def fit_click_model(log: ObdLog, rows: np.ndarray | None = None) -> ClickModel:
     Args:
         log: the log to fit on (its logging probabilities do not matter: the model is per cell).
         rows: the rounds to use (all when ``None``).
-
-    Returns:
-        The model.
+        strength: a prior strength to use instead of choosing one (``inf``: full pooling).
     """
     use = np.arange(log.n) if rows is None else np.asarray(rows)
     shown, clicks = _cell_counts(log, use)
     per_position = shown.sum(axis=0)
     mean = clicks.sum(axis=0) / np.maximum(per_position, 1.0)
     mean = np.clip(mean, 1e-6, 1.0 - 1e-6)  # a position with no clicks still has a proper prior
-    scores = [_log_marginal(shown, clicks, mean, s) for s in STRENGTHS]
-    best = int(np.argmax(scores))
-    if best == len(STRENGTHS) - 1:
-        rates = np.broadcast_to(mean, shown.shape).copy()
-        return ClickModel(rates, mean, math.inf)
-    strength = float(STRENGTHS[best])
+    if strength is None:
+        best = int(np.argmax([_log_marginal(shown, clicks, mean, s) for s in STRENGTHS]))
+        strength = math.inf if best == len(STRENGTHS) - 1 else float(STRENGTHS[best])
+    if math.isinf(strength):
+        return ClickModel(np.broadcast_to(mean, shown.shape).copy(), mean, math.inf)
     return ClickModel((clicks + mean * strength) / (shown + strength), mean, strength)
 
 
-def cross_fitted_q(log: ObdLog, n_folds: int = N_FOLDS, rows: np.ndarray | None = None) -> np.ndarray:
-    """The click model for each round, fitted without the round's fold.
+def cross_fitted_q(
+    log: ObdLog, n_folds: int = N_FOLDS, rows: np.ndarray | None = None, strength: float | None = None
+) -> np.ndarray:
+    """``(n, n_items)``: for each round, the click model of every item at its position, fitted without its fold.
 
-    Round ``i`` is in fold ``rows[i] % n_folds``: with the default ``rows = 0 .. n - 1`` the folds
-    interleave, so each spans the whole period; a bootstrap resample passes the original row of each
-    round, which keeps the copies of one impression in one fold.
-
-    Args:
-        log: the log.
-        n_folds: folds (>= 2), or 1 to fit and predict on the whole log.
-        rows: ``(n,)`` int, the row each round comes from (``0 .. n - 1`` when ``None``).
-
-    Returns:
-        ``(n, n_items)``: ``q_hat(item | position of round i)`` for every item.
+    Round ``i`` is in fold ``rows[i] % n_folds`` (``rows``: the row each round comes from, default
+    ``0 .. n - 1``, so folds interleave and a resample keeps an impression's copies in one fold);
+    ``n_folds=1`` fits and predicts on the whole log. ``strength`` fixes every fold's prior
+    strength (each fold chooses its own when ``None``).
     """
     if n_folds < 1:
         raise InputError("n_folds", f"must be >= 1, got {n_folds}")
@@ -352,7 +307,7 @@ def cross_fitted_q(log: ObdLog, n_folds: int = N_FOLDS, rows: np.ndarray | None 
     q = np.empty((log.n, log.n_items))
     for k in range(n_folds):
         held = fold == k
-        model = fit_click_model(log, np.flatnonzero(~held) if n_folds > 1 else None)
+        model = fit_click_model(log, np.flatnonzero(~held) if n_folds > 1 else None, strength)
         q[held] = model.rates[:, log.position[held]].T
     return q
 

@@ -1,12 +1,4 @@
-"""Off-policy evaluation on the Open Bandit sample: the standard check and a real two-objective front.
-
-``standard_check`` is obp's Open Bandit experiment (``examples/obd/evaluate_off_policy_estimators.py``)
-on the packaged sample: estimate the click rate of Bernoulli TS from the uniform-random logs with
-every estimator of ``ope.ESTIMATORS``, and compare with BTS's on-policy click rate in its own logs.
-
-``real_front`` sweeps a family of context-free policies trading the click rate (estimated off policy
-from the random logs) against an item attribute known exactly (``item_feature_0``).
-"""
+"""Off-policy evaluation on the Open Bandit sample: the standard check and a real two-objective front."""
 
 from __future__ import annotations
 
@@ -52,37 +44,14 @@ def standard_check(
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """BTS's click rate estimated from the random logs by every estimator, against its on-policy rate.
 
-    Per impression and per position, context free, as obp's Open Bandit example does: the target
-    ``pi(item | position)`` is ``obd.bts_policy`` (default: the production prior by Monte Carlo), the
-    reward model is ``obd.cross_fitted_q`` (3-fold cross-fitted empirical-Bayes click rates).
+    Per impression and position, context free (obp's Open Bandit example): the target is
+    ``obd.bts_policy(campaign, policy_source)``, the reward model ``obd.cross_fitted_q``; the truth is
+    the mean click of the whole ``bts`` log, with its bootstrap interval. With ``refit`` the click
+    model is refitted on each resample (:func:`refit_draws`), else held fixed (``ope.bootstrap``).
 
-    The truth is the mean click of the whole ``bts`` log (10,000 impressions), as obp's example does
-    (``calc_on_policy_policy_value_estimate`` with its default ``is_timeseries_split=False``), not the
-    30% time-series test split: on this sample a 3,000-impression split holds only ~13 clicks, which
-    would more than double the truth's own sampling noise (already about +-30% at 95% with ~40-70
-    clicks). Its bootstrap interval is reported so that an estimator's error can be read against it.
-    Caveat (of the data set, not of the estimators): the BTS that logged the ``bts`` data updated its
-    posterior during the week, while ``policy_source="prior"`` is BTS at the week's start.
-
-    The estimators' intervals resample the random log's impressions; with ``refit`` (the default, as
-    obp's example does) the click model is refitted on each resample, so DM's and DR's intervals
-    include the model's own sampling noise. Without it (``ope.bootstrap``: faster, all in JAX) the
-    model is held fixed and DM's interval is far too narrow: DM is then nearly constant.
-
-    Args:
-        n_boot: bootstrap resamples (estimates and truth).
-        seed: seed of the bootstrap (and of the Monte Carlo of the policy).
-        policy_source: ``"prior"`` or ``"empirical"`` (see ``obd.bts_policy``).
-        n_sim: Monte Carlo draws for the prior policy.
-        tau: Switch-DR's weight threshold.
-        level: interval coverage.
-        refit: refit the click model on each bootstrap resample.
-
-    Returns:
-        ``(figures, table)``: figures ``obd_<quantity>_<estimator>_<campaign>`` for quantity in
-        ``estimate``, ``ci_low``, ``ci_high``, ``rel_error``, and ``obd_truth_<campaign>``,
-        ``obd_truth_ci_low_<campaign>``, ``obd_truth_ci_high_<campaign>``; the table has one row per
-        campaign and estimator with the same numbers.
+    Returns ``(figures, table)``: ``obd_<quantity>_<estimator>_<campaign>`` for ``estimate``,
+    ``ci_low``, ``ci_high``, ``rel_error``, and ``obd_truth[_ci_low|_ci_high]_<campaign>``; the
+    table has one row per campaign and estimator with the same numbers.
     """
     key = jax.random.key(seed)
     rows: list[dict[str, Any]] = []
@@ -125,28 +94,23 @@ def _campaign_rows(
 def refit_draws(
     log: obd.ObdLog, policy: np.ndarray, key: jax.Array, n_boot: int = 200, tau: float = DEFAULT_TAU
 ) -> dict[str, jax.Array]:
-    """Every estimator on bootstrap resamples of a log, the click model refitted on each.
+    """``{name: (n_boot, 1) estimates}``: every estimator on bootstrap resamples of ``log``, the click model refitted on each.
 
-    Args:
-        log: the log (resampled by impression, with replacement).
-        policy: ``(n_items, N_POSITIONS)`` target policy.
-        key: a JAX random key (draws the resampled rows).
-        n_boot: resamples (>= 1).
-        tau: Switch-DR's weight threshold.
-
-    Returns:
-        ``{name: (n_boot, 1) estimates}``.
+    Each refit keeps the prior strength the full log's fit chose (``obd.fit_click_model(log)``):
+    re-choosing it on a resample would shift DM's draws away from the point estimate.
     """
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise InputError("n_boot", f"must be an integer >= 1, got {n_boot!r}")
     rows = np.asarray(jax.random.randint(key, (n_boot, log.n), 0, log.n))
+    strength = obd.fit_click_model(log).strength
     draws: dict[str, list[jax.Array]] = {name: [] for name in ESTIMATORS}
     for picked in rows:
         sample = dataclasses.replace(
             log, item=log.item[picked], position=log.position[picked], click=log.click[picked],
             propensity=log.propensity[picked],
         )
-        estimates = estimate_all(obd.ope_inputs(sample, policy, obd.cross_fitted_q(sample, rows=picked)), tau)
+        q_rounds = obd.cross_fitted_q(sample, rows=picked, strength=strength)
+        estimates = estimate_all(obd.ope_inputs(sample, policy, q_rounds), tau)
         for name in ESTIMATORS:
             draws[name].append(estimates[name])
     return {name: jnp.stack(values) for name, values in draws.items()}
@@ -210,17 +174,7 @@ def click_scores(campaign: str, source: ClickScore) -> np.ndarray:
 def front_policies(
     z_click: np.ndarray, z_second: np.ndarray, lambdas: np.ndarray, temperature: float
 ) -> np.ndarray:
-    """``pi_lambda(a | pos) = softmax_a(((1 - lambda) z_click(a, pos) + lambda z_second(a)) / temperature)``.
-
-    Args:
-        z_click: ``(n_items, positions)`` standardised click scores.
-        z_second: ``(n_items,)`` standardised secondary values.
-        lambdas: ``(L,)`` weights in ``[0, 1]``.
-        temperature: softmax temperature (> 0).
-
-    Returns:
-        ``(L, n_items, positions)``, each column summing to 1.
-    """
+    """``(L, n_items, positions)``: ``pi_lambda(a | pos) = softmax_a(((1 - lambda) z_click(a, pos) + lambda z_second(a)) / temperature)``."""
     lam = jnp.asarray(lambdas, dtype=jnp.float32)[:, None, None]
     logits = ((1.0 - lam) * jnp.asarray(z_click)[None] + lam * jnp.asarray(z_second)[None, :, None]) / temperature
     return np.asarray(jax.nn.softmax(logits, axis=1), dtype=np.float64)
@@ -253,19 +207,10 @@ def real_front(
 ) -> pd.DataFrame:
     """A real click-versus-item-value front on the Open Bandit sample.
 
-    Objective 1, the click rate per impression, is stochastic: each policy's is estimated off policy
-    from the uniform-random log (IPS and DR, with bootstrap intervals; every policy uses the same
-    resamples). Objective 2 is ``item_feature_0`` (``obd.item_values``), the data set's one numeric
-    item attribute, standardised by ZOZO and otherwise undisclosed; it stands in for a price-like
-    value the platform would like to raise. It is known exactly per item, so a policy's expected value
-    per impression, ``sum_pos share(pos) sum_a pi(a | pos) value(a)`` over the random log's positions,
-    is exact: all the front's uncertainty is on the click axis. (A category or long-tail share would be
-    exact too, but the categorical features are hashed and have no order to trade against.)
-
-    The policies are context free per position: ``pi_lambda(a | pos) = softmax(((1 - lambda)
-    z_click(a, pos) + lambda z_second(a)) / temperature)``, with ``z`` the scores standardised over
-    the items. The click scores come from ``click_scores(campaign, click_score)``; the default, the
-    production prior's mean click rate, is not fitted on the random log that evaluates the policies.
+    The click rate per impression is estimated off policy from the uniform-random log (IPS and DR,
+    the same bootstrap resamples for every policy); the value, ``item_feature_0``
+    (``obd.item_values``), is exact. ``pi_lambda(a | pos) = softmax(((1 - lambda) z_click(a, pos) +
+    lambda z_value(a)) / temperature)``, ``z`` standardised over the items.
 
     Args:
         lambdas: weights of objective 2, each in ``[0, 1]``.

@@ -1,20 +1,4 @@
-"""The one-step Q-network: expected outcomes of each utility-weight vector given the request's context.
-
-A two-tower network, so that serving costs one context pass per request and one small product
-per weight vector: ``Q(x, a) = phi(x) . psi(w_a)`` per outcome, ``phi`` an MLP of the context
-(with a constant unit, so each action gets its own bias) and ``psi`` an MLP of the weight
-vector. Trained offline by regression on the logged responses (one step: no bootstrapping),
-optionally importance-weighted for a biased logger; early stopping on validation logs.
-
-Two conditionings (``QNetSettings.conditioning``):
-
-- ``vector`` (default): the network predicts the outcome vector (success, hides, revenue), and
-  the scalarisation parameter ``lam`` enters at decision time. In one step, ``lam . Q`` is
-  exactly the Q-value of the lam-utility, so one network serves the whole frontier, and the
-  Chebyshev scalarisation can use the same predictions;
-- ``lambda``: the abstract's form, a scalar ``Q(x, a, lam)`` with ``lam`` an input of both
-  towers, trained on the linear utility of a ``lam`` drawn per example.
-"""
+"""The one-step Q-network: expected outcomes of each utility-weight vector given the request's context."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The result of a utility-weight job: the front, the off-policy check, segments, drift, a chart.
-
-The CLI prints it, the store records its metrics and files, and the app's Utility weights page
-draws it from the CSV files read back (a recorded run and a fresh one look the same).
-"""
+"""The result of a utility-weight job: the front, the off-policy check, segments, drift, a chart."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
 METHOD_LABELS = {
     "learnt": "learnt (Q-network)",

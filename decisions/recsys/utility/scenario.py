@@ -1,12 +1,4 @@
-"""The simulated recommender's settings and the utility layer's action set (pydantic and numpy: no JAX).
-
-``Simulator`` holds the knobs of the ground-truth recommender (``simulator.py``): candidates
-per request, slate length, position bias, the ranker's noise and miscalibration, the drift of
-preferences over days, and the hide cost that turns outcomes into the primary objective.
-``WeightSet`` is the agent's action set: utility-weight vectors ``(w_save, w_hide, w_revenue)``
-on a simplex grid (or listed), each scoring a candidate ``w_save * save - w_hide * hide +
-w_revenue * revenue`` on the ranker's standardised predictions.
-"""
+"""The simulated recommender's settings and the utility layer's action set (pydantic and numpy: no JAX)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Serving the learnt policy beside the ranker: one request's decision, and batched scoring.
-
-``decider(model)`` compiles the greedy decision once for a single request and once for a batch;
-``latency_ms`` and ``throughput`` time them after compilation (what the bench reports as
-``decide_p99_ms`` and ``batch_requests_per_s``).
-"""
+"""Serving the learnt policy beside the ranker: one request's decision, and batched scoring."""
 
 from __future__ import annotations
 

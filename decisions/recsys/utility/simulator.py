@@ -1,23 +1,5 @@
 """A recommender whose truth is known: requests, candidates, a miscalibrated ranker, the utility layer
 and users answering under a position-based model, in JAX.
-
-Per request: a context (segment, tenure, device, hour, recent activity) and latent preferences
-(a topic vector, a proneness to hide, a propensity to buy); 100 candidates with a topic vector,
-quality, "clickbait" appeal, price and a promoted flag. The true probabilities of save, hide and
-buy follow from both. The ranker predicts them with noise and a calibration that differs by
-segment and device (``Simulator.miscalibration``), which is why one global weight vector cannot
-be right for everyone. The utility layer scores ``w_save z_save - w_hide z_hide + w_revenue
-z_revenue`` on standardised predictions and shows the top ``slate_size``. A user examines
-position p with probability ``(1 + p) ** -position_decay`` and, having looked, saves, hides and
-buys independently with the true probabilities.
-
-For every request and every weight vector the simulator returns the *exact* expected outcomes
-(successful session = at least one save, hides, revenue), so any policy's value on a set of
-requests is a table lookup, and it draws the response to the logged weight vector, so logs look
-like production logs. Drift: each ``day`` users tire of "clickbait" (appeal wins fewer saves and
-more hides, faster on mobile), new users buy more and power users less, and the ranker, trained
-on day 0, has learnt none of it: its predictions go stale in ways that differ by context, so the
-best weights move.
 """
 
 from __future__ import annotations

@@ -1,11 +1,4 @@
-"""The utility-weight job spec: its validated model and ``prepare``, with no JAX.
-
-Tables: ``[job]``, ``[simulator]`` (the ground-truth recommender), ``[weights]`` (the action
-set and the production weights), ``[logs]`` (the simulated logs' logger and sizes, or a user's log CSV),
-``[agent]`` (the Q-network), ``[frontier]`` (the lambda sweep, exact evaluation and
-off-policy estimates) and ``[drift]`` (the drifting-preferences scenario). A bad spec is refused
-naming the field before any JAX module loads.
-"""
+"""The utility-weight job spec: its validated model and ``prepare``, with no JAX."""
 
 from __future__ import annotations
 
@@ -16,13 +9,17 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from decisions.core.settings import Settings, finite_numbers, refuse_unused
+from decisions.core.settings import Settings, finite_numbers, network_widths, refuse_unused
 from decisions.errors import InputError
-from decisions.jobs.base import JobBase, spec_path
+from decisions.kit.base import JobBase
 from decisions.recsys.utility.scenario import Simulator, WeightSet
 
 SECTIONS = ("simulator", "weights", "logs", "agent", "frontier", "drift")
 """The spec's tables besides ``[job]``."""
+
+
+WideWidths = network_widths(max_width=2048)
+"""The context tower's widths: up to 2048 units a layer."""
 
 
 class Logger(StrEnum):
@@ -66,7 +63,7 @@ class QNetSettings(Settings):
 
     section = "agent"
 
-    hidden: tuple[int, ...] = Field((128, 128), min_length=1, max_length=4, description="Context tower widths.")
+    hidden: WideWidths = Field((128, 128), description="Context tower widths.")
     embedding: int = Field(32, ge=1, le=512, description="Width of the towers' shared embedding.")
     conditioning: Conditioning = Field(Conditioning.VECTOR, description="vector | lambda.")
     steps: int = Field(8000, ge=1, le=1_000_000, description="Adam steps.")
@@ -76,14 +73,6 @@ class QNetSettings(Settings):
     ensemble: int = Field(3, ge=1, le=16, description="Networks trained with successive seeds; decisions use their mean.")
     importance_weighted: bool = Field(False, description="Weigh examples by 1 / (A propensity) (biased logs).")
     seed: int = Field(0, ge=0, description="Seed of initialisation and minibatches.")
-
-    @field_validator("hidden")
-    @classmethod
-    def _widths(cls, widths: tuple[int, ...]) -> tuple[int, ...]:
-        for width in widths:
-            if not 1 <= width <= 2048:
-                raise ValueError(f"each width must lie in [1, 2048], got {width}")
-        return widths
 
 
 class FrontierSettings(Settings):
@@ -150,6 +139,7 @@ class UtilityJob(JobBase):
     """A validated utility-weight tuning job."""
 
     SECTIONS = SECTIONS
+    SPEC_PATHS = ("logs.path",)
 
     name: str = Field("utility", min_length=1, max_length=200)
     simulator: Simulator = Field(default_factory=Simulator)
@@ -168,13 +158,6 @@ class UtilityJob(JobBase):
             )
         return self
 
-
-    @classmethod
-    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
-        """A relative ``logs.path`` is relative to the spec file."""
-        logs = data.get("logs")
-        if isinstance(logs, dict) and isinstance(logs.get("path"), str):
-            logs["path"] = str(spec_path(logs["path"], base_dir))
 
 
 JOB_MODEL = UtilityJob

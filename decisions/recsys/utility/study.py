@@ -1,9 +1,5 @@
 """The whole study on the simulator: logs, the Q-network, baselines, the lambda sweep scored exactly,
 off-policy estimates on held-out logs, front metrics and the drift scenario.
-
-``run_study(job, progress)`` returns a ``Study``: tables (one row per method and lambda for the
-front; one per estimator for the off-policy check; one per day for drift; one per segment for the
-chosen policy) and flat figures. The job and the bench both call it.
 """
 
 from __future__ import annotations

@@ -1,22 +1,7 @@
-"""Alembic migrations of the run store, shipped in the package and configured in code (no ``alembic.ini``).
-
-Revision 0001 is the schema the release before migrations created (``baseline``); each later
-revision is one file in ``versions/``. This module is the store's handle on them:
-
-- ``head()``: the revision this code needs; ``is_known(revision)``: whether this code knows a
-  revision (an unknown one comes from newer code);
-- ``current(connection)``: a store's revision, and whether it holds any of the run tables;
-- ``upgrade(connection, target)`` and ``stamp(connection, revision)``: Alembic's commands, run on
-  a connection the caller holds in a transaction (with the store's lock), committed by the caller.
-
-Every process that opens a store checks its revision, so that check does not import Alembic
-(importing it costs about 0.2 s): the revisions are read from the files' ``revision`` and
-``down_revision`` lines, the store's from its ``alembic_version`` table; Alembic is imported only
-to migrate. ``tests/store/test_migrations.py`` checks that Alembic reads the same.
-
-A new revision: ``alembic -c <an ini naming script_location = decisions/store/migrations>
-revision -m "..." --rev-id 0003`` (or copy ``versions/0002_artifact_url.py``), then check it on
-SQLite and PostgreSQL (``tests/store/test_migrations.py``).
+"""Alembic migrations of the run store, configured in code: ``head``, ``is_known``, ``current``
+(read without importing Alembic), and ``upgrade``, ``downgrade``, ``stamp`` run on a connection
+the caller holds in a locked transaction. Revision 0001 is the schema before migrations; adding
+a revision: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -32,14 +17,9 @@ from sqlalchemy import Connection, inspect, text
 if TYPE_CHECKING:
     from alembic.config import Config
 
-SCRIPT_LOCATION = Path(__file__).resolve().parent
-"""This folder: ``env.py``, ``script.py.mako`` and ``versions/``."""
-
+SCRIPT_LOCATION = Path(__file__).resolve().parent  # env.py, script.py.mako and versions/
 VERSION_TABLE = "alembic_version"
-"""Where Alembic keeps a store's revision."""
-
-STORE_TABLES = ("runs", "metrics", "artifacts", "deployments")
-"""The run tables; a database holding none of them (and no version table) is an empty store."""
+STORE_TABLES = ("runs", "metrics", "artifacts", "deployments")  # none of them: an empty store
 
 
 class MigrationError(RuntimeError):
@@ -47,15 +27,8 @@ class MigrationError(RuntimeError):
 
 
 def config(url: str | None = None) -> Config:
-    """An Alembic configuration of these migrations, built in code.
-
-    Args:
-        url: The database URL for Alembic's own connections (offline SQL); the store's commands
-            hand in a connection instead.
-
-    Returns:
-        The configuration, ``script_location`` set to ``SCRIPT_LOCATION``.
-    """
+    """An Alembic configuration of these migrations, built in code (``url`` for Alembic's own
+    connections, e.g. offline SQL)."""
     from alembic.config import Config
 
     alembic_config = Config()
@@ -82,11 +55,7 @@ def _assigned(path: Path, names: tuple[str, ...]) -> dict[str, str | None]:
 
 @lru_cache(maxsize=1)
 def revisions() -> dict[str, str | None]:
-    """Every revision in ``versions/`` with the one it follows (None for the first), read once per process.
-
-    Returns:
-        Revision id -> ``down_revision``.
-    """
+    """Revision id -> ``down_revision`` (None for the first) of ``versions/``, read once per process."""
     graph: dict[str, str | None] = {}
     for path in sorted((SCRIPT_LOCATION / "versions").glob("*.py")):
         if path.name.startswith("__"):
@@ -99,11 +68,7 @@ def revisions() -> dict[str, str | None]:
 
 
 def head() -> str:
-    """The newest revision: the one this code reads and writes.
-
-    Returns:
-        Its id, e.g. ``"0002"``.
-    """
+    """The newest revision id (e.g. ``"0002"``): the one this code reads and writes."""
     graph = revisions()
     heads = sorted(set(graph) - set(graph.values()))
     if len(heads) != 1:
@@ -112,14 +77,7 @@ def head() -> str:
 
 
 def is_known(revision: str) -> bool:
-    """Whether ``revision`` is one of this code's revisions.
-
-    Args:
-        revision: A revision id read from a store.
-
-    Returns:
-        False for a revision written by newer code (or not by this package at all).
-    """
+    """Whether ``revision`` is one of this code's (False for one written by newer code)."""
     return revision in revisions()
 
 
@@ -127,10 +85,8 @@ def is_known(revision: str) -> bool:
 class StoreState:
     """Where a store's schema stands."""
 
-    revision: str | None
-    """The revision in its version table; None when it has none."""
-    has_tables: bool
-    """Whether it holds any run table (without a revision: a store made before migrations)."""
+    revision: str | None  # None without a version table
+    has_tables: bool  # any run table
 
     @property
     def is_empty(self) -> bool:
@@ -150,14 +106,7 @@ class StoreState:
 
 
 def current(connection: Connection) -> StoreState:
-    """Read a store's revision and whether it has run tables.
-
-    Args:
-        connection: An open connection to the store.
-
-    Returns:
-        Its state.
-    """
+    """A store's revision and whether it has run tables."""
     tables = set(inspect(connection).get_table_names())
     revision = None
     if VERSION_TABLE in tables:
@@ -179,11 +128,7 @@ def _run(command_name: str, connection: Connection, revision: str) -> None:
 
 
 def upgrade(connection: Connection, target: str = "head") -> None:
-    """Run the migrations from the store's revision to ``target`` on ``connection``, in its transaction.
-
-    Args:
-        connection: A connection inside the transaction that holds the store's lock.
-        target: The revision to reach.
+    """Run the migrations to ``target`` on ``connection``, inside the caller's locked transaction.
 
     Raises:
         MigrationError: Alembic refused (e.g. an unknown revision).
@@ -192,11 +137,7 @@ def upgrade(connection: Connection, target: str = "head") -> None:
 
 
 def downgrade(connection: Connection, target: str) -> None:
-    """Undo the migrations after ``target`` on ``connection``, in its transaction (tests, or by hand).
-
-    Args:
-        connection: A connection inside the transaction that holds the store's lock.
-        target: The revision to go back to.
+    """Undo the migrations after ``target`` on ``connection``, inside the caller's locked transaction.
 
     Raises:
         MigrationError: Alembic refused.
@@ -205,11 +146,7 @@ def downgrade(connection: Connection, target: str) -> None:
 
 
 def stamp(connection: Connection, revision: str) -> None:
-    """Record ``revision`` as the store's without running anything (for a store made before migrations).
-
-    Args:
-        connection: A connection inside the transaction that holds the store's lock.
-        revision: The revision its tables already match.
+    """Record ``revision`` as the store's without running anything (a store made before migrations).
 
     Raises:
         MigrationError: Alembic refused.

@@ -1,12 +1,6 @@
-"""The schema of revision 0001, frozen: the tables the release before migrations created.
-
-That release made its tables with ``Base.metadata.create_all`` of its models; these are the same
-tables, columns (in the same order), indexes and constraints, written out so that they stay put
-while the models move on. Revision 0001 creates them, and ``decisions.store.migrations.legacy``
-compares a store made before migrations with them. Do not edit: change the schema in a new revision.
-
-``runs.status`` was a non-native ``Enum`` of length 16 without a CHECK constraint, which is a
-``VARCHAR(16)``; the models' ``UTCDateTime`` is a plain ``DateTime`` column.
+"""The schema of revision 0001, frozen: the tables the release before migrations created with
+``create_all``, written out so they stay put while the models move on. Do not edit: change the
+schema in a new revision.
 """
 
 from __future__ import annotations
@@ -28,11 +22,7 @@ def _of_run(name: str, metadata: sa.MetaData, *columns: sa.Column, indexes: tupl
 
 
 def baseline_metadata() -> sa.MetaData:
-    """A new ``MetaData`` holding revision 0001's tables: ``runs``, ``metrics``, ``artifacts``, ``deployments``.
-
-    Returns:
-        The metadata (fresh on every call, so callers may bind or alter it freely).
-    """
+    """A fresh ``MetaData`` holding revision 0001's tables: ``runs``, ``metrics``, ``artifacts``, ``deployments``."""
     metadata = sa.MetaData()
     sa.Table(
         "runs",

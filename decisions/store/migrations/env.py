@@ -1,12 +1,6 @@
-"""Alembic environment of the run store: migrations run on a connection ``decisions.store`` hands in.
-
-``decisions.store.migrations.run`` puts an open connection, already inside the transaction that
-holds the store's lock, into ``config.attributes["connection"]``; the migrations then run in that
-transaction (Alembic begins none of its own), so the schema moves all the way or not at all. Without
-one (Alembic's own command line, with ``sqlalchemy.url`` set), it connects to that URL. Offline
-mode (``--sql``) writes the SQL for ``sqlalchemy.url``'s dialect.
-
-``target_metadata`` is the models' ``Base.metadata``, for ``alembic revision --autogenerate``.
+"""Alembic environment of the run store: migrations run in the transaction of the connection
+``decisions.store.migrations`` hands in (``config.attributes["connection"]``), else on
+``sqlalchemy.url`` (or offline, ``--sql``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Bring a store made before migrations to exactly revision 0001, so that it can be stamped and upgraded.
+"""Bring a store made before migrations to exactly revision 0001, so it can be stamped and upgraded.
 
-The release before migrations made its tables with ``create_all`` and, for stores older still,
-added the nullable columns the models had gained (``add_missing_columns``), but never a missing
-index. ``adopt`` does what those did and checks the rest: it creates the 0001 tables the store
-lacks, adds the missing nullable columns and indexes, and refuses a store whose tables lack a
-required column or have columns 0001 does not know (it is not one of ours, or newer). Names are
-compared, not column types.
+``adopt`` creates the 0001 tables, nullable columns and indexes the store lacks, and refuses a
+store whose tables lack a required column or have unknown ones (names compared, not types).
 """
 
 from __future__ import annotations
@@ -25,22 +21,17 @@ class LegacyMismatch(ValueError):
 class Adopted:
     """What ``adopt`` changed."""
 
+    # Tables created.
     tables: list[str] = field(default_factory=list)
-    """Tables created."""
+    # Columns added, as ``"table.column"``.
     columns: list[str] = field(default_factory=list)
-    """Columns added, as ``"table.column"``."""
+    # Indexes created.
     indexes: list[str] = field(default_factory=list)
-    """Indexes created."""
 
 
 def adopt(connection: Connection) -> Adopted:
-    """Make a store without a revision match revision 0001, in the caller's transaction.
-
-    Args:
-        connection: A connection inside the transaction that holds the store's lock.
-
-    Returns:
-        What was created or added.
+    """Make a store without a revision match revision 0001 in the caller's locked transaction;
+    what was created or added.
 
     Raises:
         LegacyMismatch: a table lacks a required (NOT NULL) column or has one 0001 does not have.

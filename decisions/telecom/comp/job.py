@@ -1,14 +1,8 @@
-"""The CoMP batch job: generate data, train PromptDT and the baselines, evaluate (``study``).
+"""The ``comp`` batch job: runs the chosen study stages (``study.stages``) inside a recorded run.
 
-``spec.prepare(spec, base_dir)`` (re-exported here) validates a job spec (TOML tables
-``[job]``, ``[study]``, ``[tasks]``) into a ``CompJob`` without JAX; ``execute(job)`` runs the
-chosen stages inside a recorded run. The stages share one folder (``study.folder``, relative to the spec file), so
-``stage = ["data"]``, ``["train"]`` and ``["evaluate"]`` can be three runs, or one run does
-all three. The evaluate stage records the headline figures as run metrics and writes the
-evaluation table and a chart; the optional ``"conditioning"`` stage checks how the (Prompt-)DTs
-respond to a higher target return (``study.conditioning_check``) and writes its table.
-Inside a recorded run every training (experts, multi-task PPO, (Prompt-)DTs) checkpoints into the
-run's folder (``decisions.jobs.checkpoints``), so a stopped run resumes (``decisions runs resume``).
+The stages share one folder (``study.folder``, relative to the spec file); the evaluate stage records
+the headline figures and writes the evaluation table and a chart. Trainings checkpoint into the run's
+folder, so a stopped run resumes.
 """
 
 from __future__ import annotations
@@ -16,23 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from decisions.core.progress import Progress, silent
-from decisions.jobs.checkpoints import checkpoint_file
+from decisions.kit.checkpoints import checkpoint_file
 from decisions.telecom.comp.report import CompReport
-from decisions.telecom.comp.spec import (  # the light spec module, re-exported for existing callers
-    JOB_MODEL,
-    KIND,
-    CompJob,
-    Stage,
-    StudySettings,
-    TaskSettings,
-    prepare,
-)
-from decisions.telecom.comp.study import run_study
+from decisions.telecom.comp.spec import CompJob
+from decisions.telecom.comp.study.context import StudyContext
+from decisions.telecom.comp.study.stages import run_study
 
-__all__ = [
-    "JOB_MODEL", "KIND", "REPORT_MODEL", "CompJob", "CompReport", "Stage", "StudySettings", "TaskSettings",
-    "prepare", "run_job",
-]
+__all__ = ["REPORT_MODEL", "run_job"]
 
 REPORT_MODEL = CompReport
 RESUMABLE = True
@@ -43,8 +27,6 @@ def run_job(job: CompJob, *, progress: Progress = silent) -> CompReport:
     """Run the job's stages; the report carries the evaluation table and the figures."""
     train, unseen = job.tasks.resolve()
     folder = Path(job.study.folder)
-    result = run_study(
-        folder, job.study.budget(), job.study.stages, train, unseen, seed=job.seed, progress=progress,
-        checkpoints=checkpoint_file,
-    )
+    ctx = StudyContext(folder, job.study.budget(), train, unseen, job.seed, progress, checkpoint_file)
+    result = run_study(ctx, job.study.stages)
     return CompReport(metrics=result.figures, evaluation=result.table, folder=folder, conditioning=result.conditioning)

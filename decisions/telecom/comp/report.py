@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from decisions.jobs.report import TablesReport, pyplot, save_figure
-from decisions.telecom.comp.folder import evaluation_table
+from decisions.kit.report import TablesReport, pyplot, save_figure
+from decisions.telecom.comp.study.folder import evaluation_table
 
 
 @dataclass(kw_only=True)
@@ -18,7 +18,7 @@ class CompReport(TablesReport):
     and the metrics.
 
     Attributes:
-        evaluation: one row per task and policy (``study.evaluate``), when that stage ran.
+        evaluation: one row per task and policy (``scoring.evaluate``), when that stage ran.
         folder: the study folder (experts, data, models).
         conditioning: one row per task, model and target offset, when that stage ran.
     """

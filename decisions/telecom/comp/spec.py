@@ -17,10 +17,12 @@ from pydantic import Field, StrictBool, field_validator
 from decisions.core.numbers import Float32
 from decisions.core.settings import Settings
 from decisions.errors import InputError
-from decisions.jobs.base import JobBase, spec_path
-from decisions.telecom.comp.budget import SIZES, StudyBudget
-from decisions.telecom.comp.catalog import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
-from decisions.telecom.comp.folder import dt_model_paths, task_file
+from decisions.kit.base import JobBase, spec_path
+from decisions.kit.shipped import shipped_data
+from decisions.telecom.comp.dt.sizes import SIZES
+from decisions.telecom.comp.sim.catalog import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
+from decisions.telecom.comp.study.budget import StudyBudget
+from decisions.telecom.comp.study.folder import dt_model_paths, task_file
 
 KIND = "comp"
 Stage = Literal["data", "train", "evaluate", "conditioning"]
@@ -30,7 +32,8 @@ _DEFAULT = StudyBudget()
 class StudySettings(Settings):
     """Where the study lives, which stages run and with what budget."""
 
-    folder: str = Field("comp_study", min_length=1, description="Folder of experts, data and models (relative to the spec file).")
+    folder: str = Field("comp_study", min_length=1, description=(
+        "Folder of experts, data and models (relative to the spec file; 'shipped:comp/trained' is the shipped data's)."))
     stages: tuple[Stage, ...] = Field(
         ("data", "train", "evaluate"), min_length=1,
         description=(
@@ -85,7 +88,7 @@ class StudySettings(Settings):
 
 
 class TaskSettings(Settings):
-    """Which tasks (by name, see ``tasks.TRAINING_TASKS`` / ``UNSEEN_TASKS``)."""
+    """Which tasks (by name, see ``catalog.TRAINING_TASKS`` / ``UNSEEN_TASKS``)."""
 
     train: tuple[str, ...] = Field(tuple(t.name for t in TRAINING_TASKS), min_length=1)
     unseen: tuple[str, ...] = Field(tuple(t.name for t in UNSEEN_TASKS))
@@ -116,14 +119,15 @@ JOB_MODEL = CompJob
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
-    """Validate a job spec into a ``CompJob``; a relative ``study.folder`` is taken from ``base_dir``.
+    """Validate a job spec into a ``CompJob``; a relative ``study.folder`` is taken from ``base_dir``, a
+    ``shipped:<path>`` one from the shipped data (``decisions.kit.shipped``).
 
     Raises:
         InputError: naming the first bad field (also DAgger rounds without the planner as demonstrator, an unseen task that is a training task,
             or a later stage whose inputs are missing from the folder).
     """
     job = CompJob.from_spec(spec, base_dir)
-    folder = spec_path(job.study.folder, base_dir)
+    folder = _study_folder(job.study.folder, base_dir)
     job = job.model_copy(update={"study": job.study.model_copy(update={"folder": str(folder)})})
     try:
         job.study.budget()  # the checks across fields (DAgger needs the planner's demonstrations)
@@ -150,6 +154,20 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
         if "data" not in stages:
             _require_demos(folder, train)
     return job
+
+
+SHIPPED_PREFIX = "shipped:"
+"""A ``study.folder`` starting with it names a folder of the shipped data (``shipped:comp/trained``)."""
+
+
+def _study_folder(value: str, base_dir: Path | None) -> Path:
+    """The study folder a spec names (``InputError`` on shipped data that are missing)."""
+    if not value.startswith(SHIPPED_PREFIX):
+        return spec_path(value, base_dir)
+    try:
+        return shipped_data(*Path(value.removeprefix(SHIPPED_PREFIX)).parts)
+    except FileNotFoundError as err:
+        raise InputError("study.folder", str(err)) from None
 
 
 def _require_demos(folder: Path, tasks: list[Task]) -> None:

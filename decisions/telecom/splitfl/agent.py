@@ -1,11 +1,4 @@
-"""The capability-aware split-point agent: a committee of the core's DQNs with a majority vote.
-
-QSplitFL's CommitteeDQN keeps M Q-heads and lets them vote. Here the M members are the core DQN
-(``decisions.core.agents.dqn``: double Q-learning, target network, Huber loss) trained on M seeds
-(``dqn.train``, one after another) on the split environment of ``env``; a decision is
-the action most members choose, ties going to the tied action with the highest mean Q over the
-members. ``save_committee``/``load_committee`` round-trip it (msgpack, no pickle).
-"""
+"""The capability-aware split-point agent: a committee of the core's DQNs with a majority vote."""
 
 from __future__ import annotations
 
@@ -89,17 +82,10 @@ def train_committee(
     key: Array,
     progress: ProgressFn | None = None,
 ) -> Committee:
-    """Train ``members`` DQNs at once on ``env`` (one seed each) and make them a committee.
+    """A committee of ``members`` (>= 1, else ``InputError`` on ``agent.committee``) DQNs trained at once on ``env``.
 
-    Args:
-        env: the split environment (``env.RoundSplitEnv`` or ``env.ClientSplitEnv``).
-        config: the core DQN's settings.
-        members: committee size M (>= 1).
-        key: PRNG key (split into the members' seeds).
-        progress: optional ``(task, done, total)`` callback.
-
-    Raises:
-        InputError: (``agent.committee``) below 1.
+    Each member has its own seed split from ``key``; ``config`` is the core DQN's settings;
+    ``progress(task, done, total)`` is optional.
     """
     if members < 1:
         raise InputError("agent.committee", f"must be at least 1, got {members}")

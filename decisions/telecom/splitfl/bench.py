@@ -1,35 +1,4 @@
-"""``decisions bench splitfl``: the figures the split-point agent promises, measured.
-
-One flat dict (printed as JSON by the CLI) from two studies (``study.run_study``), non-IID
-(Dirichlet) data, test accuracy on held-out images, several seeds:
-
-- **digits** (the small CNN, scikit-learn's digits): the headline, unprefixed;
-- **Fashion-MNIST** (the MobileNet-style network, the real 60k/10k images subsampled to the
-  budget), every figure prefixed ``fashion_``.
-
-Per study:
-
-- ``time_to_target_ratio_vs_best_fixed`` (mean over seeds; ``_std``, ``_worst``): the wall-clock
-  time the agent (per-client mode) takes to reach the target accuracy (``target_share`` of the
-  centralised model's), over that of the best fixed split in hindsight (per seed, the fixed split
-  that reached it first); ``final_test_acc_vs_best_fixed`` (and ``_vs_max_fixed``, against the best
-  final accuracy of any fixed split) at the same round budget, each run's final model scored on the whole
-  test set (``data.test_samples`` only thins the per-round scoring); ``dropout_rate_agent`` and
-  ``dropout_margin_vs_fixed`` (the lowest fixed-split dropout rate minus the agent's, worst seed);
-  ``time_to_target_smoothed_ratio_vs_best_fixed`` (``_worst``): the same time ratio on the trailing
-  ``smoothing_window``-round mean of the test accuracy; per seed ``k`` (in seed order) ``time_ratio_seed<k>``,
-  ``best_fixed_split_seed<k>``, ``best_fixed_time_s_seed<k>``, ``agent_time_s_seed<k>`` and the rounds both took
-  (``best_fixed_rounds_seed<k>``, ``agent_rounds_seed<k>``): the time is rounds times round length;
-- ``time_ratio_<strategy>`` / ``final_acc_<strategy>`` / ``dropout_rate_<strategy>`` /
-  ``rounds_to_target_<strategy>`` / ``mean_round_s_<strategy>`` for every strategy (fixed splits, random, greedy,
-  fastest, both agent modes), means over seeds;
-- the ablations as ``time_ratio_dqn_client_m<M>`` (committee size) and
-  ``time_ratio_dqn_client_decay<lambda>`` beside the default ``time_ratio_dqn_client``;
-- ``split_equivalence_max_err``: split training against unsplit training, every split point of the
-  network, one SGD step;
-- ``rounds_per_second``: the first run of the first seed (fresh, compile included; digits: 100
-  rounds x 10 clients of the small CNN), and ``agent_train_seconds``.
-"""
+"""``decisions bench splitfl``: the figures the split-point agent promises, measured."""
 
 from __future__ import annotations
 
@@ -76,28 +45,12 @@ FASHION_SPEC: dict[str, Any] = {
                                    "power_w_tx": 1.5, "idle_w": 0.3, "recharge_w": 0.2}}},
 }
 """The Fashion-MNIST study, sized for a 2-core CPU: 6,000 training images, 1,000 test images scoring every
-round (the curves and the time to the target) and all 10,000 scoring each run's final model, 8 local steps,
-plain SGD at 0.05, the digits study's label skew (Dirichlet 0.1), 60 rounds (``run_bench``'s
-``fashion_rounds``). The target is 65% of the centralised accuracy. At 40 rounds (the stored part of
-df7cee4) no fixed split reached it on seed 1, so the headline time ratio was undefined. The deeper network needs more memory and a longer deadline (weak tier: 3 MB, other tiers as in
-the defaults).
-
-Plain SGD, not momentum 0.9 (the setting until eb05c21): under this skew, momentum made federated
-training oscillate (seed 0, split 4, every 5th round: 0.23 0.24 0.42 0.36 0.44 0.61 0.48 0.50), so the
-time to the target was a first touch of a noisy curve, measured against the luckiest of 13 fixed splits,
-and it moved from 0.27 to 1.09 between two machines whose convolutions differ in the last bits (the
-centralised accuracy moved from 0.8105 to 0.816). Without momentum the curve climbs (0.11 0.25 0.36 0.42
-0.49 0.54 0.58 0.58) and ends higher (0.587 against 0.506 on the whole test set):
-``python -m decisions.telecom.splitfl.scenario_check --study --momentum 0`` (and ``--momentum 0.9``).
-
-At Dirichlet 0.5 (the stored bench of a6e4997) the study measures something else: the four weak
-clients, which cannot hold MobileNet past split 7, hold data the others also have, so refusing them
-all (fixed split 13, 1.1 s rounds) reaches the target soonest, and any policy that keeps them has rounds
-of at least 3.2 s (``scenario_check``'s tier table); a low dropout rate and a short time to target then
-exclude each other by construction."""
+round and all 10,000 scoring each run's final model, 8 local steps, plain SGD at 0.05, Dirichlet 0.1, 60
+rounds, the target 65% of the centralised accuracy; the weak tier has 3 MB (docs/notes/splitfl.md)."""
 
 
-def _with_default_tiers(spec: dict[str, Any]) -> dict[str, Any]:
+def with_default_tiers(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with every default device tier its ``[devices] tiers`` does not override."""
     from decisions.telecom.splitfl.devices import DeviceScenario
 
     tiers = {k: v.model_dump() for k, v in DeviceScenario().tiers.items()}
@@ -124,11 +77,11 @@ def strategy_figures(study: Study) -> dict[str, float]:
 
 def study_figures(spec: dict[str, Any], progress: ProgressFn, prefix: str = "") -> dict[str, float]:
     """Run one study and flatten its figures (module docstring), names prefixed with ``prefix``."""
-    job = prepare(_with_default_tiers(spec))
+    job = prepare(with_default_tiers(spec))
     study = run_study(job, progress)
     figures = {
         **study.headline, **strategy_figures(study),
-        "split_equivalence_max_err": split_equivalence_max_err(job),
+        "split_equivalence_max_err": split_equivalence_max_err(job.arch.value, job.training),
         "centralised_test_acc": float(np.mean(list(study.centralised.values()))),
         "target_share": job.training.target_share,
         "smoothing_window": float(SMOOTHING_WINDOW),
@@ -166,9 +119,6 @@ def run_bench(
         fixed_splits: the fixed splits run (default: every split of the network).
         committee: DQNs per agent (default: the spec's).
         digits: run the digits study (false: only Fashion-MNIST, a part to ``--merge`` into a stored result).
-
-    Returns:
-        A flat dict of figures.
 
     Raises:
         InputError: (``digits``) neither study runs.

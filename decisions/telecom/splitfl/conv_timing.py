@@ -1,13 +1,4 @@
-"""Time the networks' training with XLA's convolutions and with ours.
-
-``python -m decisions.telecom.splitfl.conv_timing`` prints, both ways:
-
-- the milliseconds of one MobileNet forward and backward pass (batch 32, Fashion-MNIST-sized
-  images) and the largest gradient difference: the reason ``model._depthwise_conv`` exists;
-- the milliseconds of one small-CNN federated round, 10 clients vmapped, 10 local steps of batch
-  32 on digits-sized images, and the largest parameter difference: the reason
-  ``model._patch_conv`` exists (per-client kernels under ``vmap`` make XLA's convolution grouped).
-"""
+"""Time the networks' training with XLA's convolutions and with ours."""
 
 from __future__ import annotations
 
@@ -31,7 +22,7 @@ def _xla_layer(spec: model.LayerSpec, p: Any, x: jax.Array) -> jax.Array:
     return jax.nn.relu(x) if spec.relu else x
 
 
-_ours = model._apply_layer
+_ours = model.apply_layer
 
 
 def time_step(layer: Callable[..., jax.Array], repeats: int = 20, batch: int = 32) -> tuple[float, Any]:
@@ -41,7 +32,7 @@ def time_step(layer: Callable[..., jax.Array], repeats: int = 20, batch: int = 3
     params = net.init(jax.random.PRNGKey(0))
     x = jax.random.uniform(jax.random.PRNGKey(1), (batch, *net.input_shape))
     y = jax.random.randint(jax.random.PRNGKey(2), (batch,), 0, 10)
-    model._apply_layer = layer
+    model.apply_layer = layer
     try:
         def loss(p: Any) -> jax.Array:
             return optax.softmax_cross_entropy_with_integer_labels(net.apply(p, x), y).mean()
@@ -54,7 +45,7 @@ def time_step(layer: Callable[..., jax.Array], repeats: int = 20, batch: int = 3
         jax.block_until_ready(out)
         return (time.perf_counter() - start) / repeats * 1e3, grads
     finally:
-        model._apply_layer = _ours
+        model.apply_layer = _ours
 
 
 def time_round(layer: Callable[..., jax.Array], repeats: int = 5, clients: int = 10) -> tuple[float, Any]:
@@ -69,7 +60,7 @@ def time_round(layer: Callable[..., jax.Array], repeats: int = 5, clients: int =
     y = rng.integers(0, 10, (clients, 128)).astype(np.int32)
     counts = np.full(clients, 128, np.int32)
     keys = jax.random.split(jax.random.PRNGKey(1), clients)
-    model._apply_layer = layer
+    model.apply_layer = layer
     try:
         round_fn = make_round(net, 3, optax.sgd(0.05), 10, 32)
         new = jax.block_until_ready(round_fn(params, x, y, counts, keys)[0])
@@ -79,7 +70,7 @@ def time_round(layer: Callable[..., jax.Array], repeats: int = 5, clients: int =
         jax.block_until_ready(out)
         return (time.perf_counter() - start) / repeats * 1e3, new
     finally:
-        model._apply_layer = _ours
+        model.apply_layer = _ours
 
 
 def _max_diff(a: Any, b: Any) -> float:

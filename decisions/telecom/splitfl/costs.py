@@ -164,17 +164,10 @@ def cost_terms(
 ) -> SplitCosts:
     """The cost formulas (module docstring) on checked inputs, for numpy (``split_costs``) or ``jax.numpy``.
 
-    Args:
-        xp: ``numpy`` or ``jax.numpy``.
-        cols: ``table_arrays``'s columns (as ``xp`` arrays).
-        last_layer: index of the last client-side layer (``split - 1``), broadcastable against the
-            clients' axis.
-        batch, local_steps: samples per batch and batches per round.
-        spec: the clients' effective capability, each ``(n,)``.
-        server_macs_per_s: the server's MAC/s; concurrent: clients sharing it.
-
-    Returns:
-        ``SplitCosts`` broadcast to ``last_layer``'s shape and the clients' axis.
+    ``cols`` are :func:`table_arrays`' columns as ``xp`` arrays, ``last_layer`` the last client-side
+    layer (``split - 1``, broadcastable against the clients' axis), ``spec`` the clients' capability
+    (each ``(n,)``), ``concurrent`` the clients sharing ``server_macs_per_s``. Returns ``SplitCosts``
+    broadcast to ``last_layer``'s shape and the clients' axis.
     """
     s = last_layer
     bits_sample = cols["out_floats"][s] * BITS_PER_VALUE * batch

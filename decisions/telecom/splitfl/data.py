@@ -1,13 +1,4 @@
-"""Real image data for split-federated learning, offline, and its non-IID split over clients (numpy only).
-
-Two sources need no download (see ``/work/shared/notes/splitfl.md`` section 2b):
-
-- ``load_digits_data``: scikit-learn's bundled UCI handwritten digits (1,797 images, 8x8, 10 classes).
-- ``load_fashion_mnist``: the real Fashion-MNIST (60,000 + 10,000 images, 28x28, 10 classes; Zalando,
-  MIT licence) from Debian's ``dataset-fashion-mnist`` package, read by a numpy-only IDX reader.
-
-``dirichlet_partition`` spreads a training set over clients with label skew (Dirichlet per class).
-"""
+"""Real image data for split-federated learning, offline, and its non-IID split over clients (numpy only)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,4 @@
-"""Device tiers and the fleet scenario: validated user input (pydantic: no JAX).
-
-``DeviceScenario`` describes a fleet of clients in named tiers (the issue's weak / medium /
-strong) and the server. The defaults are **design values** of realistic orders of magnitude, not
-measurements, chosen so that the tiers want different splits:
-
-- ``weak``: an energy-harvesting camera node (microcontroller-class: 0.1 GMAC/s effective, 0.5 MB
-  for training, a 300 J buffer recharged at 0.2 W by a solar cell) on a good Wi-Fi link (20 Mb/s):
-  it should offload early;
-- ``medium``: a phone at the cell edge (3 GMAC/s, a 40 kJ battery, no charger) with a poor
-  cellular uplink (2 Mb/s, 40 ms): it should keep most of the network and send little;
-- ``strong``: a mains-powered edge gateway (Jetson-class, 20 GMAC/s, 50 Mb/s).
-
-The dynamics that use it (battery drain by the split's energy, dropouts, the capability state)
-are in ``fleet`` (JAX, so the same code runs the real federation and the agent's simulator).
-"""
+"""Device tiers and the fleet scenario: validated user input (pydantic: no JAX)."""
 
 from __future__ import annotations
 

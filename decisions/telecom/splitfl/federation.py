@@ -1,18 +1,4 @@
-"""The real federation: split-federated training rounds under a strategy, on the simulated fleet.
-
-Each round (``run_federation``): the strategy picks each client's split from the fleet's state; the
-fleet plays the round (``fleet.play_round``: who trains, how long, the energy, the next state); the
-clients that made it train for real (``split.make_round`` at their split, SFLV1: one server copy
-per client, FedAvg of both parts by sample count; clients at different splits are trained split
-by split and averaged together); the model is scored on the validation set (the reward's loss) and
-on the held-out test set; the reward of ``env.round_reward`` is recorded with the real loss.
-
-``LearningCache``: split training equals unsplit training (``split.equivalence_error`` is 0.0),
-so the model after round ``t`` depends only on which clients took part in rounds ``1..t`` (and the
-seed), not on their splits. Runs of one seed share a cache keyed by that history: a strategy
-whose participants so far are the same as an earlier run's reuses its models instead of training
-them again (the first run at each history trains at its own splits).
-"""
+"""The real federation: split-federated training rounds under a strategy, on the simulated fleet."""
 
 from __future__ import annotations
 
@@ -180,17 +166,10 @@ def run_federation(
     cache: LearningCache | None = None,
     progress: ProgressFn | None = None,
 ) -> History:
-    """Train for ``rounds`` rounds under ``strategy`` (module docstring).
+    """The run's ``History``: ``rounds`` rounds of ``fed`` under ``strategy`` (module docstring).
 
-    Args:
-        fed: the task.
-        strategy: chooses each round's splits.
-        rounds: number of rounds.
-        cache: models by participation history shared with other runs of ``fed`` (module docstring).
-        progress: optional ``(done, total)`` callback after each round.
-
-    Returns:
-        The run's ``History``.
+    ``cache`` shares models by participation history with other runs of ``fed``; ``progress(done,
+    total)`` is called after each round.
     """
     cache = LearningCache() if cache is None else cache
     pe, p = fed.pe, fed.pe.fleet

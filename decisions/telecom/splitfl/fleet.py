@@ -1,27 +1,4 @@
-"""The fleet in JAX: per-round costs of the chosen splits, battery dynamics, dropouts, the capability state.
-
-One implementation serves both the real federation (``federation``: the splits of a strategy, real
-training of the clients that make it) and the agent's simulator (``env``: the same rounds with a
-surrogate for the learning), so the dynamics the agent learns are the ones it is scored on.
-
-A round, given each client's split (``play_round``):
-
-- an **available** client (powered, not randomly missing) at split ``s`` has the round time, energy,
-  memory and traffic of ``costs.cost_terms`` at this round's CPU share and link jitter; the server's
-  MAC/s are shared by the available clients;
-- it **refuses** the round when its client part and a batch's activations do not fit its memory,
-  **times out** when its round time exceeds the deadline (it spends energy until the deadline and
-  its update is dropped) and **dies** when the round's energy exceeds what its battery holds (it
-  spends the battery and drops out); otherwise it **participates**;
-- the round lasts as long as its slowest available client that fits, at most the deadline (the
-  deadline when nobody can train);
-- batteries: every client gains its tier's ``recharge_w`` for the round's duration; a participant
-  spends its round energy and idles (``idle_w``) until the round ends; a powered client that did not
-  train idles the whole round; a switched-off one spends nothing; clipped to ``[0, capacity]``;
-- a powered client whose battery falls below ``battery_reserve`` of capacity (or that died) switches
-  off until recharged to ``rejoin_share``; with ``dropout_prob`` any powered client misses the next
-  round; the next round's CPU share ``U(cpu_share_min, 1)`` and log-normal link factor are drawn.
-"""
+"""The fleet in JAX: per-round costs of the chosen splits, battery dynamics, dropouts, the capability state."""
 
 from __future__ import annotations
 
@@ -109,16 +86,7 @@ class RoundOutcome:
 def fleet_params(
     scenario: DeviceScenario, table: list[Any] | tuple[Layer, ...], batch: int, local_steps: int
 ) -> FleetParams:
-    """The arrays of a scenario, a network's layer table and the per-round workload.
-
-    Args:
-        scenario: the validated fleet.
-        table: the network's layer table (``model.layer_table``).
-        batch: samples per local step; local_steps: local steps per round.
-
-    Returns:
-        ``FleetParams`` (float32 arrays).
-    """
+    """``FleetParams`` (float32 arrays) of a validated ``scenario``, a network's layer table and the workload."""
     tier = scenario.client_tiers()
     _, specs = scenario.tier_specs()
     tiers = list(scenario.tiers.values())
@@ -188,16 +156,10 @@ def client_fate(state: FleetState, p: FleetParams, costs: SplitCosts) -> tuple[A
 
 
 def play_round(key: Array, state: FleetState, p: FleetParams, splits: Array) -> tuple[FleetState, RoundOutcome]:
-    """One round at the given per-client splits: who trains, how long, what it costs, the next state.
+    """``(next_state, RoundOutcome)``: one round at per-client ``splits`` (``(n,)`` in ``[1, L]``).
 
-    Args:
-        key: draws the next round's random misses, CPU load and link jitter.
-        state: the fleet before the round.
-        p: the fleet's params.
-        splits: ``(n,)`` client-side layers per client, in ``[1, L]`` (ignored for unavailable clients).
-
-    Returns:
-        ``(next_state, RoundOutcome)``.
+    Who trains, how long and what it costs, from ``state`` and the params ``p``; ``key`` draws the
+    next round's random misses, CPU load and link jitter. Unavailable clients' splits are ignored.
     """
     c = split_costs(state, p, splits)
     part, timed_out, refused, died = client_fate(state, p, c)

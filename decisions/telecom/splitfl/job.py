@@ -1,11 +1,4 @@
-"""The split-federated learning job: train the split-point agents, run every strategy for real, report.
-
-``run_job(job, progress)`` runs ``study.run_study`` and wraps it in a ``SplitFLReport`` whose
-metrics are the headline ratios against the best fixed split in hindsight, the split/unsplit
-equivalence error, the centralised reference and the simulation speed (the store records them, the
-app reads them back); figures a run leaves undefined (a strategy that never reaches the target) are
-left out.
-"""
+"""The split-federated learning job: train the split-point agents, run every strategy for real, report."""
 
 from __future__ import annotations
 
@@ -33,7 +26,7 @@ def run_job(job: SplitFLJob, *, progress: Progress = silent) -> SplitFLReport:
                         ignore_index=True)
     metrics = {
         **study.headline,
-        "split_equivalence_max_err": split_equivalence_max_err(job),
+        "split_equivalence_max_err": split_equivalence_max_err(job.arch.value, job.training),
         "centralised_test_acc": float(np.mean(list(study.centralised.values()))),
         "rounds_per_second": study.rounds_per_second,
         "agent_train_seconds": study.agent_seconds,

@@ -1,26 +1,4 @@
-"""Split-able image classifiers: a network as a sequence of layers cut at any split point.
-
-A network is a tuple of ``LayerSpec`` (a "layer" is one unit: a convolution or dense map, with
-its ReLU fused where the spec says so, or a parameter-free op: ReLU, max-pool, flatten, global
-average pool). Its parameters are a tuple with one pytree per layer (``{}`` for parameter-free
-layers), so a split point ``s`` in ``[1, L-1]`` cuts both the computation and the parameters:
-the client runs layers ``[0, s)`` on ``params[:s]``, the server runs ``[s, L)`` on ``params[s:]``,
-and ``server_apply(server, client_apply(client, x, s), s) == apply(params, x)`` exactly (the same
-operations in the same order).
-
-Architectures (``ARCHS``):
-
-- ``"cnn"``: a small CNN for 8x8x1 digits: conv 1->16 3x3, relu, maxpool 2, conv 16->32 3x3, relu,
-  flatten, dense 64, relu, dense 10 (9 layers, 8 split points);
-- ``"mobilenet"``: a MobileNet-style network of depthwise-separable blocks for 28x28x1
-  Fashion-MNIST: stem conv 3x3/2 (16), five blocks of depthwise 3x3 + pointwise 1x1 (each its own
-  layer, ReLU fused; strides 1, 2, 1, 2, 1; widths 32, 64, 64, 128, 128), global average pool,
-  dense 10 (13 layers, 12 split points).
-
-Images are NHWC float32; a batch ``(B, H, W)`` gets a channel axis added. ``layer_table`` gives,
-per layer and per sample, the forward MACs, the activation size after the layer and the
-parameter count, for the per-split cost model.
-"""
+"""Split-able image classifiers: a network as a sequence of layers cut at any split point."""
 
 from __future__ import annotations
 
@@ -232,7 +210,7 @@ def _patch_conv(x: Array, w: Array, stride: int) -> Array:
     return patches @ w.reshape(-1, w.shape[-1])
 
 
-def _apply_layer(spec: LayerSpec, p: Any, x: Array) -> Array:
+def apply_layer(spec: LayerSpec, p: Any, x: Array) -> Array:
     """Apply one layer to a batch ``x`` (leading batch axis)."""
     if spec.kind == "conv":
         if spec.depthwise:
@@ -297,17 +275,7 @@ class SplitNet:
         return [_layer_info(spec, shape) for spec, shape in zip(self.layers, shapes[:-1], strict=True)]
 
     def check_split(self, split: int) -> int:
-        """Validate a split point.
-
-        Args:
-            split: the number of client layers.
-
-        Returns:
-            ``split`` as an ``int``.
-
-        Raises:
-            InputError: (``split``) when ``split`` is not in ``[1, L-1]``.
-        """
+        """``split`` as an ``int``; ``InputError`` (``split``) unless it is in ``[1, L-1]``."""
         return check_split(self, split)
 
     def init(self, key: Array) -> Params:
@@ -347,7 +315,7 @@ class SplitNet:
                 f"expected {stop - start} layer pytrees for layers [{start}, {stop}), got {len(params)}",
             )
         for spec, p in zip(self.layers[start:stop], params, strict=True):
-            x = _apply_layer(spec, p, x)
+            x = apply_layer(spec, p, x)
         return x
 
     def apply(self, params: Params, x: Array) -> Array:
@@ -388,16 +356,10 @@ def check_split(net: SplitNet, split: int) -> int:
 
 
 def make_net(arch: str | SplitNet, input_shape: Sequence[int] | None = None) -> SplitNet:
-    """Build a network by architecture name.
+    """A network by architecture name (``"cnn"`` or ``"mobilenet"``, see ``ARCHS``), or ``arch`` itself.
 
-    Args:
-        arch: ``"cnn"`` or ``"mobilenet"`` (see ``ARCHS``), or a ``SplitNet`` (returned as is unless
-            ``input_shape`` differs).
-        input_shape: per-sample input shape ``(H, W, C)``; defaults to the architecture's
-            (8x8x1 for ``cnn``, 28x28x1 for ``mobilenet``). ``(H, W)`` means one channel.
-
-    Raises:
-        InputError: (``arch``) for an unknown name; (``input_shape``) for a malformed shape.
+    ``input_shape`` ``(H, W, C)`` (``(H, W)``: one channel) defaults to the architecture's. Raises
+    ``InputError`` (``arch``) for an unknown name, (``input_shape``) for a malformed shape.
     """
     if isinstance(arch, SplitNet):
         if input_shape is None:

@@ -1,8 +1,4 @@
-"""The result of a split-federated learning job: per-run figures, round-by-round curves, a chart.
-
-The CLI prints it, the store records its metrics and files, and the app's Split learning page draws
-it from the CSV files read back (a recorded run and a fresh one look the same).
-"""
+"""The result of a split-federated learning job: per-run figures, round-by-round curves, a chart."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from decisions.jobs.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
 
 @dataclass(kw_only=True)

@@ -1,21 +1,4 @@
-"""Check what a split-learning scenario allows before benching it: per-tier costs and a one-seed study.
-
-``python -m decisions.telecom.splitfl.scenario_check`` prints, for the bench's Fashion-MNIST
-scenario (``bench.FASHION_SPEC``, default tiers filled in), each tier's nominal round at every
-split: round time, its device / uplink / server / sync parts, energy, memory and whether it fits
-(CPU at the mean background load, 0.75 of nominal, links without jitter, 10 clients on the server).
-The table shows what any policy can reach: e.g. the fastest round that keeps a tier's clients.
-
-``--study`` then runs a reduced study on one seed (40 rounds by default, fixed splits 1, 4, 8, 12, 13 and the
-per-client agent) and prints its headline, every run's figures and the agent's missed clients
-with the reason (refused for memory, timed out, battery died); ``--concentration`` changes the
-Dirichlet label skew (the bench uses 0.1 for both studies; 0.5 shows why the weak tier decides the
-result), ``--rounds`` and ``--seed`` the run, ``--learning-rate`` and ``--momentum`` the clients' SGD,
-``--time-weight`` the agent reward's weight on the round's time over the deadline (the Fashion deadline is
-30 s, so at weight 1 the term weighs 6 times less than on digits; choose it on seeds the bench does not use),
-``--time-weights`` more agents beside it, one per weight.
-About 5 minutes on 2 cores at 40 rounds.
-"""
+"""Check what a split-learning scenario allows before benching it: per-tier costs and a one-seed study."""
 
 from __future__ import annotations
 
@@ -28,25 +11,26 @@ import numpy as np
 import pandas as pd
 
 from decisions.telecom.splitfl import costs, model
-from decisions.telecom.splitfl.bench import FASHION_SPEC, _with_default_tiers, strategy_figures
-from decisions.telecom.splitfl.spec import SplitFLJob, prepare
+from decisions.telecom.splitfl.bench import FASHION_SPEC, strategy_figures, with_default_tiers
+from decisions.telecom.splitfl.devices import DeviceScenario
+from decisions.telecom.splitfl.spec import TrainingSettings, prepare
 
 MEAN_CPU_SHARE = 0.75
 """Mean free CPU share (background load uniform on [0.5, 1])."""
 
 
-def tier_costs(job: SplitFLJob) -> pd.DataFrame:
+def tier_costs(arch: str, devices: DeviceScenario, training: TrainingSettings) -> pd.DataFrame:
     """One row per tier and split: the nominal round's time and its parts, energy, memory and fit."""
-    table = model.make_net(job.arch.value).layer_table()
+    table = model.make_net(arch).layer_table()
     splits = np.arange(1, len(table) + 1)
-    clients = sum(t.clients for t in job.devices.tiers.values())
+    clients = sum(t.clients for t in devices.tiers.values())
     rows = []
-    for name, t in job.devices.tiers.items():
+    for name, t in devices.tiers.items():
         spec = costs.ClientSpecs(*(np.array([v]) for v in (
             t.cpu_macs_per_s * MEAN_CPU_SHARE, t.link_mbps, t.downlink_mbps, t.latency_ms / 1e3, t.memory_mb,
             t.power_w_compute, t.power_w_tx, t.idle_w)))
-        c = costs.split_costs(table, splits, job.training.batch_size, job.training.local_steps, spec,
-                              job.devices.server_macs_per_s, concurrent=clients)
+        c = costs.split_costs(table, splits, training.batch_size, training.local_steps, spec,
+                              devices.server_macs_per_s, concurrent=clients)
         for i, split in enumerate(splits):
             rows.append({"tier": name, "split": int(split), "round_s": c.round_time_s[i, 0],
                          "device_s": c.device_compute_s[i, 0], "uplink_s": c.uplink_s[i, 0],
@@ -90,9 +74,9 @@ def main() -> None:
     spec = reduced_spec(args.concentration, args.rounds, args.seed,
                         {"learning_rate": args.learning_rate, "momentum": args.momentum},
                         {"time_weight": args.time_weight}, args.time_weights)
-    job = prepare(_with_default_tiers(spec))
+    job = prepare(with_default_tiers(spec))
     pd.set_option("display.width", 250)
-    print(tier_costs(job).round(2).to_string(index=False))
+    print(tier_costs(job.arch.value, job.devices, job.training).round(2).to_string(index=False))
     if not args.study:
         return
     from decisions.telecom.splitfl.study import run_study

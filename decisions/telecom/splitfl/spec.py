@@ -1,10 +1,4 @@
-"""The split-federated learning job spec: its validated model and ``prepare``, with no JAX.
-
-Tables: ``[job]``, ``[data]`` (digits or Fashion-MNIST, the Dirichlet non-IID partition),
-``[training]`` (network, rounds, local workload, seeds, the accuracy target), ``[devices]`` (the
-fleet: ``devices.DeviceScenario``), ``[agent]`` (the committee DQN and its reward) and ``[study]``
-(which baselines and ablations run). A bad spec is refused naming the field before JAX loads.
-"""
+"""The split-federated learning job spec: its validated model and ``prepare``, with no JAX."""
 
 from __future__ import annotations
 
@@ -15,9 +9,9 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from decisions.core.settings import Settings, refuse_unused
+from decisions.core.settings import NetworkWidths, Settings, refuse_unused
 from decisions.errors import InputError
-from decisions.jobs.base import JobBase, spec_path
+from decisions.kit.base import JobBase
 from decisions.telecom.splitfl.devices import DeviceScenario
 
 SECTIONS = ("data", "training", "devices", "agent", "study")
@@ -118,7 +112,7 @@ class AgentSettings(Settings):
     dropout_weight: float = Field(1.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of the missed-client share.")
     energy_weight: float = Field(0.0, ge=0.0, le=1e4, allow_inf_nan=False, description="Weight of energy / battery capacity.")
     env_steps: int = Field(50_000, ge=100, le=10_000_000, description="Simulated decisions each member trains on.")
-    hidden: tuple[int, ...] = Field((64, 64), min_length=1, max_length=4, description="Q-network widths.")
+    hidden: NetworkWidths = Field((64, 64), description="Q-network widths.")
     gamma: float = Field(0.95, ge=0.0, lt=1.0, description="Discount per decision.")
     learning_rate: float = Field(1e-3, gt=0.0, le=1.0, allow_inf_nan=False, description="Adam step size.")
     seed: int = Field(0, ge=0, description="Seed of the agents' training.")
@@ -129,14 +123,6 @@ class AgentSettings(Settings):
         if len(set(modes)) != len(modes):
             raise ValueError(f"each mode at most once, got {[m.value for m in modes]}")
         return modes
-
-    @field_validator("hidden")
-    @classmethod
-    def _widths(cls, widths: tuple[int, ...]) -> tuple[int, ...]:
-        for width in widths:
-            if not 1 <= width <= 1024:
-                raise ValueError(f"each width must lie in [1, 1024], got {width}")
-        return widths
 
 
 class StudySettings(Settings):
@@ -176,6 +162,7 @@ class SplitFLJob(JobBase):
     """A validated split-federated learning study."""
 
     SECTIONS = SECTIONS
+    SPEC_PATHS = ("data.path",)
 
     name: str = Field("splitfl", min_length=1, max_length=200)
     data: DataSettings = Field(default_factory=DataSettings)
@@ -188,13 +175,6 @@ class SplitFLJob(JobBase):
     def arch(self) -> Arch:
         """The network: the one given, or the dataset's."""
         return self.training.arch or DEFAULT_ARCH[self.data.dataset]
-
-    @classmethod
-    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
-        """A relative ``data.path`` is relative to the spec file."""
-        section = data.get("data")
-        if isinstance(section, dict) and isinstance(section.get("path"), str):
-            section["path"] = str(spec_path(section["path"], base_dir))
 
 
 JOB_MODEL = SplitFLJob

@@ -1,26 +1,4 @@
-"""SplitFed (SFLV1) training of a ``SplitNet`` cut at a split point, in JAX.
-
-One client step (``split_step``): the client runs its layers to the cut, ``jax.vjp`` keeps the
-pullback, the server runs the rest with the softmax cross-entropy loss and differentiates it with
-respect to its parameters and to the smashed activations, the cut gradient goes back through the
-client's pullback, and both parts take an optimiser step with separate optimiser states. With an
-element-wise optimiser (SGD, momentum, Adam) this equals one step of the unsplit model
-(``equivalence_error`` measures it).
-
-A round (``make_round``), SFLV1-style:
-
-- every selected client starts from the global client part **and its own copy of the global
-  server part** (the server trains one server part per client, in parallel), with fresh optimiser
-  states, and takes ``local_steps`` minibatch steps on its own data;
-- minibatches are **fixed-size samples with replacement** from the client's own data: client
-  datasets are padded to a common length (``pad_clients``) and indices drawn in
-  ``[0, count_i)``, so the padding is never read and all clients vmap together;
-- at the end of the round both the client parts and the server parts are averaged (FedAvg)
-  with weights proportional to the clients' sample counts.
-
-The whole round is one jitted function: clients ``vmap``-ed (or ``lax.map``-ped, see ``make_round``),
-local steps ``lax.scan``-ned.
-"""
+"""SplitFed (SFLV1) training of a ``SplitNet`` cut at a split point, in JAX."""
 
 from __future__ import annotations
 
@@ -132,20 +110,10 @@ def equivalence_errors(
     batch: tuple[Array, Array],
     optimizer: optax.GradientTransformation | None = None,
 ) -> dict[int, float]:
-    """Per split point, the max abs parameter difference between one split step and one full step.
+    """``{split: max |split-trained - full-trained|}`` (float32) of one split step against one full step.
 
-    Both start from the same parameters (``make_net(arch).init(key)``) and fresh optimiser states
-    and see the same batch.
-
-    Args:
-        arch: architecture name or ``SplitNet``.
-        key: PRNG key for the initial parameters.
-        batch: ``(x, y)`` images and integer labels.
-        optimizer: defaults to ``optax.sgd(0.1)``; any element-wise optimiser gives the same result
-            split or unsplit.
-
-    Returns:
-        ``{split: max |split-trained - full-trained|}`` over all parameters, float32.
+    Both start from ``make_net(arch).init(key)`` with fresh optimiser states and see ``batch = (x, y)``;
+    ``optimizer`` defaults to ``optax.sgd(0.1)`` (any element-wise optimiser gives the same result).
     """
     net = make_net(arch)
     opt = optax.sgd(0.1) if optimizer is None else optimizer
@@ -239,6 +207,18 @@ class RoundStats(NamedTuple):
 RoundFn = Callable[..., tuple[Params, RoundStats]]
 
 
+def _combine(
+    params: Params, cps: Params, sps: Params, losses: Array, accs: Array, w: Array
+) -> tuple[Params, RoundStats]:
+    """FedAvg of the clients' parts with weights ``w`` (``params`` unchanged when they are all zero)."""
+    total = jnp.sum(w)
+    safe = jnp.where(total > 0, w, 1.0)
+    new = join_params(fedavg(cps, safe), fedavg(sps, safe))
+    new = jax.tree.map(lambda a, b: jnp.where(total > 0, a, b), new, params)
+    share = safe / jnp.sum(safe)
+    return new, RoundStats(jnp.sum(share * losses), jnp.sum(share * accs), losses, accs)
+
+
 def make_round(
     net: SplitNet,
     split: int,
@@ -260,12 +240,9 @@ def make_round(
 
     ``vmap_clients=True``: the whole round is one jitted function, clients ``vmap``-ed (one compile
     per number of clients and padded length). ``vmap_clients=False``: the clients with a non-zero
-    weight run one after another, each a jitted call with its local steps unrolled, then the average.
-    Vmapping per-client conv kernels turns every conv into a grouped conv, which XLA:CPU runs very
-    slowly for the depthwise ``mobilenet`` (a 10-client x 5-step round did not finish in 9 minutes on
-    2 cores), and a conv inside a ``lax.scan`` or ``lax.map`` loop runs about 4x slower than
-    unrolled (measured: 5 scanned MobileNet steps 0.72 s, unrolled 0.16 s); the small ``cnn`` vmaps
-    fine. Results are the same either way.
+    weight run one after another, each a jitted call with its local steps unrolled, then the average
+    (XLA:CPU runs vmapped per-client convolutions as slow grouped convolutions). Results are the
+    same either way.
 
     Raises:
         InputError: (``split``) outside ``[1, L-1]``; (``local_steps``/``batch_size``) below 1.
@@ -292,24 +269,16 @@ def make_round(
         )
         return cp, sp, jnp.mean(losses), jnp.mean(accs)
 
-    def combine(params: Params, cps: Params, sps: Params, losses: Array, accs: Array, w: Array):
-        total = jnp.sum(w)
-        safe = jnp.where(total > 0, w, 1.0)
-        new = join_params(fedavg(cps, safe), fedavg(sps, safe))
-        new = jax.tree.map(lambda a, b: jnp.where(total > 0, a, b), new, params)
-        share = safe / jnp.sum(safe)
-        return new, RoundStats(jnp.sum(share * losses), jnp.sum(share * accs), losses, accs)
-
     @jax.jit
     def vmapped(params: Params, x: Array, y: Array, counts: Array, keys: Array, w: Array):
         cp, sp = split_params(params, split)
         cps, sps, losses, accs = jax.vmap(client_train, in_axes=(None, None, 0, 0, 0, 0))(
             cp, sp, x, y, counts, keys
         )
-        return combine(params, cps, sps, losses, accs, w)
+        return _combine(params, cps, sps, losses, accs, w)
 
     one_client = jax.jit(client_train)
-    combine_jit = jax.jit(combine)
+    combine_jit = jax.jit(_combine)
 
     def looped(params: Params, x: Array, y: Array, counts: Array, keys: Array, w: Array):
         cp, sp = split_params(params, split)
@@ -337,16 +306,9 @@ _eval_chunk_jit = jax.jit(_eval_chunk, static_argnums=0)
 
 
 def evaluate(net: SplitNet, params: Params, x: Any, y: Any, batch_size: int = 1024) -> tuple[float, float]:
-    """Mean cross-entropy loss and accuracy of the full model on held-out data.
+    """``(loss, accuracy)`` as floats: mean cross-entropy and accuracy of the full model on ``(x, y)``.
 
-    Args:
-        net: the network.
-        params: full per-layer parameters.
-        x: images ``(N, H, W, C)``; y: integer labels ``(N,)``.
-        batch_size: evaluation chunk (the last chunk is padded and masked; one compile).
-
-    Returns:
-        ``(loss, accuracy)`` as floats.
+    Evaluated in chunks of ``batch_size`` (the last padded and masked: one compile).
     """
     x = np.asarray(x, np.float32)
     y = np.asarray(y).astype(np.int32).reshape(-1)

@@ -1,22 +1,4 @@
-"""Split strategies: who decides each round's splits, from the fleet's state.
-
-A strategy maps the fleet's state before a round (and the round's index) to one split per client,
-``(n,)`` ints in ``[1, L]`` (``L``: the whole network on the client, plain FedAvg):
-
-- ``FixedSplit``: the same split every round (every fixed split is a baseline; ``L`` is FedAvg);
-- ``RandomSplit``: a uniformly random split each round, the same for every client;
-- ``GreedyRule``: from the device model, the deepest split at which every available client fits its
-  memory, meets the deadline and keeps its battery above the reserve; when no split does, the split
-  that keeps the most clients (then the shortest round);
-- ``FastestSplit``: per client, from the device model, the split with the shortest round among those
-  it can hold in memory that keep its battery above the reserve (the fastest it can hold when none
-  does). The round lasts as long as its slowest client, so these splits give the shortest round that
-  keeps every client it can: the floor any policy that keeps them pays, this round's draws known;
-- ``RoundAgent``: the committee on ``env.round_obs``, one split for the round;
-- ``ClientAgent``: the committee on ``env.client_obs``, clients in turn (``env.client_order``), each
-  seeing the running straggler time of the clients before it, exactly as in ``env.ClientSplitEnv``;
-  each client's vote is among the splits it can hold in memory (``env.holdable_splits``).
-"""
+"""Split strategies: who decides each round's splits, from the fleet's state."""
 
 from __future__ import annotations
 

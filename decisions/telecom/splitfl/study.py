@@ -1,30 +1,10 @@
-"""The split-point study: agents trained on the simulator, then every strategy run for real, seed by seed.
-
-``run_study(job)``:
-
-1. the agents: per mode (``round``, ``client``) a committee of the core's DQNs trained on the split
-   environment (``env``) of the job's fleet and network, once for all seeds (the members' own
-   training seeds are not the evaluation seeds); the committee-size ablation takes the first ``m``
-   members of one committee of ``max(sizes)``; the decay ablation trains its own committee;
-2. per seed: the data (a Dirichlet partition of the seed), the centralised reference (the unsplit
-   network on the pooled client data, as many ``batch_size`` steps as the clients take together) and
-   its test accuracy, which sets the target; then every strategy (fixed splits, random, greedy, fastest,
-   the agents, the ablations) runs ``rounds`` real rounds on the same fleet randomness, sharing one
-   ``federation.LearningCache``;
-3. the figures: per strategy and seed the final test accuracy, the wall-clock time to the target,
-   dropout, straggler and refusal rates, energy per tier, bytes; the best fixed split **in
-   hindsight** is, per seed, the fixed split with the shortest time to the target (ties: the higher
-   final accuracy), and the headline ratios compare the agent (client mode when it runs) with it.
-   Beside it, the same ratio on the time until the trailing ``SMOOTHING_WINDOW``-round mean of the test
-   accuracy reaches the target (each strategy's own best fixed split chosen again on that time), and per
-   seed the agent's ratio, the winning fixed split and both times.
-"""
+"""The split-point study: agents trained on the simulator, then every strategy run for real, seed by seed."""
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,9 +19,18 @@ from decisions.telecom.splitfl import env as E
 from decisions.telecom.splitfl import fleet as fl
 from decisions.telecom.splitfl.agent import Committee, train_committee
 from decisions.telecom.splitfl.data import Dataset, dirichlet_partition, load_digits_data, load_fashion_mnist
+from decisions.telecom.splitfl.devices import DeviceScenario
 from decisions.telecom.splitfl.federation import Federation, History, LearningCache, run_federation
 from decisions.telecom.splitfl.model import SplitNet, make_net
-from decisions.telecom.splitfl.spec import DatasetName, Mode, SplitFLJob
+from decisions.telecom.splitfl.spec import (
+    AgentSettings,
+    DatasetName,
+    DataSettings,
+    Mode,
+    SplitFLJob,
+    StudySettings,
+    TrainingSettings,
+)
 from decisions.telecom.splitfl.split import equivalence_error, evaluate, full_step, pad_clients
 from decisions.telecom.splitfl.strategies import (
     ClientAgent,
@@ -59,23 +48,15 @@ ProgressFn = Callable[[str, int, int], None]
 HEADLINE_AGENT = {Mode.CLIENT: "dqn_client", Mode.ROUND: "dqn_round"}
 
 SMOOTHING_WINDOW = 3
-"""Rounds in the trailing mean of ``time_to_target_smoothed_s``, reported beside the issue's first-touch
-time to the target for every strategy alike (decided before the 5-seed Fashion-MNIST run of 2026-12-04)."""
+"""Rounds in the trailing mean of ``time_to_target_smoothed_s``, reported beside the first-touch time
+to the target for every strategy alike."""
 
 
 @dataclass
 class Study:
-    """A finished study.
-
-    Attributes:
-        job: the spec.
-        histories: ``{seed: {strategy: History}}``.
-        runs: one row per strategy and seed (``run_metrics``).
-        summary: one row per strategy, means and spreads over seeds.
-        headline: the agent's ratios against the best fixed split in hindsight, and the checks.
-        centralised: ``{seed: test accuracy of the centralised reference}``.
-        committees: the trained agents by strategy name.
-        agent_seconds: wall time of the agents' training.
+    """A finished study: the job, ``histories[seed][strategy]``, ``runs`` (one row per strategy and
+    seed, :func:`run_metrics`), ``summary`` (means and spreads over seeds), ``headline``, the
+    ``centralised`` reference accuracy per seed, the trained ``committees`` and their training time.
     """
 
     job: SplitFLJob
@@ -91,10 +72,9 @@ class Study:
     """Rounds a second of the first seed's first run (compile included, nothing cached)."""
 
 
-def load_dataset(job: SplitFLJob, seed: int) -> tuple[Dataset, tuple[np.ndarray, np.ndarray]]:
-    """The job's images (digits split by ``seed``; Fashion-MNIST's own split), subsampled as configured, and
+def load_dataset(d: DataSettings, seed: int) -> tuple[Dataset, tuple[np.ndarray, np.ndarray]]:
+    """The images (digits split by ``seed``; Fashion-MNIST's own split), subsampled as configured, and
     the whole test set (which scores each run's final model)."""
-    d = job.data
     data = load_digits_data(seed=seed) if d.dataset is DatasetName.DIGITS else load_fashion_mnist(d.path)
     rng = np.random.default_rng(10_000 + seed)
     x_tr, y_tr, x_te, y_te = data.x_train, data.y_train, data.x_test, data.y_test
@@ -107,44 +87,44 @@ def load_dataset(job: SplitFLJob, seed: int) -> tuple[Dataset, tuple[np.ndarray,
     return Dataset(x_tr, y_tr, x_te, y_te, data.classes), (data.x_test, data.y_test)
 
 
-def optimizer(job: SplitFLJob) -> optax.GradientTransformation:
-    """SGD at the job's learning rate and momentum (element-wise: split training equals unsplit training)."""
-    t = job.training
+def optimizer(t: TrainingSettings) -> optax.GradientTransformation:
+    """SGD at the training's learning rate and momentum (element-wise: split training equals unsplit training)."""
     return optax.sgd(t.learning_rate, momentum=t.momentum or None)
 
 
-def fleet_for(job: SplitFLJob, net: SplitNet) -> fl.FleetParams:
-    """The job's fleet with the network's layer table and the round's workload."""
-    return fl.fleet_params(job.devices, net.layer_table(), job.training.batch_size, job.training.local_steps)
+def fleet_for(devices: DeviceScenario, t: TrainingSettings, net: SplitNet) -> fl.FleetParams:
+    """The fleet with the network's layer table and the round's workload."""
+    return fl.fleet_params(devices, net.layer_table(), t.batch_size, t.local_steps)
 
 
 def env_params_for(
-    job: SplitFLJob, fleet: fl.FleetParams, data_share: Any, decay: float | None = None,
+    a: AgentSettings, rounds: int, fleet: fl.FleetParams, data_share: Any, decay: float | None = None,
     time_weight: float | None = None,
 ) -> E.SplitEnvParams:
-    """The split environment's params for the job (``decay`` and ``time_weight`` override the agent's)."""
-    a = job.agent
+    """The split environment's params (``decay`` and ``time_weight`` override the agent's)."""
     return E.env_params(
-        fleet, data_share, job.training.rounds, decay=a.decay if decay is None else decay,
+        fleet, data_share, rounds, decay=a.decay if decay is None else decay,
         loss_weight=a.loss_weight, time_weight=a.time_weight if time_weight is None else time_weight,
         dropout_weight=a.dropout_weight, energy_weight=a.energy_weight,
     )
 
 
-def build_federation(job: SplitFLJob, seed: int) -> tuple[Federation, tuple[np.ndarray, np.ndarray]]:
+def build_federation(
+    d: DataSettings, t: TrainingSettings, agent: AgentSettings, devices: DeviceScenario, arch: str, seed: int
+) -> tuple[Federation, tuple[np.ndarray, np.ndarray]]:
     """One seed's task: validation split, Dirichlet partition, padded client data; and the pooled client data.
 
     Raises:
         InputError: (``data.concentration`` / ``devices.tiers``) a partition that leaves a client empty.
     """
-    data, whole_test = load_dataset(job, seed)
-    net = make_net(job.arch.value)
+    data, whole_test = load_dataset(d, seed)
+    net = make_net(arch)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(data.y_train))
-    n_val = max(1, int(round(job.data.validation_share * len(order))))
+    n_val = max(1, int(round(d.validation_share * len(order))))
     val_idx, train_idx = order[:n_val], order[n_val:]
-    fleet = fleet_for(job, net)
-    parts = dirichlet_partition(data.y_train[train_idx], fleet.clients, job.data.concentration, seed)
+    fleet = fleet_for(devices, t, net)
+    parts = dirichlet_partition(data.y_train[train_idx], fleet.clients, d.concentration, seed)
     clients = [(data.x_train[train_idx[p]], data.y_train[train_idx[p]]) for p in parts]
     counts = np.array([len(p) for p in parts], np.float64)
     fed = Federation(
@@ -152,25 +132,24 @@ def build_federation(job: SplitFLJob, seed: int) -> tuple[Federation, tuple[np.n
         data=pad_clients(clients),
         val=(data.x_train[val_idx], data.y_train[val_idx]),
         test=(data.x_test, data.y_test),
-        pe=env_params_for(job, fleet, counts),
-        optimizer=optimizer(job),
-        local_steps=job.training.local_steps,
-        batch_size=job.training.batch_size,
+        pe=env_params_for(agent, t.rounds, fleet, counts),
+        optimizer=optimizer(t),
+        local_steps=t.local_steps,
+        batch_size=t.batch_size,
         seed=seed,
-        vmap_clients=job.arch.value == "cnn",
+        vmap_clients=arch == "cnn",
         final_test=whole_test if len(whole_test[1]) > len(data.y_test) else None,
     )
     return fed, (data.x_train[train_idx], data.y_train[train_idx])
 
 
-def centralised_accuracy(job: SplitFLJob, fed: Federation, pooled: tuple[np.ndarray, np.ndarray]) -> float:
+def centralised_accuracy(t: TrainingSettings, fed: Federation, pooled: tuple[np.ndarray, np.ndarray]) -> float:
     """Test accuracy of the unsplit network trained on the pooled client data (the target's reference).
 
     By default it takes as many sequential minibatch steps, of the clients' batch size, as all the clients
     together take over the run (rounds x local steps x clients): the same samples and the same gradient
     work as federated training, without the averaging.
     """
-    t = job.training
     steps = t.centralised_steps or t.rounds * t.local_steps * fed.pe.fleet.clients
     batch = t.batch_size
     opt, net = fed.optimizer, fed.net
@@ -193,9 +172,8 @@ def centralised_accuracy(job: SplitFLJob, fed: Federation, pooled: tuple[np.ndar
     return evaluate(net, params, *fed.test)[1]
 
 
-def dqn_config(job: SplitFLJob, mode: Mode) -> dqn.DQNConfig:
+def dqn_config(a: AgentSettings, mode: Mode) -> dqn.DQNConfig:
     """The core DQN's settings for a mode (per-client episodes are ``n`` times longer)."""
-    a = job.agent
     return dqn.DQNConfig(
         total_env_steps=a.env_steps, num_envs=8, learning_starts=min(2000, a.env_steps // 4), hidden=a.hidden,
         gamma=a.gamma, bootstrap_truncated=False, log_every=200, batch_size=64, exploration_fraction=0.3,
@@ -203,40 +181,40 @@ def dqn_config(job: SplitFLJob, mode: Mode) -> dqn.DQNConfig:
     )
 
 
-def train_agents(job: SplitFLJob, progress: ProgressFn | None = None) -> tuple[dict[str, Committee], float]:
+def train_agents(
+    a: AgentSettings, study: StudySettings, fleet: fl.FleetParams, rounds: int, progress: ProgressFn | None = None
+) -> tuple[dict[str, Committee], float]:
     """The agents by strategy name (module docstring, step 1), and their total training seconds."""
-    net = make_net(job.arch.value)
-    fleet = fleet_for(job, net)
     share = np.ones(fleet.clients)
-    key = jax.random.PRNGKey(job.agent.seed)
+    key = jax.random.PRNGKey(a.seed)
     agents: dict[str, Committee] = {}
     seconds = 0.0
 
     def report(task: str) -> Callable[[str, int, int], None] | None:
         return None if progress is None else (lambda _t, done, total: progress(task, done, total))
 
-    for mode in job.agent.modes:
-        pe = env_params_for(job, fleet, share)
+    for mode in a.modes:
+        pe = env_params_for(a, rounds, fleet, share)
         environment = E.ClientSplitEnv(pe) if mode is Mode.CLIENT else E.RoundSplitEnv(pe)
-        size = job.agent.committee
+        size = a.committee
         if mode is Mode.CLIENT:
-            size = max([size, *job.study.committees])
-        committee = train_committee(environment, dqn_config(job, mode), members=size,
+            size = max([size, *study.committees])
+        committee = train_committee(environment, dqn_config(a, mode), members=size,
                                     key=jax.random.fold_in(key, 1 if mode is Mode.CLIENT else 0),
                                     progress=report(f"agent ({mode.value})"))
         seconds += committee.train_seconds
         name = HEADLINE_AGENT[mode]
-        agents[name] = first_members(committee, job.agent.committee)
+        agents[name] = first_members(committee, a.committee)
         if mode is Mode.CLIENT:
-            for m in job.study.committees:
-                if m != job.agent.committee:
+            for m in study.committees:
+                if m != a.committee:
                     agents[f"{name}_m{m}"] = first_members(committee, m)
-            variants = [(f"decay{d:g}", f"decay {d:g}", {"decay": d}) for d in job.study.decays if d != job.agent.decay]
+            variants = [(f"decay{d:g}", f"decay {d:g}", {"decay": d}) for d in study.decays if d != a.decay]
             variants += [(f"tw{w:g}", f"time weight {w:g}", {"time_weight": w})
-                         for w in job.study.time_weights if w != job.agent.time_weight]  # fmt: skip
+                         for w in study.time_weights if w != a.time_weight]  # fmt: skip
             for suffix, label, reward in variants:
-                ablation = train_committee(E.ClientSplitEnv(env_params_for(job, fleet, share, **reward)),
-                                           dqn_config(job, mode), members=job.agent.committee,
+                ablation = train_committee(E.ClientSplitEnv(env_params_for(a, rounds, fleet, share, **reward)),
+                                           dqn_config(a, mode), members=a.committee,
                                            key=jax.random.fold_in(key, 2), progress=report(f"agent ({label})"))
                 seconds += ablation.train_seconds
                 agents[f"{name}_{suffix}"] = ablation
@@ -248,15 +226,14 @@ def first_members(committee: Committee, m: int) -> Committee:
     return Committee(committee.policy, jax.tree.map(lambda a: a[:m], committee.params), committee.train_seconds)
 
 
-def strategies(job: SplitFLJob, agents: dict[str, Committee], seed: int) -> list[Strategy]:
+def strategies(study: StudySettings, layers: int, agents: dict[str, Committee], seed: int) -> list[Strategy]:
     """Every strategy the study runs for a seed: fixed splits, random, greedy, fastest, agents, ablations."""
-    layers = make_net(job.arch.value).num_layers
-    out: list[Strategy] = [FixedSplit(s) for s in (job.study.fixed_splits or range(1, layers + 1))]
-    if job.study.random:
+    out: list[Strategy] = [FixedSplit(s) for s in (study.fixed_splits or range(1, layers + 1))]
+    if study.random:
         out.append(RandomSplit(seed))
-    if job.study.greedy:
+    if study.greedy:
         out.append(GreedyRule())
-    if job.study.fastest:
+    if study.fastest:
         out.append(FastestSplit())
     for name, committee in agents.items():
         agent = ClientAgent if name.startswith(HEADLINE_AGENT[Mode.CLIENT]) else RoundAgent
@@ -327,9 +304,12 @@ def vs_best_fixed(runs: pd.DataFrame, time_column: str = "time_to_target_s") -> 
     return runs.assign(time_ratio=time_ratio, acc_ratio=runs["final_test_acc"] / runs["seed"].map(ref["final_test_acc"]))
 
 
-def headline(job: SplitFLJob, runs: pd.DataFrame) -> dict[str, float]:
-    """The agent's ratios against the best fixed split in hindsight (mean, std, worst over seeds)."""
-    agent = HEADLINE_AGENT[Mode.CLIENT if Mode.CLIENT in job.agent.modes else Mode.ROUND]
+def headline(modes: Sequence[Mode], runs: pd.DataFrame) -> dict[str, float]:
+    """The agent's ratios against the best fixed split in hindsight (mean, std, worst over seeds).
+
+    The agent is the client-mode one when ``modes`` holds it, else the round-mode one.
+    """
+    agent = HEADLINE_AGENT[Mode.CLIENT if Mode.CLIENT in modes else Mode.ROUND]
     scored = vs_best_fixed(runs)
     mine = scored[scored["strategy"] == agent].set_index("seed")
     smoothed = vs_best_fixed(runs, "time_to_target_smoothed_s")
@@ -364,35 +344,38 @@ def headline(job: SplitFLJob, runs: pd.DataFrame) -> dict[str, float]:
 
 def run_study(job: SplitFLJob, progress: ProgressFn | None = None) -> Study:
     """Train the agents, run every strategy on every seed, and score them (module docstring)."""
-    agents, agent_seconds = train_agents(job, progress)
+    arch, training, devices = job.arch.value, job.training, job.devices
+    net = make_net(arch)
+    agents, agent_seconds = train_agents(job.agent, job.study, fleet_for(devices, training, net), training.rounds,
+                                         progress)
     histories: dict[int, dict[str, History]] = {}
     rows, centralised = [], {}
     speed = float("nan")
-    tier_names = tuple(job.devices.tiers)
-    for seed in job.training.seeds:
-        fed, pooled = build_federation(job, seed)
-        centralised[seed] = centralised_accuracy(job, fed, pooled)
-        target = job.training.target_share * centralised[seed]
+    tier_names = tuple(devices.tiers)
+    for seed in training.seeds:
+        fed, pooled = build_federation(job.data, training, job.agent, devices, arch, seed)
+        centralised[seed] = centralised_accuracy(training, fed, pooled)
+        target = training.target_share * centralised[seed]
         cache = LearningCache()
         histories[seed] = {}
-        for strategy in strategies(job, agents, seed):
+        for strategy in strategies(job.study, net.num_layers, agents, seed):
             task = f"seed {seed}: {strategy.name}"
             report = None if progress is None else (lambda d, n, task=task: progress(task, d, n))
             start = time.perf_counter()
-            h = run_federation(fed, strategy, job.training.rounds, cache=cache, progress=report)
+            h = run_federation(fed, strategy, training.rounds, cache=cache, progress=report)
             if not math.isfinite(speed):
-                speed = job.training.rounds / (time.perf_counter() - start)
+                speed = training.rounds / (time.perf_counter() - start)
             histories[seed][strategy.name] = h
-            rows.append({"seed": seed, **run_metrics(h, target, tier_names, job.devices.round_deadline_s)})
+            rows.append({"seed": seed, **run_metrics(h, target, tier_names, devices.round_deadline_s)})
     runs = pd.DataFrame(rows)
-    return Study(job, histories, runs, _summarise(runs), headline(job, runs), centralised, agents,
+    return Study(job, histories, runs, _summarise(runs), headline(job.agent.modes, runs), centralised, agents,
                  agent_seconds, tier_names, speed)
 
 
-def split_equivalence_max_err(job: SplitFLJob, seed: int = 0) -> float:
+def split_equivalence_max_err(arch: str, t: TrainingSettings, seed: int = 0) -> float:
     """The largest parameter difference between one split step and one unsplit step, over every split."""
-    net = make_net(job.arch.value)
+    net = make_net(arch)
     rng = np.random.default_rng(seed)
-    x = rng.random((job.training.batch_size, *net.input_shape), np.float32)
-    y = rng.integers(0, 10, job.training.batch_size)
-    return equivalence_error(net, jax.random.PRNGKey(seed), (x, y), optimizer(job))
+    x = rng.random((t.batch_size, *net.input_shape), np.float32)
+    y = rng.integers(0, 10, t.batch_size)
+    return equivalence_error(net, jax.random.PRNGKey(seed), (x, y), optimizer(t))

@@ -14,6 +14,7 @@ from decisions.energy.building import DOMAIN, replay
 from decisions.energy.building import job as building_job
 from decisions.energy.building.agents import AgentName, seed_params
 from decisions.errors import InputError
+from decisions.platform.record import execute_domain
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import with_sections
 from tests.smoke_runs import smoke_bench
@@ -90,12 +91,12 @@ def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: P
         reports.append(run(job, **kwargs))
         return reports[-1]
 
-    monkeypatch.setattr(building_job, "run_job", run_job)  # DOMAIN.execute looks it up when it runs
+    monkeypatch.setattr(building_job, "run_job", run_job)  # execute_domain looks it up when it runs
     try:
         spec = _spec(agents={"names": ["ppo"], "seeds": 1}, evaluation={"explain": False})
         del spec["agents"]["off_policy_steps"]  # no off-policy agent: prepare refuses it
         job = building_job.prepare(spec)
-        run_id = DOMAIN.execute(job, url=url)
+        run_id = execute_domain(DOMAIN, job, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED
         metrics = record.latest_metrics()

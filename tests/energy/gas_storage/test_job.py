@@ -11,6 +11,7 @@ import pytest
 from decisions.energy.gas_storage import DOMAIN, snapo_policy
 from decisions.energy.gas_storage import job as gas_job
 from decisions.errors import InputError
+from decisions.platform.record import execute_domain
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import with_sections
 
@@ -62,7 +63,7 @@ def test_execute_records_run_and_policy_reloads(tmp_path: Path) -> None:
         spec = _spec(job={"method": "snapo"}, snapo={"steps": 50})
         del spec["evaluation"]["lsmc_paths"]  # no LSMC without the baselines: prepare refuses it
         job = gas_job.prepare(spec)
-        run_id = DOMAIN.execute(job, url=url)
+        run_id = execute_domain(DOMAIN, job, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED
         assert record.latest_metrics()["value_snapo"] is not None

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from decisions.finance.pension import snapo_policy as sp
+from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.curve import (
     affine_rates,
     nelson_siegel_loadings,
@@ -20,7 +21,7 @@ from decisions.finance.pension.curve import (
     zero_coupon_price,
     zero_rates,
 )
-from decisions.finance.pension.params import DT, to_params
+from decisions.finance.pension.params import DT
 from decisions.finance.pension.policy import AllocationNet, fixed_mix_params
 from decisions.finance.pension.scenario import STANDARD_RATES, STANDARD_TENORS, Scenario
 from decisions.finance.pension.simulator import draw_normals

@@ -12,6 +12,7 @@ from decisions.errors import InputError
 from decisions.finance.pension import DOMAIN
 from decisions.finance.pension import job as pension_job
 from decisions.finance.pension import snapo_policy as sp
+from decisions.platform.record import execute_domain
 from decisions.store import RunStatus, dispose_engines, get_run
 
 pytestmark = pytest.mark.smoke_runs("pension")
@@ -47,7 +48,7 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path) -> None:
 
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
-        run_id = DOMAIN.execute(job, url=url)
+        run_id = execute_domain(DOMAIN, job, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and record.kind == DOMAIN.name
         assert record.latest_metrics()["value_snapo"] == pytest.approx(report.metrics["value_snapo"], rel=1e-6)

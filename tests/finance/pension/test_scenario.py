@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from decisions.errors import InputError
+from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.baselines import FixedMixSpec
 from decisions.finance.pension.liabilities import benefit_cash_flows, initial_liability, payroll, survival
-from decisions.finance.pension.params import DT, to_params
+from decisions.finance.pension.params import DT
 from decisions.finance.pension.scenario import Scenario, default_correlation
 from decisions.finance.pension.snapo_policy import PensionSnapoSettings
 from tests.helpers import assert_input_error

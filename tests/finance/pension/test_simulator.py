@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from decisions.finance.pension import snapo_policy as sp
+from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.bench import central_difference
-from decisions.finance.pension.params import PensionParams, to_params
+from decisions.finance.pension.params import PensionParams
 from decisions.finance.pension.policy import (
     FUNDING_AND_TIME,
     AllocationNet,

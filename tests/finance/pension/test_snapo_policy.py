@@ -14,8 +14,9 @@ from decisions.core.evaluate import compare
 from decisions.errors import InputError
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
+from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.liabilities import initial_liability
-from decisions.finance.pension.params import PensionParams, to_params
+from decisions.finance.pension.params import PensionParams
 from decisions.finance.pension.policy import fixed_mix_params
 from decisions.finance.pension.report import allocation, allocation_long, funding_fan
 from decisions.finance.pension.scenario import Scenario

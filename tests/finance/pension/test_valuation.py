@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from decisions.finance.pension import valuation as val
+from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.liabilities import initial_liability
-from decisions.finance.pension.params import to_params
 from decisions.finance.pension.scenario import Scenario
 
 FLAT_TENORS = [1.0, 10.0, 30.0]

@@ -13,7 +13,8 @@ from decisions.finance.wealth import job as wealth_job
 from decisions.finance.wealth.bench import EXAMPLE_MULTI_GOAL
 from decisions.finance.wealth.planner import load_planner, planner_training
 from decisions.finance.wealth.problem import WealthProblem
-from decisions.jobs.registry import get
+from decisions.platform.record import execute_domain, load_run_report
+from decisions.platform.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import assert_input_error
 
@@ -59,12 +60,12 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path, monkeypatch: p
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
         job = wealth_job.prepare(_spec(evaluation={"paths": 2_000}))
-        run_id = DOMAIN.execute(job, url=url)  # the job runs once: its report is read back from the record
+        run_id = execute_domain(DOMAIN, job, url=url)  # the job runs once: its report is read back from the record
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and record.kind == DOMAIN.name
         written = {a.name: Path(a.path) for a in record.artifacts}
         assert {"comparison", "goals", "plan", "wealth_fan", "chart"} <= set(written)
-        report = DOMAIN.report_model.load(record)  # equal to run_job's report (tests/jobs/test_conformance.py)
+        report = load_run_report(DOMAIN, record)  # equal to run_job's report (tests/jobs/test_conformance.py)
         assert report.metrics == record.latest_metrics()
         assert list(report.comparison["policy"]) == ["dp", "planner", "funding_rule"]
         assert report.metrics["planner_vs_dp"] > 0.9 and report.metrics["plan_ms"] > 0
@@ -80,7 +81,7 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path, monkeypatch: p
         trained = wealth_job.prepare(
             _spec(planner={"train_problems": 32, "train_steps": 256 * 32 * 2}, evaluation={"paths": 500, "dp": False})
         )
-        run_id = DOMAIN.execute(trained, url=url)
+        run_id = execute_domain(DOMAIN, trained, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and "dp_value" not in record.latest_metrics()
         paths = {a.name: Path(a.path) for a in record.artifacts}
@@ -93,7 +94,7 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path, monkeypatch: p
         refined = wealth_job.prepare(
             _spec(planner={"distill_problems": 2, "distill_rounds": 2, "distill_steps": [10, 20]}, evaluation={"paths": 500, "dp": False})
         )
-        run_id = DOMAIN.execute(refined, url=url)
+        run_id = execute_domain(DOMAIN, refined, url=url)
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and record.latest_metrics()["planner_distill_greedy_regret"] >= 0
         planner_file = next(Path(a.path) for a in record.artifacts if a.name == "planner")

@@ -17,6 +17,7 @@ from decisions.health.pharma.chain import CQA_NAMES
 from decisions.health.pharma.evaluation import evaluate
 from decisions.health.pharma.params import CPP_NAMES, grid
 from decisions.health.pharma.snapo_policy import evaluation_key, load_profiles, problem
+from decisions.platform.record import execute_domain
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import assert_input_error, with_sections
 
@@ -81,7 +82,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[pharma_
     reports: list[tuple[str, int, int]] = []
     job = pharma_job.prepare(_spec(job={"output_dir": str(tmp / "out")}))
     try:
-        run_id = DOMAIN.execute(job, url=url, progress=lambda task, done, total: reports.append((task, done, total)))
+        run_id = execute_domain(DOMAIN, job, url=url, progress=lambda task, done, total: reports.append((task, done, total)))
         yield job, run_id, url, reports
     finally:
         dispose_engines()
@@ -178,7 +179,7 @@ def test_a_failing_job_is_recorded_as_failed(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(pharma_job, "run_job", boom)
     try:
         with pytest.raises(RuntimeError, match="chain diverged"):
-            DOMAIN.execute(pharma_job.prepare(_spec()), url=url)
+            execute_domain(DOMAIN, pharma_job.prepare(_spec()), url=url)
         from decisions.store import list_runs
 
         [run] = list_runs(url=url)

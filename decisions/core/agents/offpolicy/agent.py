@@ -1,8 +1,5 @@
-"""The off-policy agent's protocol (``OffPolicyAgent``), its policies' base and the observation helpers.
-
-An agent is a small frozen dataclass holding its config and its deterministic policy (a
-``NetworkPolicy``); the loop (``offpolicy.loop``) does the rest. Observations reach the agent
-flattened and normalised (``normalize``); its policies use the same helper when they act.
+"""The off-policy agent's protocol (``OffPolicyAgent``), its policies' base (``NetworkPolicy``) and
+the observation helpers both use.
 """
 
 from __future__ import annotations
@@ -30,13 +27,8 @@ PyTree = Any
 class OffPolicyAgent(Protocol):
     """What an off-policy agent supplies to the shared loop (a hashable, frozen object).
 
-    Observations reaching these methods are float32, flattened to ``(..., obs_dim)`` and
-    already normalised; actions are in the agent's *stored* form (see ``env_action``).
-
-    Attributes:
-        kind: checkpoint tag and progress task name, e.g. ``"dqn"``.
-        config: the agent's configuration (an ``OffPolicyConfig``).
-        policy: the deterministic policy the training result returns.
+    Its methods get float32 observations flattened to ``(..., obs_dim)`` and normalised, and
+    actions in the agent's stored form (``env_action`` maps them to the environment's).
     """
 
     kind: ClassVar[str]
@@ -77,15 +69,8 @@ class OffPolicyAgent(Protocol):
 
 
 class NetworkPolicy(PolicyDescription):
-    """Base of the off-policy agents' deterministic policies: one network on flattened, normalised observations.
-
-    A subclass is a frozen dataclass with an ``obs_shape`` field and a ``network`` property; its
-    params are ``{params_key: the network's weights, "obs_stats": RunningStats}``.
-
-    Attributes:
-        kind: the agent's tag, stored in its policy files.
-        params_key: the key of the network's weights in the params.
-    """
+    """Base of the off-policy agents' deterministic policies: one network on flattened, normalised
+    observations, params ``{params_key: weights, "obs_stats": RunningStats}``."""
 
     kind: ClassVar[str]
     params_key: ClassVar[str]
@@ -107,13 +92,7 @@ class NetworkPolicy(PolicyDescription):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> tuple[Self, PyTree]:
-        """Read a policy of this class written by ``offpolicy.save_policy`` (an agent module's ``load_policy``).
-
-        Args:
-            path: the file.
-
-        Returns:
-            ``(policy, params)``: call ``policy(params, obs, key)``.
+        """``(policy, params)`` of this class written by ``offpolicy.save_policy``.
 
         Raises:
             ValueError: the file is not a saved policy of this ``kind``.
@@ -133,19 +112,7 @@ def normalize(stats: RunningStats, obs: Array, obs_shape: tuple[int, ...]) -> Ar
 
 
 def polyak_update(config: OffPolicyConfig, updates: Array, target: PyTree, online: PyTree) -> PyTree:
-    """The target network after gradient update number ``updates``.
-
-    Every ``target_update_interval`` updates it moves ``tau`` of the way to the online network
-    (``target += tau * (online - target)``); in between it is unchanged.
-
-    Args:
-        config: supplies ``tau`` and ``target_update_interval``.
-        updates: () int32, gradient updates done, this one included.
-        target: target network params.
-        online: online network params (same structure).
-
-    Returns:
-        The new target params.
-    """
+    """The target params after gradient update number ``updates``: moved ``tau`` of the way to the
+    online ones every ``target_update_interval`` updates, else unchanged."""
     coef = jnp.where(updates % config.target_update_interval == 0, config.tau, 0.0)
     return jax.tree.map(lambda t, p: t + coef * (p - t), target, online)

@@ -22,44 +22,44 @@ class OffPolicyConfig:
     Step counts are environment transitions summed over the ``num_envs`` copies, per seed.
     """
 
+    # Environment transitions to collect in all (prefill included).
     total_env_steps: int = 100_000
-    """Environment transitions to collect in all (prefill included)."""
+    # Environment copies stepped in lockstep.
     num_envs: int = 8
-    """Environment copies stepped in lockstep."""
+    # Transitions collected with uniformly random actions before learning (rounded up to ``num_envs``).
     learning_starts: int = 2_000
-    """Transitions collected with uniformly random actions before learning (rounded up to ``num_envs``)."""
+    # Replay capacity in transitions (the oldest are overwritten).
     buffer_size: int = 100_000
-    """Replay capacity in transitions (the oldest are overwritten)."""
+    # Transitions per gradient update.
     batch_size: int = 128
-    """Transitions per gradient update."""
+    # Discount factor.
     gamma: float = 0.99
-    """Discount factor."""
+    # Steps summed into each stored transition (n-step returns; 1 is plain TD).
     n_step: int = 1
-    """Steps summed into each stored transition (n-step returns; 1 is plain TD)."""
+    # Vector environment steps per iteration (``train_freq * num_envs`` transitions).
     train_freq: int = 1
-    """Vector environment steps per iteration (``train_freq * num_envs`` transitions)."""
+    # Gradient updates per iteration.
     gradient_steps: int = 1
-    """Gradient updates per iteration."""
+    # Adam learning rate (every network, and the SAC temperature).
     learning_rate: float = 3e-4
-    """Adam learning rate (every network, and the SAC temperature)."""
+    # Global gradient-norm clip applied before Adam.
     max_grad_norm: float = 10.0
-    """Global gradient-norm clip applied before Adam."""
+    # Target network update ``target += tau * (online - target)``; 1.0 is a hard copy.
     tau: float = 0.005
-    """Target network update ``target += tau * (online - target)``; 1.0 is a hard copy."""
+    # Gradient updates between target updates (1 with a small ``tau``: Polyak averaging).
     target_update_interval: int = 1
-    """Gradient updates between target updates (1 with a small ``tau``: Polyak averaging)."""
+    # Hidden layer widths of every network (ReLU).
     hidden: tuple[int, ...] = (128, 128)
-    """Hidden layer widths of every network (ReLU)."""
+    # Normalise observations with running statistics (saved with the policy).
     normalize_obs: bool = True
-    """Normalise observations with running statistics (saved with the policy)."""
+    # Factor applied to rewards before learning (not to the reported returns).
     reward_scale: float = 1.0
-    """Factor applied to rewards before learning (not to the reported returns)."""
     bootstrap_truncated: bool = True
     """Bootstrap from the final observation on truncation (the ``Environment`` contract). Set it
     False for a finite-horizon task whose observation reveals the time left but that reports the
     horizon as ``truncated``: bootstrapping from a state that is never acted in can diverge."""
+    # Iterations per jitted chunk, i.e. how often ``progress`` is called and a checkpoint written.
     log_every: int = 500
-    """Iterations per jitted chunk, i.e. how often ``progress`` is called and a checkpoint written."""
 
     def __post_init__(self) -> None:
         """Validate every field; raise ``ValueError("field: problem")`` on the first bad one."""

@@ -1,28 +1,7 @@
-"""The off-policy loop for environments that run on the host: external simulators, numpy in and out.
-
-``train_agent_host`` is ``offpolicy.loop.train_agent`` for environments that are not functional
-JAX ones (a SUMO simulation per process, any gymnasium or PettingZoo environment). The
-collection loop runs in Python; everything else is the agent's own code, jitted once each:
-acting (``_act``), storing a step in the n-step window and the replay (``_observe``) and
-``gradient_steps`` updates plus the schedules (``_learn``). The loop follows the functional one
-step for step (prefill with random actions, ``train_freq`` exploring vector steps then the
-updates per iteration, observation statistics folded in every step, the same key splits), so
-an unmasked run on a deterministic environment reproduces ``train_agent``'s.
-
-The environments are a ``core.host_envs.MultiAgentVecEnv``: a fixed number of *slots* (parallel
-environments x controlled agents per environment) stepped together, with gymnasium's vector
-auto-reset. One agent (one Q-network) acts for every slot: parameter sharing across agents and
-environments. The adapters (``GymVecSlots``, ``SubprocessVecSlots``) and ``run_episodes`` live
-in ``core.host_envs``, which does not import JAX.
-
-**Action masks.** With ``action_masks=True`` (the agent must be a ``MaskedOffPolicyAgent``,
-e.g. ``dqn.DQNAgent``) exploration, the prefill and the greedy action keep to the valid
-actions, and the replay stores each transition's next-state mask (items are
-``MaskedTransition``), so the double-DQN argmax of the TD target keeps to it too. Act with the
-trained policy through ``greedy_actions``.
-
-Not supported here: checkpoint/resume (the environments' state lives outside) and several
-seeds at once (train one after another and ``common.stack_results``).
+"""The off-policy loop for host environments (``core.host_envs.MultiAgentVecEnv``):
+``train_agent_host`` collects in Python with the agent's jitted acting, storing and updates,
+step for step as ``offpolicy.loop.train_agent`` (no checkpoints, one seed). With
+``action_masks`` (a ``MaskedOffPolicyAgent``) acting and the TD bootstrap keep to the valid actions.
 """
 
 from __future__ import annotations
@@ -37,14 +16,13 @@ import numpy as np
 from jax import Array
 
 from decisions.core.agents.common import ProgressFn, RunningStats, TrainResult, identity_stats, make_result
+from decisions.core.agents.loop_common import HostLog, reset_host_envs
 from decisions.core.agents.offpolicy.agent import OffPolicyAgent, flatten_obs, normalize
 from decisions.core.agents.replay import NStepWindow, ReplayBuffer, Transition
 from decisions.core.host_envs import (
     EpisodeTracker,
     MultiAgentVecEnv,
     SlotStep,
-    check_mask,
-    check_obs,
     check_sizes,
     check_step,
 )
@@ -198,20 +176,14 @@ def train_agent_host(
     """Train an off-policy agent on host environments (``train_agent``'s loop, collected in Python).
 
     Args:
-        agent: the agent, built for ``obs_shape=(envs.obs_dim,)`` and ``envs.num_actions`` actions
-            (``dqn.agent_for_shapes``); its config's ``num_envs`` is ``envs.num_slots`` and every
-            step count is in slot-steps.
-        envs: the environments (left open: close them after).
-        key: PRNG key of the run (seeds ``envs.reset`` too).
-        progress: optional ``(task, done, total)`` callback, called every ``log_every`` iterations.
+        agent: built for ``envs`` (``dqn.agent_for_shapes``), its ``num_envs`` ``envs.num_slots``.
+        envs: left open; close them after.
         action_masks: act, prefill and bootstrap among the valid actions only (needs a
-            ``MaskedOffPolicyAgent``); False ignores the masks (beyond their shape).
+            ``MaskedOffPolicyAgent``).
 
     Returns:
-        A ``TrainResult`` as ``train_agent``'s: the agent's deterministic policy (unmasked: act with
-        ``greedy_actions`` to respect masks), params ``{..., "obs_stats"}`` and per-iteration
-        metrics ``episode_return`` (mean over the slots' episodes finished in the iteration, else
-        the previous value; NaN before the first), ``episodes`` and the agent's.
+        A ``TrainResult`` as ``train_agent``'s; its policy is unmasked (``greedy_actions`` masks);
+        ``episode_return`` holds its last value in iterations where no episode finished.
 
     Raises:
         ValueError: the agent, config and environments disagree (slots, shapes), or the
@@ -222,8 +194,7 @@ def train_agent_host(
     config = agent.config
     _check_setup(agent, envs, action_masks)
     reset_key, agent_key, loop_key = jax.random.split(key, 3)
-    obs, mask = envs.reset(int(jax.random.randint(reset_key, (), 0, 2**31 - 1)))
-    obs, mask = check_obs("reset obs", obs, envs), check_mask("reset mask", mask, envs, acting=action_masks)
+    obs, mask = reset_host_envs(envs, reset_key, acting=action_masks)
     state = _init(agent, obs, mask, agent_key, loop_key, masked=action_masks)
     episodes = EpisodeTracker(envs.num_slots)
 
@@ -245,8 +216,7 @@ def train_agent_host(
     for _ in range(config.prefill_steps):
         state, out, _ = vector_step(state, obs, mask, 0, explore=False, store=True)
         obs, mask = out.obs, out.mask
-    logs: list[dict[str, np.ndarray]] = []
-    rows: list[dict[str, Any]] = []
+    host_log = HostLog(config, progress, f"{agent.kind} training")
     last_return, step = np.float32(np.nan), 0
     for iteration in range(1, config.iterations + 1):
         finished = []
@@ -258,13 +228,8 @@ def train_agent_host(
         returns = np.concatenate(finished)
         if returns.size:
             last_return = np.float32(returns.sum(dtype=np.float32) / np.float32(returns.size))
-        rows.append({"episode_return": last_return, "episodes": np.int32(returns.size), **metrics})
-        if iteration % config.log_every == 0 or iteration == config.iterations:
-            logs.append(jax.tree.map(lambda *xs: np.stack(xs), *jax.device_get(rows)))
-            rows = []
-            if progress is not None:
-                progress(f"{agent.kind} training", iteration, config.iterations)
-    log = {name: np.concatenate([chunk[name] for chunk in logs]) for name in logs[0]}
+        host_log.append(iteration, {"episode_return": last_return, "episodes": np.int32(returns.size), **metrics})
+    log = host_log.log()
     params = {**agent.policy_params(state.agent), "obs_stats": state.obs_stats}
     return make_result(agent.policy, params, log, config.env_steps, start)
 
@@ -275,16 +240,5 @@ def _greedy(policy: Any, params: PyTree, obs: Array, mask: Array) -> Array:
 
 
 def greedy_actions(policy: Any, params: PyTree, obs: Any, mask: Any) -> np.ndarray:
-    """The trained policy's greedy actions among the valid ones, for host observations (jitted per policy).
-
-    Args:
-        policy: a policy with ``masked_action(params, obs, mask)`` (``dqn.DQNPolicy``), e.g. a
-            ``TrainResult``'s or ``dqn.load_policy``'s.
-        params: its params (no seed axis).
-        obs: float ``(slots, obs_dim)`` (or one row ``(obs_dim,)``).
-        mask: bool ``(slots, num_actions)`` (or one row).
-
-    Returns:
-        int ``(slots,)`` (or a scalar) numpy action indices.
-    """
+    """A policy's ``masked_action`` (``dqn.DQNPolicy``) for host observations (rows or one row), as numpy."""
     return np.asarray(_greedy(policy, params, jnp.asarray(obs, jnp.float32), jnp.asarray(mask, bool)))

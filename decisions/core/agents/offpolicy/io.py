@@ -14,17 +14,14 @@ __all__ = ["POLICY_FORMAT", "load_policy_as", "save_policy"]
 PyTree = Any
 PolicyT = TypeVar("PolicyT")
 
+# Tag in the metadata of files written by ``save_policy``.
 POLICY_FORMAT = "decisions.offpolicy_policy/1"
-"""Tag in the metadata of files written by ``save_policy``."""
 
 
 def save_policy(path: str | os.PathLike[str], result: TrainResult, *, seed: int | None = None) -> None:
     """Write a trained off-policy agent's policy (weights, observation statistics, description) as msgpack.
 
-    Args:
-        path: destination file.
-        result: what ``train`` or ``train_seeds`` of ``dqn`` or ``sac`` returned.
-        seed: for a ``train_seeds`` result, which seed's policy to save.
+    ``seed`` picks one of a ``train_seeds`` result.
 
     Raises:
         ValueError: the params carry a seed axis and no ``seed`` was given.
@@ -40,12 +37,7 @@ def save_policy(path: str | os.PathLike[str], result: TrainResult, *, seed: int 
 def load_policy_as(path: str | os.PathLike[str], policy_type: type[PolicyT]) -> tuple[PolicyT, PyTree]:
     """Read a policy written by ``save_policy``, checking it is a ``policy_type`` (e.g. ``DQNPolicy``).
 
-    Args:
-        path: the file.
-        policy_type: the expected policy class (with ``kind``, ``from_dict`` and ``init``).
-
-    Returns:
-        ``(policy, params)``: call ``policy(params, obs, key)``.
+    Returns ``(policy, params)``.
 
     Raises:
         ValueError: the file is not a saved policy of that kind, or its params do not match it.

@@ -1,20 +1,7 @@
-"""The loop every off-policy agent runs: collection, replay, chunked jitted training.
-
-1. ``num_envs`` copies of the environment run in lockstep
-   (``VmapEnv(EpisodeStatistics(AutoResetEnv(env)))``). Each vector step pushes one
-   transition per copy into an ``NStepWindow`` and stores the n-step transition it emits in
-   the ``ReplayBuffer``; truncated episodes bootstrap from ``info["final_obs"]``, terminated
-   ones do not.
-2. Before learning, ``n_step - 1`` steps fill the window and ``learning_starts`` transitions
-   are collected with uniformly random actions (the prefill).
-3. One *iteration* is ``train_freq`` vector steps with the agent's exploration policy, then
-   ``gradient_steps`` updates on uniform replay batches. Iterations run in a ``lax.scan``
-   inside one jitted chunk of ``log_every`` iterations, driven by ``loop_common.run_agent_chunks``
-   (progress between chunks, checkpoint/resume). With ``seeds``, ``train_agent`` vmaps the
-   chunk over seeds.
-
-Observations are stored raw and normalised with the current ``RunningStats`` when acting and
-when sampled for an update; the statistics go into the returned policy params.
+"""The loop every off-policy agent runs: lockstep collection into an ``NStepWindow`` and a
+``ReplayBuffer`` after a random prefill, then per iteration ``train_freq`` exploring vector
+steps and ``gradient_steps`` updates, in jitted chunks (``loop_common.run_agent_chunks``),
+optionally vmapped over seeds. Observations are stored raw and normalised when used.
 """
 
 from __future__ import annotations
@@ -230,20 +217,11 @@ def train_agent(
     checkpoint: str | os.PathLike[str] | None = None,
     seeds: bool = False,
 ) -> TrainResult:
-    """Train an off-policy agent on ``env`` (what ``dqn.train`` / ``sac.train`` and their ``train_seeds`` call).
+    """Train an off-policy agent on an unwrapped ``env`` (what ``dqn.train`` / ``sac.train`` call).
 
-    Args:
-        agent: the agent (hashable; its ``config`` fixes the loop, its ``policy`` is returned).
-        env: an unwrapped environment (hashed by identity: reuse the object to reuse compilations).
-        key: PRNG key of the run; with ``seeds``, ``(seeds,)`` typed keys or ``(seeds, 2)`` raw keys.
-        params: environment params, shared by all seeds (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional path to save after every chunk and resume from (all seeds in one file).
-        seeds: train one copy of the agent per key at once (the chunk vmapped over a leading key axis).
-
-    Returns:
-        A ``TrainResult`` whose params hold the policy networks and ``obs_stats`` (params and
-        metrics with a leading seed axis with ``seeds``).
+    As ``onpolicy.train_agent``: ``env`` hashed by identity, ``params`` shared by all seeds,
+    ``checkpoint`` saved after every chunk and resumed from, one key per seed with ``seeds``.
+    The result's params hold the policy networks and ``obs_stats``.
     """
     start = time.perf_counter()
     config = agent.config
@@ -269,17 +247,8 @@ def trainers(
     *,
     metrics: str,
 ) -> tuple[Callable[..., TrainResult], Callable[..., TrainResult]]:
-    """An off-policy agent module's ``train`` and ``train_seeds``: its ``make_agent``, then ``train_agent``.
-
-    Args:
-        make_agent: ``make_agent(env, config, params) -> agent`` (checks the config and the spaces).
-        default_config: the configuration used when a call gives none.
-        policy_type: the class of the agent's deterministic policy, for the docstring of ``train``.
-        metrics: the metrics of the agent's ``update`` and schedules, for the docstring of ``train``.
-
-    Returns:
-        ``(train, train_seeds)`` (``trainers.agent_trainers``).
-    """
+    """An off-policy agent module's ``(train, train_seeds)``: its ``make_agent``, then ``train_agent``;
+    ``policy_type`` and ``metrics`` go into ``train``'s docstring."""
     returns = f"""
         A ``TrainResult``: the deterministic ``{policy_type.__name__}``,
         its params ``{{"{policy_type.params_key}", "obs_stats"}}`` and per-iteration metrics

@@ -1,9 +1,5 @@
-"""What an on-policy agent supplies to the shared loop (``OnPolicyAgent``), and the optimiser it gets.
-
-An agent is a small frozen dataclass holding its config and its ``ActorCriticPolicy``; the
-loop (``onpolicy.loop``) does the rest. The learning-rate schedule and the gradient clipping
-are the same for every agent (``schedule``, ``optimizer``); the agent names the optimiser
-under them (``base_optimizer``) and how many steps of it one iteration takes.
+"""What an on-policy agent supplies to the shared loop (``OnPolicyAgent``), and the optimiser every
+agent gets (``schedule``, ``optimizer``) around its own ``base_optimizer``.
 """
 
 from __future__ import annotations
@@ -25,13 +21,8 @@ PyTree = Any
 
 
 class OnPolicyAgent(Protocol):
-    """What an on-policy agent supplies to the shared loop (a hashable, frozen object).
-
-    Attributes:
-        kind: checkpoint tag and progress task name, e.g. ``"ppo"``.
-        config: the agent's configuration (an ``OnPolicyConfig``).
-        policy: the actor-critic policy being trained.
-    """
+    """What an on-policy agent supplies to the shared loop (a hashable, frozen object); ``kind`` tags
+    its checkpoints and progress."""
 
     kind: ClassVar[str]
     config: OnPolicyConfig
@@ -59,28 +50,14 @@ class OnPolicyAgent(Protocol):
 
 
 class ActorCriticAgent:
-    """Base of the agents built from their config and an ``ActorCriticPolicy`` of the env's spaces.
-
-    A subclass is a frozen dataclass ``(config, policy)`` implementing ``OnPolicyAgent``; its
-    module's ``make_agent`` is its ``for_env``.
-
-    Attributes:
-        config_type: the agent's configuration class (``for_env`` refuses any other).
-    """
+    """Base of the agents built from their ``config_type`` config and an ``ActorCriticPolicy``: a
+    subclass is a frozen dataclass ``(config, policy)`` implementing ``OnPolicyAgent``."""
 
     config_type: ClassVar[type[OnPolicyConfig]]
 
     @classmethod
     def for_env(cls, env: Environment[Any, Any], config: OnPolicyConfig, params: Any = None) -> Self:
-        """The agent for ``env``'s spaces (read from concrete params).
-
-        Args:
-            env: an unwrapped environment.
-            config: the agent's configuration (a ``config_type``).
-            params: the environment's params (default ``env.default_params``).
-
-        Returns:
-            The agent, with its policy description.
+        """The agent for ``env``'s spaces, read from ``params`` (default ``env.default_params``).
 
         Raises:
             TypeError: ``config`` is not a ``config_type``.
@@ -91,18 +68,8 @@ class ActorCriticAgent:
 
     @classmethod
     def for_shapes(cls, config: OnPolicyConfig, *, obs_shape: tuple[int, ...], num_actions: int) -> Self:
-        """The agent for float observations of ``obs_shape`` and ``num_actions`` discrete actions.
-
-        For host environments (``onpolicy.host_loop``): ``obs_shape=(envs.obs_dim,)``,
-        ``num_actions=envs.num_actions``.
-
-        Args:
-            config: the agent's configuration (a ``config_type``).
-            obs_shape: shape of one observation.
-            num_actions: number of discrete actions (>= 1).
-
-        Returns:
-            The agent, with its policy description (``ActorCriticPolicy.for_shapes``).
+        """The agent for float observations of ``obs_shape`` and ``num_actions`` discrete actions (host
+        environments).
 
         Raises:
             TypeError: ``config`` is not a ``config_type``.
@@ -114,14 +81,8 @@ class ActorCriticAgent:
 
 
 def schedule(agent: OnPolicyAgent) -> optax.Schedule:
-    """Learning rate as a function of the optimiser step count (``config.lr_schedule`` over all updates).
-
-    Args:
-        agent: the agent.
-
-    Returns:
-        The schedule, decaying to ``final_lr_fraction`` of the peak after the last update.
-    """
+    """Learning rate by optimiser step: ``config.lr_schedule`` over all updates, ending at
+    ``final_lr_fraction`` of the peak."""
     config = agent.config
     steps = config.iterations * agent.updates_per_iteration
     end = config.learning_rate * config.final_lr_fraction
@@ -133,14 +94,7 @@ def schedule(agent: OnPolicyAgent) -> optax.Schedule:
 
 
 def optimizer(agent: OnPolicyAgent) -> optax.GradientTransformation:
-    """Global-norm clipping followed by the agent's ``base_optimizer`` on ``schedule``.
-
-    Args:
-        agent: the agent.
-
-    Returns:
-        The optimiser the loop initialises and hands to ``agent.update``.
-    """
+    """Global-norm clipping followed by the agent's ``base_optimizer`` on ``schedule``."""
     return optax.chain(
         optax.clip_by_global_norm(agent.config.max_grad_norm), agent.base_optimizer(schedule(agent))
     )

@@ -1,13 +1,6 @@
-"""Behaviour cloning of an actor-critic's actor: a warm start for PPO from demonstrations.
-
-Where the return is a mean over many simultaneous decisions (one per user of a cell network,
-one per signal of a grid), PPO's single advantage per step credits every component with the
-whole step's luck, and a randomly initialised policy can stay near uniform for millions of
-steps. Starting it from a demonstrator's actions (a heuristic, a planner) gives PPO a policy
-at the demonstrator's level to improve on. ``behaviour_clone`` fits the actor by maximum
-likelihood of the demonstrated actions (the critic is left to PPO: its values are in the
-learning units of PPO's reward normalisation, which the demonstrations do not have); the
-result is the ``initial`` that ``ppo.train`` fine-tunes.
+"""Behaviour cloning of an actor-critic's actor: ``behaviour_clone`` fits it to demonstrated
+actions by maximum likelihood (the critic is left to PPO), the ``initial`` params ``ppo.train``
+fine-tunes. Why: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -42,15 +35,9 @@ def behaviour_clone(
     """Fresh params of ``policy`` whose actor imitates ``actions`` on ``obs``.
 
     Args:
-        policy: a discrete (categorical or multi-categorical) actor-critic description, e.g.
-            ``ppo.make_agent(env, config).policy``.
-        obs: ``(N, *obs_shape)`` demonstrated observations.
-        actions: ``(N, *action_shape)`` the environment actions taken on them.
-        key: PRNG key (initial weights and minibatches).
+        policy: a discrete actor-critic description.
         steps: Adam steps on minibatches of ``batch_size`` pairs drawn with replacement.
-        learning_rate: Adam step size.
-        normalize_obs: fit observation statistics to ``obs`` (as PPO's ``normalize_obs``;
-            PPO keeps updating them while it fine-tunes).
+        normalize_obs: fit observation statistics to ``obs``.
 
     Returns:
         ``(params, losses)``: ``{"net", "obs_stats"}`` for ``ppo.train(..., initial=params)`` and

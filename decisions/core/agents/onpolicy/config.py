@@ -11,10 +11,10 @@ from decisions.core.agents.common import check_bool, check_choice, check_int, ch
 
 __all__ = ["ACTIVATIONS", "LR_SCHEDULES", "OnPolicyConfig"]
 
+# Hidden-layer activations a config may name.
 ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
-"""Hidden-layer activations a config may name."""
+# Learning-rate schedules a config may name (decay to ``final_lr_fraction`` of the peak).
 LR_SCHEDULES = ("constant", "linear", "cosine")
-"""Learning-rate schedules a config may name (decay to ``final_lr_fraction`` of the peak)."""
 
 
 @dataclass(frozen=True)
@@ -26,46 +26,46 @@ class OnPolicyConfig:
     ``ValueError("field: problem")``.
     """
 
+    # Environments stepped in parallel.
     num_envs: int = 32
-    """Environments stepped in parallel."""
+    # Steps collected from each environment per iteration.
     rollout_steps: int = 128
-    """Steps collected from each environment per iteration."""
+    # Training budget; ``iterations = total_env_steps // (num_envs * rollout_steps)``.
     total_env_steps: int = 1_000_000
-    """Training budget; ``iterations = total_env_steps // (num_envs * rollout_steps)``."""
+    # Discount factor.
     gamma: float = 0.99
-    """Discount factor."""
+    # GAE bias/variance trade-off (1: Monte Carlo returns, 0: one-step TD).
     gae_lambda: float = 0.95
-    """GAE bias/variance trade-off (1: Monte Carlo returns, 0: one-step TD)."""
+    # Peak learning rate.
     learning_rate: float = 3e-4
-    """Peak learning rate."""
+    # ``"constant"``, ``"linear"`` or ``"cosine"`` decay over all updates.
     lr_schedule: str = "linear"
-    """``"constant"``, ``"linear"`` or ``"cosine"`` decay over all updates."""
+    # Learning rate at the end of the schedule, as a fraction of the peak.
     final_lr_fraction: float = 0.0
-    """Learning rate at the end of the schedule, as a fraction of the peak."""
+    # Weight of the entropy bonus.
     entropy_coef: float = 0.0
-    """Weight of the entropy bonus."""
+    # Weight of the value loss.
     value_coef: float = 0.5
-    """Weight of the value loss."""
+    # Global gradient-norm clip.
     max_grad_norm: float = 0.5
-    """Global gradient-norm clip."""
+    # Hidden widths of the actor and of the critic (separate networks).
     hidden: tuple[int, ...] = (64, 64)
-    """Hidden widths of the actor and of the critic (separate networks)."""
+    # Hidden activation, ``"tanh"`` or ``"relu"``.
     activation: str = "tanh"
-    """Hidden activation, ``"tanh"`` or ``"relu"``."""
+    # Initial log standard deviation of the Gaussian policy (normalised action units).
     log_std_init: float = 0.0
-    """Initial log standard deviation of the Gaussian policy (normalised action units)."""
+    # Scale observations by running mean and variance (stored in the policy params).
     normalize_obs: bool = True
-    """Scale observations by running mean and variance (stored in the policy params)."""
+    # Standardise advantages within each (mini)batch.
     normalize_advantages: bool = True
-    """Standardise advantages within each (mini)batch."""
+    # Constant factor on rewards before learning (metrics report unscaled returns).
     reward_scale: float = 1.0
-    """Constant factor on rewards before learning (metrics report unscaled returns)."""
     normalize_rewards: bool = True
     """Also divide rewards by a running std of the discounted return (gymnasium's
     ``NormalizeReward``, clipped to +-10): rewards of any scale (euros per day of a gas
     storage, dollars per hour of a battery) reach the networks at a similar scale."""
+    # Iterations per jitted chunk (progress and checkpoint cadence).
     log_every: int = 10
-    """Iterations per jitted chunk (progress and checkpoint cadence)."""
     unit_width: int = 0
     """0: MLP actor and critic on the flat observation. ``w > 0``: *set* networks
     (``SetActorCritic``) for a ``MultiDiscrete`` action with one component per exchangeable

@@ -1,34 +1,7 @@
-"""The on-policy loop for environments that run on the host: external simulators, numpy in and out.
-
-``train_agent_host`` is ``onpolicy.loop.train_agent`` (PPO, A2C) for environments that are not
-functional JAX ones (a SUMO simulation per process, any gymnasium or PettingZoo environment),
-with ``Discrete`` actions. Each iteration collects ``rollout_steps`` vector steps in Python,
-acting with one jitted function (``_act``: the functional loop's ``loop.act``), then makes one
-jitted update (``_learn``: the learning rewards, the next values and ``loop.update_on_rollout``,
-i.e. ``gae`` and the agent's own ``update``), each compiled once. The state
-(``loop.OnPolicyState`` without environments), the key splits, the observation statistics
-(folded in at every step), the reward scaling and normalisation and the learning-rate schedule
-are the functional loop's, so a run without observation normalisation on a deterministic
-environment reproduces ``train_agent``'s.
-
-The environments are a ``core.host_envs.MultiAgentVecEnv``: ``num_slots`` slots (parallel
-environments x controlled agents per environment, the config's ``num_envs``) stepped together,
-with gymnasium's vector auto-reset. One policy acts for every slot (parameter sharing).
-
-**Truncation.** Where a slot's episode was truncated, the critic bootstraps from
-``V(final_obs)``; where it terminated, from nothing (``gae``). The value of the observation a
-step produced is the next step's value, except where the step truncated an episode: there it
-is ``V(final_obs)``, computed (one jitted call) only on the steps that truncate
-(``bootstrap_values``).
-
-**Action masks.** With ``action_masks=True`` the invalid actions' logits are set to the dtype's
-minimum (``ActorCriticPolicy.mask_logits``) when acting and in the update (the rollout's masks
-ride in ``Batch.mask``), so no invalid action is ever sampled and the probability ratios and
-the entropy are those of the masked distribution. Act with the trained policy through
-``policy_actions``.
-
-Not supported here: checkpoint/resume, several seeds at once (train one after another and
-``common.stack_results``), continuous and ``MultiDiscrete`` actions.
+"""The on-policy loop (PPO, A2C) for host environments (``core.host_envs.MultiAgentVecEnv``) with
+``Discrete`` actions: ``train_agent_host`` collects rollouts in Python with one jitted act and
+one jitted update, otherwise as ``onpolicy.loop.train_agent`` (no checkpoints, one seed).
+Truncation and action masks: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -44,6 +17,7 @@ import numpy as np
 from jax import Array
 
 from decisions.core.agents.common import ProgressFn, TrainResult, make_result
+from decisions.core.agents.loop_common import HostLog, reset_host_envs
 from decisions.core.agents.onpolicy.agent import OnPolicyAgent
 from decisions.core.agents.onpolicy.config import OnPolicyConfig
 from decisions.core.agents.onpolicy.loop import (
@@ -58,8 +32,6 @@ from decisions.core.agents.onpolicy.policy import ActorCriticPolicy
 from decisions.core.host_envs import (
     EpisodeTracker,
     MultiAgentVecEnv,
-    check_mask,
-    check_obs,
     check_sizes,
     check_step,
 )
@@ -84,21 +56,8 @@ class HostRollout(NamedTuple):
 
 
 def bootstrap_values(value: Array, last_value: Array, final_value: Array, truncated: Array) -> Array:
-    """The value of the observation each step produced (``loop.Rollout.next_value``).
-
-    A truncated step bootstraps from ``V(final_obs)``; any other from the next step's value
-    (where the step terminated ``gae`` ignores it).
-
-    Args:
-        value: ``(T, slots)`` values of the rollout's observations.
-        last_value: ``(slots,)`` value of the observations after its last step.
-        final_value: ``(T, slots)`` values of the steps' ``final_obs`` (read where ``truncated``).
-        truncated: ``(T, slots)`` bool.
-
-    Returns:
-        ``(T, slots)``: ``final_value[t]`` where ``truncated[t]``, else ``value[t + 1]``
-        (``last_value`` for the last step).
-    """
+    """``(T, slots)`` values of the observations the steps produced (``loop.Rollout.next_value``):
+    ``final_value[t]`` where ``truncated[t]``, else ``value[t + 1]`` (``last_value`` at the end)."""
     following = jnp.concatenate([value[1:], last_value[None]], axis=0)
     return jnp.where(truncated, final_value, following)
 
@@ -187,13 +146,8 @@ def _collect(
     *,
     masked: bool,
 ) -> tuple[OnPolicyState, HostRollout, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``rollout_steps`` vector steps from ``(obs, mask)``.
-
-    Returns:
-        ``(state, rollout, obs, mask, returns, lengths)``: the state with the observations
-        folded in, the rollout, the observations and masks after it, and the returns and
-        lengths of the episodes that ended in it.
-    """
+    """``rollout_steps`` vector steps from ``(obs, mask)``; ``(state, rollout, obs, mask, returns,
+    lengths)`` after them, with the episodes that ended in them."""
     steps, ended = [], []
     for t in range(agent.config.rollout_steps):
         state, decided, env_action = _act(agent, state, step_keys, np.int32(t), obs, mask, masked=masked)
@@ -249,22 +203,12 @@ def train_agent_host(
     """Train an on-policy agent on host environments (``train_agent``'s loop, collected in Python).
 
     Args:
-        agent: the agent (``ppo.PPOAgent`` or ``a2c.A2CAgent``), built for ``obs_shape=(envs.obs_dim,)``
-            and ``envs.num_actions`` actions (``PPOAgent.for_shapes``); its config's ``num_envs`` is
-            ``envs.num_slots`` and every step count is in slot-steps.
-        envs: the environments (left open: close them after).
-        key: PRNG key of the run (seeds ``envs.reset`` too).
-        progress: optional ``(task, done, total)`` callback, called every ``log_every`` iterations
-            and after the last.
-        action_masks: act and learn among the valid actions only; False ignores the masks
-            (beyond their shape).
+        agent: built for ``envs`` (``for_shapes``), its ``num_envs`` ``envs.num_slots``.
+        envs: left open; close them after.
+        action_masks: act and learn among the valid actions only.
 
     Returns:
-        A ``TrainResult`` as ``train_agent``'s: the agent's deterministic policy (unmasked: act
-        with ``policy_actions`` to respect masks), params ``{"net", "obs_stats"}`` and
-        per-iteration metrics ``episode_return`` (mean over the slots' episodes that ended in
-        the iteration, NaN if none did), ``episode_length``, ``episodes``, the agent's update
-        metrics and ``learning_rate``.
+        A ``TrainResult`` as ``train_agent``'s; its policy is unmasked (``policy_actions`` masks).
 
     Raises:
         ValueError: the agent, config and environments disagree (slots, shapes, a policy that is
@@ -276,11 +220,9 @@ def train_agent_host(
     _check_setup(agent, envs)
     state = _init(agent, key)
     reset_key = jax.random.split(key, 3)[1]
-    obs, mask = envs.reset(int(jax.random.randint(reset_key, (), 0, 2**31 - 1)))
-    obs, mask = check_obs("reset obs", obs, envs), check_mask("reset mask", mask, envs, acting=action_masks)
+    obs, mask = reset_host_envs(envs, reset_key, acting=action_masks)
     episodes = EpisodeTracker(envs.num_slots)
-    logs: list[dict[str, np.ndarray]] = []
-    rows: list[dict[str, Any]] = []
+    host_log = HostLog(config, progress, agent.kind)
     for iteration in range(1, config.iterations + 1):
         loop_key, rollout_key, update_key = jax.random.split(
             state.key, 3
@@ -290,13 +232,8 @@ def train_agent_host(
             agent, envs, state._replace(key=loop_key), obs, mask, step_keys, episodes, masked=action_masks
         )
         state, metrics = _learn(agent, state, rollout, obs, update_key)
-        rows.append({**_episode_metrics(returns, lengths), **metrics})
-        if iteration % config.log_every == 0 or iteration == config.iterations:
-            logs.append(jax.tree.map(lambda *xs: np.stack(xs), *jax.device_get(rows)))
-            rows = []
-            if progress is not None:
-                progress(agent.kind, iteration, config.iterations)
-    log = {name: np.concatenate([chunk[name] for chunk in logs]) for name in logs[0]}
+        host_log.append(iteration, {**_episode_metrics(returns, lengths), **metrics})
+    log = host_log.log()
     params = {"net": state.net, "obs_stats": state.obs_stats}
     return make_result(agent.policy, params, log, config.iterations * config.batch_size, start)
 
@@ -311,19 +248,8 @@ def _policy_act(
 def policy_actions(
     policy: ActorCriticPolicy, params: PyTree, obs: Any, mask: Any, key: Array | None = None
 ) -> np.ndarray:
-    """A trained actor-critic's actions among the valid ones, for host observations (jitted per policy).
-
-    Args:
-        policy: a discrete ``ActorCriticPolicy``, e.g. a ``TrainResult``'s or ``onpolicy.load_policy``'s.
-        params: its params (no seed axis).
-        obs: float ``(slots, obs_dim)`` (or one row ``(obs_dim,)``).
-        mask: bool ``(slots, num_actions)`` (or one row).
-        key: None for the greedy actions (argmax of the masked logits), or a PRNG key to sample
-            them from the masked distribution.
-
-    Returns:
-        int ``(slots,)`` (or a scalar) numpy action indices.
-    """
+    """A discrete actor-critic's actions among the valid ones for host observations (rows or one
+    row): greedy with ``key`` None, else sampled from the masked distribution."""
     policy = dataclasses.replace(policy, deterministic=key is None)
     return np.asarray(
         _policy_act(policy, params, jnp.asarray(obs, jnp.float32), jnp.asarray(mask, bool), key)

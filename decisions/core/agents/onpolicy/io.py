@@ -14,8 +14,8 @@ __all__ = ["POLICY_FORMAT", "load_policy", "save_policy", "write_policy"]
 
 PyTree = Any
 
+# Tag in the metadata of files written by ``save_policy``.
 POLICY_FORMAT = "decisions.actor_critic_policy/1"
-"""Tag in the metadata of files written by ``save_policy``."""
 
 
 def save_policy(
@@ -23,12 +23,7 @@ def save_policy(
 ) -> None:
     """Write a trained actor-critic policy (weights, observation statistics, description) as msgpack.
 
-    Args:
-        path: destination file.
-        result: what ``train`` or ``train_seeds`` returned.
-        seed: for a ``train_seeds`` result, which seed's policy to save.
-        extra: more JSON-able metadata to store (e.g. how the policy was trained), read back
-            with ``checkpoint.load_metadata``.
+    ``seed`` picks one of a ``train_seeds`` result; ``extra`` is more JSON-able metadata.
 
     Raises:
         ValueError: the params carry a seed axis and no ``seed`` was given.
@@ -44,26 +39,13 @@ def write_policy(
 ) -> None:
     """Write ``policy`` and its ``params`` (one seed's) as msgpack, readable by ``load_policy``.
 
-    ``save_policy`` writes a training result this way; use this for params refined outside an
-    agent's ``train`` (e.g. by supervised distillation).
-
-    Args:
-        path: destination file.
-        policy: the policy description.
-        params: its params (no seed axis).
-        extra: more JSON-able metadata to store.
+    For params refined outside an agent's ``train`` (e.g. by distillation).
     """
     save_pytree(path, params, metadata={**(extra or {}), "format": POLICY_FORMAT, "policy": policy.to_dict()})
 
 
 def load_policy(path: str | os.PathLike[str]) -> tuple[ActorCriticPolicy, PyTree]:
-    """Read a policy written by ``save_policy``.
-
-    Args:
-        path: the file.
-
-    Returns:
-        ``(policy, params)``: call ``policy(params, obs, key)``.
+    """``(policy, params)`` written by ``save_policy``.
 
     Raises:
         ValueError: the file is not a saved actor-critic policy.

@@ -1,17 +1,9 @@
-"""The training loop every on-policy agent runs: rollout, advantages, the agent's update, in jitted chunks.
+"""The training loop every on-policy agent runs: rollout, advantages (``gae``), the agent's update,
+in jitted chunks (``loop_common.run_agent_chunks``), optionally vmapped over seeds.
 
-Each iteration collects ``rollout_steps`` steps from ``num_envs`` environments
-(``VmapEnv(EpisodeStatistics(AutoResetEnv(env)))``), computes advantages (``gae``) and calls
-the agent's ``update``; iterations run in jitted ``lax.scan`` chunks driven by
-``loop_common.run_agent_chunks`` (progress, checkpoint/resume); with ``seeds``, ``train_agent`` vmaps the
-chunk over seeds.
-
-Observations are flattened (``Discrete`` observations one-hot encoded) and, with
-``normalize_obs``, scaled by running statistics updated at every rollout step (as
-gymnasium's ``NormalizeObservation``); the statistics are part of the returned params.
-
-``onpolicy.host_loop`` (environments on the host, collected in Python) shares the pieces
-``initial_state``, ``act``, ``learning_reward`` and ``update_on_rollout``.
+Observations are flattened (``Discrete`` ones one-hot) and, with ``normalize_obs``, scaled by
+running statistics saved with the params. ``onpolicy.host_loop`` shares ``initial_state``,
+``act``, ``learning_reward`` and ``update_on_rollout``.
 """
 
 from __future__ import annotations
@@ -48,10 +40,7 @@ __all__ = [
 
 
 class OnPolicyState(NamedTuple):
-    """Loop state carried from iteration to iteration (and saved in checkpoints).
-
-    The host loop (``onpolicy.host_loop``) carries it too, with ``env_state`` and ``obs`` None.
-    """
+    """Loop state carried between iterations and checkpointed (``env_state``, ``obs`` None in the host loop)."""
 
     net: PyTree
     opt_state: PyTree
@@ -97,18 +86,8 @@ class Rollout(NamedTuple):
 def initial_state(
     agent: OnPolicyAgent, net_key: Array, loop_key: Array, env_state: PyTree = None, obs: Array | None = None
 ) -> OnPolicyState:
-    """A fresh network (from ``net_key``), optimiser state and statistics, before iteration 0.
-
-    Args:
-        agent: the agent.
-        net_key: PRNG key of the network's initial weights.
-        loop_key: the state's key (split at every iteration).
-        env_state: the environments' state (None for host environments, which hold theirs).
-        obs: their current observations (None for host environments).
-
-    Returns:
-        The state.
-    """
+    """A fresh network (from ``net_key``), optimiser state and statistics, before iteration 0
+    (``env_state`` and ``obs`` None for host environments)."""
     config = agent.config
     params = agent.policy.init(net_key, config.normalize_obs)
     return OnPolicyState(
@@ -152,19 +131,13 @@ def act(
     key: Array,
     mask: Array | None = None,
 ) -> tuple[RunningStats, Array, Array, Array, Array]:
-    """One rollout step's decision for a batch of observations, with the policy being trained.
+    """One rollout step's sampled decision for raw observations ``(num_envs, *obs_shape)``.
 
-    Args:
-        agent: the agent.
-        net: network weights.
-        obs_stats: observation statistics; ``obs`` is folded in first (with ``normalize_obs``).
-        obs: raw observations ``(num_envs, *obs_shape)``.
-        key: PRNG key of the draw.
-        mask: optional bool ``(num_envs, num_actions)`` valid actions (the draw keeps to them).
+    ``obs`` is folded into ``obs_stats`` first (with ``normalize_obs``); an optional ``mask`` keeps
+    the draw to the valid actions.
 
     Returns:
-        ``(obs_stats, features, raw_action, log_prob, value)``: the updated statistics, the
-        normalised features acted on, the sampled raw actions, their log-probabilities and ``V(obs)``.
+        ``(obs_stats, features, raw_action, log_prob, value)``.
     """
     policy = agent.policy
     features = policy.encode(obs)
@@ -239,19 +212,8 @@ def _episode_metrics(traj: Transition) -> dict[str, Array]:
 def update_on_rollout(
     agent: OnPolicyAgent, net: PyTree, opt_state: PyTree, iteration: Array, rollout: Rollout, key: Array
 ) -> tuple[PyTree, PyTree, dict[str, Array]]:
-    """Advantages (``gae``) of a rollout, then the agent's update on it flattened into a ``Batch``.
-
-    Args:
-        agent: the agent.
-        net: network weights.
-        opt_state: the optimiser's state.
-        iteration: iterations done before this one (the learning rate's position).
-        rollout: the rollout.
-        key: PRNG key of the update.
-
-    Returns:
-        ``(net, opt_state, metrics)``: the agent's metrics and ``learning_rate``.
-    """
+    """Advantages (``gae``) of a rollout, then the agent's update on it flattened into a ``Batch``;
+    ``(net, opt_state, metrics)`` with ``learning_rate`` at ``iteration``."""
     config = agent.config
     advantages, targets = gae(
         rollout.reward,
@@ -340,20 +302,14 @@ def train_agent(
     """Train an on-policy agent (what ``ppo.train`` / ``a2c.train`` and their ``train_seeds`` call).
 
     Args:
-        agent: the agent (hashable; its ``config`` fixes the loop, its ``policy`` the network).
-        env: an unwrapped environment (pass the same object again to reuse the compiled loop).
-        key: PRNG key of the run; with ``seeds``, ``(seeds, ...)`` keys, one per seed.
+        env: an unwrapped environment (the same object reuses the compiled loop).
+        key: the run's key; with ``seeds``, one key per seed, trained at once.
         params: the environment's params, shared by all seeds (default ``env.default_params``).
-        progress: optional ``(task, done, total)`` callback, called between chunks.
-        checkpoint: optional file; written after every chunk and resumed from when it exists
-            (a resumed run ends identical to an uninterrupted one).
-        initial: optional policy params to start from (a previous ``TrainResult.params`` of
-            the same policy shape, one seed): fine-tuning, with a fresh optimiser state.
-        seeds: train one copy of the agent per key at once (the jitted chunk vmapped over seeds).
+        checkpoint: optional file written after every chunk and resumed from when it exists.
+        initial: optional policy params (one seed) to fine-tune, with a fresh optimiser.
 
     Returns:
-        A ``TrainResult`` whose ``policy`` is the agent's deterministic ``ActorCriticPolicy``
-        (params and metrics with a leading seed axis with ``seeds``).
+        A ``TrainResult`` with the deterministic policy (a leading seed axis with ``seeds``).
 
     Raises:
         ValueError: ``initial`` does not fit the policy (the message names ``initial``).
@@ -379,16 +335,8 @@ def train_agent(
 def trainers(
     agent_type: type[ActorCriticAgent], default_config: OnPolicyConfig, *, metrics: str
 ) -> tuple[Callable[..., TrainResult], Callable[..., TrainResult]]:
-    """An on-policy agent module's ``train`` and ``train_seeds``: ``agent_type.for_env``, then ``train_agent``.
-
-    Args:
-        agent_type: the agent class (its ``for_env`` is the module's ``make_agent``).
-        default_config: the configuration used when a call gives none.
-        metrics: the metrics of the agent's ``update``, for the docstring of ``train``.
-
-    Returns:
-        ``(train, train_seeds)`` (``trainers.agent_trainers``); ``train`` also takes ``initial``.
-    """
+    """An on-policy agent module's ``(train, train_seeds)``: ``agent_type.for_env``, then ``train_agent``;
+    ``metrics`` names the update's metrics in ``train``'s docstring."""
     returns = f"""
         A ``TrainResult``: deterministic ``policy``, params ``{{"net", "obs_stats"}}`` and
         per-iteration metrics ``episode_return`` (NaN where no episode finished),

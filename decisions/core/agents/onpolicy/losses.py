@@ -42,15 +42,6 @@ def gae(
         delta_t = r_t + gamma (1 - terminated_t) next_values_t - values_t
         A_t = delta_t + gamma lambda (1 - (terminated_t | truncated_t)) A_{t+1},  A_T = 0
 
-    Args:
-        rewards: ``(T, ...)``.
-        values: ``(T, ...)``, ``V(s_t)``.
-        next_values: ``(T, ...)``, ``V(s'_t)``.
-        terminated: ``(T, ...)`` bool.
-        truncated: ``(T, ...)`` bool.
-        gamma: discount factor.
-        gae_lambda: GAE lambda.
-
     Returns:
         ``(advantages, returns)`` with ``returns = advantages + values``, both ``(T, ...)``.
     """
@@ -94,13 +85,6 @@ def surrogate_loss(
     ``policy_loss + value_coef * 0.5 mean((V - target)^2) - entropy_coef * entropy``. With
     ``batch.mask`` the log-probabilities and the entropy are those of the masked distribution
     (``ActorCriticPolicy.mask_logits``), the one the actions were sampled from.
-
-    Args:
-        net: network weights.
-        policy: the policy description.
-        batch: transitions.
-        config: supplies the coefficients and ``normalize_advantages``.
-        clip_eps: PPO clip range, or ``None`` for no clipping.
 
     Returns:
         ``(loss, metrics)`` with ``policy_loss``, ``value_loss``, ``entropy``, ``approx_kl``

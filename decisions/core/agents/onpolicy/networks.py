@@ -23,15 +23,8 @@ def _encoder(hidden: tuple[int, ...], act: Callable[[Array], Array]) -> nets.MLP
 
 
 class ActorCritic(nn.Module):
-    """Separate actor and critic MLPs on the same (encoded, normalised) observation features.
-
-    Attributes:
-        hidden: hidden widths of each network.
-        activation: key of ``ACTIVATIONS``.
-        num_actions: number of discrete actions (categorical head), or 0 for a Gaussian head.
-        action_dim: dimension of the Gaussian (ignored when ``num_actions > 0``).
-        log_std_init: initial log standard deviation of the Gaussian.
-    """
+    """Separate actor and critic MLPs on the same observation features; a categorical head of
+    ``num_actions``, or a Gaussian of ``action_dim`` when it is 0."""
 
     hidden: tuple[int, ...]
     activation: str
@@ -72,13 +65,7 @@ class SetActorCritic(nn.Module):
     components). Critic: its own encoder, the same pooling, an MLP to the value. All
     weights are shared over units.
 
-    Attributes:
-        hidden: widths; the encoder is ``MLP(hidden[:-1], hidden[-1])``, the heads have one
-            hidden layer of ``hidden[-1]``.
-        activation: key of ``ACTIVATIONS``.
-        units: number of units (action components).
-        unit_width: features per unit row.
-        choices: choices per unit.
+    The encoder is ``MLP(hidden[:-1], hidden[-1])``; the heads have one hidden layer of ``hidden[-1]``.
     """
 
     hidden: tuple[int, ...]

@@ -1,13 +1,9 @@
 """The actor-critic policy: its static description, observation encoding and action distributions.
 
-A categorical head for ``Discrete`` actions, independent categorical heads (one set of logits
-per component, log-probabilities and entropies summed) for ``MultiDiscrete`` actions, a
-diagonal Gaussian with a learned state-independent log-std for ``Box`` actions. Continuous
-actions are *clipped*, not squashed: the network acts in a normalised space where ``[-1, 1]``
-maps linearly onto ``[low, high]``; samples outside are clipped before the environment sees
-them, and the log-probability is that of the unclipped sample (the usual PPO treatment).
-Dimensions with an infinite bound are passed through unscaled (clipped to the finite bound if
-there is one).
+Categorical heads for ``Discrete`` and (one per component) ``MultiDiscrete`` actions; a diagonal
+Gaussian for ``Box`` actions, acting in a normalised space where ``[-1, 1]`` maps onto
+``[low, high]``, clipped (not squashed) before the environment, the log-probability that of
+the unclipped sample. Dimensions with an infinite bound pass unscaled.
 """
 
 from __future__ import annotations
@@ -36,27 +32,12 @@ PyTree = Any
 
 @dataclass(frozen=True)
 class ActorCriticPolicy(PolicyDescription):
-    """Static description of an actor-critic policy, callable as ``policy(params, obs, key)``.
+    """Static, hashable description of an actor-critic policy, callable as ``policy(params, obs, key)``
+    on one observation or any leading axes; ``params = {"net", "obs_stats"}``.
 
-    Hashable, so it can be a jit static argument (e.g. of ``common.evaluate_episodes``).
-    ``params`` is ``{"net": network weights, "obs_stats": RunningStats}``. Calls work on one
-    observation or on any leading batch axes.
-
-    Attributes:
-        obs_shape: shape of one observation.
-        obs_categories: for a ``Discrete`` observation space its size (one-hot encoded), else 0.
-        num_actions: for a ``Discrete`` action space its size, for a ``MultiDiscrete`` one the
-            total of its ``nvec`` (the width of the concatenated logits), else 0 (``Box``).
-        action_shape: shape of one action.
-        action_low: flattened lower bounds of a ``Box`` action space (empty if discrete).
-        action_high: flattened upper bounds.
-        action_dtype: dtype name of actions handed to the environment.
-        hidden: hidden widths of actor and critic.
-        activation: hidden activation name.
-        log_std_init: initial Gaussian log standard deviation.
-        deterministic: greedy (argmax / clipped mean) actions; ``False`` samples.
-        action_nvec: for a ``MultiDiscrete`` action space its ``nvec``, else empty.
-        unit_width: > 0 for set networks (``OnPolicyConfig.unit_width``), else 0.
+    ``obs_categories`` is a ``Discrete`` observation's size (one-hot encoded), else 0;
+    ``num_actions`` the width of the logits (0 for ``Box``); ``action_low``/``high`` a ``Box``'s
+    flattened bounds; ``unit_width`` > 0 for set networks.
     """
 
     obs_shape: tuple[int, ...]
@@ -123,19 +104,8 @@ class ActorCriticPolicy(PolicyDescription):
     def for_shapes(
         cls, config: OnPolicyConfig, *, obs_shape: tuple[int, ...], num_actions: int
     ) -> ActorCriticPolicy:
-        """Describe a policy for float observations of ``obs_shape`` and ``num_actions`` discrete actions.
-
-        For environments that are not a functional ``Environment`` (``onpolicy.host_loop``:
-        ``obs_shape=(envs.obs_dim,)``, ``num_actions=envs.num_actions``); equal to ``from_env``'s
-        for a ``Box`` observation space and a ``Discrete`` int32 action space.
-
-        Args:
-            config: supplies the network fields (``unit_width`` must be 0).
-            obs_shape: shape of one observation.
-            num_actions: number of discrete actions (>= 1).
-
-        Returns:
-            The description.
+        """Describe a policy for float observations of ``obs_shape`` and ``num_actions`` discrete actions
+        (as ``from_env`` would for such spaces), for environments that are not an ``Environment``.
 
         Raises:
             ValueError: ``num_actions`` is not a positive integer, or ``config.unit_width`` is set.
@@ -231,17 +201,8 @@ class ActorCriticPolicy(PolicyDescription):
         return nets.categorical_entropy(dist) if self.discrete else nets.gaussian_entropy(dist[1])
 
     def mask_logits(self, dist: Any, mask: Array) -> Array:
-        """Categorical logits with the invalid actions' set to the dtype's minimum (probability 0).
-
-        The minimum rather than ``-inf`` keeps ``log_prob`` and ``entropy`` finite (``0 * log 0``
-        is 0, not NaN) and their gradients zero at the masked logits.
-
-        Args:
-            dist: logits ``(..., num_actions)`` (a ``MultiDiscrete`` policy's concatenated ones).
-            mask: bool ``(..., num_actions)``, True where an action is valid.
-
-        Returns:
-            The masked logits.
+        """Logits with the invalid actions' (``mask`` False) set to the dtype's minimum, not ``-inf``, so
+        ``log_prob`` and ``entropy`` stay finite with zero gradients there.
 
         Raises:
             ValueError: the policy is continuous (``Box`` actions have no mask).

@@ -1,0 +1,60 @@
+"""``JobBase``: the fields every domain job has, and reading a job from a spec."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from decisions.kit.validate import spec_data, validate_job
+
+
+def spec_path(path: str | Path, base_dir: str | Path | None) -> Path:
+    """A path written in a spec, relative to ``base_dir`` unless absolute (None: the working directory)."""
+    return Path(path) if base_dir is None else Path(base_dir) / path
+
+
+def resolve_spec_paths(data: dict[str, Any], entries: tuple[str, ...], base_dir: Path | None) -> None:
+    """Rewrite in place each ``"section.key"`` of ``data`` that holds a string as a ``spec_path``."""
+    for entry in entries:
+        section, key = entry.split(".")
+        table = data.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            table[key] = str(spec_path(table[key], base_dir))
+
+
+class JobBase(BaseModel):
+    """A validated batch job: name, seed, output folder and the domain tables listed in ``SECTIONS``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    SECTIONS: ClassVar[tuple[str, ...]] = ()
+    SPEC_PATHS: ClassVar[tuple[str, ...]] = ()
+    """``"section.key"`` entries holding a file path, read relative to the spec's folder (``spec_path``)."""
+
+    name: str = Field("job", min_length=1, max_length=200, description="Run label in the store.")
+    seed: int = Field(0, ge=0, description="Root random seed of the job.")
+    output_dir: str | None = Field(None, description="Where tables and charts go (default: next to the store).")
+
+    def config(self) -> dict[str, Any]:
+        """JSON-ready configuration for the run store."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any], base_dir: Path | None = None) -> Self:
+        """Validate a parsed spec (``[job]`` plus ``SECTIONS``) into this job.
+
+        Raises:
+            InputError: naming the first bad field.
+        """
+        data = spec_data(spec, cls.SECTIONS)
+        resolve_spec_paths(data, cls.SPEC_PATHS, base_dir)
+        cls.rewrite(data, base_dir)
+        return validate_job(cls, data, cls.SECTIONS)
+
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """Domain hook: rewrite the spec data in place before validation; does nothing by default."""
+        del data, base_dir
