@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -37,8 +36,10 @@ class AgentName(StrEnum):
 
     @property
     def module(self) -> ModuleType:
-        """The ``decisions.core.agents`` module of the agent (imported lazily)."""
-        return importlib.import_module(f"decisions.core.agents.{self.value}")
+        """The ``decisions.core.agents`` module of the agent (imported on first use: JAX)."""
+        from decisions.core.agents import a2c, dqn, ppo, sac
+
+        return {AgentName.PPO: ppo, AgentName.A2C: a2c, AgentName.SAC: sac, AgentName.DQN: dqn}[self]
 
 
 class AgentSettings(Settings):
