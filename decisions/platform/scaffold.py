@@ -131,8 +131,8 @@ def _with_import(source: str, line: str) -> str:
     block = [i for i, text in enumerate(lines) if _FROM_DECISIONS.match(text)]
     if not block or block != list(range(block[0], block[-1] + 1)):
         raise InputError("root", "decisions/platform/registry.py has no single block of `from decisions` imports")
-    imports = sorted([*(lines[i] for i in block), line], key=lambda text: text.split()[1])
-    return "\n".join([*lines[:block[0]], *imports, *lines[block[-1] + 1:]])
+    lines.insert(block[-1] + 1, line)
+    return _sorted_imports("\n".join(lines))
 
 
 def _registered(new: NewDomain, root: Path) -> tuple[str, str]:
