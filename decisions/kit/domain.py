@@ -1,7 +1,8 @@
 """The one contract every domain plugs into: a ``Domain`` entry, exported as ``DOMAIN`` by its package.
 
-It holds the light facts and three functions that import the heavy modules on first use:
-``spec()`` (JAX-free validation), ``job()`` (running) and ``bench()`` (the benchmark).
+It holds the light facts (read from the ``domain.toml`` beside the package's ``__init__``) and two
+functions that import the modules on first use: ``spec`` (JAX-free validation) and ``modules``
+(the heavy ``job`` and ``bench`` modules, imported together).
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from decisions.core.progress import Progress, silent
+from decisions.errors import InputError
 
 if TYPE_CHECKING:
     from decisions.kit.base import JobBase
@@ -44,6 +46,17 @@ class BenchModule(Protocol):
     def run_bench(self, progress: Callable[[str, int, int], None] | None = None, **budget: Any) -> dict[str, Any]: ...
 
 
+class RunModules(NamedTuple):
+    """A domain's heavy modules: what ``Domain.modules`` returns."""
+
+    job: JobModule
+    bench: BenchModule
+
+
+FACTS_FILE = "domain.toml"
+"""The file beside a domain package's ``__init__`` holding its ``Domain`` facts."""
+
+
 @dataclass(frozen=True)
 class Domain:
     """How one domain plugs into the platform.
@@ -53,6 +66,8 @@ class Domain:
         headline: the report's headline metric names, most important first.
         example: file name of its example spec under ``examples/``.
         page: the app page showing its runs (relative to ``apps/``), or None.
+        spec: imports and returns the domain's JAX-free ``spec`` module.
+        modules: imports and returns its ``job`` and ``bench`` modules.
         smoke_spec: a job spec (without ``job.kind``) that runs in seconds.
         demo_spec: the spec of ``decisions demo`` when this is the main domain, else None.
     """
@@ -64,10 +79,28 @@ class Domain:
     example: str
     page: str | None
     spec: Callable[[], SpecModule]
-    job: Callable[[], JobModule]
-    bench: Callable[[], BenchModule]
+    modules: Callable[[], RunModules]
     smoke_spec: Mapping[str, Any] = field(default_factory=dict)
     demo_spec: Mapping[str, Any] | None = None
+
+    @classmethod
+    def declared(
+        cls, init_file: str | Path, spec: Callable[[], SpecModule], modules: Callable[[], RunModules]
+    ) -> Domain:
+        """The domain whose facts are in the ``domain.toml`` beside ``init_file`` (its package's ``__init__``).
+
+        Raises:
+            InputError: the file is missing, is not TOML, lacks a fact, or holds an unknown or mistyped one.
+        """
+        return cls(**read_facts(Path(init_file).with_name(FACTS_FILE)), spec=spec, modules=modules)
+
+    def job(self) -> JobModule:
+        """The domain's ``job`` module (imported on first use)."""
+        return self.modules().job
+
+    def bench(self) -> BenchModule:
+        """The domain's ``bench`` module (imported on first use)."""
+        return self.modules().bench
 
     @property
     def package(self) -> str:
@@ -121,3 +154,35 @@ class Domain:
     def example_path(self) -> Path:
         """Path of the example spec in a source checkout."""
         return EXAMPLES / self.example
+
+
+_TEXT_FACTS = ("name", "title", "summary", "example")
+_OPTIONAL_FACTS = {"page": str, "smoke_spec": dict, "demo_spec": dict}
+
+
+def read_facts(path: Path) -> dict[str, Any]:
+    """A ``domain.toml``'s facts as ``Domain`` keyword arguments (``headline`` as a tuple).
+
+    Raises:
+        InputError: the file is missing or not TOML, or a fact is missing, unknown or of the wrong type.
+    """
+    import tomllib
+
+    field_name = str(path)
+    try:
+        facts = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(field_name, f"cannot read the domain's facts ({exc})") from None
+    unknown = sorted(set(facts) - {*_TEXT_FACTS, "headline", *_OPTIONAL_FACTS})
+    if unknown:
+        raise InputError(f"{field_name}: {unknown[0]}", "is not a domain fact")
+    for key in _TEXT_FACTS:
+        if not isinstance(facts.get(key), str) or not facts[key]:
+            raise InputError(f"{field_name}: {key}", "is required, a non-empty string")
+    headline = facts.get("headline")
+    if not isinstance(headline, list) or not headline or not all(isinstance(h, str) for h in headline):
+        raise InputError(f"{field_name}: headline", "is required, a non-empty list of metric names")
+    for key, kind in _OPTIONAL_FACTS.items():
+        if key in facts and not isinstance(facts[key], kind):
+            raise InputError(f"{field_name}: {key}", f"must be a {'table' if kind is dict else 'string'}")
+    return {**facts, "headline": tuple(headline), "page": facts.get("page")}

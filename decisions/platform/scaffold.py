@@ -95,7 +95,8 @@ def create_domain(target: str, root: Path) -> list[Path]:
               "package": new.package, "page": page}
     registry, contracts = _registered(new, root)
     outputs = {new.folder / f"{part}.py": f"{part}.py.tmpl" for part in PACKAGE_FILES}
-    outputs |= {root / "examples" / f"{new.name}.toml": "example.toml.tmpl",
+    outputs |= {new.folder / "domain.toml": "domain.toml.tmpl",
+                root / "examples" / f"{new.name}.toml": "example.toml.tmpl",
                 root / "apps" / "pages" / page: "page.py.tmpl",
                 root / "tests" / new.area / new.name / f"test_{new.name}.py": "test.py.tmpl"}
     rendered = {path: _sorted_imports(_Template((TEMPLATES / template).read_text()).substitute(values))

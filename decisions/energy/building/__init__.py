@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
+from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module (of this package) that defines each; no name is also a module's.
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -26,33 +26,11 @@ def _spec() -> SpecModule:
     return spec
 
 
-def _job() -> JobModule:
-    from decisions.energy.building import job
+def _modules() -> RunModules:
+    from decisions.energy.building import bench, job
 
-    return job
-
-
-def _bench() -> BenchModule:
-    from decisions.energy.building import bench
-
-    return bench
+    return RunModules(job, bench)
 
 
-DOMAIN = Domain(
-    name="building",
-    title="Building energy",
-    spec=_spec,
-    job=_job,
-    bench=_bench,
-    summary="Charge and discharge a home battery with PV against prices (RL agents, explained).",
-    headline=("best_agent_saving_vs_lp", "lp_saving_usd", "no_battery_cost_usd"),
-    example="building.toml",
-    page="pages/2_Building_energy.py",
-    smoke_spec={
-        "job": {"name": "smoke"},
-        "scenario": {"buildings": [1], "relative_reward": True},
-        "agents": {"names": ["ppo"], "seeds": 1, "on_policy_steps": 10_752},
-        "evaluation": {"explain": False},
-    },
-)
-"""The building domain's entry in ``decisions.platform.registry``."""
+DOMAIN = Domain.declared(__file__, _spec, _modules)
+"""The building domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
+from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module (of this package) that defines each, imported on first use.
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -20,33 +20,11 @@ def _spec() -> SpecModule:
     return spec
 
 
-def _job() -> JobModule:
-    from decisions.finance.pension import job
+def _modules() -> RunModules:
+    from decisions.finance.pension import bench, job
 
-    return job
-
-
-def _bench() -> BenchModule:
-    from decisions.finance.pension import bench
-
-    return bench
+    return RunModules(job, bench)
 
 
-DOMAIN = Domain(
-    name="pension",
-    title="Pension ALM",
-    spec=_spec,
-    job=_job,
-    bench=_bench,
-    summary="Allocate a pension fund's assets and set contributions against its liabilities.",
-    headline=("value_snapo", "value_fixed_mix", "snapo_minus_fixed_mix"),
-    example="pension.toml",
-    page="pages/3_Pension_ALM.py",
-    smoke_spec={
-        "job": {"name": "smoke"},
-        "scenario": {"horizon_years": 2},
-        "snapo": {"steps": 10, "paths_per_step": 32, "width": 8, "log_every": 5},
-        "evaluation": {"paths": 64, "selection_paths": 32},
-    },
-)
-"""The pension domain's entry in ``decisions.platform.registry``."""
+DOMAIN = Domain.declared(__file__, _spec, _modules)
+"""The pension domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

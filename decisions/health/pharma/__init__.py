@@ -1,7 +1,7 @@
 """Pharmaceutical 4-unit process chain (reactor, crystalliser, filter/wash, dryer) optimised with SNAPO."""
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
+from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -24,32 +24,11 @@ def _spec() -> SpecModule:
     return spec
 
 
-def _job() -> JobModule:
-    from decisions.health.pharma import job
+def _modules() -> RunModules:
+    from decisions.health.pharma import bench, job
 
-    return job
-
-
-def _bench() -> BenchModule:
-    from decisions.health.pharma import bench
-
-    return bench
+    return RunModules(job, bench)
 
 
-DOMAIN = Domain(
-    name="pharma",
-    title="Pharma process",
-    spec=_spec,
-    job=_job,
-    bench=_bench,
-    summary="Set a four-unit process chain's temperature profiles to meet specifications under uncertainty.",
-    headline=("snapo_yield", "snapo_compliance", "yield_gain", "best_constant_yield"),
-    example="pharma.toml",
-    page="pages/4_Pharma_process.py",
-    smoke_spec={
-        "job": {"name": "smoke", "method": "optimise"},
-        "optimise": {"steps": 5, "samples_per_step": 4, "eval_samples": 16, "log_every": 5},
-        "baseline": {"samples": 8, "points": [2, 2, 2], "refinements": 0},
-    },
-)
-"""The pharma domain's entry in ``decisions.platform.registry``."""
+DOMAIN = Domain.declared(__file__, _spec, _modules)
+"""The pharma domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

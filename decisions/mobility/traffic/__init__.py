@@ -5,7 +5,7 @@ environment (:func:`sumo_setup.ensure_sumo`) is set when a simulation or a SUMO 
 """
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
+from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "agents": ("AgentController", "TrainedAgent", "train_dqn"),
@@ -26,36 +26,11 @@ def _spec() -> SpecModule:
     return spec
 
 
-def _job() -> JobModule:
-    from decisions.mobility.traffic import job
+def _modules() -> RunModules:
+    from decisions.mobility.traffic import bench, job
 
-    return job
-
-
-def _bench() -> BenchModule:
-    from decisions.mobility.traffic import bench
-
-    return bench
+    return RunModules(job, bench)
 
 
-DOMAIN = Domain(
-    name="traffic",
-    title="Traffic signals",
-    spec=_spec,
-    job=_job,
-    bench=_bench,
-    summary="Time traffic signals for vehicles and pedestrians on the SUMO simulator, fairly to both, "
-            "against fixed-time, Webster, actuated, max-pressure and greedy control.",
-    headline=("veh_delay_vs_best_heuristic_cologne1", "ped_p95_wait_vs_best_heuristic_cologne1",
-              "training_sim_seconds_per_wall_second"),
-    example="traffic.toml",
-    page="pages/9_Traffic_signals.py",
-    smoke_spec={
-        "job": {"name": "smoke"},
-        "scenarios": {"names": ["single-intersection"], "seconds": 90},
-        "demand": {"train_seeds": [0], "test_seeds": [100]},
-        "agent": {"env_steps": 200, "num_envs": 1},
-        "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": False, "default_reward": False, "ppo": False},
-    },
-)
-"""The traffic-signal domain's entry in ``decisions.platform.registry``."""
+DOMAIN = Domain.declared(__file__, _spec, _modules)
+"""The traffic domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

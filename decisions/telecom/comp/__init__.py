@@ -13,7 +13,7 @@ The domain's contract files sit on top: ``spec`` (validated job model, no JAX), 
 """
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
+from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -36,45 +36,11 @@ def _spec() -> SpecModule:
     return spec
 
 
-def _job() -> JobModule:
-    from decisions.telecom.comp import job
+def _modules() -> RunModules:
+    from decisions.telecom.comp import bench, job
 
-    return job
-
-
-def _bench() -> BenchModule:
-    from decisions.telecom.comp import bench
-
-    return bench
+    return RunModules(job, bench)
 
 
-DOMAIN = Domain(
-    name="comp",
-    title="CoMP cell selection",
-    spec=_spec,
-    job=_job,
-    bench=_bench,
-    summary="Choose each user's serving cells in a multi-cell network (PromptDT against baselines).",
-    headline=("promptdt_vs_multitask_ppo", "unseen_normalised_vs_expert", "planner_vs_multitask_ppo"),
-    example="comp_evaluate.toml",
-    page="pages/6_CoMP_cell_selection.py",
-    smoke_spec={
-        "job": {"name": "smoke"},
-        "study": {
-            "folder": "comp_smoke",
-            "stages": ["data"],
-            "expert_steps": 3_200,
-            "multitask_steps": 3_200,
-            "episodes_per_behaviour": 2,
-            "expert_episodes": 2,
-            "demo_episodes": 2,
-            "dt_steps": 3,
-            "dt_batch": 4,
-            "sizes": ["small"],
-            "eval_episodes": 2,
-            "select_episodes": 2,
-        },
-        "tasks": {"train": ["c3-u5-resource_fair-me"], "unseen": []},
-    },
-)
-"""The CoMP domain's entry in ``decisions.platform.registry``."""
+DOMAIN = Domain.declared(__file__, _spec, _modules)
+"""The comp domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

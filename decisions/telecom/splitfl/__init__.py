@@ -1,7 +1,7 @@
 """Split-federated learning with a capability-aware split-point agent (after the QSplitFL abstract)."""
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.domain import BenchModule, Domain, JobModule, SpecModule
+from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "agent": ("Committee", "load_committee", "save_committee", "train_committee", "vote"),
@@ -25,35 +25,11 @@ def _spec() -> SpecModule:
     return spec
 
 
-def _job() -> JobModule:
-    from decisions.telecom.splitfl import job
+def _modules() -> RunModules:
+    from decisions.telecom.splitfl import bench, job
 
-    return job
-
-
-def _bench() -> BenchModule:
-    from decisions.telecom.splitfl import bench
-
-    return bench
+    return RunModules(job, bench)
 
 
-DOMAIN = Domain(
-    name="splitfl",
-    title="Split learning",
-    spec=_spec,
-    job=_job,
-    bench=_bench,
-    summary="Choose where to split a network between edge devices and the server in split-federated "
-            "learning, round by round or client by client, from the devices' capability.",
-    headline=("time_to_target_ratio_vs_best_fixed", "final_test_acc_vs_best_fixed", "dropout_rate_agent",
-              "split_equivalence_max_err"),
-    example="splitfl.toml",
-    page="pages/8_Split_learning.py",
-    smoke_spec={
-        "job": {"name": "smoke"},
-        "training": {"rounds": 2, "seeds": [0], "local_steps": 2},
-        "agent": {"env_steps": 200, "modes": ["client"], "committee": 1},
-        "study": {"committees": [], "decays": [], "fixed_splits": [3, 9]},
-    },
-)
-"""The split-learning domain's entry in ``decisions.platform.registry``."""
+DOMAIN = Domain.declared(__file__, _spec, _modules)
+"""The splitfl domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""
