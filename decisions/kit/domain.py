@@ -70,6 +70,8 @@ class Domain:
         modules: imports and returns its ``job`` and ``bench`` modules.
         smoke_spec: a job spec (without ``job.kind``) that runs in seconds.
         demo_spec: the spec of ``decisions demo`` when this is the main domain, else None.
+        headline_figure: ``label`` and ``value`` format templates over its stored bench's figures, for
+            the README's domains table (None: its bench's first README row).
     """
 
     name: str
@@ -82,6 +84,7 @@ class Domain:
     modules: Callable[[], RunModules]
     smoke_spec: Mapping[str, Any] = field(default_factory=dict)
     demo_spec: Mapping[str, Any] | None = None
+    headline_figure: Mapping[str, str] | None = None
 
     @classmethod
     def declared(
@@ -157,7 +160,7 @@ class Domain:
 
 
 _TEXT_FACTS = ("name", "title", "summary", "example")
-_OPTIONAL_FACTS = {"page": str, "smoke_spec": dict, "demo_spec": dict}
+_OPTIONAL_FACTS = {"page": str, "smoke_spec": dict, "demo_spec": dict, "headline_figure": dict}
 
 
 def read_facts(path: Path) -> dict[str, Any]:
@@ -185,4 +188,7 @@ def read_facts(path: Path) -> dict[str, Any]:
     for key, kind in _OPTIONAL_FACTS.items():
         if key in facts and not isinstance(facts[key], kind):
             raise InputError(f"{field_name}: {key}", f"must be a {'table' if kind is dict else 'string'}")
+    figure = facts.get("headline_figure")
+    if figure is not None and (sorted(figure) != ["label", "value"] or not all(isinstance(v, str) for v in figure.values())):
+        raise InputError(f"{field_name}: headline_figure", "must hold exactly two strings, label and value")
     return {**facts, "headline": tuple(headline), "page": facts.get("page")}

@@ -197,49 +197,11 @@ def _page(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-HEADLINES: Mapping[str, Row] = {
-    "gas_storage": Row(
-        "lease value, SNAPO / rolling intrinsic; / the best LSMC (out of sample)",
-        "{snapo_vs_rolling_intrinsic:.3f}; {snapo_vs_lsmc_best:.4f}",
-    ),
-    "building": Row(
-        "share of the perfect-foresight LP's saving on held-out months, PPO (rule-based)",
-        "{saving_vs_lp_ppo:.3f} ({saving_vs_lp_rule_based:.3f})",
-    ),
-    "pension": Row(
-        "1,000 key-rate sensitivities: bump-and-revalue time / one adjoint pass",
-        "{speedup_K1000:.0f}x",
-    ),
-    "wealth": Row(
-        "MetaRL planner / exact DP on held-out clients: mean, worst",
-        "{metarl_mean_ratio:.3f}, {metarl_min_ratio:.3f}",
-    ),
-    "pharma": Row(
-        "expected yield, SNAPO profiles / best constant temperatures",
-        "{snapo_yield:.1f}% / {baseline_yield:.1f}%",
-    ),
-    "comp": Row(
-        "unseen networks, score 0 random / 1 own expert: best PromptDT (max-SNR)",
-        "{joint_promptdt_vs_expert_unseen:.3f} ({joint_unseen_expert_normalised_qoe_max_snr:.3f})",
-    ),
-    "utility": Row(
-        "engagement at the production weights' revenue, learnt weights vs production",
-        "{engagement_gain_vs_production:+.1%}",
-    ),
-    "splitfl": Row(
-        "digits: time to target, per-client agent / best fixed split in hindsight (fastest-split rule)",
-        "{time_to_target_ratio_vs_best_fixed:.2f} ({time_ratio_fastest:.2f})",
-    ),
-    "traffic": Row(
-        "single intersection, fair DQN / best heuristic: vehicles' mean delay; pedestrians' p95 wait",
-        "{veh_delay_vs_best_heuristic_single-intersection:.2f}; {ped_p95_wait_vs_best_heuristic_single-intersection:.2f}",
-    ),
-}
-"""Each domain's headline figure in the README's domains table (otherwise its first README row)."""
-
-
-def headline(name: str, rows: RowsSpec, folder: Path = BENCH_FOLDER) -> str:
+def headline(name: str, rows: RowsSpec, folder: Path = BENCH_FOLDER, figure: Mapping[str, str] | None = None) -> str:
     """Domain ``name``'s headline, ``label: value``, from its stored bench (or ``no stored bench``).
+
+    ``figure`` holds the ``label`` and ``value`` templates (the domain's ``headline_figure``); without
+    it, the bench's first README row.
 
     Raises:
         InputError: (field ``figures``) the headline reads a figure the stored result lacks.
@@ -247,7 +209,7 @@ def headline(name: str, rows: RowsSpec, folder: Path = BENCH_FOLDER) -> str:
     if not (folder / f"{name}.json").exists():
         return "no stored bench"
     figures = load_result(name, folder)["figures"]
-    row = HEADLINES.get(name)
+    row = Row(figure["label"], figure["value"]) if figure else None
     if row is None:
         declared = rows(figures) if callable(rows) else rows
         if not declared:
@@ -271,6 +233,9 @@ class Listed(Protocol):
     @property
     def summary(self) -> str: ...
 
+    @property
+    def headline_figure(self) -> Mapping[str, str] | None: ...
+
 
 def render_domains_table(
     domains: Sequence[Listed], rows_of: Callable[[str], RowsSpec], folder: Path = BENCH_FOLDER
@@ -279,5 +244,5 @@ def render_domains_table(
     lines = ["| domain | what it decides | headline figure (`benchmarks/<name>.json`) |", "|---|---|---|"]
     for domain in domains:
         link = f"[{domain.title}]({DOMAIN_PAGES}/{domain.name}.md)"
-        lines.append(f"| {link} | {domain.summary} | {headline(domain.name, rows_of(domain.name), folder)} |")
+        lines.append(f"| {link} | {domain.summary} | {headline(domain.name, rows_of(domain.name), folder, domain.headline_figure)} |")
     return "\n".join(lines) + "\n"

@@ -72,10 +72,14 @@ def test_a_missing_stored_result_names_the_command_that_makes_it(tmp_path: Path)
 
 def test_the_domains_table_gives_each_domain_its_page_summary_and_headline(tmp_path: Path) -> None:
     save_result("toy", {"value": 2.0, "stderr": 0.1}, wall_seconds=1.0, budget={}, folder=tmp_path)
-    domains = [SimpleNamespace(name=name, title=name.title(), summary=f"Decide {name}.") for name in ("toy", "other")]
+    domains = [SimpleNamespace(name=name, title=name.title(), summary=f"Decide {name}.", headline_figure=None)
+               for name in ("toy", "other")]
     table = render_domains_table(domains, lambda name: ROWS, tmp_path).splitlines()
     assert table[2] == "| [Toy](docs/domains/toy.md) | Decide toy. | value: 2.00 (s.e. 0.10) |"
     assert table[3] == "| [Other](docs/domains/other.md) | Decide other. | no stored bench |"
+    domains[0].headline_figure = {"label": "the value, twice", "value": "{value:.1f} x 2"}
+    assert render_domains_table(domains, lambda name: ROWS, tmp_path).splitlines()[2] == (
+        "| [Toy](docs/domains/toy.md) | Decide toy. | the value, twice: 2.0 x 2 |")
 
 
 def test_blocks_are_checked_and_rewritten_on_every_page(tmp_path: Path) -> None:

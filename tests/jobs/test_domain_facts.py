@@ -46,6 +46,7 @@ def test_a_minimal_file_gives_the_defaults(tmp_path: Path) -> None:
     (GOOD + "page = 3\n", "page", "must be a string"),
     (GOOD + "smoke_spec = 1\n", "smoke_spec", "must be a table"),
     (GOOD + "name = \n", FACTS_FILE, "cannot read"),
+    (GOOD + '[headline_figure]\nlabel = "x"\n', "headline_figure", "label and value"),
 ])
 def test_a_bad_fact_is_one_line_naming_it(tmp_path: Path, text: str, field: str, problem: str) -> None:
     with pytest.raises(InputError) as caught:
