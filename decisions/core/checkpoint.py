@@ -2,8 +2,9 @@
 
 ``save_pytree`` / ``load_pytree`` write a file holding a format tag, JSON metadata and the leaves
 keyed by key path; the structure comes back from a ``target`` pytree, and writes are atomic.
-``save_trained`` / ``load_trained`` add a JSON description under a kind tag with a format
-version (the layout every domain's policy files use), checked on load.
+``save_trained`` / ``load_trained`` (``read_trained`` for several kinds or versions) are the one
+protocol of trained models: a JSON description beside the params under a ``"<name>/<version>"``
+kind tag, checked on load with one-line input errors.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -168,21 +169,54 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
+class Trained(NamedTuple):
+    """A trained file read back: its kind tag, its description and its parameters."""
+
+    kind: str
+    description: dict[str, Any]
+    params: PyTree
+
+
+Untagged = Callable[[dict[str, Any]], tuple[str, dict[str, Any]] | None]
+"""Reads a layout from before its kind was tagged: ``(kind, description)`` of such metadata, else ``None``."""
+
+
 def load_trained(
     path: PathLike,
     *,
     kind: str,
     target: Callable[[dict[str, Any]], PyTree],
     field: str = "checkpoint",
+    what: str = "",
 ) -> tuple[dict[str, Any], PyTree]:
     """``(description, params)`` of a file written by ``save_trained``, checking its kind and version.
 
-    ``target(description)`` builds the parameters' structure; ``field`` is the input errors name.
+    ``target(description)`` builds the parameters' structure; ``field`` is the input errors name;
+    ``what`` (e.g. ``"a saved actor-critic policy"``) ends a wrong kind's error line.
 
     Raises:
         FileNotFoundError: the file does not exist.
         InputError: one line naming the path: corrupt, another kind or version, or parameters
             that do not match their description.
+    """
+    found = read_trained(path, kinds={kind: target}, field=field, what=what)
+    return found.description, found.params
+
+
+def read_trained(
+    path: PathLike,
+    *,
+    kinds: Mapping[str, Callable[[dict[str, Any]], PyTree]],
+    field: str = "checkpoint",
+    what: str = "",
+    untagged: Untagged | None = None,
+) -> Trained:
+    """A file written by ``save_trained`` of one of ``kinds`` (kind tag -> ``target(description)``
+    building its parameters' structure), or of a layout that ``untagged`` reads.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        InputError: as ``load_trained``'s.
     """
     path = Path(path)
     try:
@@ -193,23 +227,20 @@ def load_trained(
         meta = json.loads(payload["metadata"])
     except (KeyError, TypeError, ValueError) as err:
         raise InputError(field, f"{path}: corrupt checkpoint metadata ({_one_line(err)})") from err
-    found = meta.pop(KIND_KEY, None) if isinstance(meta, dict) else None
-    if found != kind:
-        name, _, version = kind.rpartition("/")
-        found_name, _, found_version = str(found).rpartition("/")
-        if found is None:
-            problem = f"{path} records no kind (expected {kind!r})"
-        elif name and found_name == name:
-            problem = (
-                f"{path} has format version {found_version!r}; this version reads {version!r} ({kind!r})"
-            )
-        else:
-            problem = f"{path} holds {found!r}, not {kind!r}"
-        raise InputError(field, problem)
+    meta = meta if isinstance(meta, dict) else {}
+    old = untagged(meta) if untagged is not None and KIND_KEY not in meta else None
+    found, meta = old if old is not None else (meta.pop(KIND_KEY, None), meta)
+    if not isinstance(found, str) or found not in kinds:
+        problem = _kind_problem(path, found, list(kinds))
+        raise InputError(field, f"{problem} (not {what})" if what else problem)
     try:
-        structure = target(meta)
+        structure = kinds[found](meta)
     except KeyError as err:
         raise InputError(field, f"{path}: the description lacks {err}") from err
+    except InputError:
+        raise
+    except (TypeError, ValueError) as err:
+        raise InputError(field, f"{path}: the description does not fit {found!r} ({_one_line(err)})") from err
     try:
         params = _restore(path, payload["leaves"], structure)
     except ValueError as err:  # names the path
@@ -217,4 +248,17 @@ def load_trained(
     except (KeyError, TypeError, AttributeError) as err:
         problem = f"{path}: corrupt checkpoint leaves ({type(err).__name__}: {_one_line(err)})"
         raise InputError(field, problem) from err
-    return meta, params
+    return Trained(found, meta, params)
+
+
+def _kind_problem(path: Path, found: Any, kinds: list[str]) -> str:
+    """Why a file of kind ``found`` is none of ``kinds`` (same name: which versions are read)."""
+    expected = " or ".join(repr(k) for k in kinds)
+    if found is None:
+        return f"{path} records no kind (expected {expected})"
+    found_name, _, found_version = str(found).rpartition("/")
+    versions = [k.rpartition("/")[2] for k in kinds if found_name and k.rpartition("/")[0] == found_name]
+    if versions:
+        reads = " or ".join(repr(v) for v in versions)
+        return f"{path} has format version {found_version!r}; this version reads {reads} ({expected})"
+    return f"{path} holds {found!r}, not {expected}"

@@ -274,6 +274,44 @@ def test_trained_params_not_matching_their_description_are_an_input_error(tmp_pa
         load_trained(tmp_path / "nope.msgpack", kind=KIND, target=_mlp_like)
 
 
+def test_read_trained_reads_several_versions_and_an_untagged_layout(tmp_path: Path) -> None:
+    """A reader of versions 2 and 1, version 1 tagged ``{"kind": "old"}`` instead of a kind tag."""
+    params, v1, v2 = _mlp_like({"architecture": {"hidden": 4}}), "decisions.test.policy/1", "decisions.test.policy/2"
+
+    def untagged(meta: dict) -> tuple[str, dict] | None:
+        return (v1, {k: v for k, v in meta.items() if k != "kind"}) if meta.get("kind") == "old" else None
+
+    kinds = {v2: _mlp_like, v1: _mlp_like}
+    save_pytree(tmp_path / "old.msgpack", params, metadata={"kind": "old", "architecture": {"hidden": 4}})
+    save_trained(tmp_path / "new.msgpack", kind=v2, description={"architecture": {"hidden": 4}}, params=params)
+    old = checkpoint.read_trained(tmp_path / "old.msgpack", kinds=kinds, untagged=untagged)
+    new = checkpoint.read_trained(tmp_path / "new.msgpack", kinds=kinds, untagged=untagged)
+    assert (old.kind, new.kind) == (v1, v2)
+    assert old.description == new.description == {"architecture": {"hidden": 4}}
+    _assert_trees_equal(old.params, new.params)
+    save_trained(tmp_path / "v3.msgpack", kind="decisions.test.policy/3", description={}, params=params)
+    with pytest.raises(InputError, match=r"v3\.msgpack has format version '3'; this version reads '2' or '1' .*\(not a test\)$"):
+        checkpoint.read_trained(tmp_path / "v3.msgpack", kinds=kinds, what="a test")
+    with pytest.raises(InputError, match=r"old\.msgpack records no kind \(expected 'decisions\.test\.policy/2' or"):
+        checkpoint.read_trained(tmp_path / "old.msgpack", kinds=kinds)  # no untagged reader
+
+
+@pytest.mark.parametrize("tag", [["a/1"], 3, {"a": 1}])
+def test_a_kind_tag_that_is_not_a_string_is_an_input_error(tmp_path: Path, tag: object) -> None:
+    path = tmp_path / "odd.msgpack"
+    save_pytree(path, {"a": jnp.zeros(1)}, metadata={"format": tag})
+    with pytest.raises(InputError, match=r"odd\.msgpack holds"):
+        load_trained(path, kind=KIND, target=_mlp_like)
+
+
+def test_a_description_that_does_not_fit_its_kind_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.msgpack"
+    save_trained(path, kind=KIND, description={"architecture": {"hidden": "wide"}}, params={"a": jnp.zeros(1)})
+    with pytest.raises(InputError, match=r"^checkpoint: .*t\.msgpack: the description does not fit") as err:
+        load_trained(path, kind=KIND, target=_mlp_like)
+    assert "\n" not in str(err.value)
+
+
 def test_key_fingerprint_is_the_same_for_a_typed_key_and_its_raw_data() -> None:
     typed = jax.random.key(7)
     raw = jax.random.PRNGKey(7)

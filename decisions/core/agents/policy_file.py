@@ -1,23 +1,31 @@
 """What saving and loading a trained policy share, for every agent family.
 
-A saved policy is one msgpack file (``core.checkpoint``): the params of one seed, and in its
-metadata a format tag and the policy's JSON-able description (``PolicyDescription.to_dict``),
-so that loading needs nothing but the file. Each family (``onpolicy.io``, ``offpolicy.io``)
-keeps its own format tag and checks; this module holds the steps they share.
+A saved policy is a trained file (``core.checkpoint.save_trained``): the params of one seed under
+its family's kind tag, described by ``{"policy": PolicyDescription.to_dict(), **extra}``, so that
+loading needs nothing but the file. Each family (``onpolicy.io``, ``offpolicy.io``) keeps its own
+kind and checks; this module holds the steps they share.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, Self, TypeVar
 
 import jax
 from jax import Array
 
-from decisions.core.checkpoint import load_pytree
+from decisions.core.checkpoint import read_trained, save_trained
 
-__all__ = ["DescribedPolicy", "PolicyDescription", "one_seed", "read_params"]
+__all__ = [
+    "DescribedPolicy",
+    "PolicyDescription",
+    "one_seed",
+    "params_like",
+    "read_policy_file",
+    "write_policy_file",
+]
 
 PyTree = Any
 
@@ -64,6 +72,43 @@ def one_seed(policy: DescribedPolicy, params: PyTree, seed: int | None) -> PyTre
     return params
 
 
-def read_params(path: str | os.PathLike[str], policy: PolicyT) -> tuple[PolicyT, PyTree]:
-    """``(policy, params)`` from a policy file whose metadata describes ``policy``."""
-    return policy, load_pytree(path, jax.eval_shape(policy.init, jax.random.PRNGKey(0)))
+def params_like(policy: DescribedPolicy) -> PyTree:
+    """The structure, shapes and dtypes of ``policy``'s params (no values)."""
+    return jax.eval_shape(policy.init, jax.random.PRNGKey(0))
+
+
+def write_policy_file(
+    path: str | os.PathLike[str],
+    *,
+    kind: str,
+    policy: DescribedPolicy,
+    params: PyTree,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Write ``params`` (one seed's) under ``kind``, described by ``{**extra, "policy": policy.to_dict()}``.
+
+    Raises:
+        ValueError: ``extra`` uses the key ``"format"`` or is not JSON-serialisable.
+    """
+    description = {**(extra or {}), "policy": policy.to_dict()}
+    save_trained(path, kind=kind, description=description, params=params)
+
+
+def read_policy_file(
+    path: str | os.PathLike[str],
+    rebuild: Mapping[str, Callable[[dict[str, Any]], PolicyT]],
+    *,
+    field: str = "policy",
+    what: str = "",
+) -> tuple[PolicyT, PyTree, dict[str, Any]]:
+    """``(policy, params, description)`` of a policy file of one of ``rebuild``'s kinds, each mapped
+    to how its description rebuilds the policy (which may raise ``InputError``).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        InputError: (``field``) one line naming the path: corrupt, another kind or version, or
+            params that do not match the policy (``what`` ends a wrong kind's line).
+    """
+    kinds = {kind: (lambda d, make=make: params_like(make(d))) for kind, make in rebuild.items()}
+    found = read_trained(path, kinds=kinds, field=field, what=what)
+    return rebuild[found.kind](found.description), found.params, found.description

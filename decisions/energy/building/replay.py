@@ -89,6 +89,9 @@ def load_policy(agent: AgentName | str, path: str | Path) -> tuple[Policy, PyTre
 
     Returns:
         ``(policy, params)``: call ``policy(params, obs, key)``.
+
+    Raises:
+        InputError: (``policy``) the file is not a saved policy of that agent (one line naming it).
     """
     return AgentName(agent).module.load_policy(path)
 

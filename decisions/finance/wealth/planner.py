@@ -23,7 +23,7 @@ from jax import Array
 from decisions.core.agents import ppo
 from decisions.core.agents.common import ProgressFn, TrainResult
 from decisions.core.agents.onpolicy import ActorCriticPolicy, write_policy
-from decisions.core.checkpoint import load_metadata
+from decisions.core.agents.onpolicy.io import read_policy
 from decisions.errors import InputError
 from decisions.finance.wealth.dp import OptionSet, option_sets, wealth_grid
 from decisions.finance.wealth.families import sample_problems
@@ -170,30 +170,41 @@ def training_summary(result: TrainResult, *, problems: int) -> dict[str, Any]:
 
 
 def write_planner(path: str | os.PathLike[str], planner: Planner, training: dict[str, Any]) -> None:
-    """Write ``planner`` as msgpack with ``training`` (JSON-able: how it was made) in its metadata."""
+    """Write ``planner`` as an actor-critic policy file with ``training`` (JSON-able: how it was made) in its
+    description."""
     write_policy(path, planner.policy, planner.params, extra={"training": training})
 
 
 def save_planner(path: str | os.PathLike[str], result: TrainResult, *, problems: int) -> None:
-    """Write a PPO-trained planner, with how it was trained (``problems`` in the bank) in the metadata."""
+    """Write a PPO-trained planner, with how it was trained (``problems`` in the bank) in the description."""
     write_planner(path, Planner(result.policy, result.params), training_summary(result, problems=problems))
 
 
-def load_planner(path: str | os.PathLike[str]) -> Planner:
-    """Read a planner written by ``save_planner`` (raises ``ValueError`` for any other file)."""
-    policy, params = ppo.load_policy(path)
+def _read_planner(path: str | os.PathLike[str]) -> tuple[Planner, dict[str, Any]]:
+    """``(planner, description)`` of a file written by ``save_planner``.
+
+    Raises:
+        InputError: (``planner.path``, a ``ValueError``) not a saved actor-critic policy, or not a planner.
+    """
+    policy, params, description = read_policy(path, field="planner.path")
     factored = policy.action_nvec[:1] == (MAX_OPTIONS,) and len(policy.action_nvec) == 2
     joint = not policy.action_nvec and policy.num_actions > 0 and policy.num_actions % MAX_OPTIONS == 0
     if not (factored or joint) or policy.obs_shape != (N_FEATURES,):
-        raise ValueError(
-            f"{path}: not a wealth planner (observation {policy.obs_shape}, actions {policy.action_nvec or policy.num_actions})"
+        actions = policy.action_nvec or policy.num_actions
+        raise InputError(
+            "planner.path", f"{path}: not a wealth planner (observation {policy.obs_shape}, actions {actions})"
         )
-    return Planner(policy, params)
+    return Planner(policy, params), description
+
+
+def load_planner(path: str | os.PathLike[str]) -> Planner:
+    """Read a planner written by ``save_planner`` (raises ``InputError``, a ``ValueError``, for any other file)."""
+    return _read_planner(path)[0]
 
 
 def planner_training(path: str | os.PathLike[str] = DEFAULT_PLANNER_PATH) -> dict[str, Any]:
-    """How the planner in ``path`` was trained (problems, steps, seconds), from its metadata."""
-    return dict(load_metadata(path).get("training", {}))
+    """How the planner in ``path`` was trained (problems, steps, seconds), from its description."""
+    return dict(_read_planner(path)[1].get("training", {}))
 
 
 @functools.lru_cache(maxsize=1)

@@ -64,53 +64,51 @@ class TrainedAgent:
         return AgentController(self.policy, self.params, name=self.name, max_green_s=self.max_green_s)
 
     def save(self, path: str | Path) -> None:
-        """Write the agent as the core's msgpack policy file, with its name, scenario, timing and log.
+        """Write the agent as the core's policy file, with its name, scenario, timing and log.
 
         ``dqn.load_policy`` (a DQN's) or ``onpolicy.load_policy`` (a PPO's) reads the file too (the
-        extra fields are metadata).
+        agent's fields are one more entry of the description).
         """
-        from decisions.core.agents.offpolicy.io import POLICY_FORMAT as DQN_FORMAT
-        from decisions.core.agents.onpolicy.io import write_policy
-        from decisions.core.checkpoint import save_pytree
+        from decisions.core.agents.offpolicy import io as offpolicy_io
+        from decisions.core.agents.onpolicy import io as onpolicy_io
 
         log = {col: [_json_value(v) for v in self.log[col]] for col in self.log.columns}
-        extra = {
+        fields = {
             "name": self.name, "scenario": self.scenario, "pedestrians": self.pedestrians,
             "train_seconds": self.train_seconds, "sim_seconds": self.sim_seconds, "log": log,
             "max_green_s": self.max_green_s,
         }  # fmt: skip
-        policy = self.policy
-        if self.kind == "ppo":
-            write_policy(path, policy, self.params, extra={TRAFFIC_AGENT_KEY: extra})
-            return
-        meta = {"format": DQN_FORMAT, "kind": policy.kind, "policy": policy.to_dict()}
-        meta[TRAFFIC_AGENT_KEY] = extra
-        save_pytree(path, self.params, metadata=meta)
+        io = onpolicy_io if self.kind == "ppo" else offpolicy_io
+        io.write_policy(path, self.policy, self.params, extra={TRAFFIC_AGENT_KEY: fields})
 
     @classmethod
     def load(cls, path: str | Path) -> TrainedAgent:
         """Read an agent written by :meth:`save`.
 
         Raises:
-            ValueError: the file is not a saved DQN or PPO policy, or not a traffic agent's.
+            InputError: (``agent``, a ``ValueError``) the file is not a saved DQN or PPO policy, or not
+                a traffic agent's.
         """
         import jax
 
         from decisions.core.agents import dqn
+        from decisions.core.agents.offpolicy import io as offpolicy_io
         from decisions.core.agents.onpolicy import io as onpolicy_io
-        from decisions.core.checkpoint import load_metadata
+        from decisions.core.agents.policy_file import read_policy_file
 
-        meta = load_metadata(path)
-        ppo = meta.get("format") == onpolicy_io.POLICY_FORMAT
-        policy, params = onpolicy_io.load_policy(path) if ppo else dqn.load_policy(path)
-        extra = meta.get(TRAFFIC_AGENT_KEY)
-        if not isinstance(extra, dict):
-            raise ValueError(f"{path}: a policy, but not a traffic agent's (no {TRAFFIC_AGENT_KEY!r})")
+        def dqn_policy(description: dict[str, Any]) -> Any:
+            return offpolicy_io.policy_of(description, dqn.DQNPolicy, path=path, field="agent")
+
+        rebuild = {onpolicy_io.POLICY_FORMAT: onpolicy_io.policy_of, offpolicy_io.POLICY_FORMAT: dqn_policy}
+        policy, params, description = read_policy_file(path, rebuild, field="agent", what="a saved DQN or PPO policy")
+        fields = description.get(TRAFFIC_AGENT_KEY)
+        if not isinstance(fields, dict):
+            raise InputError("agent", f"{path}: a policy, but not a traffic agent's (no {TRAFFIC_AGENT_KEY!r})")
         return cls(
-            name=str(extra["name"]), scenario=str(extra["scenario"]), pedestrians=bool(extra["pedestrians"]),
-            policy=policy, params=jax.tree.map(np.asarray, params), log=pd.DataFrame(extra["log"]),
-            train_seconds=float(extra["train_seconds"]), sim_seconds=float(extra["sim_seconds"]),
-            max_green_s=int(extra.get("max_green_s", 0)),
+            name=str(fields["name"]), scenario=str(fields["scenario"]), pedestrians=bool(fields["pedestrians"]),
+            policy=policy, params=jax.tree.map(np.asarray, params), log=pd.DataFrame(fields["log"]),
+            train_seconds=float(fields["train_seconds"]), sim_seconds=float(fields["sim_seconds"]),
+            max_green_s=int(fields.get("max_green_s", 0)),
         )  # fmt: skip
 
 

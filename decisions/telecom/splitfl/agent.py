@@ -12,7 +12,8 @@ from jax import Array
 
 from decisions.core.agents import dqn
 from decisions.core.agents.common import ProgressFn, stack_results
-from decisions.core.checkpoint import load_metadata, load_pytree, save_pytree
+from decisions.core.agents.policy_file import params_like
+from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.env import Environment
 from decisions.errors import InputError
 
@@ -99,13 +100,20 @@ def train_committee(
 
 
 COMMITTEE_FORMAT = "decisions.splitfl_committee/1"
-"""Tag in the metadata of files written by ``save_committee``."""
+"""Kind tag (name and format version) of the files written by ``save_committee``."""
 
 
 def save_committee(path: str | os.PathLike[str], committee: Committee) -> None:
-    """Write a committee to ``path`` (the core's msgpack checkpoint: stacked params and the policy description)."""
-    meta = {"format": COMMITTEE_FORMAT, "members": committee.members, "policy": committee.policy.to_dict()}
-    save_pytree(path, committee.params, metadata=meta)
+    """Write a committee to ``path`` (a trained file: stacked params, described by the member count and policy)."""
+    description = {"members": committee.members, "policy": committee.policy.to_dict()}
+    save_trained(path, kind=COMMITTEE_FORMAT, description=description, params=committee.params)
+
+
+def _stacked_params(description: dict[str, Any]) -> Any:
+    """The structure of a described committee's params: one member's, on a leading member axis."""
+    one = params_like(dqn.DQNPolicy.from_dict(description["policy"]))
+    members = int(description["members"])
+    return jax.tree.map(lambda a: jax.ShapeDtypeStruct((members, *a.shape), a.dtype), one)
 
 
 def load_committee(path: str | os.PathLike[str]) -> Committee:
@@ -115,14 +123,9 @@ def load_committee(path: str | os.PathLike[str]) -> Committee:
         InputError: (``agent.path``) the file is missing or not a committee.
     """
     try:
-        meta = load_metadata(path)
-        if meta.get("format") != COMMITTEE_FORMAT:
-            raise ValueError(f"not a split-point committee (format {meta.get('format')!r})")
-        policy = dqn.DQNPolicy.from_dict(meta["policy"])
-        members = int(meta["members"])
-        one = jax.eval_shape(policy.init, jax.random.PRNGKey(0))
-        template = jax.tree.map(lambda a: jax.ShapeDtypeStruct((members, *a.shape), a.dtype), one)
-        params = load_pytree(path, template)
-    except (OSError, KeyError, TypeError, ValueError) as exc:
+        description, params = load_trained(
+            path, kind=COMMITTEE_FORMAT, target=_stacked_params, field="agent.path", what="a split-point committee"
+        )
+    except FileNotFoundError as exc:
         raise InputError("agent.path", f"cannot read a committee from {path}: {exc}") from exc
-    return Committee(policy, params)
+    return Committee(dqn.DQNPolicy.from_dict(description["policy"]), params)

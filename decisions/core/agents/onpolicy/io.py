@@ -1,4 +1,4 @@
-"""Saved actor-critic policies: msgpack files of the network weights, observation statistics and description."""
+"""Saved actor-critic policies: trained files of the network weights, observation statistics and description."""
 
 from __future__ import annotations
 
@@ -7,14 +7,13 @@ from typing import Any
 
 from decisions.core.agents.common import TrainResult
 from decisions.core.agents.onpolicy.policy import ActorCriticPolicy
-from decisions.core.agents.policy_file import one_seed, read_params
-from decisions.core.checkpoint import load_metadata, save_pytree
+from decisions.core.agents.policy_file import one_seed, read_policy_file, write_policy_file
 
-__all__ = ["POLICY_FORMAT", "load_policy", "save_policy", "write_policy"]
+__all__ = ["POLICY_FORMAT", "load_policy", "policy_of", "read_policy", "save_policy", "write_policy"]
 
 PyTree = Any
 
-# Tag in the metadata of files written by ``save_policy``.
+# Kind tag (name and format version) of the files written by ``save_policy``.
 POLICY_FORMAT = "decisions.actor_critic_policy/1"
 
 
@@ -23,7 +22,7 @@ def save_policy(
 ) -> None:
     """Write a trained actor-critic policy (weights, observation statistics, description) as msgpack.
 
-    ``seed`` picks one of a ``train_seeds`` result; ``extra`` is more JSON-able metadata.
+    ``seed`` picks one of a ``train_seeds`` result; ``extra`` is more JSON-able description.
 
     Raises:
         ValueError: the params carry a seed axis and no ``seed`` was given.
@@ -41,16 +40,31 @@ def write_policy(
 
     For params refined outside an agent's ``train`` (e.g. by distillation).
     """
-    save_pytree(path, params, metadata={**(extra or {}), "format": POLICY_FORMAT, "policy": policy.to_dict()})
+    write_policy_file(path, kind=POLICY_FORMAT, policy=policy, params=params, extra=extra)
+
+
+def policy_of(description: dict[str, Any]) -> ActorCriticPolicy:
+    """The policy a saved actor-critic policy's description holds."""
+    return ActorCriticPolicy.from_dict(description["policy"])
+
+
+def read_policy(
+    path: str | os.PathLike[str], *, field: str = "policy"
+) -> tuple[ActorCriticPolicy, PyTree, dict[str, Any]]:
+    """``(policy, params, description)`` written by ``save_policy`` (the description holds the extra).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        InputError: (``field``, a ``ValueError``) the file is not a saved actor-critic policy.
+    """
+    return read_policy_file(path, {POLICY_FORMAT: policy_of}, field=field, what="a saved actor-critic policy")
 
 
 def load_policy(path: str | os.PathLike[str]) -> tuple[ActorCriticPolicy, PyTree]:
     """``(policy, params)`` written by ``save_policy``.
 
     Raises:
-        ValueError: the file is not a saved actor-critic policy.
+        InputError: (a ``ValueError``) the file is not a saved actor-critic policy.
     """
-    meta = load_metadata(path)
-    if meta.get("format") != POLICY_FORMAT:
-        raise ValueError(f"{path}: not a saved actor-critic policy")
-    return read_params(path, ActorCriticPolicy.from_dict(meta["policy"]))
+    policy, params, _ = read_policy(path)
+    return policy, params

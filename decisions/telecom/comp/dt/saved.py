@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from decisions.core.checkpoint import PathLike, load_metadata, load_pytree, save_pytree
+from decisions.core.checkpoint import PathLike, read_trained, save_trained
 from decisions.telecom.comp.dt.datasets import OfflineDataset
 from decisions.telecom.comp.dt.dt_policy import make_dt_policy
 from decisions.telecom.comp.dt.dt_train import demonstrations, make_prompt
@@ -31,11 +31,18 @@ __all__ = [
     "SavedDT",
     "dt_scores",
     "load_params",
+    "read_model",
     "save_params",
 ]
 
-MODEL_KIND = "decisions.telecom.comp.promptdt"
-"""The ``kind`` metadata of a model file (a file format id: never changes with the code's layout)."""
+MODEL_KIND = "decisions.telecom.comp.promptdt/2"
+"""Kind tag (name and format version) of the model files ``save_params`` writes."""
+
+MODEL_KIND_V1 = "decisions.telecom.comp.promptdt/1"
+"""Version 1 of the model files: the same description, tagged ``{"kind": V1_TAG}`` instead of a kind tag."""
+
+V1_TAG = "decisions.telecom.comp.promptdt"
+"""The ``kind`` metadata of a version 1 model file (a file format id: never changes with the code's layout)."""
 
 WEIGHT_DTYPES = ("float32", "float16")
 """How ``save_params`` may store the weights (``load_params`` always returns float32)."""
@@ -44,7 +51,7 @@ WEIGHT_DTYPES = ("float32", "float16")
 def save_params(
     path: PathLike, params: Any, config: PromptDTConfig, *, weights_dtype: str = "float32", **extra: Any
 ) -> None:
-    """Save parameters (msgpack via ``core.checkpoint``) with the config in the metadata.
+    """Save parameters (a ``MODEL_KIND`` trained file) described by the config, the weights' dtype and ``extra``.
 
     ``weights_dtype="float16"`` halves the file (the shipped large model stays under the
     repository's 10 MB per file); ``load_params`` casts the weights back to float32.
@@ -52,8 +59,38 @@ def save_params(
     if weights_dtype not in WEIGHT_DTYPES:
         raise ValueError(f"weights_dtype: must be one of {list(WEIGHT_DTYPES)}, got {weights_dtype!r}")
     stored = jax.tree_util.tree_map(lambda x: jnp.asarray(x, weights_dtype), params)
-    metadata = {"kind": MODEL_KIND, "config": config.to_dict(), "weights_dtype": weights_dtype, **extra}
-    save_pytree(path, stored, metadata=metadata)
+    description = {"config": config.to_dict(), "weights_dtype": weights_dtype, **extra}
+    save_trained(path, kind=MODEL_KIND, description=description, params=stored)
+
+
+def _version_1(meta: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """``(MODEL_KIND_V1, description)`` of a version 1 model file's metadata (else ``None``)."""
+    if meta.get("kind") != V1_TAG:
+        return None
+    return MODEL_KIND_V1, {k: v for k, v in meta.items() if k != "kind"}
+
+
+def _stored_params(description: dict[str, Any]) -> Any:
+    """The structure of a model file's weights: the described config's, in the stored dtype."""
+    dtype = description.get("weights_dtype", "float32")
+    if dtype not in WEIGHT_DTYPES:
+        raise ValueError(f"unknown weights_dtype {dtype!r}")
+    config = PromptDTConfig.from_dict(description["config"])
+    target = jax.eval_shape(lambda: init_params(config, jax.random.PRNGKey(0)))
+    return jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, dtype), target)
+
+
+def read_model(path: PathLike, *, field: str = "model") -> tuple[Any, PromptDTConfig, dict[str, Any]]:
+    """``(params, config, description)`` of a model file of either version (float32 weights).
+
+    Raises:
+        FileNotFoundError: no such file.
+        InputError: (``field``, a ``ValueError``) not a Prompt-DT model file, or a structure mismatch.
+    """
+    kinds = {MODEL_KIND: _stored_params, MODEL_KIND_V1: _stored_params}
+    found = read_trained(path, kinds=kinds, field=field, what="a Prompt-DT checkpoint", untagged=_version_1)
+    params = jax.tree_util.tree_map(lambda x: jnp.asarray(x, jnp.float32), found.params)
+    return params, PromptDTConfig.from_dict(found.description["config"]), found.description
 
 
 def load_params(path: PathLike) -> tuple[Any, PromptDTConfig]:
@@ -61,19 +98,10 @@ def load_params(path: PathLike) -> tuple[Any, PromptDTConfig]:
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: not a Prompt-DT checkpoint, or a structure mismatch.
+        InputError: (a ``ValueError``) not a Prompt-DT checkpoint, or a structure mismatch.
     """
-    meta = load_metadata(path)
-    if meta.get("kind") != MODEL_KIND or "config" not in meta:
-        raise ValueError(f"{path}: not a Prompt-DT checkpoint")
-    config = PromptDTConfig.from_dict(meta["config"])
-    dtype = meta.get("weights_dtype", "float32")
-    if dtype not in WEIGHT_DTYPES:
-        raise ValueError(f"{path}: unknown weights_dtype {dtype!r}")
-    target = jax.eval_shape(lambda: init_params(config, jax.random.PRNGKey(0)))
-    target = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, dtype), target)
-    stored = load_pytree(path, target)
-    return jax.tree_util.tree_map(lambda x: jnp.asarray(x, jnp.float32), stored), config
+    params, config, _ = read_model(path)
+    return params, config
 
 
 @partial(jax.jit, static_argnames=("config", "use_prompt", "baseline", "labeler"))
@@ -106,9 +134,9 @@ class SavedDT:
     @classmethod
     def load(cls, path: Path) -> SavedDT:
         """Read a model written by ``stages.train_dt_models``."""
-        params, config = load_params(path)
-        meta = load_metadata(path)
-        return cls(params, config, bool(meta.get("use_prompt", True)), str(meta.get("conditioning", "return")))
+        params, config, description = read_model(path)
+        use_prompt = bool(description.get("use_prompt", True))
+        return cls(params, config, use_prompt, str(description.get("conditioning", "return")))
 
     @property
     def baseline(self) -> Any:

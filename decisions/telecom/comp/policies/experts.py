@@ -15,7 +15,8 @@ from typing import Any
 from decisions.core.agents import ppo
 from decisions.core.agents.common import ProgressFn, TrainResult
 from decisions.core.agents.onpolicy import ActorCriticPolicy
-from decisions.core.checkpoint import load_metadata
+from decisions.core.agents.onpolicy.io import read_policy
+from decisions.errors import InputError
 from decisions.telecom.comp.policies.presets import EXPERT_STEPS
 from decisions.telecom.comp.policies.rollouts import (
     EXPERT_ENV,
@@ -34,6 +35,7 @@ __all__ = [
     "expert_policy",
     "fit_budget",
     "load_expert",
+    "read_expert",
     "save_expert",
     "train_expert",
 ]
@@ -41,7 +43,8 @@ __all__ = [
 PyTree = Any
 
 EXPERT_FORMAT = "decisions.telecom.comp.expert/1"
-"""The ``comp_format`` metadata of a saved expert (a file format id: never changes with the code's layout)."""
+"""The ``comp_format`` entry of a saved expert's description (what an actor-critic policy file holds
+besides the policy, and its format version: never changes with the code's layout)."""
 
 EXPERT_CONFIG = ppo.PPOConfig(
     num_envs=32,
@@ -128,6 +131,23 @@ def save_expert(
     ppo.save_policy(path, result, extra=extra)
 
 
+def read_expert(
+    path: str | os.PathLike[str],
+) -> tuple[ActorCriticPolicy, PyTree, Task | tuple[Task, ...], dict[str, Any]]:
+    """``(policy, params, task, description)`` of a file written by ``save_expert`` (see ``load_expert``).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        InputError: (``expert``, a ``ValueError``) the file is not a saved CoMP expert.
+    """
+    policy, params, description = read_policy(path, field="expert")
+    found = description.get("comp_format")
+    if found != EXPERT_FORMAT:
+        raise InputError("expert", f"{path}: not a saved CoMP expert (comp_format {found!r}, not {EXPERT_FORMAT!r})")
+    tasks = tuple(Task.from_dict(d) for d in description["tasks"])
+    return policy, params, (tasks if description.get("multitask") else tasks[0]), description
+
+
 def load_expert(path: str | os.PathLike[str]) -> tuple[ActorCriticPolicy, PyTree, Task | tuple[Task, ...]]:
     """Read a file written by ``save_expert``.
 
@@ -136,19 +156,14 @@ def load_expert(path: str | os.PathLike[str]) -> tuple[ActorCriticPolicy, PyTree
         tuple of tasks of a multi-task one. ``task_policy((policy, params))`` gives a ``TaskPolicy``.
 
     Raises:
-        ValueError: the file is not a saved CoMP expert.
+        InputError: (a ``ValueError``) the file is not a saved CoMP expert.
     """
-    meta = load_metadata(path)
-    if meta.get("comp_format") != EXPERT_FORMAT:
-        raise ValueError(f"{path}: not a saved CoMP expert")
-    policy, params = ppo.load_policy(path)
-    tasks = tuple(Task.from_dict(d) for d in meta["tasks"])
-    return policy, params, (tasks if meta.get("multitask") else tasks[0])
+    policy, params, task, _ = read_expert(path)
+    return policy, params, task
 
 
 def expert_policy(path: str | os.PathLike[str]) -> TaskPolicy:
     """The ``TaskPolicy`` of a file written by ``save_expert``, hiding the link flags when it was
     trained without them (files written before that choice was recorded saw them)."""
-    policy, params, _ = load_expert(path)
-    return task_policy((policy, params), observe_links=bool(load_metadata(path).get("observe_links", True)))
-
+    policy, params, _, description = read_expert(path)
+    return task_policy((policy, params), observe_links=bool(description.get("observe_links", True)))
