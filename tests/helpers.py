@@ -127,3 +127,24 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def takers_of(job_type: str, *modules: Any) -> list[str]:
+    """The functions and methods defined in ``modules`` with a parameter annotated ``job_type`` (the inner
+    shape: below ``job.run_job`` no function takes the whole job), as ``module.name`` strings."""
+    import inspect
+
+    found = []
+    for module in modules:
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and value.__module__ == module.__name__:
+                members = [(f"{name}.{m}", f) for m, f in vars(value).items() if inspect.isfunction(f)]
+            elif inspect.isfunction(value) and value.__module__ == module.__name__:
+                members = [(name, value)]
+            else:
+                continue
+            for label, function in members:
+                annotations = [str(p.annotation) for p in inspect.signature(function).parameters.values()]
+                if any(job_type in a for a in annotations):
+                    found.append(f"{module.__name__.rsplit('.', 1)[-1]}.{label}")
+    return found

@@ -269,6 +269,7 @@ def test_the_wealth_job_gives_its_planner_training_a_checkpoint_in_the_run_folde
     from decisions.core.agents.common import TrainResult
     from decisions.finance.wealth import DOMAIN
     from decisions.finance.wealth import job as wealth_job
+    from decisions.finance.wealth import study as wealth_study
     from decisions.finance.wealth.planner import default_planner
 
     given = []
@@ -278,7 +279,7 @@ def test_the_wealth_job_gives_its_planner_training_a_checkpoint_in_the_run_folde
         planner = default_planner()  # stands for the trained one
         return planner, TrainResult(planner.policy, planner.params, {"episode_return": np.zeros(2)}, 0.0, 32_768)
 
-    monkeypatch.setattr(wealth_job, "train_planner", trained)
+    monkeypatch.setattr(wealth_study, "train_planner", trained)
     run_id = execute_domain(DOMAIN, wealth_job.prepare(WEALTH_SPEC), url=store)
     checkpoints = run_folder(run_id, None, store) / SUBFOLDER
     [(path, index)] = given
@@ -295,11 +296,12 @@ def test_wealth_planner_training_checkpoints_into_the_run_folder_and_resumes(
 ) -> None:
     from decisions.finance.wealth import DOMAIN
     from decisions.finance.wealth import job as wealth_job
+    from decisions.finance.wealth import study as wealth_study
 
     small = dataclasses.replace(  # 2,048 steps an iteration: 8 iterations, a checkpoint after 4
-        wealth_job.DEFAULT_CONFIG, num_envs=64, rollout_steps=32, hidden=(16, 16), minibatches=2, epochs=1, log_every=4
+        wealth_study.DEFAULT_CONFIG, num_envs=64, rollout_steps=32, hidden=(16, 16), minibatches=2, epochs=1, log_every=4
     )
-    monkeypatch.setattr(wealth_job, "DEFAULT_CONFIG", small)
+    monkeypatch.setattr(wealth_study, "DEFAULT_CONFIG", small)
     job = wealth_job.prepare({**WEALTH_SPEC, "planner": {"train_problems": 16, "train_steps": 16_384}})
     seen: list[tuple[str, int]] = []
     with pytest.raises(Stop):

@@ -36,7 +36,8 @@ from decisions.finance.wealth.market import DEFAULT_COVARIANCE, DEFAULT_MEANS, M
 from decisions.finance.wealth.planner import DEFAULT_PLANNER_PATH, default_planner, planner_training
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule, rule_policy, tune_rule
-from decisions.finance.wealth.simulate import dp_policy, draw_normals, evaluate, mean_and_se
+from decisions.finance.wealth.simulate import dp_policy, draw_normals
+from decisions.finance.wealth.study import comparison_figures, score_policies
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -122,8 +123,13 @@ def run_bench(
         dp_rho=float(single.rho),
         dp_portfolios=int(single.market.n_portfolios),
     )
-    mc, se = mean_and_se(evaluate(single, dp_policy(result), normals=draw_normals(0, paths, single.horizon)))
-    figures.update(dp_policy_mc_single_goal=mc, dp_policy_mc_single_goal_stderr=se)
+    single_scores = comparison_figures(
+        score_policies(single, {"dp": dp_policy(result)}, draw_normals(0, paths, single.horizon))[1]
+    )
+    figures.update(
+        dp_policy_mc_single_goal=single_scores["expected_utility_dp"],
+        dp_policy_mc_single_goal_stderr=single_scores["stderr_dp"],
+    )
     report("DP", 1, 2)
     multi = multi_goal_problem()
     multi_result, multi_ms = _solve_timed(multi, timing_repeats)
@@ -135,15 +141,14 @@ def run_bench(
     report("DP", 2, 2)
     report("funding-ratio rule", 0, 1)
     rule = tuned_rule()[0] if tune else FundingRule()
-    normals = draw_normals(1, paths, multi.horizon)
-    dp_mc, dp_se = mean_and_se(evaluate(multi, dp_policy(multi_result), normals=normals))
-    rule_mc, rule_se = mean_and_se(evaluate(multi, rule_policy(multi, rule), normals=normals))
+    policies = {"dp": dp_policy(multi_result), "funding_rule": rule_policy(multi, rule)}
+    scores = comparison_figures(score_policies(multi, policies, draw_normals(1, paths, multi.horizon))[1])
     figures.update(
-        dp_policy_mc_multi_goal=dp_mc,
-        dp_policy_mc_multi_goal_stderr=dp_se,
-        rule_mc_multi_goal=rule_mc,
-        rule_mc_multi_goal_stderr=rule_se,
-        rule_vs_dp_multi_goal=rule_mc / dp_mc,
+        dp_policy_mc_multi_goal=scores["expected_utility_dp"],
+        dp_policy_mc_multi_goal_stderr=scores["stderr_dp"],
+        rule_mc_multi_goal=scores["expected_utility_funding_rule"],
+        rule_mc_multi_goal_stderr=scores["stderr_funding_rule"],
+        rule_vs_dp_multi_goal=scores["expected_utility_funding_rule"] / scores["expected_utility_dp"],
         rule_margin=float(rule.margin),
         rule_r1=float(rule.r1),
         rule_r2=float(rule.r2),

@@ -37,18 +37,12 @@ import numpy as np
 from decisions.core.bench_row import Row
 from decisions.core.timing import best_of, bump_and_revalue
 from decisions.health.pharma import chain, sensitivity
-from decisions.health.pharma.compare import compare_with_baseline
 from decisions.health.pharma.design_space import DesignSpaceSettings, probability_grid
 from decisions.health.pharma.params import CPP_NAMES, Grid, draw_constants, grid
 from decisions.health.pharma.scenario import Scenario
-from decisions.health.pharma.snapo_policy import (
-    OptimisedProfiles,
-    OptimiseSettings,
-    Problem,
-    optimise,
-    problem,
-)
+from decisions.health.pharma.snapo_policy import OptimisedProfiles, OptimiseSettings, Problem, problem
 from decisions.health.pharma.spec import BaselineSettings
+from decisions.health.pharma.study import Versus, optimise_and_compare
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -87,27 +81,21 @@ def run_bench(
     p = problem(scenario)
     figures: dict[str, Any] = {"eval_samples": settings.eval_samples}
 
-    report("SNAPO training", 0, 1)
-    result = optimise(scenario, settings)
-    report("SNAPO training", 1, 1)
-    assert result.evaluation is not None
+    versus = optimise_and_compare(scenario, settings, baseline, report)
+    result = versus.result
     figures["train_seconds"] = result.train_seconds
 
-    figures.update(_versus_baseline(report, result, baseline))
+    figures.update(_versus_baseline(versus))
     figures.update(_sensitivity_figures(report, scenario, result, p, g, timing_repeats))
     figures.update(_design_space_figures(report, design, result, p, g))
     return figures
 
 
-def _versus_baseline(report: ProgressFn, result: OptimisedProfiles, baseline: BaselineSettings | None) -> dict[str, Any]:
+def _versus_baseline(versus: Versus) -> dict[str, Any]:
     """SNAPO's yield, compliance and CPPs beside the best constant baseline's."""
-    figures: dict[str, Any] = {}
-    report("best constant baseline", 0, 1)
-    start = time.perf_counter()
-    comparison = compare_with_baseline(result, baseline)
-    figures["baseline_seconds"] = time.perf_counter() - start
-    report("best constant baseline", 1, 1)
-    snapo, base = result.evaluation, comparison.baseline
+    comparison = versus.comparison
+    figures: dict[str, Any] = {"baseline_seconds": versus.baseline_seconds}
+    snapo, base = versus.evaluations()["snapo"], comparison.baseline
     figures.update(
         {
             "snapo_yield": snapo.mean_yield,

@@ -10,6 +10,7 @@ import pytest
 
 from decisions.finance.wealth import DOMAIN
 from decisions.finance.wealth import job as wealth_job
+from decisions.finance.wealth import study as wealth_study
 from decisions.finance.wealth.bench import EXAMPLE_MULTI_GOAL
 from decisions.finance.wealth.planner import load_planner, planner_training
 from decisions.finance.wealth.problem import WealthProblem
@@ -90,7 +91,7 @@ def test_a_small_recorded_job_reports_every_table(tmp_path: Path, monkeypatch: p
         # coarse DP grid (rho 1.5: 380 nodes, not 770), so that the DP labels them in a second
         # (test_distill covers the labels themselves)
         small = [WealthProblem.parse({**EXAMPLE_MULTI_GOAL, "initial_wealth": w, "rho": 1.5}) for w in (100.0, 60.0)]
-        monkeypatch.setattr(wealth_job, "sample_problems", lambda count, family, market: small[:count])
+        monkeypatch.setattr(wealth_study, "sample_problems", lambda count, family, market: small[:count])
         refined = wealth_job.prepare(
             _spec(planner={"distill_problems": 2, "distill_rounds": 2, "distill_steps": [10, 20]}, evaluation={"paths": 500, "dp": False})
         )
