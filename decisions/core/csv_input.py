@@ -1,9 +1,11 @@
-"""A column of prices from a user's CSV file: every cell checked, one-line errors naming the row
-(the header is row 1, as a spreadsheet shows it).
+"""A user's CSV file read as text, its header checked (no unnamed or repeated column), and a column
+of prices from it: every cell checked, one-line errors naming the row (the header is row 1, as a
+spreadsheet shows it).
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -23,19 +25,38 @@ def read_text_csv(source: CsvSource, field: str, *, skip_blank_lines: bool = Tru
     """A UTF-8 CSV with a header (path or file-like), every cell as text; ``field`` is named in errors.
 
     Raises:
-        InputError: the file is missing or is not readable CSV.
+        InputError: the file is missing or is not readable CSV, or its header has a column without
+            a name or a name twice (case and blanks ignored).
     """
     options = {"dtype": str, "keep_default_na": False, "skip_blank_lines": skip_blank_lines}
     try:
-        if hasattr(source, "read"):
-            raw = source.read()
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            return pd.read_csv(io.StringIO(text), **options)
-        return pd.read_csv(Path(source), **options)
+        raw = source.read() if hasattr(source, "read") else Path(source).read_bytes()
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        problem = header_problem(text)
+        if problem is not None:
+            raise InputError(field, problem)
+        return pd.read_csv(io.StringIO(text), **options)
     except FileNotFoundError:
         raise InputError(field, f"file not found: {source}") from None
-    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as exc:
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error, OSError) as exc:
         raise InputError(field, f"cannot read CSV: {str(exc).splitlines()[0]}") from None
+
+
+def header_problem(text: str) -> str | None:
+    """What is wrong with a CSV text's header (its first line that is not blank): a column without a
+    name, or a name given twice (case and blanks ignored); None when it is fine or absent."""
+    header = next((row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)), None)
+    if header is None:
+        return None
+    seen: set[str] = set()
+    for number, name in enumerate(header, start=1):
+        key = name.strip().lower()
+        if not key:
+            return f"column {number} of the header has no name"
+        if key in seen:
+            return f"column {name.strip()!r} appears twice in the header"
+        seen.add(key)
+    return None
 
 
 def named_column(frame: pd.DataFrame, names: Sequence[str]) -> Hashable | None:

@@ -10,11 +10,14 @@ from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from decisions.core.strict_input import StrictInput
 from decisions.errors import InputError, validate_input
 
 
-class Settings(BaseModel):
-    """A validated, immutable table of user input: an unknown key is an error, not ignored."""
+class Settings(StrictInput):
+    """A validated, immutable table of user input: an unknown key is an error, not ignored, and every
+    field is read strictly (``decisions.core.strict_input``: no bool or text for a number, finite
+    numbers, floats within float32 unless marked ``Float64``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

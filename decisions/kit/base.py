@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from decisions.core.strict_input import Seed, StrictInput
 from decisions.kit.validate import spec_data, validate_job
 
 
@@ -25,8 +26,9 @@ def resolve_spec_paths(data: dict[str, Any], entries: tuple[str, ...], base_dir:
             table[key] = str(spec_path(table[key], base_dir))
 
 
-class JobBase(BaseModel):
-    """A validated batch job: name, seed, output folder and the domain tables listed in ``SECTIONS``."""
+class JobBase(StrictInput):
+    """A validated batch job: name, seed, output folder and the domain tables listed in ``SECTIONS``;
+    every field read strictly (``decisions.core.strict_input``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
@@ -35,7 +37,7 @@ class JobBase(BaseModel):
     """``"section.key"`` entries holding a file path, read relative to the spec's folder (``spec_path``)."""
 
     name: str = Field("job", min_length=1, max_length=200, description="Run label in the store.")
-    seed: int = Field(0, ge=0, description="Root random seed of the job.")
+    seed: Seed = Field(0, description="Root random seed of the job, in [0, 2**32 - 1].")
     output_dir: str | None = Field(None, description="Where tables and charts go (default: next to the store).")
 
     def config(self) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -36,11 +37,35 @@ def validate_job(model: type[ModelT], data: Mapping[str, Any], sections: Sequenc
     """Validate ``data`` into ``model``.
 
     Raises:
-        InputError: naming the first bad field as written (``snapo.steps``, ``job.seed``).
+        InputError: naming the first bad field as written (``snapo.steps``, ``job.seed``); a check
+            across a table's fields whose message starts with ``name: `` names ``table.name``.
     """
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         err = from_validation_error(exc, data=data)
-        field = err.field if err.field.split(".")[0] in set(sections) else f"job.{err.field}"
-        raise InputError(field, err.problem) from None
+        field, problem = err.field, err.problem
+        head = _FIELD_HEAD.match(problem)
+        if head and (field == "input" or isinstance(_value_at(data, field), Mapping)):
+            # a check across a table's fields names the field its message starts with
+            field = head.group(1) if field == "input" else f"{field}.{head.group(1)}"
+            problem = problem[head.end():]
+        field = field if field.split(".")[0] in set(sections) else f"job.{field}"
+        raise InputError(field, problem) from None
+
+
+_FIELD_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*): ")
+"""A problem's leading ``field: `` (a dotted name), as checks across fields write it."""
+
+
+def _value_at(data: Mapping[str, Any], field: str) -> object:
+    """The value at a dotted ``field`` of ``data`` (list indexes as numbers), or None."""
+    node: object = data
+    for part in field.split("."):
+        if isinstance(node, Mapping):
+            node = node.get(part)
+        elif isinstance(node, list | tuple) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node

@@ -11,6 +11,7 @@ fails here.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -133,3 +134,75 @@ def test_bench_runs_at_a_tiny_budget_and_returns_a_flat_json_object(name: str) -
     assert all(isinstance(key, str) for key in figures)
     assert all(value is None or isinstance(value, bool | int | float | str) for value in figures.values()), figures
     json.loads(json.dumps(figures))
+
+
+_CLI_BAD_INPUT = r'''
+import json, os, sys
+from pathlib import Path
+from typer.testing import CliRunner
+from decisions.cli import app
+from decisions.store import dispose_engines, list_runs
+
+folder, url = Path(sys.argv[1]), os.environ["DECISIONS_DB_URL"]
+results = []
+for case in json.loads((folder / "cases.json").read_text()):
+    result = CliRunner().invoke(app, ["run", str(folder / case["spec"])])
+    results.append({"spec": case["spec"], "code": result.exit_code, "output": result.output})
+results.append({"runs": len(list_runs(url=url)), "jax": sorted(m for m in ("jax", "flax", "optax") if m in sys.modules)})
+dispose_engines()
+print(json.dumps(results))
+'''
+
+
+def _toml(spec: dict, prefix: str = "") -> str:
+    """TOML text of a spec of tables, scalars and lists (what the smoke specs hold)."""
+    def value(v: object) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, list | tuple):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + "}"
+        return json.dumps(v) if isinstance(v, str) else repr(v)
+
+    scalars = [f"{k} = {value(v)}" for k, v in spec.items() if not isinstance(v, dict)]
+    tables = [_toml(v, f"{prefix}{k}.") for k, v in spec.items() if isinstance(v, dict)]
+    head = [f"[{prefix.rstrip('.')}]"] if prefix and scalars else []
+    return "\n".join([*head, *scalars, *tables]) + "\n"
+
+
+def test_bad_input_is_refused_by_the_cli_before_jax_and_before_the_store(tmp_path: Path) -> None:
+    """Through ``decisions run``: a seed beyond 2**32 - 1 in every domain, bad cells and columns of the
+    input files (a user's log, a forward curve, a tariff) give exit 2 and one line naming the field
+    (and for a file the column or row), no run is recorded and JAX never loads."""
+    cases: list[tuple[str, dict, str]] = []
+    for name in NAMES:
+        spec = _smoke(DOMAINS[name])
+        spec["job"]["seed"] = 2**32
+        cases.append((f"{name}_seed.toml", spec, "job.seed: Input should be less than or equal to 4294967295"))
+    rows = ["0,0.5,1,0,1.5,0.1"] * 12
+    rows[5] = "0,1.3,1,0,1.5,0.1"
+    (tmp_path / "log.csv").write_text("\n".join(["action,propensity,success,hides,revenue,ctx_a", *rows]) + "\n")
+    cases.append(("utility_log.toml", {"job": {"kind": "utility"}, "logs": {"path": "log.csv"}},
+                  "logs.path: propensity, row 7: 1.3 is outside (0, 1]"))
+    (tmp_path / "curve.csv").write_text("date,price,Price\n2026-04-01,20,20\n2026-04-02,21,21\n")
+    cases.append(("gas_curve.toml", {"job": {"kind": "gas_storage", "method": "baselines"},
+                                     "scenario": {"forward_curve_csv": "curve.csv"}},
+                  "scenario.forward_curve_csv: column 'Price' appears twice in the header"))
+    prices = ["0.2"] * 8760
+    prices[9] = "1e39"
+    (tmp_path / "tariff.csv").write_text("\n".join(["price", *prices]) + "\n")
+    cases.append(("building_tariff.toml", {"job": {"kind": "building"},
+                                           "scenario": {"tariff": {"kind": "csv", "path": "tariff.csv"}}},
+                  "scenario.tariff.path: row 11: price 1e+39 is out of range"))
+    for file, spec, _ in cases:
+        (tmp_path / file).write_text(_toml(spec))
+    (tmp_path / "cases.json").write_text(json.dumps([{"spec": file} for file, _, _ in cases]))
+    env = {**os.environ, "DECISIONS_DB_URL": f"sqlite:///{tmp_path / 'runs.db'}"}
+    out = subprocess.run([sys.executable, "-c", _CLI_BAD_INPUT, str(tmp_path)], capture_output=True, text=True,
+                         check=True, env=env, cwd=ROOT)
+    *results, store = json.loads(out.stdout.strip().splitlines()[-1])
+    for (file, _, expected), result in zip(cases, results, strict=True):
+        lines = [line for line in result["output"].splitlines() if line.strip()]
+        assert result["code"] == 2 and len(lines) == 1 and expected in lines[0], (file, result)
+    assert store == {"runs": 0, "jax": []}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from decisions.errors import InputError
 from decisions.kit.validate import spec_data, validate_job
@@ -41,3 +41,36 @@ def test_errors_name_table_fields_and_job_fields() -> None:
     with pytest.raises(InputError, match=r"^job\.seed:"):
         validate_job(_Job, {"seed": -1}, ("snapo",))
     assert validate_job(_Job, {"seed": 2}, ("snapo",)).seed == 2
+
+
+class _Limits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    low: int = 0
+    high: int = 1
+
+    @model_validator(mode="after")
+    def _ordered(self) -> _Limits:
+        if self.high <= self.low:
+            raise ValueError(f"high: must exceed low ({self.low}), got {self.high}")
+        return self
+
+
+class _Ranged(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    limits: _Limits = Field(default_factory=_Limits)
+    notes: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _few(self) -> _Ranged:
+        if len(self.notes) > 1:
+            raise ValueError("limits.high: two notes")
+        return self
+
+
+def test_a_check_across_a_tables_fields_names_the_field_its_message_starts_with() -> None:
+    with pytest.raises(InputError) as info:
+        validate_job(_Ranged, {"limits": {"low": 3, "high": 2}}, ("limits",))
+    assert (info.value.field, info.value.problem) == ("limits.high", "must exceed low (3), got 2")
+    with pytest.raises(InputError) as info:
+        validate_job(_Ranged, {"notes": ["a", "b"]}, ("limits",))
+    assert (info.value.field, info.value.problem) == ("limits.high", "two notes")

@@ -57,6 +57,10 @@ def _edited(log_file: Path, tmp_path: Path, column: str, row: int, value: str) -
         ("action", "99", "action, row 5: 99 is outside [0, 10) (the weight set's indices)"),
         ("action", "1.5", "action, row 5: 1.5 is not an integer"),
         ("hides", "-1", "hides, row 5: -1 is negative"),
+        ("ctx_tenure", "1e308", "ctx_tenure, row 5: 1e+308 is out of range (magnitude at most 3.4e+38)"),
+        ("revenue", "1e39", "revenue, row 5: 1e+39 is out of range (magnitude at most 3.4e+38)"),
+        ("revenue", "inf", "revenue, row 5: 'inf' is not a finite number"),
+        ("revenue", "true", "revenue, row 5: 'true' is not a finite number"),
     ],
 )
 def test_bad_cells_are_named_by_column_and_row(log_file: Path, tmp_path: Path, column: str, value: str,
@@ -94,3 +98,21 @@ def test_simulation_settings_are_refused_with_a_log_file(log_file: Path) -> None
                     else {"logs": {"path": str(log_file), key: 500}})
     with pytest.raises(InputError, match="logs.path: file not found"):
         prepare({"logs": {"path": "/no/such/log.csv"}})
+
+
+def test_a_duplicated_or_unnamed_column_is_refused(log_file: Path, tmp_path: Path) -> None:
+    lines = log_file.read_text().splitlines()
+    for header, problem in ((lines[0] + ",revenue", "column 'revenue' appears twice in the header"),
+                            (lines[0] + ",", f"column {len(lines[0].split(',')) + 1} of the header has no name")):
+        path = tmp_path / "header.csv"
+        path.write_text("\n".join([header, *(line + ",1" for line in lines[1:])]) + "\n")
+        with pytest.raises(InputError) as err:
+            read_logs(path, len(WEIGHTS.matrix()))
+        assert str(err.value) == f"logs.path: {problem}"
+
+
+def test_every_row_of_a_log_file_is_checked_when_the_spec_is_read(log_file: Path, tmp_path: Path) -> None:
+    bad = _edited(log_file, tmp_path, "propensity", 2900, "1.3")
+    with pytest.raises(InputError) as err:
+        prepare({"weights": {"grid_step": 3}, "logs": {"path": str(bad)}})
+    assert str(err.value) == "logs.path: propensity, row 2900: 1.3 is outside (0, 1]"

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperature
+from decisions.core.strict_input import Seed
 from decisions.energy.gas_storage.scenario import Scenario, TerminalRule
 from decisions.kit.base import JobBase, spec_path
 
@@ -47,8 +48,8 @@ class SnapoSettings(SnapoSettingsBase):
     )
     width: int = Field(32, gt=0, le=4096, description="Hidden units per layer of the target network.")
     depth: int = Field(2, ge=1, le=8, description="Hidden layers of the target network.")
-    seed: int = Field(
-        0, ge=0,
+    seed: Seed = Field(
+        0,
         description="Seed of the initialisation and training paths of a bare train_policy (a job's is job.seed: not in a spec).",
     )
     log_every: int = Field(500, gt=0, description="Steps per jitted chunk (progress granularity).")

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import SnapoSettingsBase, Temperature
+from decisions.core.strict_input import Seed
 from decisions.finance.pension.scenario import Scenario
 from decisions.kit.base import JobBase
 
@@ -31,8 +32,8 @@ class PensionSnapoSettings(SnapoSettingsBase):
     )
     width: int = Field(32, gt=0, le=1024, description="Hidden units per layer.")
     depth: int = Field(2, ge=1, le=6, description="Hidden layers.")
-    seed: int = Field(
-        0, ge=0,
+    seed: Seed = Field(
+        0,
         description="Seed of the initialisation and training paths of a bare train_policy (a job's is job.seed: not in a spec).",
     )
     log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")

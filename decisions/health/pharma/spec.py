@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from decisions.core.numbers import Float32
 from decisions.core.settings import Settings, ints_within, refuse_unused
 from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperature
+from decisions.core.strict_input import Seed
 from decisions.errors import InputError
 from decisions.health.pharma.scenario import Cpp, Scenario
 from decisions.kit.base import JobBase
@@ -71,7 +72,7 @@ class OptimiseSettings(SnapoSettingsBase):
     )
     compliance_target: float = Field(0.95, gt=0, le=1, description="Compliance required on fresh draws.")
     eval_samples: int = Field(2000, gt=0, le=1_000_000, description="Fresh draws of the hard re-evaluation.")
-    seed: int = Field(0, ge=0, description="Seed of training and evaluation draws.")
+    seed: Seed = Field(0, description="Seed of training and evaluation draws.")
     log_every: int = Field(200, gt=0, description="Steps per jitted chunk (progress granularity).")
 
 
@@ -98,7 +99,7 @@ class DesignSpaceSettings(Settings):
     y_high: CppValue = Field(30.0, allow_inf_nan=False, description="Highest y value.")
     points: int = Field(25, ge=1, le=1000, description="Grid points per axis.")
     samples: int = Field(256, ge=1, le=100_000, description="Draws of the uncertain constants.")
-    seed: int = Field(0, ge=0, description="Seed of the draws.")
+    seed: Seed = Field(0, description="Seed of the draws.")
 
     @model_validator(mode="after")
     def _check(self) -> DesignSpaceSettings:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 
+from decisions.core.numbers import INT32_MAX
 from decisions.core.settings import NetworkWidths, Settings
+from decisions.core.strict_input import Seed
 from decisions.errors import InputError
 from decisions.kit.base import JobBase
 
@@ -26,6 +28,9 @@ CUSTOM = "custom"
 
 HEURISTICS = ("fixed", "webster", "actuated", "max_pressure", "queue_greedy")
 """The heuristics the fair agent's vehicle delay is held against (the best per scenario)."""
+
+SumoSeed = Annotated[int, Field(ge=0, le=INT32_MAX)]
+"""A demand seed: SUMO's ``--seed``, a 32-bit signed integer."""
 
 
 def _known(values: list[str], known: tuple[str, ...], what: str) -> list[str]:
@@ -87,13 +92,13 @@ class DemandSettings(Settings):
     depart_jitter_s: float = Field(
         60.0, ge=0.0, le=3_600.0, allow_inf_nan=False, description="Random shift of each departure (s)."
     )
-    train_seeds: list[int] = Field(
+    train_seeds: list[SumoSeed] = Field(
         [0, 1, 2, 3], min_length=1, max_length=64, description="Demand seeds the agents train on."
     )
-    test_seeds: list[int] = Field(
+    test_seeds: list[SumoSeed] = Field(
         [100, 101, 102], min_length=1, max_length=64, description="Held-out demand seeds every controller is scored on."
     )
-    validation_seeds: list[int] = Field(
+    validation_seeds: list[SumoSeed] = Field(
         [50, 51], min_length=1, max_length=64,
         description="Demand seeds the pedestrian weight is chosen on (reward.ped_weight_grid); neither trained nor tested on.",
     )  # fmt: skip
@@ -141,7 +146,7 @@ class AgentSettings(Settings):
     max_green_s: int = Field(
         60, ge=0, le=3_600, description="Longest green an agent may hold (s; 0: no limit), through its action mask."
     )
-    seed: int = Field(0, ge=0, description="Seed of the agents' training.")
+    seed: Seed = Field(0, description="Seed of the agents' training.")
     scenario_env_steps: dict[str, int] = Field(
         {}, description="Decisions of training per scenario where it differs from env_steps (e.g. the 16-signal grids)."
     )

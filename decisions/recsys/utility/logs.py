@@ -5,16 +5,26 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from decisions.core.csv_input import CsvSource, cell_number, read_text_csv
+from decisions.core.numbers import float32_problem
 from decisions.errors import InputError
-from decisions.recsys.utility.qnet import Logs
 
 CONTEXT_PREFIX = "ctx_"
 REQUIRED = ("action", "propensity", "success", "hides", "revenue")
 """The columns besides the context's."""
+
+
+class Logs(NamedTuple):
+    """Logged requests for training: contexts, actions, propensities and the vector responses."""
+
+    context: np.ndarray
+    action: np.ndarray
+    propensity: np.ndarray
+    reward: np.ndarray
 
 
 def _in_unit(value: float) -> str | None:
@@ -41,6 +51,9 @@ def _numbers(cells: list[str], column: str, field: str, check: Callable[[float],
         value = cell_number(cell)
         if value is None or not math.isfinite(value):
             raise InputError(field, f"{column}, row {row}: {cell!r} is not a finite number")
+        problem = float32_problem(value)  # the logs are computed in float32
+        if problem is not None:
+            raise InputError(field, f"{column}, row {row}: {problem}")
         problem = check(value)
         if problem is not None:
             raise InputError(field, f"{column}, row {row}: {cell} {problem}")

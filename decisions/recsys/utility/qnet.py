@@ -15,6 +15,7 @@ from jax import Array
 
 from decisions.core.nets import MLP
 from decisions.recsys.utility import objectives as obj
+from decisions.recsys.utility.logs import Logs
 from decisions.recsys.utility.spec import QNetSettings
 
 Params = Any
@@ -129,15 +130,6 @@ def utilities(model: QModel, context: Array, lam: Array | float, scalarisation: 
 def decide(model: QModel, context: Array, lam: Array | float, scalarisation: str = "linear") -> Array:
     """The greedy weight vector's index for each request: (n,)."""
     return jnp.argmax(utilities(model, context, lam, scalarisation), axis=-1)
-
-
-class Logs(NamedTuple):
-    """Logged requests for training: contexts, actions, propensities and the vector responses."""
-
-    context: np.ndarray
-    action: np.ndarray
-    propensity: np.ndarray
-    reward: np.ndarray
 
 
 def _targets(model: QModel, logs: Logs, key: Array) -> tuple[Array, Array, Array]:

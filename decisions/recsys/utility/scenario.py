@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from decisions.core.settings import Settings, finite_numbers
+from decisions.core.strict_input import Seed
 
 OUTCOMES = ("success", "hides", "revenue")
 """Per-request outcomes: a successful session (at least one save), hides, revenue (currency units)."""
@@ -45,7 +46,7 @@ class Simulator(Settings):
     drift_per_day: Unit = Field(
         0.35, description="How fast preferences drift away from what the ranker learnt, per day (drift scenario)."
     )
-    world_seed: int = Field(0, ge=0, description="Seed of the world itself (segments, ranker miscalibration).")
+    world_seed: Seed = Field(0, description="Seed of the world itself (segments, ranker miscalibration).")
 
     @model_validator(mode="after")
     def _slate_fits(self) -> Simulator:
@@ -93,6 +94,13 @@ class WeightSet(Settings):
     @classmethod
     def _finite_production(cls, value: object) -> object:
         return finite_numbers(value, "production")
+
+    @field_validator("production")
+    @classmethod
+    def _not_all_zero(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
+        if not math.fsum(value) > 0:
+            raise ValueError(f"weights must sum to more than 0 (they are normalised to sum one), got {list(value)}")
+        return value
 
     def matrix(self) -> np.ndarray:
         """The weight vectors, ``(A, 3)`` float32, each summing to one."""

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from decisions.core.settings import Settings, finite_numbers, network_widths, refuse_unused
-from decisions.errors import InputError
+from decisions.core.strict_input import Seed
 from decisions.kit.base import JobBase
 from decisions.recsys.utility.scenario import Simulator, WeightSet
 
@@ -46,7 +46,7 @@ class LogSettings(Settings):
     evaluation_requests: int = Field(
         100_000, ge=100, le=5_000_000, description="Held-out log requests the off-policy estimates use."
     )
-    seed: int = Field(0, ge=0, description="Seed of the simulated logs.")
+    seed: Seed = Field(0, description="Seed of the simulated logs.")
 
 
 class Conditioning(StrEnum):
@@ -72,7 +72,7 @@ class QNetSettings(Settings):
     log_every: int = Field(500, ge=1, description="Steps per jitted chunk (progress, early-stopping checks).")
     ensemble: int = Field(3, ge=1, le=16, description="Networks trained with successive seeds; decisions use their mean.")
     importance_weighted: bool = Field(False, description="Weigh examples by 1 / (A propensity) (biased logs).")
-    seed: int = Field(0, ge=0, description="Seed of initialisation and minibatches.")
+    seed: Seed = Field(0, description="Seed of initialisation and minibatches.")
 
 
 class FrontierSettings(Settings):
@@ -167,14 +167,12 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> UtilityJob
     """Validate a job spec into a ``UtilityJob``.
 
     Raises:
-        InputError: naming the first bad field; with ``logs.path``, also a missing file and the
-            settings only a simulation uses (``[simulator]`` except ``hide_cost``, the simulated logs'
+        InputError: naming the first bad field; with ``logs.path``, also a file ``logs.read_logs``
+            refuses (naming the column and row of a bad cell) and the settings only a simulation uses (``[simulator]`` except ``hide_cost``, the simulated logs'
             sizes and logger, the test requests and oracle of ``[frontier]``, ``[drift]``).
     """
     job = UtilityJob.from_spec(spec, base_dir)
     if job.logs.path is not None:
-        if not Path(job.logs.path).is_file():
-            raise InputError("logs.path", f"file not found: {job.logs.path}")
         problem = "is used only when the logs are simulated (no logs.path)"
         refuse_unused(job.logs, ("logger", "epsilon", "train_requests", "validation_requests", "evaluation_requests"),
                       prefix="logs", problem=problem)
@@ -182,4 +180,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> UtilityJob
                       problem=problem)
         refuse_unused(job.frontier, ("test_requests", "oracle_draws"), prefix="frontier", problem=problem)
         refuse_unused(job.drift, prefix="drift", problem=problem)
+        from decisions.recsys.utility.logs import read_logs  # pandas: only for a log file
+
+        read_logs(job.logs.path, int(job.weights.matrix().shape[0]))  # every row checked before the run starts
     return job

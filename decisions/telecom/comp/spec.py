@@ -123,11 +123,14 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
     ``shipped:<path>`` one from the shipped data (``decisions.kit.shipped``).
 
     Raises:
-        InputError: naming the first bad field (also DAgger rounds without the planner as demonstrator, an unseen task that is a training task,
-            or a later stage whose inputs are missing from the folder).
+        InputError: naming the first bad field (also a folder that is a file, DAgger rounds without the
+            planner as demonstrator, an unseen task that is a training task, or a later stage whose
+            inputs are missing from the folder).
     """
     job = CompJob.from_spec(spec, base_dir)
     folder = _study_folder(job.study.folder, base_dir)
+    if folder.exists() and not folder.is_dir():
+        raise InputError("study.folder", f"{folder} is a file, not a folder")
     job = job.model_copy(update={"study": job.study.model_copy(update={"folder": str(folder)})})
     try:
         job.study.budget()  # the checks across fields (DAgger needs the planner's demonstrations)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 from pathlib import Path
 from typing import NamedTuple
 
@@ -28,6 +29,13 @@ _IDX_TYPES = {0x08: np.dtype(np.uint8), 0x09: np.dtype(np.int8), 0x0B: np.dtype(
               0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 
+DIGITS_IMAGES = 1797
+"""Images of scikit-learn's bundled digits."""
+
+DIGITS_TEST_SHARE = 0.2
+"""Share of the digits held out for testing (``load_digits_data``'s default)."""
+
+
 class Dataset(NamedTuple):
     """An image classification set: images ``(n, h, w, c)`` float32 in [0, 1], labels ``(n,)`` int32."""
 
@@ -38,7 +46,7 @@ class Dataset(NamedTuple):
     classes: tuple[str, ...]
 
 
-def load_digits_data(test_share: float = 0.2, seed: int = 0) -> Dataset:
+def load_digits_data(test_share: float = DIGITS_TEST_SHARE, seed: int = 0) -> Dataset:
     """scikit-learn's bundled handwritten digits as 8x8x1 images in [0, 1], with a stratified test split.
 
     Args:
@@ -95,6 +103,51 @@ def read_idx(path: str | Path) -> np.ndarray:
     return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
 
 
+def digits_sizes(test_share: float = DIGITS_TEST_SHARE) -> tuple[int, int]:
+    """Training and test images of ``load_digits_data(test_share)``, without loading them."""
+    test = math.ceil(test_share * DIGITS_IMAGES)
+    return DIGITS_IMAGES - test, test
+
+
+def fashion_mnist_folder(path: str | Path | None = None) -> Path:
+    """The folder of the four Fashion-MNIST files (default ``FASHION_MNIST_DIR``), once each is there.
+
+    Raises:
+        InputError: (field ``data.path``) the folder or a file is missing.
+    """
+    folder = FASHION_MNIST_DIR if path is None else Path(path)
+    missing = [name for name in FASHION_MNIST_FILES.values() if not (folder / name).is_file()]
+    if missing:
+        raise InputError(
+            "data.path",
+            f"Fashion-MNIST not found in {folder} (missing {', '.join(missing)}): install it with "
+            "`apt-get install dataset-fashion-mnist` (Debian, MIT licence)",
+        )
+    return folder
+
+
+def fashion_mnist_sizes(path: str | Path | None = None) -> tuple[int, int]:
+    """Training and test images of the Fashion-MNIST in ``path``, read from the label files' headers.
+
+    Raises:
+        InputError: (field ``data.path``) a file is missing or a label file is not a 1-d IDX file.
+    """
+    folder = fashion_mnist_folder(path)
+    return tuple(_idx_labels(folder / FASHION_MNIST_FILES[key]) for key in ("y_train", "y_test"))  # type: ignore[return-value]
+
+
+def _idx_labels(path: Path) -> int:
+    """The number of labels a 1-d IDX file (gzipped or not) says it holds, from its 8-byte header."""
+    try:
+        with (gzip.open(path) if path.suffix == ".gz" else path.open("rb")) as file:
+            head = file.read(8)
+    except (OSError, EOFError) as err:
+        raise InputError("data.path", f"{path}: cannot read: {err}") from None
+    if len(head) < 8 or head[:2] != b"\0\0" or head[2] not in _IDX_TYPES or head[3] != 1:
+        raise InputError("data.path", f"{path} is not an IDX label file (magic number {head[:4].hex() or 'missing'})")
+    return int.from_bytes(head[4:8], "big")
+
+
 def load_fashion_mnist(path: str | Path | None = None) -> Dataset:
     """The real Fashion-MNIST from Debian's ``dataset-fashion-mnist`` package; nothing is downloaded.
 
@@ -107,14 +160,7 @@ def load_fashion_mnist(path: str | Path | None = None) -> Dataset:
     Raises:
         InputError: (field ``data.path``) a file is missing, is not IDX, or images and labels disagree.
     """
-    folder = FASHION_MNIST_DIR if path is None else Path(path)
-    missing = [name for name in FASHION_MNIST_FILES.values() if not (folder / name).is_file()]
-    if missing:
-        raise InputError(
-            "data.path",
-            f"Fashion-MNIST not found in {folder} (missing {', '.join(missing)}): install it with "
-            "`apt-get install dataset-fashion-mnist` (Debian, MIT licence)",
-        )
+    folder = fashion_mnist_folder(path)
     arrays = {key: read_idx(folder / name) for key, name in FASHION_MNIST_FILES.items()}
     for part in ("train", "test"):
         x, y = arrays[f"x_{part}"], arrays[f"y_{part}"]

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field, ValidationInfo, field_validator
 
 from decisions.core.settings import NetworkWidths, Settings, refuse_unused
+from decisions.core.strict_input import Seed
 from decisions.errors import InputError
 from decisions.kit.base import JobBase
 from decisions.telecom.splitfl.devices import DeviceScenario
@@ -74,7 +75,7 @@ class TrainingSettings(Settings):
     momentum: float = Field(
         0.0, ge=0.0, lt=1.0, description="SGD momentum (its state starts afresh each round, like the optimiser's)."
     )
-    seeds: list[int] = Field([0, 1, 2], min_length=1, max_length=20, description="Seeds (data partition, model, fleet).")
+    seeds: list[Seed] = Field([0, 1, 2], min_length=1, max_length=20, description="Seeds (data partition, model, fleet).")
     target_share: float = Field(
         0.95, gt=0.0, le=1.0, description="Target test accuracy as a share of the centralised model's."
     )
@@ -115,7 +116,7 @@ class AgentSettings(Settings):
     hidden: NetworkWidths = Field((64, 64), description="Q-network widths.")
     gamma: float = Field(0.95, ge=0.0, lt=1.0, description="Discount per decision.")
     learning_rate: float = Field(1e-3, gt=0.0, le=1.0, allow_inf_nan=False, description="Adam step size.")
-    seed: int = Field(0, ge=0, description="Seed of the agents' training.")
+    seed: Seed = Field(0, description="Seed of the agents' training.")
 
     @field_validator("modes")
     @classmethod
@@ -185,7 +186,8 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> SplitFLJob
 
     Raises:
         InputError: naming the first bad field: also a network that does not take the dataset's
-            images, a ``data.path`` given for digits, a fixed split outside ``[1, L]``.
+            images, a ``data.path`` given for digits, Fashion-MNIST files that are missing, more
+            training or test images asked for than the dataset has, a fixed split outside ``[1, L]``.
     """
     job = SplitFLJob.from_spec(spec, base_dir)
     if job.arch is not DEFAULT_ARCH[job.data.dataset]:
@@ -193,8 +195,22 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> SplitFLJob
                          f"use {DEFAULT_ARCH[job.data.dataset].value}")
     if job.data.dataset is DatasetName.DIGITS:
         refuse_unused(job.data, ("path",), prefix="data", problem="is used only with dataset = 'fashion'")
+    _check_data_sizes(job.data)
     layers = LAYERS[job.arch]
     for split in job.study.fixed_splits or []:
         if not 1 <= split <= layers:
             raise InputError("study.fixed_splits", f"{split} is outside [1, {layers}] for {job.arch.value}")
     return job
+
+
+def _check_data_sizes(data: DataSettings) -> None:
+    """Raise an ``InputError`` when the data files are missing or ``train_samples`` / ``test_samples``
+    exceed the dataset's images (read from the files' headers: no images are loaded)."""
+    from decisions.telecom.splitfl.data import digits_sizes, fashion_mnist_sizes
+
+    sizes = digits_sizes() if data.dataset is DatasetName.DIGITS else fashion_mnist_sizes(data.path)
+    for key, asked, size in zip(("train_samples", "test_samples"), (data.train_samples, data.test_samples), sizes,
+                                strict=True):
+        if asked is not None and asked > size:
+            kind = "training" if key == "train_samples" else "test"
+            raise InputError(f"data.{key}", f"{asked} exceeds the {size} {kind} images of {data.dataset.value}")

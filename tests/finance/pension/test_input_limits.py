@@ -27,7 +27,8 @@ def test_huge_numbers_are_refused(data: dict, field: str) -> None:
 
 
 def test_nan_in_a_curve_list_is_refused() -> None:
-    assert_input_error(Scenario.parse, {"curve": {"speeds": [0.1, float("nan"), 0.6]}}, field="scenario.curve.speeds")
+    assert_input_error(Scenario.parse, {"curve": {"speeds": [0.1, float("nan"), 0.6]}}, field="scenario.curve.speeds.1",
+                       words="nan is not finite")
 
 
 def test_large_valid_scheme_is_accepted() -> None:

@@ -1,0 +1,205 @@
+"""Strict reading of user input, by a field's declared type, before pydantic's own checks: no
+boolean or text where a number is meant (nor a number where a boolean is), every number finite,
+an integer within 64 bits, a float within float32's range unless its field is marked ``Float64``.
+``StrictInput`` applies it to every field of a model; ``Seed`` is the type of a random seed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any, Union, get_args, get_origin
+
+import numpy as np
+from pydantic import BaseModel, Field, GetCoreSchemaHandler, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
+
+from decisions.core.numbers import float32_problem
+
+SEED_MAX = 2**32 - 1
+"""Largest seed (what numpy's and most libraries' generators take)."""
+
+Seed = Annotated[int, Field(ge=0, le=SEED_MAX)]
+"""A random seed: an integer in ``[0, 2**32 - 1]``."""
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Float64:
+    """``Annotated`` metadata: the float is computed in float64, so float32's range does not apply."""
+
+
+def shown(value: object) -> str:
+    """A user's value as the spec writes it (``true``, ``'90'``, ``1e+39``)."""
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else repr(value[:37] + "...")
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:8]}...{text[-4:]} ({len(text.lstrip('-'))} digits)"
+
+
+def _not_a_number(value: object, what: str) -> str | None:
+    """The problem of a bool or text given for a number (``what``: "an integer", "a number")."""
+    if isinstance(value, bool | np.bool_):
+        return f"expected {what}, got the boolean {shown(value)}"
+    if isinstance(value, str | bytes):
+        return f"expected {what}, got the text {shown(value)}"
+    return None
+
+
+def int_problem(value: object) -> str | None:
+    """What is wrong with ``value`` for an integer field (bool, text, not finite, beyond 64 bits), or None."""
+    problem = _not_a_number(value, "an integer")
+    if problem or not isinstance(value, numbers.Real):
+        return problem
+    if isinstance(value, numbers.Integral):
+        whole = int(value)
+    else:
+        number = float(value)
+        if not math.isfinite(number):
+            return f"{shown(value)} is not finite"
+        if not number.is_integer():
+            return None  # pydantic names the fractional part
+        whole = int(number)
+    if not INT64_MIN <= whole <= INT64_MAX:
+        return f"{shown(value)} is beyond the 64-bit integer range"
+    return None
+
+
+def float_problem(value: object, *, float64: bool = False) -> str | None:
+    """What is wrong with ``value`` for a float field (bool, text, not finite, beyond float32 unless
+    ``float64``, rounding to 0 in float32), or None."""
+    problem = _not_a_number(value, "a number")
+    if problem or not isinstance(value, numbers.Real):
+        return problem
+    try:
+        number = float(value)
+    except OverflowError:
+        return f"{shown(value)} is out of range"
+    if math.isnan(number) or math.isinf(number):
+        return f"{shown(value)} is not finite"
+    return None if float64 else float32_problem(number)
+
+
+def bool_problem(value: object) -> str | None:
+    """What is wrong with ``value`` for a boolean field (anything but true or false), or None."""
+    if isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, numbers.Number | str):
+        return f"expected true or false, got {shown(value)}"
+    return None
+
+
+Problem = tuple[tuple[str | int, ...], str]
+"""Where a problem lies inside a value (list indexes, mapping keys) and what it is."""
+
+
+def value_problem(annotation: Any, value: object, *, float64: bool = False) -> Problem | None:
+    """What is wrong with a user's ``value`` for a field of type ``annotation``, or None; list and
+    tuple items and mapping values are checked one by one (the location names the item)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        base, *metadata = get_args(annotation)
+        return value_problem(base, value, float64=float64 or any(isinstance(m, Float64) for m in metadata))
+    if origin is Union or origin is types.UnionType:
+        return None if value is None else _union_problem(get_args(annotation), value, float64=float64)
+    if annotation is bool or annotation is int or annotation is float:
+        problem = (bool_problem(value) if annotation is bool else int_problem(value) if annotation is int
+                   else float_problem(value, float64=float64))
+        return None if problem is None else ((), problem)
+    if origin in (list, tuple, Sequence) and isinstance(value, list | tuple):
+        return _items_problem(get_args(annotation), origin, value, float64=float64)
+    if origin in (dict, Mapping) and isinstance(value, Mapping) and len(get_args(annotation)) == 2:
+        for key, entry in value.items():
+            found = value_problem(get_args(annotation)[1], entry, float64=float64)
+            if found:
+                return (key, *found[0]), found[1]
+    return None
+
+
+def _union_problem(members: tuple[Any, ...], value: object, *, float64: bool) -> Problem | None:
+    """The problem of the first member of a union that could take ``value``'s kind, unless another
+    such member takes it (a list for a list member, a mapping for a table, anything for the others)."""
+    problems = []
+    for member in members:
+        if member is type(None) or not _could_take(member, value):
+            continue
+        found = value_problem(member, value, float64=float64)
+        if found is None:
+            return None
+        problems.append(found)
+    return problems[0] if problems else None
+
+
+def _could_take(annotation: Any, value: object) -> bool:
+    """Whether ``value`` is of the kind ``annotation`` reads: a list or tuple for a sequence, a
+    mapping for a mapping or a table, anything else for a scalar type."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _could_take(get_args(annotation)[0], value)
+    if origin in (list, tuple, Sequence):
+        return isinstance(value, list | tuple)
+    if origin in (dict, Mapping) or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return isinstance(value, Mapping)
+    return not isinstance(value, list | tuple | Mapping)
+
+
+def _items_problem(args: tuple[Any, ...], origin: Any, value: Sequence[object], *, float64: bool) -> Problem | None:
+    """The first problem among the items of a list or tuple, located at its index."""
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        item_types = list(args)
+    else:
+        item_types = [args[0] if args else Any] * len(value)
+    for index, (item_type, item) in enumerate(zip(item_types, value, strict=False)):
+        found = value_problem(item_type, item, float64=float64)
+        if found:
+            return (index, *found[0]), found[1]
+    return None
+
+
+def field_problem(field: FieldInfo, value: object) -> Problem | None:
+    """``value_problem`` for a model field (its annotation and ``Float64`` marker)."""
+    float64 = any(isinstance(m, Float64) for m in field.metadata)
+    return value_problem(field.annotation, value, float64=float64)
+
+
+def strict_errors(model: type[BaseModel], data: Mapping[str, Any]) -> list[InitErrorDetails]:
+    """Pydantic error details for every field of ``model`` in ``data`` that ``field_problem`` refuses."""
+    errors: list[InitErrorDetails] = []
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key not in data:
+            continue
+        found = field_problem(field, data[key])
+        if found:
+            where, problem = found
+            errors.append(InitErrorDetails(
+                type=PydanticCustomError("strict_input", "{problem}", {"problem": problem}),
+                loc=(key, *where), input=data[key],
+            ))
+    return errors
+
+
+def strict_check(model: type[BaseModel], data: Any) -> Any:
+    """``data`` unchanged; a ``ValidationError`` locating every field ``strict_errors`` finds."""
+    if isinstance(data, Mapping):
+        errors = strict_errors(model, data)
+        if errors:
+            raise ValidationError.from_exception_data(model.__name__, errors)
+    return data
+
+
+class StrictInput(BaseModel):
+    """A model whose every field is read strictly (``value_problem``) before any validator of its own."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        """The model's schema behind ``strict_check``, so the check runs before the model's validators."""
+        return core_schema.no_info_before_validator_function(partial(strict_check, cls), handler(source))
