@@ -10,6 +10,7 @@ from decisions.energy.gas_storage import DOMAIN as GAS_STORAGE
 from decisions.errors import InputError
 from decisions.finance.pension import DOMAIN as PENSION
 from decisions.finance.wealth import DOMAIN as WEALTH
+from decisions.health.chronic import DOMAIN as CHRONIC
 from decisions.health.pharma import DOMAIN as PHARMA
 from decisions.kit.domain import Domain
 from decisions.mobility.traffic import DOMAIN as TRAFFIC
@@ -17,7 +18,7 @@ from decisions.recsys.utility import DOMAIN as UTILITY
 from decisions.telecom.comp import DOMAIN as COMP
 from decisions.telecom.splitfl import DOMAIN as SPLITFL
 
-DOMAINS: tuple[Domain, ...] = (GAS_STORAGE, BUILDING, PENSION, WEALTH, PHARMA, COMP, UTILITY, SPLITFL, TRAFFIC)
+DOMAINS: tuple[Domain, ...] = (GAS_STORAGE, BUILDING, PENSION, WEALTH, PHARMA, COMP, UTILITY, SPLITFL, TRAFFIC, CHRONIC)
 """Every domain, in the order the CLI and the app list them."""
 
 MAIN: Domain = GAS_STORAGE

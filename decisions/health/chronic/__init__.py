@@ -1,0 +1,36 @@
+"""Chronic care: time to control (TTC) of hypertension and type 2 diabetes, visit by visit.
+
+- ``settings``: the validated input (pydantic, no JAX): machines, regimes, tiered reward, clinicians, data;
+- ``model``: each disease as an explicit finite MDP in JAX arrays;
+- ``exact``: value iteration and exact policy evaluation (value and TTC curve);
+- ``data``: clinicians of capability kappa and their simulated visit logs;
+- ``training``: counts -> estimated machine -> value iteration (uniform or kappa-weighted), behaviour cloning;
+- ``unlearning``: forgetting a patient's transitions, checked against retraining;
+- ``scoring``, ``study``, ``study_tables``: ``run_study(...) -> Study``, every policy scored exactly in every regime;
+- ``spec``, ``job``, ``report``, ``bench``: the platform's contract, thin wrappers around the study.
+"""
+
+from decisions.core.lazy import lazy_exports
+from decisions.kit.domain import Domain, RunModules, SpecModule
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "report": ("ChronicReport",),
+    "settings": ("ACTIONS", "Clinicians", "Data", "HtnMachine", "Problem", "Reward", "T2dMachine"),
+    "study": ("Study", "run_study"),
+})
+
+
+def _spec() -> SpecModule:
+    from decisions.health.chronic import spec
+
+    return spec
+
+
+def _modules() -> RunModules:
+    from decisions.health.chronic import bench, job
+
+    return RunModules(job, bench)
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules)
+"""The chronic-care domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

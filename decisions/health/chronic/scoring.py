@@ -1,0 +1,103 @@
+"""Chronic care's scoring: every policy, learnt or exact, evaluated exactly on the true machine in
+every deployment regime (what a clinic cannot carry out becomes its fallback action)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from decisions.health.chronic.data import Logs, clinician_kappas, simulate_logs
+from decisions.health.chronic.exact import Solution, deployed, evaluate, one_hot_policy, value_iteration_jit
+from decisions.health.chronic.model import N_ACTIONS, Mdp, build, regime_mask, state_table
+from decisions.health.chronic.settings import ACTIONS, Clinicians, Machine, Problem, Reward
+from decisions.health.chronic.training import (
+    behaviour_cloning,
+    behaviour_policy,
+    count_transitions,
+    fit_model_based,
+)
+
+USUAL_CARE_INTENSIFY = 0.131
+"""Share of uncontrolled visits at which usual care intensifies (the calibration's inertia figure)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One disease's known machine, its regimes' masks and fallbacks, and the exact optimum in each."""
+
+    name: str
+    mdp: Mdp
+    masks: dict[str, np.ndarray]
+    fallbacks: dict[str, int]
+    optimal: dict[str, Solution]
+    train_regime: str
+    horizon: int
+    reward: Reward
+
+
+def make_case(name: str, machine: Machine, problem: Problem, reward: Reward, habit: str) -> Case:
+    """Build the disease's machine and solve it exactly in every regime."""
+    mdp = build(machine, reward, problem.horizon)
+    masks = {regime: regime_mask(allowed) for regime, allowed in problem.regimes.items()}
+    fallbacks = {regime: ACTIONS.index(habit) if habit in allowed else ACTIONS.index(allowed[0])
+                 for regime, allowed in problem.regimes.items()}
+    optimal = {regime: value_iteration_jit(mdp.transitions, mdp.rewards, jnp.asarray(mask))
+               for regime, mask in masks.items()}
+    return Case(name, mdp, masks, fallbacks, optimal, problem.train_regime, problem.horizon, reward)
+
+
+def score(case: Case, policy: jax.Array, regime: str) -> tuple[float, np.ndarray]:
+    """The exact value and TTC curve of ``policy[t, s, a]`` deployed in ``regime``."""
+    result = evaluate(case.mdp, deployed(policy, jnp.asarray(case.masks[regime]), case.fallbacks[regime]))
+    return result.value, result.ttc_curve
+
+
+def behaviour_population(case: Case, clinicians: Clinicians, regime: str) -> tuple[float, np.ndarray]:
+    """The clinician population's exact value and TTC curve: the mean over its clinicians."""
+    good = case.optimal[case.train_regime].policy
+    habit = ACTIONS.index(clinicians.habit)
+    parts = [score(case, behaviour_policy(good, float(k), habit), regime) for k in clinician_kappas(clinicians)]
+    return float(np.mean([p[0] for p in parts])), np.mean([p[1] for p in parts], axis=0)
+
+
+def usual_care(case: Case) -> jax.Array:
+    """Usual care: intensify at ``USUAL_CARE_INTENSIFY`` of uncontrolled visits, hold otherwise."""
+    uncontrolled = np.append(state_table()[:, 0] > 0, False).astype(np.float32)
+    pi = np.zeros((case.horizon, len(uncontrolled), N_ACTIONS), np.float32)
+    pi[..., ACTIONS.index("intensify")] = USUAL_CARE_INTENSIFY * uncontrolled
+    pi[..., ACTIONS.index("hold")] = 1.0 - USUAL_CARE_INTENSIFY * uncontrolled
+    return jnp.asarray(pi)
+
+
+def draw_logs(case: Case, clinicians: Clinicians, patients: int, key: jax.Array) -> Logs:
+    """Offline logs from the train regime, the clinicians' good policy being its exact optimum."""
+    return simulate_logs(key, case.mdp, case.optimal[case.train_regime].policy, clinicians, patients)
+
+
+def offline_policies(case: Case, logs: Logs, regimes: tuple[str, ...],
+                     min_count: int = 1) -> dict[tuple[str, str], jax.Array]:
+    """Every offline method's policy for each target regime: ``(method, regime) -> policy[t, s, a]``.
+
+    ``*_aware`` methods are solved (or cloned) within the target regime's actions; ``*_naive`` ones
+    within the train regime's, whatever the target.
+    """
+    counts = count_transitions(logs)
+    train_mask = case.masks[case.train_regime]
+    fallback = case.fallbacks[case.train_regime]
+    naive = {}
+    for weighted, tag in ((False, "uniform"), (True, "kappa")):
+        naive[f"mb_{tag}"] = fit_model_based(counts, weighted, case.reward, case.horizon, train_mask, min_count).policy
+        naive[f"bc_{tag}"] = behaviour_cloning(logs, weighted, train_mask, fallback, case.horizon)
+    policies: dict[tuple[str, str], jax.Array] = {}
+    for regime in regimes:
+        mask = case.masks[regime]
+        for weighted, tag in ((False, "uniform"), (True, "kappa")):
+            aware_mb = fit_model_based(counts, weighted, case.reward, case.horizon, mask, min_count).policy
+            aware_bc = behaviour_cloning(logs, weighted, mask, case.fallbacks[regime], case.horizon)
+            for method, aware in ((f"mb_{tag}", aware_mb), (f"bc_{tag}", aware_bc)):
+                policies[(f"{method}_aware", regime)] = one_hot_policy(aware, N_ACTIONS)
+                policies[(f"{method}_naive", regime)] = one_hot_policy(naive[method], N_ACTIONS)
+    return policies
