@@ -22,12 +22,7 @@ st.set_page_config(page_title="decisions", page_icon=":material/insights:", layo
 app_common.require_password()
 
 st.title("decisions")
-st.markdown(
-    "Decision optimisation on differentiable simulators. Policies are trained with **SNAPO** "
-    "(smooth neural adjoint policy optimisation) and always reported next to their baselines, "
-    "on the same random draws, together with the sensitivities of their value to every input. "
-    "Pick a system in the sidebar to value it; every run is recorded below."
-)
+st.markdown(app_common.platform_overview())
 
 st.header("Recent runs")
 url = database_url()
@@ -63,12 +58,9 @@ st.dataframe(
     column_config={
         "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm:ss"),
         "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
+        "headline": st.column_config.TextColumn("headline", width="large",
+                                                help="The run's own headline figures (its domain's)"),
         "error": st.column_config.TextColumn("error", width="large"),
-        **{
-            name: st.column_config.NumberColumn(name, format="%.3f" if "_vs_" in name else "%.2f")
-            for name in app_common.HEADLINE_METRICS
-            if name in table
-        },
     },
 )
 st.caption(f"Store: `{url}`")

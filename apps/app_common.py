@@ -22,7 +22,7 @@ from decisions.errors import InputError
 from decisions.kit.domain import Domain
 from decisions.kit.report import TablesReport
 from decisions.platform.record import execute_domain, load_run_report
-from decisions.platform.registry import DOMAINS
+from decisions.platform.registry import DOMAINS, find
 from decisions.store import Run, RunRecord, RunStatus, artifacts_root, get_run, session_scope
 
 PASSWORD_ENV = "DECISIONS_APP_PASSWORD"
@@ -30,9 +30,21 @@ PASSWORD_ENV = "DECISIONS_APP_PASSWORD"
 
 _AUTH_KEY = "app_authenticated"
 
-HEADLINE_METRICS = tuple(dict.fromkeys(name for domain in DOMAINS for name in domain.headline))
-"""Metrics shown as columns of the runs table (every domain's headline figures, from the
-registry), when at least one listed run has them."""
+
+
+def platform_overview() -> str:
+    """The Home page's introduction (Markdown): what every domain does, in the registry's words."""
+    systems = "\n".join(f"- **{domain.title}**: {domain.summary}" for domain in DOMAINS if domain.page)
+    return ("Decision optimisation on simulators: each system trains its own policy and reports it next to "
+            "its baselines. Pick a system in the sidebar to run it; every run is recorded below.\n\n" + systems)
+
+
+def headline_text(kind: str, metrics: Mapping[str, float | None]) -> str:
+    """A run's own headline figures: those of its domain's headline metrics it has, ``name=value`` joined
+    by ``", "``, most important first; empty for none (or a kind no domain has)."""
+    domain = find(kind)
+    names = domain.headline if domain is not None else ()
+    return ", ".join(f"{name}={metrics[name]:,.4g}" for name in names if metrics.get(name) is not None)
 
 
 def page_header(domain: Domain, icon: str, intro: str) -> str:
@@ -146,14 +158,15 @@ def run_kinds(url: str | None = None) -> list[str]:
 
 
 def runs_frame(runs: Iterable[RunRecord]) -> pd.DataFrame:
-    """One row per run: id, kind, name, status, start, duration, the headline metrics present and the error.
+    """One row per run: id, kind, name, status, start, duration, its own headline figures and the error.
 
     Args:
         runs: Run records, e.g. from ``decisions.store.list_runs`` (a dead run's status reads ``lost``).
 
     Returns:
-        The table, in the order given; metric columns that no run has are left out, and the
-        ``error`` column (why a run failed, was interrupted or is lost) when no run has one.
+        The table, in the order given; ``headline`` holds each run's ``headline_text`` (empty text when it
+        has none). The ``headline`` column when no run has one, and the ``error`` column (why a run
+        failed, was interrupted or is lost) when no run has one, are left out.
     """
     rows = []
     for run in runs:
@@ -167,13 +180,13 @@ def runs_frame(runs: Iterable[RunRecord]) -> pd.DataFrame:
                 "status": run.status.value,
                 "started": started.astimezone().replace(tzinfo=None) if started else None,
                 "duration_s": run.duration_seconds,
-                **{name: metrics.get(name) for name in HEADLINE_METRICS},
+                "headline": headline_text(run.kind, metrics),
                 "error": run.error,
             }
         )
-    columns = ["id", "kind", "name", "status", "started", "duration_s", *HEADLINE_METRICS, "error"]
+    columns = ["id", "kind", "name", "status", "started", "duration_s", "headline", "error"]
     frame = pd.DataFrame(rows, columns=columns)
-    empty = [name for name in (*HEADLINE_METRICS, "error") if frame[name].isna().all()]
+    empty = [name for name in ("headline", "error") if frame[name].isna().all() or frame[name].eq("").all()]
     return frame.drop(columns=empty)
 
 

@@ -183,14 +183,14 @@ def fate_chart(counts: pd.DataFrame) -> alt.Chart:
     fates = list(dict.fromkeys(counts["fate"]))
     colours_ = [FATE_COLOURS[FATES.index(f)] if f in FATES else "#7f7f7f" for f in fates]
     return alt.Chart(counts).mark_bar().encode(
-        y=alt.Y("label:N", sort=order, title=None),
+        y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=200)),
         x=alt.X("share:Q", title="share of client-rounds (first seed)", axis=alt.Axis(format="%"),
                 scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("fate:N", sort=fates, title=None, scale=alt.Scale(domain=fates, range=colours_),
-                        legend=alt.Legend(orient="bottom", columns=3, labelExpr=_fate_label_expr())),
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0, labelExpr=_fate_label_expr())),
         order=alt.Order("fate_order:Q"),
         tooltip=[alt.Tooltip("label:N", title="strategy"), "fate:N", "count:Q", alt.Tooltip("share:Q", format=".1%")],
-    ).transform_calculate(fate_order=f"indexof({fates!r}, datum.fate)").properties(height=30 * len(order) + 40)
+    ).transform_calculate(fate_order=f"indexof({fates!r}, datum.fate)").properties(height=alt.Step(30))
 
 
 def _fate_label_expr() -> str:

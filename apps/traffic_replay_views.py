@@ -53,10 +53,11 @@ def replay_frame(replays: pd.DataFrame, scenario: str, controllers: Sequence[str
         pedestrians: with or without pedestrians, where the table says (None: any).
 
     Returns:
-        ``controller, label, signal, time_s, time_end, phase``: each row holds its phase until the next
-        row's time (the last one for the table's usual step), controllers in the order given.
+        ``controller, label, signal, time_s, time_end, phase, phase_label``: each row holds its phase until
+        the next row's time (the last one for the table's usual step), controllers in the order given;
+        ``phase_label`` names it (``"phase 2"``, or ``TRANSITION`` for -1: yellow or all red).
     """
-    columns = ["controller", "label", "signal", "time_s", "time_end", "phase"]
+    columns = ["controller", "label", "signal", "time_s", "time_end", "phase", "phase_label"]
     rows = of_scenario(replays, scenario, pedestrians)
     rows = rows[rows["controller"].astype(str).isin([str(c) for c in controllers])]
     if rows.empty:
@@ -82,21 +83,41 @@ def replay_frame(replays: pd.DataFrame, scenario: str, controllers: Sequence[str
     out = pd.concat(parts, ignore_index=True)
     out["signal"] = out["signal"].astype(str)
     out["phase"] = pd.to_numeric(out["phase"], errors="coerce").astype("Int64")
+    out = out.dropna(subset=["phase"])
+    out["phase_label"] = [phase_label(int(p)) for p in out["phase"]]
     return out[columns]
 
 
+TRANSITION = "yellow / all red"
+"""The name of phase -1 in a replay: the signal shows no green phase (a change of phases)."""
+
+
+def phase_label(phase: int) -> str:
+    """``"phase 2"`` for a green phase's index; ``TRANSITION`` for -1."""
+    return TRANSITION if phase < 0 else f"phase {phase}"
+
+
 def replay_chart(frame: pd.DataFrame, *, height_per_controller: int = 34) -> alt.Chart:
-    """One lane per controller: the index of the green phase as a coloured band over simulated time."""
+    """One lane per controller: the green phase as a coloured band over simulated time (grey: yellow or all red).
+
+    The lanes have a fixed step (``height_per_controller`` pixels), so the chart's height follows the
+    number of controllers whatever the container's width.
+    """
     order = list(dict.fromkeys(frame["label"]))
-    phases = sorted(int(p) for p in frame["phase"].dropna().unique())
+    greens = sorted({int(p) for p in frame["phase"].dropna() if int(p) >= 0})
+    domain = [phase_label(p) for p in greens] + ([TRANSITION] if (frame["phase"] < 0).any() else [])
+    palette = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6",
+               "#9d755d", "#bab0ac"]
+    colours = [palette[i % len(palette)] for i in range(len(greens))] + (["#d9d9d9"] if TRANSITION in domain else [])
     return alt.Chart(frame).mark_rect().encode(
         x=alt.X("time_s:Q", title="simulated time (s)", scale=alt.Scale(zero=False)),
         x2="time_end:Q",
         y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=200)),
-        color=alt.Color("phase:N", title="green phase", sort=phases, legend=alt.Legend(orient="top")),
-        tooltip=[alt.Tooltip("label:N", title="controller"), "signal:N", "phase:N",
+        color=alt.Color("phase_label:N", title="green phase", scale=alt.Scale(domain=domain, range=colours),
+                        legend=alt.Legend(orient="top")),
+        tooltip=[alt.Tooltip("label:N", title="controller"), "signal:N", alt.Tooltip("phase_label:N", title="phase"),
                  alt.Tooltip("time_s:Q", title="from (s)"), alt.Tooltip("time_end:Q", title="to (s)")],
-    ).properties(height=max(80, height_per_controller * len(order)))
+    ).properties(height=alt.Step(height_per_controller))
 
 
 def frontier_frame(frontier: pd.DataFrame, summary: pd.DataFrame, scenario: str) -> pd.DataFrame:

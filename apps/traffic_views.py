@@ -26,13 +26,15 @@ import altair as alt
 import app_common
 import pandas as pd
 
+from decisions.mobility.traffic.report import is_agent
+
 BASELINES = ("fixed", "webster", "actuated", "max_pressure", "queue_greedy", "ped_greedy")
 """The baseline controllers, in the spec's order (``spec.CONTROLLER_NAMES``)."""
 HEURISTICS = ("fixed", "webster", "actuated", "max_pressure", "queue_greedy")
 """The heuristics the fair agent's vehicle delay is held against (``spec.HEURISTICS``)."""
-AGENTS = ("dqn_fair", "dqn_vehicle", "dqn_default", "dqn")
-"""The agents, in display order (``dqn``: the agent of a scenario without pedestrians); the fairness
-sweep's ``dqn_fair_w<weight>`` follow, by weight."""
+AGENTS = ("dqn_fair", "ppo_fair", "dqn_vehicle", "dqn_default", "dqn")
+"""The agents, in display order (``ppo_fair``: the fair reward trained with PPO; ``dqn``: the agent of a
+scenario without pedestrians); the fairness sweep's ``dqn_fair_w<weight>`` follow, by weight."""
 LABELS = {
     "fixed": "fixed-time",
     "webster": "Webster",
@@ -41,6 +43,7 @@ LABELS = {
     "queue_greedy": "queue-greedy",
     "ped_greedy": "pedestrian-aware greedy",
     "dqn_fair": "DQN fair",
+    "ppo_fair": "PPO fair",
     "dqn_vehicle": "DQN vehicle-only",
     "dqn_default": "DQN sumo-rl reward",
     "dqn": "DQN",
@@ -89,11 +92,6 @@ def sweep_weight(name: str) -> float | None:
         return float(match.group(1))
     except ValueError:
         return None
-
-
-def is_agent(name: str) -> bool:
-    """Whether a controller is a trained agent (its name starts with ``dqn``)."""
-    return str(name).startswith("dqn")
 
 
 def controller_label(name: str) -> str:
@@ -166,6 +164,8 @@ def of_scenario(frame: pd.DataFrame, scenario: str, pedestrians: bool | None = N
 def _role(name: str) -> str:
     if name in ("dqn_fair", "dqn"):
         return "fair agent" if name == "dqn_fair" else "agent"
+    if name == "ppo_fair":
+        return "fair agent (PPO)"
     if name == "dqn_vehicle":
         return "agent (vehicle-only ablation)"
     if name == "dqn_default":

@@ -25,7 +25,7 @@ import app_common
 import numpy as np
 import pandas as pd
 
-from decisions.recsys.utility.report import METHOD_LABELS, UtilityReport
+from decisions.recsys.utility.report import METHOD_LABELS, UtilityReport, is_estimated
 
 OBJECTIVES = ("engagement", "revenue")
 """The two objectives the front trades (the ``objective`` column of the off-policy tables)."""
@@ -130,11 +130,6 @@ def front_points(front: pd.DataFrame, off_policy: pd.DataFrame) -> pd.DataFrame:
             ]
         merged[f"dr_{objective}_ci"] = merged[f"dr_{objective}_ci"].fillna("")
     return merged
-
-
-def is_estimated(front: pd.DataFrame) -> bool:
-    """Whether a front's values are DR estimates (a run on a user's log) rather than exact (the simulator)."""
-    return "source" in front and len(front) > 0 and bool((front["source"] == "dr").all())
 
 
 FRONT_TOOLTIP = [
@@ -328,19 +323,22 @@ def _segment_long(segments: pd.DataFrame) -> pd.DataFrame:
 
 
 def segment_chart(segments: pd.DataFrame) -> alt.FacetChart:
-    """Grouped bars per segment: each outcome of the learnt policy beside production's (one panel per outcome)."""
+    """Each outcome of the learnt policy beside production's per segment: horizontal bars (every segment named
+    on its own line), one panel per outcome, two panels a row, each panel its own scale."""
     data = _segment_long(segments)
     order = list(dict.fromkeys(segments["segment"]))
+    policies = ["learnt (Q-network)", PRODUCTION]
     return alt.Chart(data).mark_bar().encode(
-        x=alt.X("segment:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("policy:N", sort=["learnt (Q-network)", PRODUCTION]),
-        y=alt.Y("value:Q", title=None),
-        color=alt.Color("policy:N", title=None, sort=["learnt (Q-network)", PRODUCTION],
+        y=alt.Y("segment:N", sort=order, title=None, axis=alt.Axis(labelLimit=180)),
+        yOffset=alt.YOffset("policy:N", sort=policies),
+        x=alt.X("value:Q", title=None),
+        color=alt.Color("policy:N", title=None, sort=policies,
                         scale=alt.Scale(range=["#4c78a8", "#9d9d9d"]), legend=alt.Legend(orient="top")),
         tooltip=["segment:N", "outcome:N", "policy:N", alt.Tooltip("value:Q", format=".4f")],
-    ).properties(height=180, width=150).facet(
-        column=alt.Column("outcome:N", sort=list(OUTCOMES), title=None),
-    ).resolve_scale(y="independent")
+    ).properties(width=260, height=max(90, 30 * len(order))).facet(
+        facet=alt.Facet("outcome:N", sort=list(OUTCOMES), title=None, header=alt.Header(labelFontWeight="bold")),
+        columns=2,
+    ).resolve_scale(x="independent")
 
 
 def segment_weights_chart(segments: pd.DataFrame, production: Mapping[str, float] | None = None) -> alt.Chart:
@@ -367,7 +365,7 @@ def segment_weights_chart(segments: pd.DataFrame, production: Mapping[str, float
         tooltip=["segment:N", "head:N", alt.Tooltip("weight:Q", format=".3f")],
     ).transform_calculate(
         head_order=f"indexof({list(WEIGHTS)!r}, datum.head)",
-    ).properties(height=40 * len(order) + 40)
+    ).properties(height=alt.Step(30))  # a fixed band per segment: every bar keeps its label
 
 
 def production_weights(front: pd.DataFrame) -> dict[str, float] | None:

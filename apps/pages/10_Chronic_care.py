@@ -54,6 +54,7 @@ def _state_inspector(report: Any) -> None:
     st.dataframe(table)
 
 
+# The run's headline figures: (metric, label, format).
 HEADLINE = (
     ("t2d_kappa_vs_uniform_ttc_pp", "T2D: kappa - uniform (pp)", "{:+.1f}"),
     ("htn_kappa_vs_uniform_ttc_pp", "HTN: kappa - uniform (pp)", "{:+.1f}"),
@@ -61,7 +62,6 @@ HEADLINE = (
     ("offline_best_vs_optimal_htn", "HTN: best offline / optimum", "{:.3f}"),
     ("unlearn_seconds_vs_retrain", "unlearn / retrain time", "{:.2f}"),
 )
-"""The run's headline figures: ``(metric, label, format)``."""
 
 
 def show_report(report: Any, run_id: int, url: str) -> None:

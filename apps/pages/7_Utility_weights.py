@@ -13,13 +13,13 @@ recorded run. The page imports the domain's package API only.
 from __future__ import annotations
 
 import app_common
+import deploy_form
 import page_skeleton
 import streamlit as st
 import utility_views
 
-from decisions.errors import InputError
 from decisions.recsys.utility import DOMAIN, UtilityReport
-from decisions.store import RunNotFoundError, deployments
+from decisions.store import deployments
 
 # Budgets small enough for an interactive run of a minute or two on a CPU (no bare string
 # literals at module level here: Streamlit's "magic" would print them).
@@ -136,7 +136,8 @@ def show_front(report: UtilityReport, run_id: int) -> None:
                        for name in ("engagement", "revenue", "success", "hides", "dr_engagement", "dr_revenue")},
     )
     app_common.download_csv(report.front, "front", run_id)
-    app_common.download_csv(report.off_policy, "off_policy", run_id)
+    if not report.off_policy.empty:  # a run on a user's log has no off-policy check
+        app_common.download_csv(report.off_policy, "off_policy", run_id)
 
 
 def show_deployment(report: UtilityReport, run_id: int, url: str) -> None:
@@ -146,22 +147,14 @@ def show_deployment(report: UtilityReport, run_id: int, url: str) -> None:
     if not points:
         st.info("This run has no learnt operating points to deploy.")
     else:
-        left, right = st.columns([1, 2])
-        point = left.selectbox("Operating point", points, format_func=utility_views.point_label, key="deploy_point")
-        note = right.text_input("Note (why this point)", key="deploy_note")
+        point = st.selectbox("Operating point", points, format_func=utility_views.point_label, key="deploy_point")
         label, settings = utility_views.deployment(report.front, report.off_policy, point)
         kind = "Estimated" if utility_views.is_estimated(report.front) else "Exact"
         summary = (f"{kind} engagement {settings['engagement']:.4f}, revenue {settings['revenue']:.4f}, "
                    f"mean weights (save {settings['w_save']:.2f}, hide {settings['w_hide']:.2f}, "
                    f"revenue {settings['w_revenue']:.2f}).")
         st.caption(summary)
-        if st.button("Deploy this operating point", type="primary", key="deploy"):
-            try:
-                deployments.choose(run_id, DOMAIN.name, label, settings, note=note.strip() or None, url=url)
-            except (InputError, RunNotFoundError) as err:
-                st.error(str(err))
-            else:
-                st.success(f"Deployed {label} from run #{run_id}.")
+        deploy_form.deploy_controls(run_id=run_id, kind=DOMAIN.name, label=label, settings=settings, url=url)
     st.markdown(utility_views.deployed_text(deployments.deployed(DOMAIN.name, url=url)))
     history = utility_views.history_frame(deployments.history(DOMAIN.name, url=url))
     if not history.empty:
@@ -178,9 +171,8 @@ def show_segments(report: UtilityReport, run_id: int) -> None:
     st.caption(f"The learnt policy at lambda {lam:g} against the production weights, per user segment "
                "(exact on the test requests).")
     st.dataframe(utility_views.segment_view(report.segments), hide_index=True, width="stretch")
-    left, right = st.columns([3, 2])
-    left.altair_chart(utility_views.segment_chart(report.segments))
-    right.altair_chart(
+    st.altair_chart(utility_views.segment_chart(report.segments))
+    st.altair_chart(
         utility_views.segment_weights_chart(report.segments, utility_views.production_weights(report.front)),
         width="stretch",
     )
@@ -218,9 +210,11 @@ def show_open_bandit(report: UtilityReport, run_id: int) -> None:
     if report.obd_front.empty:
         return
     st.subheader("The real front on the Open Bandit sample")
+    left_front = ("the front estimated on your log above (DR estimates)" if utility_views.is_estimated(report.front)
+                  else "the simulated front above")
     st.caption("Right: ZOZOTOWN's Open Bandit sample (random logs). The click axis is an off-policy estimate "
                "(doubly robust, with 95% bootstrap intervals); item value (item_feature_0) is exact. "
-               "Left: the simulated front above, for comparison.")
+               f"Left: {left_front}, for comparison.")
     left, right = st.columns(2)
     left.altair_chart(utility_views.frontier_chart(report.front, report.off_policy, height=360), width="stretch")
     right.altair_chart(utility_views.obd_chart(report.obd_front, height=360), width="stretch")

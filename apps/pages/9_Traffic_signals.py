@@ -159,7 +159,7 @@ def show_replay(report: TrafficReport, run_id: int, scenario: str, pedestrians: 
         st.info("Choose at least one controller to replay.")
         return
     st.caption(f"Signal {frame['signal'].iloc[0]} on the first held-out seed: which green phase is on "
-               "(yellow and all-red fall within the phase they leave).")
+               "(grey: yellow or all red, between two green phases).")
     st.altair_chart(traffic_replay_views.replay_chart(frame), width="stretch")
 
 

@@ -32,3 +32,10 @@ def shipped_data(*parts: str) -> Path:
             "or run from a source checkout with its data/ folder)"
         )
     return path
+
+
+def is_shipped(path: Path) -> bool:
+    """Whether ``path`` lies inside the shipped-data folder (``data_root``): shipped data are read-only inputs."""
+    root = data_root().resolve()
+    resolved = Path(path).resolve()
+    return resolved == root or root in resolved.parents

@@ -17,17 +17,20 @@ from tests.apps.conftest import GAS_PAGE, PENSION_PAGE, PHARMA_PAGE, WEALTH_PAGE
 from tests.apps.helpers import open_page
 
 
-def test_runs_frame_keeps_only_metrics_some_run_has(store_url: str) -> None:
+def test_runs_frame_shows_each_runs_own_headline(store_url: str) -> None:
     with recorded_run("gas_storage", "one", {}, url=store_url) as run:
-        run.log_metrics({"value_snapo": 5.0, "other": 1.0})
+        run.log_metrics({"value_snapo": 5.0, "snapo_vs_lsmc": 1.0234567, "other": 1.0})
     with recorded_run("gas_storage", "two", {}, url=store_url):
         pass
+    with recorded_run("utility", "three", {}, url=store_url) as run:
+        run.log_metrics({"engagement_gain_vs_production": 0.031, "value_snapo": 9.0})
     frame = app_common.runs_frame(list_runs(url=store_url))
-    assert list(frame.columns) == ["id", "kind", "name", "status", "started", "duration_s", "value_snapo"]
-    assert list(frame["name"]) == ["two", "one"]
-    assert frame["value_snapo"].isna().tolist() == [True, False]
+    assert list(frame.columns) == ["id", "kind", "name", "status", "started", "duration_s", "headline"]
+    assert list(frame["name"]) == ["three", "two", "one"]
+    assert frame["headline"].tolist() == ["engagement_gain_vs_production=0.031", "",
+                                          "value_snapo=5, snapo_vs_lsmc=1.023"]
     assert app_common.runs_frame([]).empty
-    assert app_common.run_kinds(store_url) == ["gas_storage"]
+    assert app_common.run_kinds(store_url) == ["gas_storage", "utility"]
 
 
 def test_artifacts_dir_is_next_to_a_sqlite_file(tmp_path: Path) -> None:
@@ -39,10 +42,16 @@ def test_artifacts_dir_is_next_to_a_sqlite_file(tmp_path: Path) -> None:
     assert app_common.artifacts_dir("postgresql://user@host/db") == server_default
 
 
-def test_headline_metrics_come_from_the_registry() -> None:
+def test_headlines_and_the_overview_come_from_the_registry() -> None:
     for domain in DOMAINS:
-        assert set(domain.headline) <= set(app_common.HEADLINE_METRICS)
-    assert len(set(app_common.HEADLINE_METRICS)) == len(app_common.HEADLINE_METRICS)
+        metrics = {name: float(i) for i, name in enumerate(domain.headline)}
+        assert app_common.headline_text(domain.name, metrics).split(", ") == [
+            f"{name}={i:,.4g}" for i, name in enumerate(domain.headline)]
+    assert app_common.headline_text("no-such-kind", {"value_snapo": 1.0}) == ""
+    overview = app_common.platform_overview()
+    assert "SNAPO" not in overview and "every input" not in overview
+    for domain in DOMAINS:
+        assert (f"- **{domain.title}**: {domain.summary}" in overview) == (domain.page is not None)
 
 
 def test_load_report_refuses_a_run_of_another_kind(store_url: str) -> None:

@@ -188,7 +188,9 @@ def test_views_devices_dropouts_fates_and_energy() -> None:
     assert fixed.loc["refused", "count"] == 6 and fixed.loc["trained", "share"] == pytest.approx(0.5)
     assert counts.groupby("strategy")["share"].sum().tolist() == pytest.approx([1.0, 1.0])
     assert counts[counts["strategy"] == "dqn_client"].set_index("fate").loc["timed_out", "count"] == 1
-    assert splitfl_device_views.fate_chart(counts).to_dict()["encoding"]["x"]["field"] == "share"
+    fates = splitfl_device_views.fate_chart(counts).to_dict()
+    assert fates["encoding"]["x"]["field"] == "share"
+    assert fates["height"] == {"step": 30}  # a band per strategy: the legend below never squeezes the bars flat
     assert splitfl_device_views.dropout_chart(splitfl_views.curves(rounds, ["greedy"])).to_dict()["encoding"]["y"][
         "field"] == "dropouts"
 

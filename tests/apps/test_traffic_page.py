@@ -195,7 +195,7 @@ def test_views_distribution_and_replay() -> None:
     assert list(first["phase"][:4]) == [0, 0, 0, 1]
     spec = traffic_replay_views.replay_chart(lanes).to_dict()
     assert spec["mark"]["type"] == "rect" and spec["encoding"]["x2"]["field"] == "time_end"
-    assert spec["encoding"]["color"]["field"] == "phase"
+    assert spec["encoding"]["color"]["field"] == "phase_label" and spec["height"] == {"step": 34}
     assert traffic_replay_views.replay_frame(replays, SCENARIO, []).empty
 
 
@@ -331,3 +331,49 @@ def test_a_run_of_another_domain_is_refused(store_url: str, tmp_path: Path) -> N
     at = open_page(TRAFFIC_PAGE, run=other)
     assert at.error[0].value.startswith(f"run: cannot open run '{other}'")
     assert "is a utility run, not traffic" in at.error[0].value and not at.header
+
+
+def test_the_ppo_agent_is_an_agent_not_a_baseline() -> None:
+    from decisions.mobility.traffic.report import is_agent
+
+    summary = pd.DataFrame([{"scenario": SCENARIO, "pedestrians": True, "controller": c, "veh_delay_mean": d,
+                             "ped_wait_p95": w, "seeds": 2}
+                            for c, (d, w) in {**WITH_PEDS, "ppo_fair": (29.0, 45.0)}.items()])
+    assert is_agent("ppo_fair") and is_agent("dqn_fair_w4") and not is_agent("ped_greedy")
+    table = traffic_views.controller_table(summary, SCENARIO).set_index("controller")
+    assert table.loc["ppo_fair", "role"] == "fair agent (PPO)" and table.loc["ppo_fair", "label"] == "PPO fair"
+    assert list(table.index[:2]) == ["dqn_fair", "ppo_fair"]  # with the agents, before the sweep and baselines
+    runs = summary.assign(seed=100)
+    kinds = traffic_views.distribution_frame(runs, SCENARIO).drop_duplicates("controller").set_index("controller")
+    assert kinds.loc["ppo_fair", "kind"] == "agent"
+
+
+def test_a_replay_names_the_transition_phase_and_keeps_its_lanes_apart() -> None:
+    replays = _replays()
+    replays.loc[replays.index % 4 == 3, "phase"] = -1
+    lanes = traffic_replay_views.replay_frame(replays, SCENARIO, ["fixed", "dqn_fair"])
+    assert traffic_replay_views.TRANSITION in set(lanes["phase_label"]) and "-1" not in set(lanes["phase_label"])
+    spec = traffic_replay_views.replay_chart(lanes).to_dict()
+    scale = spec["encoding"]["color"]["scale"]
+    assert scale["domain"][-1] == traffic_replay_views.TRANSITION and len(scale["domain"]) == len(scale["range"])
+    assert spec["height"] == {"step": 34}  # each lane its own band, whatever the page's width
+
+
+def test_the_tradeoff_chart_labels_its_wait_axis(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from decisions.mobility.traffic import report
+
+    fig, ax = plt.subplots()
+    ax.scatter([20, 30], [15.0, 400.0])
+    report._wait_axis(ax, pd.Series([15.0, 400.0]))
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    plt.close(fig)
+    assert labels == ["0", "5", "10", "20", "50", "100", "200", "500"]
+    summary = pd.DataFrame([{"scenario": SCENARIO, "pedestrians": True, "controller": c, "veh_delay_mean": d,
+                             "ped_wait_p95": w} for c, (d, w) in {**WITH_PEDS, "ppo_fair": (29.0, 45.0)}.items()])
+    assert report.tradeoff_chart(summary, tmp_path / "tradeoff.png").stat().st_size > 10_000

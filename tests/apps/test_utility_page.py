@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from decisions.recsys.utility import DOMAIN, UtilityReport
-from decisions.store import deployments, list_runs
+from decisions.recsys.utility.report import front_title
+from decisions.store import deployments, get_run, list_runs
 from tests.apps.conftest import APPS
 from tests.apps.helpers import one_line_error, open_page, open_report, record_report, stop_at_prepare, submit
 
@@ -195,13 +196,26 @@ def test_deploying_an_operating_point_records_it_and_shows_the_history(store_url
     at = open_report(UTILITY_PAGE, run_id)
     at.selectbox(key="deploy_point").select(("linear", 0.5))
     at.text_input(key="deploy_note").input("keep revenue near production")
-    at.button(key="deploy").click().run()
+    at.button(key="deploy").click().run()  # no name typed: refused, nothing recorded
+    assert [e.value for e in at.error] == ["Type your name to deploy: it is recorded with the choice."]
+    at.text_input(key="deploy_operator").input("Ada Operator")
+    at.button(key="deploy").click().run()  # one click only asks
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.success[0].value == f"Deployed learnt, linear, lambda 0.5 from run #{run_id}."
+    assert deployments.history(DOMAIN.name, url=store_url) == []
+    assert at.warning[0].value.startswith("Deploy **learnt, linear, lambda 0.5** from run")
+    at.button(key="deploy_cancel").click().run()
+    assert not at.warning and deployments.history(DOMAIN.name, url=store_url) == []
+    at.button(key="deploy").click().run()
+    at.button(key="deploy_confirm").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.success[0].value == f"Deployed learnt, linear, lambda 0.5 from run #{run_id} (chosen by Ada Operator)."
+    assert at.text_input(key="deploy_note").value == ""  # the next choice starts with an empty note
+    assert at.text_input(key="deploy_operator").value == "Ada Operator"
 
     [record] = deployments.history(DOMAIN.name, url=store_url)
     assert (record.run_id, record.label, record.note) == (run_id, "learnt, linear, lambda 0.5",
                                                             "keep revenue near production")
+    assert record.chosen_by == "Ada Operator"
     assert record.settings["lambda"] == 0.5 and record.settings["dr_engagement"] == pytest.approx(0.44 * 1.02)
     assert any(m.value.startswith("Currently deployed: **learnt, linear, lambda 0.5**") for m in at.markdown)
     history = at.dataframe[1].value
@@ -227,9 +241,42 @@ def test_a_run_on_a_users_log_opens_with_its_estimated_front(store_url: str, tmp
     subheaders = [s.value for s in at.subheader]
     assert "The engagement-revenue front" in subheaders and "Per segment" not in subheaders
     at.selectbox(key="deploy_point").select(("linear", 0.5))
+    at.text_input(key="deploy_operator").input("Ada Operator")
     at.button(key="deploy").click().run()
+    at.button(key="deploy_confirm").click().run()
     assert not at.exception and deployments.history(DOMAIN.name, url=store_url)[0].settings["lambda"] == 0.5
     assert any(c.value.startswith("A run on a request log") for c in at.caption)
+    assert any("Left: the front estimated on your log above (DR estimates)" in c.value for c in at.caption)
+    assert not any("simulated front" in c.value for c in at.caption)
+    assert {b.key for b in at.download_button} == {"download_front", "download_obd_front"}  # no empty table offered
+    run = get_run(run_id, url=store_url)
+    assert {a.name for a in run.artifacts} == {"front", "obd_front", "report", "chart"}  # no empty tables
+    assert sorted(p.name for p in (tmp_path / "logged").glob("*.csv")) == ["front.csv", "obd_front.csv"]
+    reread = UtilityReport.load(tmp_path / "logged")
+    assert reread.segments.empty and reread.drift.empty and reread.off_policy.empty
+    assert front_title(report.front) == "Pareto sweep over lambda, DR estimates on the held-out part of the log"
+    assert front_title(_front()) == "Pareto sweep over lambda, exact values on held-out requests"
     points = utility_views.front_points(report.front, report.off_policy)
     assert set(points["values"]) == {"DR estimates on the held-out log"}
     assert points["dr_engagement_ci"].str.len().gt(0).all()  # every point's own interval, baselines too
+
+
+def test_a_run_on_a_users_log_has_a_headline() -> None:
+    """``runs list`` and Home show the first of the domain's headline figures a run has: a log run has two."""
+    from decisions.recsys.utility.logged import _estimated_front_figures
+
+    front = _front().query("method in ['production', 'learnt', 'global', 'linucb']").assign(source="dr")
+    figures = _estimated_front_figures(front)
+    present = [name for name in DOMAIN.headline if name in figures]
+    assert present == ["hypervolume_ratio_vs_global", "engagement_gain_vs_production"]
+    assert figures["engagement_gain_vs_production"] == figures["estimated_engagement_gain_vs_production"]
+
+
+def test_segment_charts_label_every_segment_and_fit_the_page() -> None:
+    segments = _hand_made_report().segments
+    facets = utility_views.segment_chart(segments).to_dict()
+    assert facets["columns"] == 2 and facets["facet"]["field"] == "outcome"  # two panels a row, not four
+    encoding = facets["spec"]["encoding"]
+    assert encoding["y"]["field"] == "segment" and encoding["yOffset"]["field"] == "policy"  # a line per segment
+    weights = utility_views.segment_weights_chart(segments, utility_views.production_weights(_front())).to_dict()
+    assert weights["height"] == {"step": 30}  # a band per segment whatever their number

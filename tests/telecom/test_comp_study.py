@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from decisions.core.checkpoint import load_metadata
+from decisions.errors import InputError
 from decisions.kit.parts import parts_runner
 from decisions.platform.record import execute_domain
 from decisions.platform.registry import get
@@ -317,8 +318,9 @@ def test_the_shipped_studies_are_found_through_decisions_data(tmp_path: Path, mo
     (tmp_path / "comp" / "trained").mkdir(parents=True)
     monkeypatch.setenv("DECISIONS_DATA", str(tmp_path))
     assert shipped_study() == tmp_path / "comp" / "trained"
-    job = comp_spec.prepare(_spec(study={"folder": "shipped:comp/trained", "stages": ["data"]}), tmp_path)
-    assert Path(job.study.folder) == tmp_path / "comp" / "trained"
+    with pytest.raises(InputError, match="would write into the shipped study") as refused:  # read-only input
+        comp_spec.prepare(_spec(study={"folder": "shipped:comp/trained", "stages": ["data"]}), tmp_path)
+    assert str(tmp_path / "comp" / "trained") in str(refused.value)
     with pytest.raises(FileNotFoundError, match="DECISIONS_DATA") as missing:
         joint_study()
     assert str(tmp_path / "comp" / "trained_joint") in str(missing.value)

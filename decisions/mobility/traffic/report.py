@@ -10,6 +10,14 @@ import pandas as pd
 
 from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
+AGENT_PREFIXES = ("dqn", "ppo")
+"""A controller whose name starts with one of these is a trained agent (DQN or PPO); any other is a baseline."""
+
+
+def is_agent(controller: str) -> bool:
+    """Whether a controller is a trained agent (``dqn_fair``, ``ppo_fair``, ``dqn_fair_w0.5``), not a baseline."""
+    return str(controller).startswith(AGENT_PREFIXES)
+
 
 @dataclass(kw_only=True)
 class TrafficReport(TablesReport):
@@ -50,21 +58,50 @@ class TrafficReport(TablesReport):
         return files
 
 
+WAIT_TICKS = (0, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+"""The labelled ticks of the trade-off chart's (symlog) pedestrian-wait axis, those in range."""
+
+
 def tradeoff_chart(summary: pd.DataFrame, path: Path) -> Path:
-    """Per scenario with pedestrians: each controller's mean vehicle delay against its pedestrians' p95 wait."""
+    """Per scenario with pedestrians: each controller's mean vehicle delay against its pedestrians' p95 wait.
+
+    One colour per controller, named in a shared legend (agents as circles, baselines as squares); the
+    wait axis is symlog (linear below 10 s) with labelled ticks.
+    """
     plt = pyplot()
     peds = summary[summary["pedestrians"].astype(bool)]
     scenarios = list(dict.fromkeys(peds["scenario"]))
-    fig, axes = plt.subplots(1, max(len(scenarios), 1), figsize=(4.2 * max(len(scenarios), 1), 4), squeeze=False)
+    controllers = sorted(dict.fromkeys(peds["controller"].astype(str)), key=lambda c: (not is_agent(c), c))
+    colours = plt.get_cmap("tab20" if len(controllers) > 10 else "tab10")
+    columns = max(len(scenarios), 1)
+    fig, axes = plt.subplots(1, columns, figsize=(4.6 * columns + 0.4, 4.8), squeeze=False, constrained_layout=True)
+    handles = {}
     for ax, scenario in zip(axes[0], scenarios, strict=False):
         rows = peds[peds["scenario"] == scenario]
         for _, row in rows.iterrows():
-            agent = str(row["controller"]).startswith("dqn")
-            ax.scatter(row["veh_delay_mean"], row["ped_wait_p95"], marker="o" if agent else "s",
-                       color="tab:blue" if agent else "tab:gray")
-            ax.annotate(str(row["controller"]), (row["veh_delay_mean"], row["ped_wait_p95"]), fontsize=7)
+            name = str(row["controller"])
+            handles[name] = ax.scatter(row["veh_delay_mean"], row["ped_wait_p95"], s=46, zorder=3,
+                                       marker="o" if is_agent(name) else "s", edgecolor="black", linewidth=0.5,
+                                       color=colours(controllers.index(name) % colours.N))
         ax.set_title(scenario)
         ax.set_xlabel("vehicle mean delay (s)")
         ax.set_ylabel("pedestrian p95 wait (s)")
-        ax.set_yscale("symlog", linthresh=10)
+        _wait_axis(ax, rows["ped_wait_p95"])
+        ax.grid(alpha=0.3)
+    named = [c for c in controllers if c in handles]
+    fig.legend([handles[c] for c in named], named, loc="outside lower center", ncol=min(len(named), 4),
+               fontsize=8, title="agents: circles, baselines: squares", title_fontsize=8, frameon=False)
     return save_figure(fig, path)
+
+
+def _wait_axis(ax: Any, waits: pd.Series) -> None:
+    """A symlog wait axis (linear below 10 s) with the ``WAIT_TICKS`` in its range labelled plainly."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.set_yscale("symlog", linthresh=10)
+    values = pd.to_numeric(waits, errors="coerce").dropna()
+    top = float(values.max()) if not values.empty else 10.0
+    ax.set_ylim(0, top * 1.25 + 1)
+    ax.yaxis.set_major_locator(FixedLocator([t for t in WAIT_TICKS if t <= top * 1.25 + 1]))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,7 +11,8 @@ from jax import Array
 from decisions.core.progress import Progress, silent
 from decisions.recsys.utility import baselines, obd_study, ope, qnet
 from decisions.recsys.utility import objectives as obj
-from decisions.recsys.utility.spec import UtilityJob
+from decisions.recsys.utility.scenario import WeightSet
+from decisions.recsys.utility.spec import FrontierSettings, QNetSettings
 from decisions.recsys.utility.study import Study, deployable_choices, front_points, gain_figures, mean_weights
 
 LOGGED_SPLIT = (0.7, 0.1)
@@ -41,7 +40,7 @@ def _logged_values(model: qnet.QModel, held_out: qnet.Logs) -> tuple[np.ndarray,
 
 
 def _estimated(held_out: qnet.Logs, values: tuple[np.ndarray, np.ndarray], actions: np.ndarray, key: Array,
-               frame: Any) -> dict[str, float]:
+               frame: FrontierSettings) -> dict[str, float]:
     """DR estimates (with bootstrap intervals) of a deterministic policy's four figures on held-out logs,
     from ``_logged_values``."""
     rewards, q_hat = values
@@ -57,7 +56,10 @@ def _estimated(held_out: qnet.Logs, values: tuple[np.ndarray, np.ndarray], actio
     return figures
 
 
-def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = silent) -> Study:
+def run_logged_study(
+    logs: qnet.Logs, weight_set: WeightSet, hide_cost: float, agent: QNetSettings, frontier: FrontierSettings, *,
+    seed: int, progress: Progress = silent,
+) -> Study:
     """The study on a user's log: no simulator, so every value is a doubly robust estimate on the held-out part.
 
     The log is split in time order (``LOGGED_SPLIT``): the Q-network and the baselines learn on the
@@ -65,43 +67,48 @@ def run_logged_study(job: UtilityJob, logs: qnet.Logs, progress: Progress = sile
     estimated on the last (DR with the Q-network as reward model, bootstrap intervals).
     """
     train, validation, held_out = _split(logs)
-    hide_cost = job.simulator.hide_cost
-    weights = np.asarray(job.weights.matrix())
-    production = job.weights.production_index()
+    weights = np.asarray(weight_set.matrix())
+    production = weight_set.production_index()
     scales = obj.scales_from_logs(train.reward, hide_cost)
-    model, training = qnet.train(train, validation, weights, scales, hide_cost, job.agent,
-                                 importance_weighted=job.agent.importance_weighted,
+    model, training = qnet.train(train, validation, weights, scales, hide_cost, agent,
+                                 importance_weighted=agent.importance_weighted,
                                  progress=lambda done, total: progress("train Q-network", done, total))
     per_action = baselines.per_action_values(train.action, train.reward, len(weights), hide_cost)
     linucb = baselines.fit_linucb(train.context, train.action, train.reward, len(weights), hide_cost, scales.array())
     context = jnp.asarray(held_out.context)
-    key = jax.random.PRNGKey(job.logs.seed + 11)
+    key = jax.random.PRNGKey(seed + 11)
     n = len(held_out.action)
     values = _logged_values(model, held_out)
     rows = [{"method": "production", "scalarisation": "fixed", "lambda": np.nan, "source": "dr",
-             **_estimated(held_out, values, np.full(n, production), key, job.frontier),
+             **_estimated(held_out, values, np.full(n, production), key, frontier),
              **mean_weights(weights, np.full(n, production))}]
-    scalarisations = ["linear", "chebyshev"] if job.frontier.chebyshev else ["linear"]
-    lambdas = job.frontier.grid()
+    scalarisations = ["linear", "chebyshev"] if frontier.chebyshev else ["linear"]
+    lambdas = frontier.grid()
     val = (validation.context, validation.action, validation.propensity, validation.reward)
     for i, lam in enumerate(lambdas):
         chosen = deployable_choices(model, context, lam, scalarisations, per_action, linucb, val,
-                                    job.frontier.linucb_alphas)
+                                    frontier.linucb_alphas)
         for (method, scalarisation), acts in chosen.items():
             rows.append({"method": method, "scalarisation": scalarisation, "lambda": lam, "source": "dr",
-                         **_estimated(held_out, values, acts, key, job.frontier), **mean_weights(weights, acts),
+                         **_estimated(held_out, values, acts, key, frontier), **mean_weights(weights, acts),
                          "distinct_weights": int(len(np.unique(acts)))})
         progress("sweep lambda", i + 1, len(lambdas))
     front = pd.DataFrame(rows)
     figures = {f"qnet_{k}": v for k, v in training.items()}
     figures.update(_estimated_front_figures(front))
-    obd_front = obd_study.real_front(lambdas, n_boot=job.frontier.bootstrap, seed=job.logs.seed)
+    obd_front = obd_study.real_front(lambdas, n_boot=frontier.bootstrap, seed=seed)
     return Study(front, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), obd_front, figures, model)
 
 
+HEADLINE_ESTIMATES = ("hypervolume_ratio_vs_global", "engagement_gain_vs_production")
+"""The domain's headline figures a log can estimate (the others need the simulator's exact values or oracles)."""
+
+
 def _estimated_front_figures(front: pd.DataFrame) -> dict[str, float]:
-    """Front figures from the estimated values (``study.gain_figures``, names prefixed ``estimated_``)."""
+    """Front figures from the estimated values (``study.gain_figures``, names prefixed ``estimated_``), and
+    the ``HEADLINE_ESTIMATES`` also under their headline names, so a log run lists its headline too."""
     production = front_points(front, "production")[0]
-    return {"estimated_production_engagement": float(production[0]),
-            "estimated_production_revenue": float(production[1]),
-            **gain_figures(front, ("learnt", "global", "linucb"), prefix="estimated_")}
+    figures = {"estimated_production_engagement": float(production[0]),
+               "estimated_production_revenue": float(production[1]),
+               **gain_figures(front, ("learnt", "global", "linucb"), prefix="estimated_")}
+    return {**figures, **{name: figures[f"estimated_{name}"] for name in HEADLINE_ESTIMATES}}

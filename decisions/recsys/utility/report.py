@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +45,22 @@ class UtilityReport(TablesReport):
             item value, domination flags).
         model: the trained ``QModel`` (saved as ``qnet.msgpack``).
         metrics: headline figures.
+
+    A run on a user's log has no off-policy check, segments or drift: those tables are empty, and an
+    empty table is neither written nor recorded (it reads back empty).
     """
 
     front: pd.DataFrame
-    off_policy: pd.DataFrame
-    estimator_errors: pd.DataFrame
-    segments: pd.DataFrame
-    drift: pd.DataFrame
-    obd_front: pd.DataFrame
+    off_policy: pd.DataFrame = field(default_factory=pd.DataFrame)
+    estimator_errors: pd.DataFrame = field(default_factory=pd.DataFrame)
+    segments: pd.DataFrame = field(default_factory=pd.DataFrame)
+    drift: pd.DataFrame = field(default_factory=pd.DataFrame)
+    obd_front: pd.DataFrame = field(default_factory=pd.DataFrame)
     model: Any = None
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The report's tables by file stem, the empty ones left out."""
+        return {name: table for name, table in super().tables().items() if not table.empty}
 
     def save_files(self, directory: Path) -> dict[str, Path]:
         """Write the front chart (``chart``, PNG) and the trained Q-network (``qnet``, msgpack)."""
@@ -63,8 +70,20 @@ class UtilityReport(TablesReport):
                 **trained_file(directory, "qnet", self.model, save_model)}
 
 
+def is_estimated(front: pd.DataFrame) -> bool:
+    """Whether a front's values are DR estimates (a run on a user's log) rather than exact (the simulator)."""
+    return "source" in front and len(front) > 0 and bool((front["source"] == "dr").all())
+
+
+def front_title(front: pd.DataFrame) -> str:
+    """The front chart's title: exact values on the simulator, DR estimates on a user's log."""
+    values = "DR estimates on the held-out part of the log" if is_estimated(front) else "exact values on held-out requests"
+    return f"Pareto sweep over lambda, {values}"
+
+
 def front_chart(front: pd.DataFrame, path: Path) -> Path:
-    """Engagement against revenue of every method's sweep (exact values), production as a star."""
+    """Engagement against revenue of every method's sweep, production as a star; the title says whether the
+    values are exact (the simulator) or DR estimates (a run on a user's log: ``source`` is ``dr``)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for (method, scalarisation), rows in front.groupby(["method", "scalarisation"], sort=False):
@@ -78,7 +97,7 @@ def front_chart(front: pd.DataFrame, path: Path) -> Path:
                 label=f"{label}{' (Chebyshev)' if scalarisation == 'chebyshev' else ''}")
     ax.set_xlabel("revenue per request")
     ax.set_ylabel("engagement (success - hide cost x hides)")
-    ax.set_title("Pareto sweep over lambda, exact values on held-out requests")
+    ax.set_title(front_title(front))
     ax.legend(fontsize=7)
     fig.tight_layout()
     return save_figure(fig, path)

@@ -4,6 +4,7 @@ off-policy estimates on held-out logs, front metrics and the drift scenario.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,10 +15,19 @@ import pandas as pd
 from jax import Array
 
 from decisions.core.progress import Progress, silent
-from decisions.recsys.utility import baselines, frontier, obd_study, ope, qnet
+from decisions.recsys.utility import baselines, obd_study, ope, qnet
+from decisions.recsys.utility import frontier as geometry
 from decisions.recsys.utility import objectives as obj
 from decisions.recsys.utility import simulator as sim_mod
-from decisions.recsys.utility.spec import Conditioning, Logger, UtilityJob
+from decisions.recsys.utility.scenario import Simulator, WeightSet
+from decisions.recsys.utility.spec import (
+    Conditioning,
+    DriftSettings,
+    FrontierSettings,
+    Logger,
+    LogSettings,
+    QNetSettings,
+)
 
 REFERENCE_LAMBDA = 0.5
 """The lambda of the headline off-policy check (the sweep's nearest point)."""
@@ -42,19 +52,30 @@ class Study:
     figures: dict[str, float] = field(default_factory=dict)
     model: qnet.QModel | None = None
 
+    def metrics(self) -> dict[str, float]:
+        """The figures a run records: every finite one (a front that never reaches the production revenue,
+        say, leaves its engagement there undefined)."""
+        return {k: float(v) for k, v in self.figures.items() if math.isfinite(v)}
+
 
 @dataclass
 class _World:
     """The simulated world and the action set of one study."""
 
-    job: UtilityJob
+    simulator: Simulator
     world: sim_mod.World
     weights: Array
     production: int
 
     def simulate(self, key: Array, n: int, logger: np.ndarray, *, exact: bool, day: float = 0.0) -> sim_mod.SimBatch:
-        return sim_mod.simulate(key, self.job.simulator, self.world, self.weights, jnp.asarray(logger), n, day,
+        return sim_mod.simulate(key, self.simulator, self.world, self.weights, jnp.asarray(logger), n, day,
                                 exact=exact)
+
+
+def _make_world(simulator: Simulator, weights: WeightSet) -> _World:
+    """The world ``simulator`` describes, with ``weights``' action set and production weights."""
+    return _World(simulator, sim_mod.make_world(simulator), jnp.asarray(weights.matrix()),
+                  weights.production_index())
 
 
 def _logs(batch: sim_mod.SimBatch) -> qnet.Logs:
@@ -62,10 +83,10 @@ def _logs(batch: sim_mod.SimBatch) -> qnet.Logs:
                      np.asarray(batch.reward))
 
 
-def _logger(w: _World) -> np.ndarray:
+def _logger(w: _World, logs: LogSettings) -> np.ndarray:
     actions = int(w.weights.shape[0])
-    if w.job.logs.logger is Logger.PRODUCTION:
-        return sim_mod.epsilon_logger(actions, w.production, w.job.logs.epsilon)
+    if logs.logger is Logger.PRODUCTION:
+        return sim_mod.epsilon_logger(actions, w.production, logs.epsilon)
     return sim_mod.uniform_logger(actions)
 
 
@@ -83,65 +104,73 @@ def _utility(outcomes: np.ndarray, actions: np.ndarray, lam: float, scales: obj.
     return float(obj.linear(jnp.asarray([values["engagement"], values["revenue"]]), lam, scales.array()))
 
 
-def run_study(job: UtilityJob, progress: Progress = silent, *, lambda_input_too: bool = False) -> Study:
-    """Run the study a job describes on the simulator (see the module docstring).
+def run_study(
+    simulator: Simulator, weights: WeightSet, logs: LogSettings, agent: QNetSettings, frontier: FrontierSettings,
+    drift: DriftSettings, *, progress: Progress = silent, lambda_input_too: bool = False,
+) -> Study:
+    """Run the study on the simulator (see the module docstring): ``logs`` simulated by ``logs.logger``,
+    the Q-network ``agent`` trained on them, the ``frontier`` swept and estimated, ``drift`` simulated.
 
     With ``lambda_input_too`` (and the default ``vector`` conditioning) a second Q-network with lambda as
     an input (the abstract's form, ``conditioning = "lambda"``, same settings otherwise) learns on the
     same logs; its linear sweep joins the front as method ``learnt_lambda_input``.
     """
-    s = job.simulator
-    w = _World(job, sim_mod.make_world(s), jnp.asarray(job.weights.matrix()), job.weights.production_index())
-    keys = jax.random.split(jax.random.PRNGKey(job.logs.seed), 6)
-    logger = _logger(w)
+    s = simulator
+    w = _make_world(simulator, weights)
+    keys = jax.random.split(jax.random.PRNGKey(logs.seed), 6)
+    logger = _logger(w, logs)
     progress("simulate logs", 0, 4)
-    train = w.simulate(keys[0], job.logs.train_requests, logger, exact=False)
-    validation = w.simulate(keys[1], job.logs.validation_requests, logger, exact=False)
+    train = w.simulate(keys[0], logs.train_requests, logger, exact=False)
+    validation = w.simulate(keys[1], logs.validation_requests, logger, exact=False)
     progress("simulate logs", 1, 4)
-    held_out = w.simulate(keys[2], job.logs.evaluation_requests, logger, exact=True)
+    held_out = w.simulate(keys[2], logs.evaluation_requests, logger, exact=True)
     progress("simulate logs", 2, 4)
-    test = w.simulate(keys[3], job.frontier.test_requests, logger, exact=True)
+    test = w.simulate(keys[3], frontier.test_requests, logger, exact=True)
     progress("simulate logs", 3, 4)
-    expected = sim_mod.context_outcomes(keys[4], s, w.world, w.weights, test.profile, draws=job.frontier.oracle_draws)
+    expected = sim_mod.context_outcomes(keys[4], s, w.world, w.weights, test.profile, draws=frontier.oracle_draws)
     progress("simulate logs", 4, 4)
 
     scales = obj.scales_from_logs(np.asarray(train.reward), s.hide_cost)
     model, training = qnet.train(
-        _logs(train), _logs(validation), np.asarray(w.weights), scales, s.hide_cost, job.agent,
-        importance_weighted=job.agent.importance_weighted,
+        _logs(train), _logs(validation), np.asarray(w.weights), scales, s.hide_cost, agent,
+        importance_weighted=agent.importance_weighted,
         progress=lambda done, total: progress("train Q-network", done, total),
     )
-    front = _sweep(w, model, scales, train, validation, test, np.asarray(expected), progress)
+    front = _sweep(w, model, scales, train, validation, test, np.asarray(expected), frontier, progress)
     if lambda_input_too and model.conditioning == Conditioning.VECTOR:
-        front = pd.concat([front, _lambda_input_rows(w, scales, train, validation, test, progress)],
-                          ignore_index=True)
-    off_policy, errors = _off_policy(w, model, held_out, keys[5], progress)
+        extra = _lambda_input_rows(w, scales, train, validation, test, agent, frontier.grid(), progress)
+        front = pd.concat([front, extra], ignore_index=True)
+    off_policy, errors = _off_policy(w, model, held_out, keys[5], frontier, logs.logger, progress)
     if len(errors):
-        errors = _replicated_errors(w, model, errors, jax.random.fold_in(keys[5], 7), progress)
-    figures = _front_figures(front, w)
+        errors = _replicated_errors(w, model, errors, jax.random.fold_in(keys[5], 7), frontier, logs, progress)
+    figures = _front_figures(front)
     figures.update({f"qnet_{k}": v for k, v in training.items()})
     figures.update(_error_figures(errors))
-    segments = _segments(w, model, test, scales)
-    drift = _drift(w, scales, progress) if job.drift.days else pd.DataFrame()
-    if len(drift):
-        figures.update(_drift_figures(drift))
+    segments = _segments(w, model, test, _reference_lambda(frontier.grid()))
+    days = pd.DataFrame()
+    if drift.days:
+        days = _drift(w, scales, drift, agent, frontier.test_requests, logs.seed, progress)
+    if len(days):
+        figures.update(_drift_figures(days))
     progress("open bandit front", 0, 1)
-    obd_front = obd_study.real_front(job.frontier.grid(), n_boot=job.frontier.bootstrap, seed=job.logs.seed)
+    obd_front = obd_study.real_front(frontier.grid(), n_boot=frontier.bootstrap, seed=logs.seed)
     progress("open bandit front", 1, 1)
-    return Study(front, off_policy, errors, segments, drift, obd_front, figures, model)
+    return Study(front, off_policy, errors, segments, days, obd_front, figures, model)
 
 
 def _lambda_input_rows(w: _World, scales: obj.Scales, train: sim_mod.SimBatch, validation: sim_mod.SimBatch,
-                       test: sim_mod.SimBatch, progress: Progress) -> pd.DataFrame:
-    """The linear sweep of a Q-network with lambda as an input, trained on the same logs, scored exactly."""
-    hide_cost = w.job.simulator.hide_cost
-    settings = w.job.agent.model_copy(update={"conditioning": Conditioning.LAMBDA})
+                       test: sim_mod.SimBatch, agent: QNetSettings, lambdas: list[float],
+                       progress: Progress) -> pd.DataFrame:
+    """The linear sweep over ``lambdas`` of a Q-network like ``agent`` with lambda as an input, trained on the
+    same logs, scored exactly."""
+    hide_cost = w.simulator.hide_cost
+    settings = agent.model_copy(update={"conditioning": Conditioning.LAMBDA})
     model, _ = qnet.train(_logs(train), _logs(validation), np.asarray(w.weights), scales, hide_cost, settings,
                           importance_weighted=settings.importance_weighted,
                           progress=lambda done, total: progress("train lambda-input Q-network", done, total))
     outcomes, weights = np.asarray(test.outcomes), np.asarray(w.weights)
     rows = []
-    for lam in w.job.frontier.grid():
+    for lam in lambdas:
         acts = np.asarray(qnet.decide(model, jnp.asarray(test.context), lam))
         rows.append({"method": "learnt_lambda_input", "scalarisation": "linear", "lambda": lam, "source": "exact",
                      **_exact(outcomes, acts, hide_cost), "utility": _utility(outcomes, acts, lam, scales, hide_cost),
@@ -150,10 +179,10 @@ def _lambda_input_rows(w: _World, scales: obj.Scales, train: sim_mod.SimBatch, v
 
 
 def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.SimBatch,
-           validation: sim_mod.SimBatch, test: sim_mod.SimBatch, expected: np.ndarray,
+           validation: sim_mod.SimBatch, test: sim_mod.SimBatch, expected: np.ndarray, frontier: FrontierSettings,
            progress: Progress) -> pd.DataFrame:
-    """Every method's exact objectives on the test requests at every lambda."""
-    job, hide_cost = w.job, w.job.simulator.hide_cost
+    """Every method's exact objectives on the test requests at every lambda of ``frontier``."""
+    hide_cost = w.simulator.hide_cost
     outcomes = np.asarray(test.outcomes)
     true_values = obj.objectives(jnp.asarray(outcomes), hide_cost)
     context_values = obj.objectives(jnp.asarray(expected), hide_cost)
@@ -165,7 +194,7 @@ def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.Sim
     val = (np.asarray(validation.context), np.asarray(validation.action), np.asarray(validation.propensity),
            np.asarray(validation.reward))
     n = outcomes.shape[0]
-    scalarisations = ["linear", "chebyshev"] if job.frontier.chebyshev else ["linear"]
+    scalarisations = ["linear", "chebyshev"] if frontier.chebyshev else ["linear"]
     weights = np.asarray(w.weights)
     production = np.full(n, w.production)
     rows: list[dict[str, Any]] = [
@@ -173,10 +202,10 @@ def _sweep(w: _World, model: qnet.QModel, scales: obj.Scales, train: sim_mod.Sim
          **_exact(outcomes, production, hide_cost),
          "utility": np.nan, **mean_weights(weights, production), "distinct_weights": 1},
     ]
-    lambdas = job.frontier.grid()
+    lambdas = frontier.grid()
     for i, lam in enumerate(lambdas):
         chosen = deployable_choices(model, context, lam, scalarisations, per_action, linucb, val,
-                                    job.frontier.linucb_alphas)
+                                    frontier.linucb_alphas)
         for method in scalarisations:
             chosen[("context_oracle", method)] = np.asarray(
                 baselines.oracle_actions(context_values, lam, scales.array(), method))
@@ -244,8 +273,8 @@ def gain_figures(front: pd.DataFrame, methods: tuple[str, ...], prefix: str = ""
     at_revenue: dict[str, float] = {}
     for method in methods:
         points = method_front(front, method)
-        figures[f"{prefix}hv_{method}"] = frontier.hypervolume(points, reference)
-        at_revenue[method] = frontier.engagement_at(points, float(production[1]))
+        figures[f"{prefix}hv_{method}"] = geometry.hypervolume(points, reference)
+        at_revenue[method] = geometry.engagement_at(points, float(production[1]))
         figures[f"{prefix}engagement_at_production_revenue_{method}"] = at_revenue[method]
     figures[f"{prefix}hypervolume_ratio_vs_global"] = figures[f"{prefix}hv_learnt"] / figures[f"{prefix}hv_global"]
     figures[f"{prefix}engagement_gain_vs_production"] = at_revenue["learnt"] / production[0] - 1.0
@@ -262,7 +291,7 @@ def gain_figures(front: pd.DataFrame, methods: tuple[str, ...], prefix: str = ""
     return figures
 
 
-def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
+def _front_figures(front: pd.DataFrame) -> dict[str, float]:
     """Front figures (``gain_figures``), each also from the linear sweeps alone, and what Chebyshev adds."""
     production = front_points(front, "production")[0]
     figures: dict[str, float] = {"production_engagement": float(production[0]),
@@ -277,14 +306,15 @@ def _front_figures(front: pd.DataFrame, w: _World) -> dict[str, float]:
         for method in ("learnt", "global"):
             linear_points = front_points(front, method, "linear")
             cheb = front_points(front, method, "chebyshev")
-            figures[f"chebyshev_points_beyond_linear_{method}"] = float(frontier.points_beyond(cheb, linear_points))
-            figures[f"chebyshev_points_undominated_{method}"] = float(frontier.points_undominated_by(cheb, linear_points))
-            figures[f"hv_{method}_chebyshev"] = frontier.hypervolume(cheb, reference)
+            figures[f"chebyshev_points_beyond_linear_{method}"] = float(geometry.points_beyond(cheb, linear_points))
+            figures[f"chebyshev_points_undominated_{method}"] = float(geometry.points_undominated_by(cheb, linear_points))
+            figures[f"hv_{method}_chebyshev"] = geometry.hypervolume(cheb, reference)
     return figures
 
 
-def _reference_lambda(w: _World) -> float:
-    grid = np.asarray(w.job.frontier.grid())
+def _reference_lambda(lambdas: list[float]) -> float:
+    """The sweep's lambda nearest ``REFERENCE_LAMBDA``."""
+    grid = np.asarray(lambdas)
     return float(grid[np.argmin(np.abs(grid - REFERENCE_LAMBDA))])
 
 
@@ -295,27 +325,30 @@ def _ope_inputs(batch: sim_mod.SimBatch, rewards: np.ndarray, q_hat: np.ndarray,
                                      np.asarray(jax.nn.one_hot(chosen, q_hat.shape[1])), q_hat)
 
 
-def off_policy_errors(job: UtilityJob, model: qnet.QModel, progress: Progress = silent) -> pd.DataFrame:
+def off_policy_errors(simulator: Simulator, weights: WeightSet, logs: LogSettings, frontier: FrontierSettings,
+                      model: qnet.QModel, progress: Progress = silent) -> pd.DataFrame:
     """Every estimator's error for ``model``'s policy at the reference lambda on fresh held-out logs of
-    ``job``'s logger (e.g. the epsilon-production logger for a model trained on uniform logs)."""
-    w = _World(job, sim_mod.make_world(job.simulator), jnp.asarray(job.weights.matrix()),
-               job.weights.production_index())
-    key = jax.random.PRNGKey(job.logs.seed + 7)
-    held_out = w.simulate(key, job.logs.evaluation_requests, _logger(w), exact=True)
-    first = _off_policy(w, model, held_out, jax.random.fold_in(key, 1), progress, [_reference_lambda(w)])[1]
-    return _replicated_errors(w, model, first, jax.random.fold_in(key, 2), progress)
+    ``logs.logger`` (e.g. the epsilon-production logger for a model trained on uniform logs)."""
+    w = _make_world(simulator, weights)
+    key = jax.random.PRNGKey(logs.seed + 7)
+    held_out = w.simulate(key, logs.evaluation_requests, _logger(w, logs), exact=True)
+    reference = [_reference_lambda(frontier.grid())]
+    first = _off_policy(w, model, held_out, jax.random.fold_in(key, 1), frontier, logs.logger, progress, reference)[1]
+    return _replicated_errors(w, model, first, jax.random.fold_in(key, 2), frontier, logs, progress)
 
 
-def _replicated_errors(w: _World, model: qnet.QModel, first: pd.DataFrame, key: Array,
-                       progress: Progress) -> pd.DataFrame:
+def _replicated_errors(w: _World, model: qnet.QModel, first: pd.DataFrame, key: Array, frontier: FrontierSettings,
+                       logs: LogSettings, progress: Progress) -> pd.DataFrame:
     """The estimator errors at the reference lambda over ``frontier.ope_replications`` independent held-out
-    logs (the first given): ``first``'s rows with ``mean_rel_error``, ``max_rel_error`` and
+    logs of ``logs`` (the first given): ``first``'s rows with ``mean_rel_error``, ``max_rel_error`` and
     ``ci_coverage`` (share of logs whose interval holds the exact value) over all of them."""
-    replications = w.job.frontier.ope_replications
+    replications = frontier.ope_replications
+    reference = [_reference_lambda(frontier.grid())]
     tables = [first.assign(replication=0)]
     for r in range(1, replications):
-        held_out = w.simulate(jax.random.fold_in(key, r), w.job.logs.evaluation_requests, _logger(w), exact=True)
-        table = _off_policy(w, model, held_out, jax.random.fold_in(key, 1000 + r), silent, [_reference_lambda(w)])[1]
+        held_out = w.simulate(jax.random.fold_in(key, r), logs.evaluation_requests, _logger(w, logs), exact=True)
+        table = _off_policy(w, model, held_out, jax.random.fold_in(key, 1000 + r), frontier, logs.logger, silent,
+                            reference)[1]
         tables.append(table.assign(replication=r))
         progress("off-policy replications", r, replications - 1)
     every = pd.concat(tables, ignore_index=True)
@@ -325,17 +358,18 @@ def _replicated_errors(w: _World, model: qnet.QModel, first: pd.DataFrame, key: 
     return first.join(summary, on=["estimator", "objective"]).assign(replications=replications)
 
 
-def _off_policy(w: _World, model: qnet.QModel, held_out: sim_mod.SimBatch, key: Array,
-                progress: Progress, lambdas: list[float] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Each lambda's learnt policy estimated on held-out logs with intervals, against its exact value there."""
-    hide_cost = w.job.simulator.hide_cost
+def _off_policy(w: _World, model: qnet.QModel, held_out: sim_mod.SimBatch, key: Array, frame: FrontierSettings,
+                logger: Logger, progress: Progress,
+                lambdas: list[float] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each lambda's learnt policy estimated on held-out logs of ``logger`` with intervals, against its exact
+    value there (every lambda of ``frame`` unless ``lambdas`` are given)."""
+    hide_cost = w.simulator.hide_cost
     outcomes = np.asarray(held_out.outcomes)
     context = jnp.asarray(held_out.context)
-    frame = w.job.frontier
     rows, errors = [], []
     if lambdas is None:
         lambdas = frame.grid() if model.conditioning == Conditioning.VECTOR else []
-    reference = _reference_lambda(w)
+    reference = _reference_lambda(frame.grid())
     rewards = np.asarray(obj.objectives(jnp.asarray(held_out.reward), hide_cost))
     q_hat = np.asarray(qnet.action_values(model, context)) if lambdas else None
     for i, lam in enumerate(lambdas):
@@ -347,7 +381,7 @@ def _off_policy(w: _World, model: qnet.QModel, held_out: sim_mod.SimBatch, key: 
         table.insert(0, "lambda", lam)
         rows.append(table)
         if lam == reference:
-            errors.append(table.assign(logger=w.job.logs.logger.value))
+            errors.append(table.assign(logger=logger.value))
         progress("off-policy estimates", i + 1, len(lambdas))
     empty = pd.DataFrame()
     return (pd.concat(rows, ignore_index=True) if rows else empty), (pd.concat(errors, ignore_index=True)
@@ -373,10 +407,9 @@ def _error_figures(errors: pd.DataFrame) -> dict[str, float]:
     return figures
 
 
-def _segments(w: _World, model: qnet.QModel, test: sim_mod.SimBatch, scales: obj.Scales) -> pd.DataFrame:
-    """Per segment at the reference lambda: the learnt weights and outcomes against production's."""
-    hide_cost = w.job.simulator.hide_cost
-    lam = _reference_lambda(w)
+def _segments(w: _World, model: qnet.QModel, test: sim_mod.SimBatch, lam: float) -> pd.DataFrame:
+    """Per segment at ``lam``: the learnt weights and outcomes against production's."""
+    hide_cost = w.simulator.hide_cost
     chosen = np.asarray(qnet.decide(model, jnp.asarray(test.context), lam))
     segment = np.asarray(test.profile.segment)
     outcomes = np.asarray(test.outcomes)
@@ -398,12 +431,13 @@ def _segments(w: _World, model: qnet.QModel, test: sim_mod.SimBatch, scales: obj
     return pd.DataFrame(rows)
 
 
-def _drift(w: _World, scales: obj.Scales, progress: Progress) -> pd.DataFrame:
-    """Per day: the policy trained on day 0 against the one retrained on the day before (continuing from the
-    previous day's model), and day-0 global weights."""
-    job, settings = w.job, w.job.drift
-    hide_cost = job.simulator.hide_cost
-    key = jax.random.PRNGKey(job.logs.seed + 1_000)
+def _drift(w: _World, scales: obj.Scales, settings: DriftSettings, agent: QNetSettings, test_requests: int,
+           seed: int, progress: Progress) -> pd.DataFrame:
+    """Per day of ``settings``: the policy trained on day 0 against the one retrained on the day before
+    (continuing from the previous day's model, both like ``agent``), and day-0 global weights, scored
+    exactly on ``test_requests`` fresh requests a day (logs drawn from ``seed``)."""
+    hide_cost = w.simulator.hide_cost
+    key = jax.random.PRNGKey(seed + 1_000)
     uniform = sim_mod.uniform_logger(int(w.weights.shape[0]))
     days = settings.days
     models: list[qnet.QModel] = []
@@ -411,7 +445,7 @@ def _drift(w: _World, scales: obj.Scales, progress: Progress) -> pd.DataFrame:
     rows = []
     for day in range(days):
         k_log, k_val, k_test = jax.random.split(jax.random.fold_in(key, day), 3)
-        test = w.simulate(k_test, job.frontier.test_requests, uniform, exact=True, day=float(day))
+        test = w.simulate(k_test, test_requests, uniform, exact=True, day=float(day))
         outcomes = np.asarray(test.outcomes)
         context = jnp.asarray(test.context)
         if day:
@@ -429,7 +463,7 @@ def _drift(w: _World, scales: obj.Scales, progress: Progress) -> pd.DataFrame:
         if day < days - 1:
             logs = w.simulate(k_log, settings.requests_per_day, uniform, exact=False, day=float(day))
             val = w.simulate(k_val, max(settings.requests_per_day // 5, 100), uniform, exact=False, day=float(day))
-            model, _ = qnet.train(_logs(logs), _logs(val), np.asarray(w.weights), scales, hide_cost, job.agent,
+            model, _ = qnet.train(_logs(logs), _logs(val), np.asarray(w.weights), scales, hide_cost, agent,
                                   warm_start=models[-1] if models else None)
             models.append(model)
             per_action = baselines.per_action_values(np.asarray(logs.action), np.asarray(logs.reward),

@@ -28,12 +28,12 @@ class CompReport(TablesReport):
     conditioning: pd.DataFrame | None = None
 
     def conditioning_references(self) -> dict[str, float]:
-        """Mean training-task returns of the expert, multi-task PPO and max-SNR from the folder's
-        ``evaluation.csv`` on the conditioning table's tasks (empty without one)."""
+        """Mean training-task returns of the expert, multi-task PPO and max-SNR on the conditioning table's
+        tasks, from this run's evaluation, else the folder's ``evaluation.csv`` (empty without either)."""
         path = evaluation_table(self.folder)
-        if self.conditioning is None or not path.is_file():
+        if self.conditioning is None or (self.evaluation is None and not path.is_file()):
             return {}
-        table = pd.read_csv(path)
+        table = self.evaluation if self.evaluation is not None else pd.read_csv(path)
         rows = table[table.task.isin(set(self.conditioning.task))]
         means = rows.groupby("policy")["return_mean"].mean()
         return {name: float(means[name]) for name in ("expert", "multitask_ppo", "max_snr") if name in means.index}

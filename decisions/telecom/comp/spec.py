@@ -22,7 +22,7 @@ from decisions.kit.shipped import shipped_data
 from decisions.telecom.comp.dt.sizes import SIZES
 from decisions.telecom.comp.sim.catalog import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
 from decisions.telecom.comp.study.budget import StudyBudget
-from decisions.telecom.comp.study.folder import dt_model_paths, task_file
+from decisions.telecom.comp.study.folder import dt_model_paths, task_file, writable
 
 KIND = "comp"
 Stage = Literal["data", "train", "evaluate", "conditioning"]
@@ -132,6 +132,7 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> CompJob:
     if folder.exists() and not folder.is_dir():
         raise InputError("study.folder", f"{folder} is a file, not a folder")
     job = job.model_copy(update={"study": job.study.model_copy(update={"folder": str(folder)})})
+    writable(folder, job.study.stages)  # a stage that would write into a shipped study is refused now
     try:
         job.study.budget()  # the checks across fields (DAgger needs the planner's demonstrations)
     except ValueError as err:

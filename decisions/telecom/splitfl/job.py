@@ -34,4 +34,5 @@ def run_job(job: SplitFLJob, *, progress: Progress = silent) -> SplitFLReport:
     return SplitFLReport(
         summary=study.summary, runs=study.runs, rounds=rounds, clients=clients, committees=study.committees,
         metrics={k: float(v) for k, v in metrics.items() if math.isfinite(v)},
+        target_accuracy=float(job.training.target_share * study.centralised[first]),
     )

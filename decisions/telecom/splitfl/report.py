@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ class SplitFLReport(TablesReport):
         clients: the first seed's per-client rows (strategy, round, client, tier, split, fate,
             battery share, CPU share, energy, time).
         committees: the trained agents by strategy name (saved as msgpack files).
+        target_accuracy: the first seed's target test accuracy (the run's share of its centralised
+            model's), drawn on the accuracy chart; None when unknown.
     """
 
     summary: pd.DataFrame
@@ -36,29 +39,40 @@ class SplitFLReport(TablesReport):
     rounds: pd.DataFrame
     clients: pd.DataFrame
     committees: Any = None
+    target_accuracy: float | None = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
         """Write the accuracy chart (``chart``, PNG) and each committee (``committee_<name>``, msgpack)."""
         from decisions.telecom.splitfl.agent import save_committee
 
-        files = {"chart": accuracy_chart(self.rounds, directory / "accuracy.png")}
+        files = {"chart": accuracy_chart(self.rounds, directory / "accuracy.png", self.target_accuracy)}
         for name, committee in (self.committees or {}).items():
             files.update(trained_file(directory, f"committee_{name}", committee, save_committee))
         return files
 
 
-def accuracy_chart(rounds: pd.DataFrame, path: Path) -> Path:
-    """Test accuracy against wall-clock time (first seed) of the agents, the best fixed splits, FedAvg."""
+def accuracy_chart(rounds: pd.DataFrame, path: Path, target: float | None = None) -> Path:
+    """Test accuracy against wall-clock time (first seed) of the agents, the best fixed splits, FedAvg.
+
+    Every strategy has its own colour (agents solid, baselines dashed), named in a legend beside the
+    plot; ``target`` (the target accuracy), when given, is a dotted horizontal line.
+    """
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
     first = rounds[rounds["seed"] == rounds["seed"].min()]
-    for name, rows in first.groupby("strategy", sort=False):
-        style = "-" if str(name).startswith("dqn") else ":"
-        ax.plot(rows["wall_clock_s"], rows["test_acc"], style, label=str(name), linewidth=1.2)
+    names = list(dict.fromkeys(first["strategy"].astype(str)))
+    colours = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
+    fig, ax = plt.subplots(figsize=(9, 4.8), constrained_layout=True)
+    for i, (name, rows) in enumerate(first.groupby("strategy", sort=False)):
+        style = "-" if str(name).startswith("dqn") else "--"
+        ax.plot(rows["wall_clock_s"], rows["test_acc"], style, label=str(name), linewidth=1.4,
+                color=colours(i % colours.N))
+    if target is not None and math.isfinite(target):
+        ax.axhline(target, color="black", linestyle=":", linewidth=1.2, label=f"target {target:.3f}")
     ax.set_xscale("log")
     ax.set_xlabel("wall-clock time (s, simulated fleet)")
     ax.set_ylabel("test accuracy")
-    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     return save_figure(fig, path)
 
 

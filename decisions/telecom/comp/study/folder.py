@@ -7,9 +7,11 @@ load; ``scoring`` and ``stages`` read and write the same paths. The shipped stud
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from decisions.kit.shipped import shipped_data
+from decisions.errors import InputError
+from decisions.kit.shipped import is_shipped, shipped_data
 from decisions.telecom.comp.sim.catalog import Task
 
 
@@ -22,6 +24,21 @@ def shipped_study() -> Path:
 def joint_study() -> Path:
     """The shipped joint-transmission study's folder (raises ``FileNotFoundError`` when missing)."""
     return shipped_data("comp", "trained_joint")
+
+
+def writable(folder: Path, stages: Sequence[str]) -> bool:
+    """Whether the study may write into ``folder``: False for a shipped study (a read-only input).
+
+    Raises:
+        InputError: (``study.stages``) a stage that writes into the folder (data, train) on a shipped study.
+    """
+    if not is_shipped(folder):
+        return True
+    writers = [stage for stage in stages if stage in ("data", "train")]
+    if writers:
+        raise InputError("study.stages", f"{', '.join(writers)} would write into the shipped study {folder} "
+                         "(read-only): name a study folder of your own")
+    return False
 
 
 def task_file(folder: Path, kind: str, task: Task, suffix: str) -> Path:

@@ -37,7 +37,7 @@ from decisions.telecom.comp.policies.multitask import train_multitask
 from decisions.telecom.comp.sim.catalog import Task, task_by_name
 from decisions.telecom.comp.study.context import StudyContext
 from decisions.telecom.comp.study.dagger_ablation import save_stage
-from decisions.telecom.comp.study.folder import evaluation_table, task_file
+from decisions.telecom.comp.study.folder import evaluation_table, task_file, writable
 from decisions.telecom.comp.study.scoring import (
     REFERENCE_POLICIES,
     choose_demonstrator,
@@ -313,9 +313,14 @@ def run_study(ctx: StudyContext, stages: Sequence[str] = ("data", "train", "eval
 
     ``"data"`` trains the missing experts (and, for ``demonstrator = "best"``, the multi-task PPO) first,
     then writes the datasets; ``"evaluate"`` writes ``evaluation.csv`` (the app reads it), ``"conditioning"``
-    ``conditioning.csv``. The figures include ``multitask_demonstrated_tasks`` and, with ``"conditioning"``,
-    the ``conditioning_spread`` figures.
+    ``conditioning.csv``, both into the folder unless it is a shipped study (a read-only input: its
+    tables are only returned). The figures include ``multitask_demonstrated_tasks`` and, with
+    ``"conditioning"``, the ``conditioning_spread`` figures.
+
+    Raises:
+        InputError: a data or train stage on a shipped study (``folder.writable``).
     """
+    write_tables = writable(ctx.folder, list(stages))
     figures: dict[str, float] = {}
     if "data" in stages:
         figures.update(_data_stage(ctx))
@@ -327,13 +332,15 @@ def run_study(ctx: StudyContext, stages: Sequence[str] = ("data", "train", "eval
         table, seconds = _timed(lambda: evaluate(ctx.folder, ctx.train_tasks, ctx.unseen_tasks, ctx.budget,
                                                  ctx.progress))  # fmt: skip
         figures["evaluate_seconds"] = seconds
-        _write_once(evaluation_table(ctx.folder), lambda p: table.to_csv(p, index=False))
+        if write_tables:
+            _write_once(evaluation_table(ctx.folder), lambda p: table.to_csv(p, index=False))
         figures.update(headline(table, ctx.budget.sizes))
     if "conditioning" in stages:
         conditioning, seconds = _timed(lambda: conditioning_check(ctx.folder, ctx.train_tasks, ctx.budget,
                                                                   ctx.progress))  # fmt: skip
         figures["conditioning_seconds"] = seconds
-        _write_once(ctx.folder / "conditioning.csv", lambda p: conditioning.to_csv(p, index=False))
+        if write_tables:
+            _write_once(ctx.folder / "conditioning.csv", lambda p: conditioning.to_csv(p, index=False))
         figures.update(conditioning_spread(conditioning))
     return StudyResult(table, figures, conditioning)
 
