@@ -1,4 +1,4 @@
-"""The ``decisions`` command line: batch jobs recorded in the run store.
+"""The decisions command line: batch jobs recorded in the run store.
 
 Bad input exits with code 2 and one line naming the field; a run that fails
 after it started is recorded as failed and exits with code 1.
@@ -7,7 +7,6 @@ after it started is recorded as failed and exits with code 1.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -15,11 +14,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from decisions import cli_checks
+from decisions.cli_console import CliConsole
 from decisions.cli_db import db_app
 from decisions.cli_errors import RunFailed, clean_errors, err_console
+from decisions.cli_help import DomainTablesCommand
 from decisions.errors import InputError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -27,7 +28,7 @@ runs_app = typer.Typer(no_args_is_help=True, help="Read the run store.")
 app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
 
-console = Console()
+console = CliConsole()
 
 
 @app.command()
@@ -37,6 +38,7 @@ def demo(
     out: Annotated[Path | None, typer.Option(help="Folder for tables and the chart.")] = None,
 ) -> None:
     """The main job: SNAPO on the default 365-day stochastic gas storage scenario against every baseline."""
+    cli_checks.count(paths, "paths")
     from decisions.platform.registry import MAIN
 
     demo_spec = MAIN.demo_spec or {}
@@ -48,10 +50,10 @@ def demo(
     _run_specs([spec], base_dir=None, workers=1)
 
 
-@app.command()
+@app.command(cls=DomainTablesCommand)
 @clean_errors
 def run(
-    spec_file: Annotated[Path, typer.Argument(help="Job spec (TOML): \\[job] and the domain tables (\\[scenario], \\[snapo], \\[agents], \\[optimise], ...), \\[sweep].")],
+    spec_file: Annotated[Path, typer.Argument(help="Job spec (TOML): \\[job] with its kind, that domain's tables (listed below) and an optional \\[sweep].")],
     workers: Annotated[int, typer.Option(help="Processes for a sweep (backend process).")] = 2,
     backend: Annotated[
         str,
@@ -66,6 +68,7 @@ def run(
     from decisions.kit.spec import expand_sweep, load_toml
     from decisions.platform.execute import choose_runner
 
+    cli_checks.count(workers, "workers", maximum=cli_checks.MAX_WORKERS)
     runner = choose_runner(backend, workers=workers, address=address)  # bad options fail before the spec is read
     spec = load_toml(spec_file)
     _run_specs(expand_sweep(spec), base_dir=spec_file.parent, workers=workers, runner=runner)
@@ -91,11 +94,11 @@ def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: i
 
 def _interruptible(execute: Callable[[Any], list[Any]]) -> list[Any]:
     """Run ``execute(progress)`` with a progress display; a stop (Ctrl-C, SIGTERM) prints its summary and exits."""
-    from decisions.core.progress import rich_progress
+    from decisions.core.progress import console_progress
     from decisions.platform.interrupt import JobsInterrupted, exit_now
 
     try:
-        with rich_progress() as progress:
+        with console_progress() as progress:
             return execute(progress)
     except JobsInterrupted as stop:  # its runs are recorded as interrupted; say what was stopped
         err_console.print(stop.summary(), highlight=False, soft_wrap=True)
@@ -122,8 +125,8 @@ def runs_list(
     status: Annotated[str | None, typer.Option(help="running, succeeded, failed, interrupted or lost.")] = None,
 ) -> None:
     """List recent runs, newest first."""
-    if limit < 1:
-        raise InputError("limit", f"must be at least 1, got {limit}")
+    cli_checks.count(limit, "limit")
+    kind = cli_checks.job_kind(kind)
     from decisions.store import RunStatus, list_runs
 
     if status is not None and status not in {s.value for s in RunStatus}:
@@ -145,7 +148,7 @@ def runs_list(
 @clean_errors
 def runs_show(run_id: Annotated[int, typer.Argument(help="Run id.")]) -> None:
     """Show one run: status, config, metrics and artifacts."""
-    _print_run(run_id, summary_only=False, show_config=True)
+    _print_run(cli_checks.run_id(run_id), summary_only=False, show_config=True)
 
 
 def _headline(kind: str) -> tuple[str, ...]:
@@ -238,6 +241,7 @@ def runs_resume(run_id: Annotated[int, typer.Argument(help="Run id (lost, interr
 
     Building, wealth and CoMP jobs checkpoint their trainers, so at most one checkpoint interval is redone.
     """
+    cli_checks.run_id(run_id)
     _interrupt_on_sigterm()
     from decisions.platform.execute import execute_resume, prepare_resume
 
@@ -252,26 +256,45 @@ def runs_resume(run_id: Annotated[int, typer.Argument(help="Run id (lost, interr
 def runs_delete(
     run_id: Annotated[int, typer.Argument(help="Run id.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    with_deployments: Annotated[
+        bool, typer.Option("--with-deployments", help="Also delete the run's deployment records (what is deployed may change).")
+    ] = False,
 ) -> None:
-    """Delete a run that is not alive: its metrics, artifact records and artifact folder in the store."""
-    from decisions.store import RunAliveError, RunStatus, artifacts, artifacts_root, delete_run, get_run
-    from decisions.store.lifecycle import run_folders
+    """Delete a run that is not alive: its metrics, artifact records and artifact folder in the store.
 
-    rec = get_run(run_id)
+    A run with deployment records is refused unless --with-deployments is given.
+    """
+    from decisions.store import RunAliveError, RunStatus, delete_run, deployments, get_run
+    from decisions.store.lifecycle import deployment_records
+
+    rec = get_run(cli_checks.run_id(run_id))
     if rec.status is RunStatus.RUNNING:
         raise RunAliveError("run", f"run {run_id} is still running (process {rec.pid} on {rec.host}); stop it first")
-    folders = [str(folder) for folder in run_folders(run_id, (a.path for a in rec.artifacts), artifacts_root())]
-    remote = artifacts.configured_url()
-    if remote is not None and not artifacts.is_local(remote):
-        folders.append(artifacts.masked(artifacts.run_url(run_id)))
-    counts = ((len(rec.metrics), "metric value"), (len(rec.artifacts), "artifact record"))
-    what = f"run {rec.id} ({rec.kind}/{rec.name}, {rec.status.value}): " + ", ".join(
-        [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in counts] + [f"folder {folder}" for folder in folders]
-    )
+    held = deployment_records(run_id, with_deployments=with_deployments)  # refuses a deployed run without the flag
+    what = _deletion(rec, len(held))
     if not yes:
         typer.confirm(f"Delete {what}?", abort=True, err=True)
-    delete_run(run_id)  # checks again that the run is not alive
+    deleted = delete_run(run_id, with_deployments=with_deployments)  # checks again that the run is not alive
     console.print(f"deleted {what}", highlight=False)
+    for kind in sorted({record.kind for record in deleted.deployments}):
+        console.print(f"deployed now: {deployments.describe(deployments.deployed(kind), kind)}", highlight=False)
+
+
+def _deletion(rec: Any, deployment_records: int) -> str:
+    """What deleting run ``rec`` removes, in words: its rows (deployment records included) and folders."""
+    from decisions.store import artifacts, artifacts_root
+    from decisions.store.lifecycle import run_folders
+
+    folders = [str(folder) for folder in run_folders(rec.id, (a.path for a in rec.artifacts), artifacts_root())]
+    remote = artifacts.configured_url()
+    if remote is not None and not artifacts.is_local(remote):
+        folders.append(artifacts.masked(artifacts.run_url(rec.id)))
+    counts = [(len(rec.metrics), "metric value"), (len(rec.artifacts), "artifact record")]
+    if deployment_records:
+        counts.append((deployment_records, "deployment record"))
+    return f"run {rec.id} ({rec.kind}/{rec.name}, {rec.status.value}): " + ", ".join(
+        [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in counts] + [f"folder {folder}" for folder in folders]
+    )
 
 
 def _compact(value: Any, limit: int = 8) -> Any:
@@ -324,7 +347,7 @@ def bench(
         bool, typer.Option("--check", help="With 'report': only check the README and docs against the stored results.")
     ] = False,
 ) -> None:
-    """Run a benchmark and print its figures; ``bench report`` regenerates the README's and docs' figure tables."""
+    """Run a benchmark and print its figures; "bench report" regenerates the README's and docs' figure tables."""
     from decisions.platform import benches
 
     if name == "report":
@@ -399,14 +422,15 @@ def new_domain(
 
 
 @app.command("app")
-def app_command(port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501) -> None:
-    """Start the Streamlit operator app."""
-    home = Path(__file__).resolve().parent.parent / "apps" / "Home.py"
-    if not home.exists():
-        err_console.print(f"[red]error:[/red] app: {home} not found (run from a source checkout)")
-        raise typer.Exit(2)
-    raise typer.Exit(subprocess.call([sys.executable, "-m", "streamlit", "run", str(home), "--server.port", str(port),
-                                      "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer"]))
+@clean_errors
+def app_command(
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
+    address: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
+) -> None:
+    """Start the Streamlit operator app; SIGTERM or Ctrl-C stops its server."""
+    from decisions.cli_app import serve, streamlit_command
+
+    raise typer.Exit(serve(streamlit_command(port, address)))
 
 
 if __name__ == "__main__":  # pragma: no cover

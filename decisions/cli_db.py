@@ -7,14 +7,14 @@ command prints one line; an unusable store is one ``error:`` line on stderr and 
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from decisions.cli_console import CliConsole
 from decisions.cli_errors import clean_errors
 
 db_app = typer.Typer(no_args_is_help=True, help="Show or migrate the run store's schema revision.")
 
-console = Console()
+console = CliConsole()
 
 
 def _say(line: str) -> None:

@@ -11,12 +11,12 @@ from functools import wraps
 from typing import Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from decisions.cli_console import CliConsole
 from decisions.errors import InputError
 
-err_console = Console(stderr=True)
+err_console = CliConsole(stderr=True)
 """The CLI's stderr."""
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,13 @@ RAY_MISSING = 'Ray is not installed (pip install -e ".[ray]")'
 LOOPBACK = "127.0.0.1"
 LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Ray's multi-node switch: 0 makes a Ray started here listen on 127.0.0.1 only."""
+
+CONNECT_TIMEOUT_S = 5.0
+"""How long joining a cluster waits for its address to accept a connection."""
+
+_HTTP2_OPENING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""HTTP/2's client preface and an empty SETTINGS frame: a gRPC server answers with its own SETTINGS frame."""
+_SETTINGS_FRAME = 0x04
 
 _ADDRESS = re.compile(r"^(ray://)?[A-Za-z0-9.\-\[\]:]+:(\d{1,5})$")
 
@@ -139,8 +147,58 @@ def join_cluster(address: str) -> None:
         InputError: on field ``address`` when the cluster cannot be reached.
     """
     ray = import_ray()
+    probe_address(address)
     try:
         with _keep_sigterm_handler():
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, RuntimeError, OSError, ValueError) as exc:
         raise InputError("address", f"cannot join the Ray cluster at {address!r}: {error_line(exc)}") from exc
+
+
+def _bootstrap_address(address: str) -> str | None:
+    """The ``host:port`` that ``address`` names (``auto`` resolved as Ray does), or None when Ray finds none."""
+    if address != "auto":
+        return address.removeprefix("ray://")
+    try:
+        from ray._private.services import canonicalize_bootstrap_address_or_die
+    except ImportError:  # Ray moved it: ray.init resolves "auto" itself
+        return None
+    try:
+        return str(canonicalize_bootstrap_address_or_die(address))
+    except (ConnectionError, RuntimeError, ValueError):  # no cluster found: ray.init says so at once
+        return None
+
+
+def probe_address(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Check within ``timeout_s`` that a gRPC server (a Ray GCS or Ray Client server) answers at ``address``:
+    it must accept a connection and answer HTTP/2's opening with a SETTINGS frame (``ray.init`` retries for minutes).
+
+    Raises:
+        InputError: on field ``address`` when nothing answers so in time.
+    """
+    target = _bootstrap_address(address)
+    if target is None:
+        return
+    host, _, port = target.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as sock:
+            sock.settimeout(timeout_s)
+            sock.sendall(_HTTP2_OPENING)
+            answer = _receive(sock, 9)
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            "address", f"no Ray cluster answers at {address!r} within {timeout_s:g} s ({error_line(exc)}); check --address"
+        ) from None
+    if len(answer) < 9 or answer[3] != _SETTINGS_FRAME:
+        raise InputError("address", f"what listens at {address!r} is not a Ray cluster (no gRPC answer); check --address")
+
+
+def _receive(sock: socket.socket, size: int) -> bytes:
+    """Up to ``size`` bytes from ``sock``, fewer when it closes first."""
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data

@@ -6,14 +6,18 @@ once the run has succeeded, and a stopped run resumes from them into the same re
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from decisions.core.progress import Progress, silent
 from decisions.kit.checkpoints import SUBFOLDER, ResumePoint, resume_point
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from decisions.kit.base import JobBase
@@ -63,6 +67,8 @@ def execute_recorded(
 
     with recorded_run(kind, name, config, url=url, sweep_id=sweep_id, resume=resume) as run:
         folder = run_folder(run.run_id, output_dir, url)
+        if run.previous is None:
+            set_aside(folder)
         if run.previous is not None:
             run.log_metrics(resume_metrics(folder, run.previous))
         start = time.perf_counter()
@@ -76,6 +82,19 @@ def execute_recorded(
             run.add_artifact(artifact, str(path), location=locations[artifact])
     shutil.rmtree(checkpoints, ignore_errors=True)  # succeeded: nothing left to resume
     return run.run_id
+
+
+def set_aside(folder: Path) -> Path | None:
+    """Rename a new run's folder that already holds files (left by another store's run of the same id) to
+    ``<name>.replaced-<UTC time>``, so the new run starts empty; the new name, or None when there was nothing.
+    """
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = folder.with_name(f"{folder.name}.replaced-{stamp}")
+    folder.rename(target)
+    log.warning("%s already held files: moved to %s", folder, target)
+    return target
 
 
 def resume_metrics(folder: Path, previous: RunRecord) -> dict[str, float]:

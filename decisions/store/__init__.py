@@ -21,6 +21,7 @@ from decisions.store.heartbeat import Heartbeat
 from decisions.store.lifecycle import (
     DeletedRun,
     RunAliveError,
+    RunDeployedError,
     artifact_folders,
     beat,
     delete_run,
@@ -53,6 +54,7 @@ __all__ = [
     "RunNotFoundError",
     "RunRecord",
     "RunAliveError",
+    "RunDeployedError",
     "RunRecorder",
     "RunStatus",
     "add_artifact",

@@ -94,3 +94,26 @@ def deployed(kind: str, *, url: str | None = None) -> DeploymentRecord | None:
     """The policy deployed for ``kind`` now (the newest choice), or None."""
     latest = history(kind, limit=1, url=url)
     return latest[0] if latest else None
+
+
+def of_run(run_id: int, *, url: str | None = None) -> list[DeploymentRecord]:
+    """The choices recorded from run ``run_id``'s results, newest first."""
+    query = select(Deployment).where(Deployment.run_id == run_id).order_by(Deployment.chosen_at.desc(),
+                                                                           Deployment.id.desc())
+    with session_scope(url, read_only=True) as session:
+        return [_record(row) for row in session.scalars(query)]
+
+
+def describe(record: DeploymentRecord | None, kind: str) -> str:
+    """What is deployed for ``kind`` in words: ``record`` (the newest choice) or nothing."""
+    if record is None:
+        return f"nothing is deployed for {kind}"
+    return f"{kind} runs {record.label!r} from run {record.run_id} (chosen {record.chosen_at:%Y-%m-%d %H:%M} UTC)"
+
+
+def held_by(run_id: int, records: list[DeploymentRecord], *, url: str | None = None) -> str:
+    """The deployment records of run ``run_id`` in words: which kinds it is deployed for now, and how many there are."""
+    current = [kind for kind in sorted({r.kind for r in records})
+               if (now := deployed(kind, url=url)) is not None and now.run_id == run_id]
+    count = f"{len(records)} deployment record{'' if len(records) == 1 else 's'}"
+    return f"{count}, deployed now for {', '.join(current)}" if current else f"{count}, none deployed now"

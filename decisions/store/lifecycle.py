@@ -15,11 +15,12 @@ from pathlib import Path
 from sqlalchemy import delete, select
 
 from decisions.errors import InputError
-from decisions.store import artifacts
+from decisions.store import artifacts, deployments
 from decisions.store.artifacts import artifacts_root
 from decisions.store.db import session_scope
+from decisions.store.deployments import DeploymentRecord
 from decisions.store.liveness import this_host
-from decisions.store.models import Artifact, Metric, Run, RunStatus
+from decisions.store.models import Artifact, Deployment, Metric, Run, RunStatus
 from decisions.store.records import RunRecord, judged_status, last_seen, run_record
 from decisions.store.repository import run_row
 
@@ -28,6 +29,10 @@ LIVE = (RunStatus.RUNNING, RunStatus.LOST)  # stored states of a run whose proce
 
 class RunAliveError(InputError):
     """Raised when asked to delete (or resume) a run whose process is still alive."""
+
+
+class RunDeployedError(InputError):
+    """Raised when asked to delete a run with deployment records without deleting them too."""
 
 
 class RunNotResumableError(InputError):
@@ -155,6 +160,7 @@ class DeletedRun:
 
     run: RunRecord
     folders: tuple[Path, ...]  # artifact folders removed, under the store's artifacts root
+    deployments: tuple[DeploymentRecord, ...] = ()  # deployment records removed with it
 
 
 def artifact_folders(paths: Iterable[str], root: Path) -> tuple[Path, ...]:
@@ -174,14 +180,30 @@ def run_folders(run_id: int, paths: Iterable[str], root: Path) -> tuple[Path, ..
     return tuple(sorted({*artifact_folders(paths, root), *([own] if own.is_dir() else [])}))
 
 
-def delete_run(run_id: int, *, url: str | None = None) -> DeletedRun:
+def deployment_records(run_id: int, *, with_deployments: bool, url: str | None = None) -> list[DeploymentRecord]:
+    """The deployment records that deleting run ``run_id`` removes, newest first.
+
+    Raises:
+        RunDeployedError: the run has some and ``with_deployments`` is False (the message says how many,
+            whether it is deployed now, and which flag deletes them).
+    """
+    held = deployments.of_run(run_id, url=url)
+    if held and not with_deployments:
+        raise RunDeployedError("run", f"run {run_id} has {deployments.held_by(run_id, held, url=url)}: "
+                                      "--with-deployments deletes them with it")
+    return held
+
+
+def delete_run(run_id: int, *, url: str | None = None, with_deployments: bool = False) -> DeletedRun:
     """Delete a run that is not alive: its rows, and its folders under the artifacts root and the
-    remote artifacts URL (files elsewhere stay).
+    remote artifacts URL (files elsewhere stay). Its deployment records go too only ``with_deployments``.
 
     Raises:
         RunNotFoundError: if the run does not exist.
         RunAliveError: if the run is running and its process alive.
+        RunDeployedError: if the run has deployment records and ``with_deployments`` is False.
     """
+    held = tuple(deployment_records(run_id, with_deployments=with_deployments, url=url))
     with session_scope(url) as session:
         run = run_row(session, run_id)
         record = run_record(run)
@@ -189,6 +211,9 @@ def delete_run(run_id: int, *, url: str | None = None) -> DeletedRun:
             raise RunAliveError(
                 "run", f"run {run_id} is still running (process {run.pid} on {run.host}); stop it first"
             )
+        if not with_deployments and session.scalars(select(Deployment.id).where(Deployment.run_id == run_id)).first():
+            raise RunDeployedError("run", f"run {run_id} was deployed meanwhile: --with-deployments deletes it anyway")
+        session.execute(delete(Deployment).where(Deployment.run_id == run_id))
         session.execute(delete(Metric).where(Metric.run_id == run_id))
         session.execute(delete(Artifact).where(Artifact.run_id == run_id))
         session.execute(delete(Run).where(Run.id == run_id))
@@ -198,4 +223,4 @@ def delete_run(run_id: int, *, url: str | None = None) -> DeletedRun:
     remote = artifacts.configured_url()
     if remote is not None and not artifacts.is_local(remote):
         artifacts.delete_folder(artifacts.run_url(run_id, url))
-    return DeletedRun(record, folders)
+    return DeletedRun(record, folders, held)

@@ -61,6 +61,7 @@ class Run(Base):
     __table_args__ = (
         Index("ix_runs_kind_created", "kind", "created_at"),
         Index("ix_runs_status_created", "status", "created_at"),
+        {"sqlite_autoincrement": True},  # an id is never handed out again, even after its run is deleted
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -158,7 +159,7 @@ class Deployment(Base):
     """An operating policy chosen from a run's results; the newest row of a ``kind`` is deployed."""
 
     __tablename__ = "deployments"
-    __table_args__ = (Index("ix_deployments_kind_chosen_at", "kind", "chosen_at"),)
+    __table_args__ = (Index("ix_deployments_kind_chosen_at", "kind", "chosen_at"), {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     # The run whose result holds the chosen policy.

@@ -30,7 +30,7 @@ from decisions.kit.parts import parts_runner, run_parts
 from decisions.platform import execute
 from decisions.platform.execute import PreparedJob, execute_specs
 from decisions.platform.interrupt import raise_on_sigterm
-from decisions.platform.ray_cluster import LOOPBACK, ray_available, start_local_cluster
+from decisions.platform.ray_cluster import LOOPBACK, probe_address, ray_available, start_local_cluster
 from decisions.platform.ray_runner import RayRunner
 from decisions.platform.runner import CANCELLED, INTERRUPTED, RunnerStopped
 from decisions.store import RunStatus, artifacts_root, dispose_engines, get_engine, list_runs, recorded_run
@@ -98,6 +98,10 @@ def test_outcomes_come_back_in_config_order_with_errors_captured(ray_cluster: Mo
     assert len(runs) == 6  # the failing job ran once: a job's own error is not retried
     assert runs["x=2.0"].status is RunStatus.FAILED and runs["x=2.0"].error == "ValueError: bad x 2.0"
     assert all(runs[f"x={x}.0"].status is RunStatus.SUCCEEDED for x in (0, 1, 3, 4, 5))
+
+
+def test_the_address_probe_accepts_a_running_ray(ray_cluster: ModuleType) -> None:
+    probe_address(ray_cluster.get_runtime_context().gcs_address)  # joining it is not refused
 
 
 def test_the_local_cluster_listens_on_loopback_only(ray_cluster: ModuleType) -> None:

@@ -32,6 +32,7 @@ from decisions.store import (
     list_runs,
     log_metrics,
     lost_after,
+    migrations,
     reap_lost_runs,
     recorded_run,
     session_scope,
@@ -208,7 +209,9 @@ def test_delete_refuses_a_live_run_but_takes_a_lost_one(url: str) -> None:
 
 def _old_runs_table() -> str:
     """The ``runs`` table as stores created before heartbeats have it."""
-    ddl = str(CreateTable(Run.__table__).compile(dialect=sqlite.dialect()))
+    from decisions.store.migrations.baseline import baseline_metadata
+
+    ddl = str(CreateTable(baseline_metadata().tables["runs"]).compile(dialect=sqlite.dialect()))
     return "\n".join(line for line in ddl.splitlines() if "pid" not in line and "heartbeat_at" not in line)
 
 
@@ -224,12 +227,12 @@ def test_an_older_store_gains_the_new_columns(tmp_path: Path) -> None:
     connection.close()
     url = f"sqlite:///{path}"
     try:
-        assert upgrade_store(url) == (None, "0002")  # decisions db upgrade
+        assert upgrade_store(url) == (None, migrations.head())  # decisions db upgrade
         with sqlite3.connect(path) as connection:
             columns = {row[1] for row in connection.execute("PRAGMA table_info(runs)")}
         connection.close()
         assert {"pid", "heartbeat_at"} <= columns
-        assert upgrade_store(url) == ("0002", "0002")  # once only
+        assert upgrade_store(url) == (migrations.head(), migrations.head())  # once only
         stuck = get_run(1, url=url)
         assert (stuck.pid, stuck.heartbeat_at, stuck.status) == (None, None, RunStatus.LOST)  # judged by its start
         new = start_run("toy", "new", {}, url=url)

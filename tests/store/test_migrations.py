@@ -46,7 +46,7 @@ from tests.store.writers import METRICS_PER_RUN, RUNS_PER_WRITER, record_runs
 
 LEGACY_STORE = Path(__file__).with_name("data") / "store_before_migrations.db"
 
-HEAD = "0002"
+HEAD = "0003"
 
 WRITERS = 8
 
@@ -197,7 +197,7 @@ def test_the_revisions_read_without_alembic_are_alembics() -> None:
     scripts = ScriptDirectory.from_config(migrations.config())
     assert migrations.head() == scripts.get_current_head() == HEAD
     assert migrations.revisions() == {s.revision: s.down_revision for s in scripts.walk_revisions()}
-    assert migrations.revisions() == {"0001": None, "0002": "0001"}
+    assert migrations.revisions() == {"0001": None, "0002": "0001", "0003": "0002"}
     assert (migrations.is_known("0001"), migrations.is_known("0099")) == (True, False)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import multiprocessing
 import os
 import sys
 from functools import cache
@@ -22,7 +23,8 @@ _BINARIES = ("sumo", "netconvert", "duarouter")
 
 @cache
 def ensure_sumo() -> Path:
-    """Point ``SUMO_HOME`` at the installed SUMO wheel, select libsumo when it imports; the SUMO home.
+    """Point ``SUMO_HOME`` at the installed SUMO wheel, select libsumo when it imports (without its notices
+    in a child process); the SUMO home.
 
     Idempotent (cached). Raises ``InputError`` (``sumo``) when ``eclipse-sumo`` is not installed.
     """
@@ -40,6 +42,8 @@ def ensure_sumo() -> Path:
     if "LIBSUMO_AS_TRACI" not in os.environ and "sumo_rl" not in sys.modules:
         if importlib.util.find_spec("libsumo") is not None:  # else sumo-rl uses TraCI over a socket
             os.environ["LIBSUMO_AS_TRACI"] = "1"
+    if os.environ.get("LIBSUMO_AS_TRACI") == "1" and multiprocessing.parent_process() is not None:
+        os.environ["LIBSUMO_AS_TRACI"] = "quiet"  # libsumo's notices are printed once, by the main process
     return home
 
 
