@@ -2,7 +2,8 @@
 
 A page describes itself in a :class:`DomainPage` and calls :func:`run_page`; the skeleton opens
 the page, loads a recorded run named in the URL, draws the form, runs the job as a recorded run
-when the button is pressed and draws the report kept in the session.
+(or the page's own action) when the button is pressed, draws the report kept in the session and
+then any sections the page adds below it.
 """
 
 from __future__ import annotations
@@ -26,22 +27,37 @@ class DomainPage:
         icon: a Streamlit icon (``":material/..."``).
         intro: a paragraph of Markdown on what the page decides.
         settings: draws the form and returns its values.
-        job_spec: ``(settings, output_dir) -> spec`` sent to the domain.
-        show: ``(report, run_id, url)`` draws a report.
+        job_spec: ``(settings, output_dir) -> spec`` sent to the domain when the button is pressed.
+        show: ``(report, run_id, url)`` draws the report kept in the session (default: nothing).
         loader: ``(run_id, url) -> report`` of a recorded run (default ``app_common.report_loader``).
         parse_scenario: checks a form's scenario before the run (``app_common.run_from_form``).
-        can_run: whether the form's settings allow pressing Run (default: always).
+        can_run: whether the form's settings allow pressing the button (default: always).
+        button: the button's label.
+        button_key: the button's widget key.
+        action: ``(settings, url)`` what the button does instead of a recorded run of ``job_spec``.
+        after: ``(settings, url)`` draws sections below the report.
+
+    Exactly one of ``job_spec`` and ``action`` is given.
     """
 
     domain: Domain
     icon: str
     intro: str
     settings: Callable[[], Any]
-    job_spec: Callable[[Any, str], Mapping[str, Any]]
-    show: Callable[[Any, int, str], None]
+    job_spec: Callable[[Any, str], Mapping[str, Any]] | None = None
+    show: Callable[[Any, int, str], None] | None = None
     loader: Callable[[int, str | None], Any] | None = None
     parse_scenario: Callable[[Any], object] | None = None
     can_run: Callable[[Any], bool] | None = None
+    button: str = "Run"
+    button_key: str = "run"
+    action: Callable[[Any, str], None] | None = None
+    after: Callable[[Any, str], None] | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse a page with neither or both of ``job_spec`` and ``action``."""
+        if (self.job_spec is None) == (self.action is None):
+            raise TypeError(f"DomainPage of {self.domain.name}: give job_spec or action, exactly one of them")
 
     @property
     def report_key(self) -> str:
@@ -58,9 +74,15 @@ class DomainPage:
         """Session key of the last ``?run=<id>`` handled."""
         return f"{self.domain.name}_query_run"
 
+    def kept_report(self) -> tuple[Any, int] | None:
+        """``(report, run id)`` kept in the session (opened or run on the page), or None."""
+        if self.report_key not in st.session_state:
+            return None
+        return st.session_state[self.report_key], st.session_state[self.run_id_key]
+
 
 def run_page(page: DomainPage) -> str:
-    """Draw the page: header, the run named by ``?run=<id>``, the form, Run, the report kept in the session.
+    """Draw the page: header, the run named by ``?run=<id>``, the form, its button, the report, ``after``.
 
     Returns:
         The run store URL the page reads and writes.
@@ -72,14 +94,26 @@ def run_page(page: DomainPage) -> str:
     )
     settings = page.settings()
     disabled = page.can_run is not None and not page.can_run(settings)
-    if st.button("Run", type="primary", key="run", disabled=disabled):
+    if st.button(page.button, type="primary", key=page.button_key, disabled=disabled):
+        _press(page, settings, load, url)
+    kept = page.kept_report()
+    if page.show is not None and kept is not None:
+        page.show(*kept, url)
+    if page.after is not None:
+        page.after(settings, url)
+    return url
+
+
+def _press(page: DomainPage, settings: Any, load: Callable[[int, str | None], Any], url: str) -> None:
+    """The button's work: the page's ``action``, else a recorded run of ``job_spec`` whose report is kept."""
+    job_spec = page.job_spec
+    if page.action is not None:
+        page.action(settings, url)
+    elif job_spec is not None:
         app_common.run_from_form(
-            page.domain, lambda output_dir: page.job_spec(settings, output_dir), load, url,
+            page.domain, lambda output_dir: job_spec(settings, output_dir), load, url,
             parse_scenario=page.parse_scenario, report_key=page.report_key, run_id_key=page.run_id_key,
         )
-    if page.report_key in st.session_state:
-        page.show(st.session_state[page.report_key], st.session_state[page.run_id_key], url)
-    return url
 
 
 def chart_section(

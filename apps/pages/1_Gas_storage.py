@@ -12,6 +12,7 @@ from datetime import date
 
 import app_charts
 import app_common
+import page_skeleton
 import pandas as pd
 import streamlit as st
 
@@ -29,9 +30,12 @@ from decisions.energy.gas_storage import (
 from decisions.energy.gas_storage.spec import DEFAULT_LSMC_PATHS
 from decisions.errors import InputError
 
-REPORT_KEY = "gas_report"
-RUN_ID_KEY = "gas_run_id"
-QUERY_KEY = "gas_query_run"
+# What the page decides, under its title.
+INTRO = (
+    "Value a storage lease: a SNAPO policy trained through the differentiable simulator, scored on "
+    "common price paths against the LP intrinsic value, rolling intrinsic, least-squares Monte Carlo "
+    "and doing nothing, with the sensitivity of the value to every forward-curve day."
+)
 
 PRICE_MODELS = {
     "seasonal_ou": "Seasonal one-factor (forward curve honoured in expectation)",
@@ -198,9 +202,6 @@ def job_spec(scenario: dict, settings: dict, output_dir: str | None) -> dict:
     return spec
 
 
-load_report = app_common.report_loader(DOMAIN)  # run id, url -> GasStorageReport (the policy is not reloaded)
-
-
 def show_report(report: GasStorageReport, run_id: int) -> None:
     """Draw a report: values against baselines, schedule, sensitivities, training curve, downloads."""
     comparison = report.comparison.reset_index()  # the ``method`` index as a column
@@ -242,37 +243,35 @@ def show_report(report: GasStorageReport, run_id: int) -> None:
     app_common.training_curve_section(report.training_curve, run_id)
 
 
-url = app_common.page_header(
-    DOMAIN,
-    ":material/propane_tank:",
-    "Value a storage lease: a SNAPO policy trained through the differentiable simulator, scored on "
-    "common price paths against the LP intrinsic value, rolling intrinsic, least-squares Monte Carlo "
-    "and doing nothing, with the sensitivity of the value to every forward-curve day."
-)
+def form_inputs() -> dict:
+    """The whole form: the facility beside the price model and forward curve, then the settings.
 
-app_common.open_requested_run(
-    load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
-)
+    Returns:
+        ``facility``, ``prices``, ``curve`` (None when no usable curve is given) and ``settings``.
+    """
+    form, model = st.columns(2, gap="large")
+    with form:
+        facility = facility_inputs()
+    with model:
+        prices = price_inputs()
+        curve = curve_inputs()
+    return {"facility": facility, "prices": prices, "curve": curve, "settings": settings_inputs()}
 
-form, model = st.columns(2, gap="large")
-with form:
-    facility = facility_inputs()
-with model:
-    prices = price_inputs()
-    curve = curve_inputs()
-settings = settings_inputs()
 
-if st.button("Run", type="primary", key="run", disabled=curve is None):
-    forward, start = curve
-    scenario = {"facility": facility, "prices": prices, "start_date": start}
+def form_job_spec(form: dict, output_dir: str | None) -> dict:
+    """The job spec of the whole form: its scenario (the curve, or only its length when the process implies it)."""
+    forward, start = form["curve"]
+    prices = form["prices"]
+    scenario = {"facility": form["facility"], "prices": prices, "start_date": start}
     if prices["model"] == "exponential_ou":  # the process implies the curve: only its length is used
         scenario["horizon_days"] = len(forward)
     else:
         scenario["forward_curve"] = forward
-    app_common.run_from_form(
-        DOMAIN, lambda output_dir: job_spec(scenario, settings, output_dir), load_report, url,
-        parse_scenario=Scenario.parse, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY,
-    )
+    return job_spec(scenario, form["settings"], output_dir)
 
-if REPORT_KEY in st.session_state:
-    show_report(st.session_state[REPORT_KEY], st.session_state[RUN_ID_KEY])
+
+page_skeleton.run_page(page_skeleton.DomainPage(
+    domain=DOMAIN, icon=":material/propane_tank:", intro=INTRO,
+    settings=form_inputs, job_spec=form_job_spec, show=lambda report, run_id, _url: show_report(report, run_id),
+    parse_scenario=Scenario.parse, can_run=lambda form: form["curve"] is not None,
+))

@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import app_charts
 import app_common
+import page_skeleton
 import pension_views
 import streamlit as st
 
 import decisions.finance.pension as pension
 from decisions.store import error_line
 
-REPORT_KEY = "pension_report"
-QUERY_KEY = "pension_query_run"
+# What the page decides, under its title.
+INTRO = (
+    "Choose each month's allocation across cash, bond buckets and risky assets and the sponsor's "
+    "contribution rate for a defined-benefit scheme, with a penalty when the funding ratio falls "
+    "below the floor. SNAPO is scored against the best fixed mix on the same fresh paths, with every "
+    "sensitivity (key rates, asset parameters, correlations, mortality, funding) from one adjoint pass."
+)
+
 TIMING_KEY = "pension_timing"
 
 # Budgets small enough for an interactive run of a minute or two on a CPU (no bare string
@@ -167,25 +174,9 @@ def show_timing() -> None:
         st.dataframe(frame, hide_index=True, width="stretch")
 
 
-url = app_common.page_header(
-    pension.DOMAIN,
-    ":material/savings:",
-    "Choose each month's allocation across cash, bond buckets and risky assets and the sponsor's "
-    "contribution rate for a defined-benefit scheme, with a penalty when the funding ratio falls "
-    "below the floor. SNAPO is scored against the best fixed mix on the same fresh paths, with every "
-    "sensitivity (key rates, asset parameters, correlations, mortality, funding) from one adjoint pass."
-)
-
-app_common.open_requested_run(pension_views.load_run, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY)
-
-form = form_inputs()
-if st.button("Run", type="primary", key="run"):
-    app_common.run_from_form(
-        pension.DOMAIN, lambda output_dir: pension_views.job_spec(form, output_dir), pension_views.load_run, url,
-        parse_scenario=pension.Scenario.parse, report_key=REPORT_KEY,
-    )
-
-if REPORT_KEY in st.session_state:
-    show_report(st.session_state[REPORT_KEY])
-
-show_timing()
+page_skeleton.run_page(page_skeleton.DomainPage(
+    domain=pension.DOMAIN, icon=":material/savings:", intro=INTRO,
+    settings=form_inputs, job_spec=pension_views.job_spec, show=lambda report, _run_id, _url: show_report(report),
+    loader=pension_views.load_run, parse_scenario=pension.Scenario.parse,
+    after=lambda _settings, _url: show_timing(),  # the bump-versus-adjoint panel, below any report
+))

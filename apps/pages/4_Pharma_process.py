@@ -11,6 +11,7 @@ package API only.
 from __future__ import annotations
 
 import app_common
+import page_skeleton
 import pharma_views
 import streamlit as st
 
@@ -24,11 +25,13 @@ from decisions.health.pharma import (
     Specs,
 )
 
-REPORT_KEY = "pharma_report"
-RUN_ID_KEY = "pharma_run_id"
-QUERY_KEY = "pharma_query_run"
-
-load_report = app_common.report_loader(DOMAIN)  # run id, url -> PharmaReport
+# What the page decides, under its title.
+INTRO = (
+    "Optimise the temperature profiles of a reactor → crystalliser → filter/wash → dryer chain for "
+    "expected yield, with every quality specification met under parameter uncertainty. SNAPO is scored "
+    "against the best constant-temperature operation on the same fresh draws, with the ICH Q8 "
+    "sensitivities of every CQA to every CPP and a design-space map."
+)
 
 METHODS = {
     "all": "Optimise, then sensitivities and design space at SNAPO's point",
@@ -263,34 +266,24 @@ def show_report(report: PharmaReport, run_id: int) -> None:
     app_common.training_curve_section(report.training_curve, run_id)
 
 
-url = app_common.page_header(
-    DOMAIN,
-    ":material/science:",
-    "Optimise the temperature profiles of a reactor → crystalliser → filter/wash → dryer chain for "
-    "expected yield, with every quality specification met under parameter uncertainty. SNAPO is scored "
-    "against the best constant-temperature operation on the same fresh draws, with the ICH Q8 "
-    "sensitivities of every CQA to every CPP and a design-space map."
-)
+def form_inputs() -> dict:
+    """The whole form: ranges and operating point beside the specifications, the design space, the settings."""
+    form, limits = st.columns(2, gap="large")
+    with form:
+        ranges = range_inputs()
+        cpps = cpp_inputs()
+    with limits:
+        specs = spec_inputs()
+    return {
+        "scenario": {"cpps": cpps, "ranges": ranges, "specs": specs},
+        "design": design_space_inputs(),
+        "settings": settings_inputs(),
+    }
 
-app_common.open_requested_run(
-    load_report, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY
-)
 
-form, limits = st.columns(2, gap="large")
-with form:
-    ranges = range_inputs()
-    cpps = cpp_inputs()
-with limits:
-    specs = spec_inputs()
-design = design_space_inputs()
-settings = settings_inputs()
-
-if st.button("Run", type="primary", key="run"):
-    scenario = {"cpps": cpps, "ranges": ranges, "specs": specs}
-    app_common.run_from_form(
-        DOMAIN, lambda output_dir: job_spec(scenario, design, settings, output_dir), load_report, url,
-        parse_scenario=Scenario.parse, report_key=REPORT_KEY, run_id_key=RUN_ID_KEY,
-    )
-
-if REPORT_KEY in st.session_state:
-    show_report(st.session_state[REPORT_KEY], st.session_state[RUN_ID_KEY])
+page_skeleton.run_page(page_skeleton.DomainPage(
+    domain=DOMAIN, icon=":material/science:", intro=INTRO,
+    settings=form_inputs, show=lambda report, run_id, _url: show_report(report, run_id),
+    job_spec=lambda form, output_dir: job_spec(form["scenario"], form["design"], form["settings"], output_dir),
+    parse_scenario=Scenario.parse,
+))

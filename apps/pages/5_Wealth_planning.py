@@ -12,14 +12,20 @@ probability, the wealth fan and the plan (portfolio and goal option by year and 
 from __future__ import annotations
 
 import app_common
+import page_skeleton
 import streamlit as st
 import wealth_form
 import wealth_views
 
 from decisions.finance.wealth import DOMAIN
 
-REPORT_KEY = "wealth_report"
-QUERY_KEY = "wealth_query_run"
+# What the page decides, under its title.
+INTRO = (
+    "Plan a client's savings and investments towards their goals: each year, which portfolio on the "
+    "efficient frontier to hold and which goals to fund (fully, partly or not at all). The MetaRL "
+    "planner plans in milliseconds; it is scored against the exact dynamic programme and a "
+    "funding-ratio rule on the same Monte Carlo paths."
+)
 
 # The example client prefills the form (no bare string literals at module level here:
 # Streamlit's "magic" would print them).
@@ -140,23 +146,8 @@ def show_report(report: wealth_views.RecordedWealthRun) -> None:
     show_plan(report, goal_years)
 
 
-url = app_common.page_header(
-    DOMAIN,
-    ":material/account_balance:",
-    "Plan a client's savings and investments towards their goals: each year, which portfolio on the "
-    "efficient frontier to hold and which goals to fund (fully, partly or not at all). The MetaRL "
-    "planner plans in milliseconds; it is scored against the exact dynamic programme and a "
-    "funding-ratio rule on the same Monte Carlo paths."
-)
-
-app_common.open_requested_run(wealth_views.load_run, url=url, query_key=QUERY_KEY, report_key=REPORT_KEY)
-
-form = form_inputs()
-if st.button("Plan", type="primary", key="plan"):
-    app_common.run_from_form(
-        DOMAIN, lambda output_dir: wealth_form.job_spec(form, output_dir), wealth_views.load_run, url,
-        report_key=REPORT_KEY,
-    )
-
-if REPORT_KEY in st.session_state:
-    show_report(st.session_state[REPORT_KEY])
+page_skeleton.run_page(page_skeleton.DomainPage(
+    domain=DOMAIN, icon=":material/account_balance:", intro=INTRO,
+    settings=form_inputs, job_spec=wealth_form.job_spec, show=lambda report, _run_id, _url: show_report(report),
+    loader=wealth_views.load_run, button="Plan", button_key="plan",
+))

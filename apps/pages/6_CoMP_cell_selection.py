@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import app_common
 import comp_views
 import jax
+import page_skeleton
 import pandas as pd
 import streamlit as st
 
-from decisions.store import database_url
 from decisions.telecom.comp import (
     DOMAIN,
     JOINT_TRAINING_TASKS,
@@ -38,10 +37,15 @@ from decisions.telecom.comp import (
 )
 from decisions.telecom.comp.study.folder import evaluation_table
 
+# What the page decides, under its title.
+INTRO = (
+    "Coordinated multipoint lets a user be served by several cells at once. Each step, a policy "
+    "chooses every user's serving set (how many of its strongest cells serve it); more links "
+    "raise a user's rate and take resources from the other users of those cells. One Prompt "
+    "Decision Transformer serves every network configuration, including unseen ones."
+)
+
 TRACES_KEY = "comp_traces"
-REPORT_KEY = "comp_report"
-RUN_ID_KEY = "comp_run_id"
-QUERY_KEY = "comp_query_run"
 # The studies the page offers: label, training and unseen tasks (a comment: Streamlit would print a bare string).
 STUDIES = {
     "joint": ("Joint transmission (SINR with interference)", JOINT_TRAINING_TASKS, JOINT_UNSEEN_TASKS),
@@ -176,35 +180,43 @@ def show_dagger(folder: Path | None) -> None:
     st.dataframe(comp_views.dagger_summary(table), hide_index=True, width="stretch")
 
 
-url = app_common.page_header(
-    DOMAIN,
-    ":material/cell_tower:",
-    "Coordinated multipoint lets a user be served by several cells at once. Each step, a policy "
-    "chooses every user's serving set (how many of its strongest cells serve it); more links "
-    "raise a user's rate and take resources from the other users of those cells. One Prompt "
-    "Decision Transformer serves every network configuration, including unseen ones."
-)
-app_common.open_requested_run(
-    app_common.report_loader(DOMAIN), url=database_url(), query_key=QUERY_KEY, report_key=REPORT_KEY,
-    run_id_key=RUN_ID_KEY,
-)
-study = choose_study()
-folder = study_folder(study)
-_, training, unseen = STUDIES[study]
-task_name = st.selectbox("Network (task)", [t.name for t in (*training, *unseen)], format_func=task_label, key="task")
-options = available_policies(folder, task_by_name(task_name))
-chosen = st.multiselect("Policies", options, default=[p for p in DEFAULT_POLICIES if p in options] or options[:2],
-                        format_func=comp_views.policy_label, key="policies")
-seed = st.number_input("Episode seed", min_value=0, value=0, key="seed")
-if st.button("Simulate episode", type="primary", key="simulate"):
-    if chosen:
-        simulate(task_name, chosen, int(seed), folder)
+def form_inputs() -> dict:
+    """The study, its folder, the network (task), the policies to compare and the episode seed."""
+    study = choose_study()
+    folder = study_folder(study)
+    _, training, unseen = STUDIES[study]
+    task_name = st.selectbox("Network (task)", [t.name for t in (*training, *unseen)], format_func=task_label,
+                             key="task")
+    options = available_policies(folder, task_by_name(task_name))
+    chosen = st.multiselect("Policies", options, default=[p for p in DEFAULT_POLICIES if p in options] or options[:2],
+                            format_func=comp_views.policy_label, key="policies")
+    seed = st.number_input("Episode seed", min_value=0, value=0, key="seed")
+    return {"folder": folder, "task": task_name, "policies": chosen, "seed": int(seed)}
+
+
+def simulate_chosen(form: dict, url: str) -> None:
+    """The button's action: simulate the chosen policies' episode; no policy chosen is one error line."""
+    del url
+    if form["policies"]:
+        simulate(form["task"], form["policies"], form["seed"], form["folder"])
     else:
         st.error("policies: choose at least one policy")
 
-if TRACES_KEY in st.session_state:
-    shown_task, traces = st.session_state[TRACES_KEY]
-    show_episode(shown_task, traces)
-recorded = (st.session_state[RUN_ID_KEY], st.session_state[REPORT_KEY]) if REPORT_KEY in st.session_state else None
-show_study(folder, recorded)
-show_dagger(folder)
+
+def show_sections(form: dict, url: str) -> None:
+    """The simulated episode, the study's evaluation (of the run opened with ``?run=<id>`` if any), DAgger."""
+    del url
+    if TRACES_KEY in st.session_state:
+        shown_task, traces = st.session_state[TRACES_KEY]
+        show_episode(shown_task, traces)
+    kept = PAGE.kept_report()
+    show_study(form["folder"], None if kept is None else (kept[1], kept[0]))
+    show_dagger(form["folder"])
+
+
+PAGE = page_skeleton.DomainPage(
+    domain=DOMAIN, icon=":material/cell_tower:", intro=INTRO,
+    settings=form_inputs, button="Simulate episode", button_key="simulate", action=simulate_chosen,
+    after=show_sections,
+)
+page_skeleton.run_page(PAGE)

@@ -32,6 +32,7 @@ COMP_PAGE = "pages/6_CoMP_cell_selection.py"
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
 import comp_views  # noqa: E402
+import page_skeleton  # noqa: E402
 
 TASK = TRAINING_TASKS[0]
 
@@ -126,3 +127,13 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
     summary = next(d.value for d in at.dataframe if "normalised_qoe" in d.value)  # the DAgger table follows it
     assert summary.iloc[0]["policy"] == "PromptDT large" and summary.iloc[0]["normalised_qoe"] == 1.0
     assert at.download_button(key="download_evaluation").proto.label == "Download evaluation (CSV)"
+
+
+def test_a_page_gives_either_a_job_spec_or_an_action() -> None:
+    """The button either records a run of the form's job or does the page's own action (CoMP's episode)."""
+    page = {"domain": DOMAIN, "icon": ":material/cell_tower:", "intro": "", "settings": dict}
+    with pytest.raises(TypeError, match="comp: give job_spec or action, exactly one of them"):
+        page_skeleton.DomainPage(**page)
+    with pytest.raises(TypeError, match="exactly one"):
+        page_skeleton.DomainPage(**page, job_spec=lambda form, output_dir: {}, action=lambda form, url: None)
+    assert page_skeleton.DomainPage(**page, action=lambda form, url: None).report_key == "comp_report"

@@ -199,4 +199,4 @@ def test_failing_job_shows_one_line_error_and_is_recorded_as_failed(
     assert [e.value for e in at.error] == ["RuntimeError: solver exploded"]
     assert at.status[0].label == "Run failed"
     assert [(r.status.value, r.error) for r in list_runs(url=store_url)] == [("failed", "RuntimeError: solver exploded")]
-    assert "gas_report" not in at.session_state
+    assert "gas_storage_report" not in at.session_state
