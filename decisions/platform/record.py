@@ -112,7 +112,14 @@ def execute_domain(
     sweep_id: str | None = None,
     resume: int | None = None,
 ) -> int:
-    """``execute_recorded`` for a domain's prepared job; returns the run id (re-raises on failure)."""
+    """``execute_recorded`` for a domain's prepared job; returns the run id (re-raises on failure).
+
+    The domain's modules and JAX are imported before the run is recorded as running, so that a stop
+    (SIGTERM, Ctrl-C) never lands inside their C++ initialisation, which would abort the process.
+    """
+    import jax  # noqa: F401
+
+    domain.job()
     return execute_recorded(
         domain.name, job.name, job.config(), lambda: domain.run_job(job, progress=progress),
         url=url, sweep_id=sweep_id, output_dir=job.output_dir, resume=resume,
