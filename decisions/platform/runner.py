@@ -139,12 +139,10 @@ _WORKER = _WorkerState()
 
 
 def _init_worker() -> None:
-    """Worker start-up: ignore Ctrl-C (the parent stops the workers), stop a job on SIGTERM, and import
-    JAX before any job, so that a stop never lands inside its C++ initialisation (which would abort)."""
+    """Worker start-up: ignore Ctrl-C (the parent stops the workers) and stop a job on SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
     redeliver_swallowed_interrupts()
-    import jax  # noqa: F401  (every domain's job imports it; here a SIGTERM only marks the worker stopping)
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

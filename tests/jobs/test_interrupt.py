@@ -63,7 +63,8 @@ def test_stopping_a_process_sweep_interrupts_running_points_and_cancels_queued_o
     assert time.monotonic() - started < 60
     outcomes = stopped.value.outcomes
     assert stopped.value.signum == signal.SIGTERM
-    assert [o.stopped for o in outcomes] == [None, INTERRUPTED, INTERRUPTED, CANCELLED, CANCELLED, CANCELLED]
+    assert [o.stopped for o in outcomes] == [None, INTERRUPTED, INTERRUPTED, CANCELLED, CANCELLED, CANCELLED], [
+        (o.stopped, o.error) for o in outcomes]
     assert outcomes[0].result == 0 and outcomes[0].ok
     assert outcomes[1].error == "interrupted: Terminated: stopped by signal SIGTERM"
     runs = {run.name: run for run in list_runs(url=db_url)}
