@@ -20,6 +20,7 @@ from decisions import cli_checks
 from decisions.cli_console import CliConsole
 from decisions.cli_db import db_app
 from decisions.cli_errors import RunFailed, clean_errors, err_console
+from decisions.cli_forget import forget_command
 from decisions.cli_help import DomainTablesCommand
 from decisions.errors import InputError
 
@@ -27,6 +28,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 runs_app = typer.Typer(no_args_is_help=True, help="Read the run store.")
 app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
+app.command("forget")(forget_command)
 
 console = CliConsole()
 
@@ -259,29 +261,35 @@ def runs_delete(
     with_deployments: Annotated[
         bool, typer.Option("--with-deployments", help="Also delete the run's deployment records (what is deployed may change).")
     ] = False,
+    with_forgettings: Annotated[
+        bool, typer.Option("--with-forgettings", help="Also delete the run's forgetting records (the record that patients were forgotten).")
+    ] = False,
 ) -> None:
     """Delete a run that is not alive: its metrics, artifact records and artifact folder in the store.
 
-    A run with deployment records is refused unless --with-deployments is given.
+    A run with deployment records is refused unless --with-deployments is given, one with forgetting
+    records unless --with-forgettings is.
     """
     from decisions.store import RunAliveError, RunStatus, delete_run, deployments, get_run
-    from decisions.store.lifecycle import deployment_records
+    from decisions.store.lifecycle import deployment_records, forgetting_records
 
     rec = get_run(cli_checks.run_id(run_id))
     if rec.status is RunStatus.RUNNING:
         raise RunAliveError("run", f"run {run_id} is still running (process {rec.pid} on {rec.host}); stop it first")
     held = deployment_records(run_id, with_deployments=with_deployments)  # refuses a deployed run without the flag
-    what = _deletion(rec, len(held))
+    forgot = forgetting_records(run_id, with_forgettings=with_forgettings)  # and one that forgot patients
+    what = _deletion(rec, len(held), len(forgot))
     if not yes:
         typer.confirm(f"Delete {what}?", abort=True, err=True)
-    deleted = delete_run(run_id, with_deployments=with_deployments)  # checks again that the run is not alive
+    deleted = delete_run(run_id, with_deployments=with_deployments,  # checks again that the run is not alive
+                         with_forgettings=with_forgettings)
     console.print(f"deleted {what}", highlight=False)
     for kind in sorted({record.kind for record in deleted.deployments}):
         console.print(f"deployed now: {deployments.describe(deployments.deployed(kind), kind)}", highlight=False)
 
 
-def _deletion(rec: Any, deployment_records: int) -> str:
-    """What deleting run ``rec`` removes, in words: its rows (deployment records included) and folders."""
+def _deletion(rec: Any, deployment_records: int, forgetting_records: int = 0) -> str:
+    """What deleting run ``rec`` removes, in words: its rows (deployment and forgetting records included) and folders."""
     from decisions.store import artifacts, artifacts_root
     from decisions.store.lifecycle import run_folders
 
@@ -292,6 +300,8 @@ def _deletion(rec: Any, deployment_records: int) -> str:
     counts = [(len(rec.metrics), "metric value"), (len(rec.artifacts), "artifact record")]
     if deployment_records:
         counts.append((deployment_records, "deployment record"))
+    if forgetting_records:
+        counts.append((forgetting_records, "forgetting record"))
     return f"run {rec.id} ({rec.kind}/{rec.name}, {rec.status.value}): " + ", ".join(
         [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in counts] + [f"folder {folder}" for folder in folders]
     )

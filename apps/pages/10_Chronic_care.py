@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import app_common
 import page_skeleton
+import pandas as pd
 import streamlit as st
 
+from decisions.errors import InputError
 from decisions.health.chronic import ACTIONS, DOMAIN
+from decisions.store import RunNotFoundError
+from decisions.store.forgettings import forgettings_of
 
 
 def settings_inputs() -> dict[str, Any]:
@@ -64,9 +69,54 @@ HEADLINE = (
 )
 
 
+def _confirm_forget(run_id: int, url: str) -> None:
+    """Forget the typed patient and record it (a button callback, so it may clear the field before it is drawn)."""
+    from decisions.platform.forgetting import forget_patients
+
+    patient = st.session_state.pop("forget_pending", None)
+    operator = str(st.session_state.get("forget_operator", "")).strip()
+    try:
+        [done] = forget_patients(run_id, [patient], created_by=operator, url=url)
+    except (InputError, RunNotFoundError) as err:
+        st.session_state["forget_outcome"] = (False, str(err))
+        return
+    st.session_state["forget_patient"] = ""
+    check = "equals retraining bit for bit" if done.equal else "DIFFERS from retraining"
+    st.session_state["forget_outcome"] = (True, f"Forgot {done.patient} from run #{run_id} (by {operator}): "
+                                                f"unlearning {check}; data sha256 now {done.data_digest_after[:16]}...")
+
+
+def _forget_section(run_id: int, url: str) -> None:
+    """A patient's identifier and the operator's name, a button, a confirmation, and the run's forgettings."""
+    st.markdown("**Forget a patient**: take their visits out of the kappa-weighted learner, checked against "
+                "retraining without them; each forgetting is recorded with its digests, who and when")
+    left, right = st.columns(2)
+    left.text_input("Patient identifier (e.g. t2d-17)", key="forget_patient")
+    right.text_input("Your name (recorded with the forgetting)", key="forget_operator")
+    if st.button("Forget this patient", key="forget"):
+        patient = str(st.session_state.get("forget_patient", "")).strip()
+        if patient and str(st.session_state.get("forget_operator", "")).strip():
+            st.session_state["forget_pending"] = patient
+        else:
+            st.error("patient: type the patient's identifier and your name (it is recorded with the forgetting)")
+    pending = st.session_state.get("forget_pending")
+    if pending:
+        st.warning(f"Forget **{pending}** from run #{run_id}? It cannot be undone.")
+        confirm, cancel = st.columns(2)
+        confirm.button("Confirm forgetting", type="primary", key="forget_confirm", on_click=_confirm_forget,
+                       args=(run_id, url))
+        cancel.button("Cancel", key="forget_cancel", on_click=st.session_state.pop, args=("forget_pending", None))
+    outcome = st.session_state.pop("forget_outcome", None)
+    if outcome is not None:
+        (st.success if outcome[0] else st.error)(outcome[1])
+    records = forgettings_of(run_id, url=url)
+    if records:
+        st.dataframe(pd.DataFrame([asdict(r) for r in records]), hide_index=True)
+
+
 def show_report(report: Any, run_id: int, url: str) -> None:
-    """Headline figures, TTC curves per method and regime, the state inspector, sweep and unlearning."""
-    del url
+    """Headline figures, TTC curves per method and regime, the state inspector, sweep, unlearning and
+    the run's forgettings."""
     app_common.results_header(run_id, app_common.format_figures(report.metrics, HEADLINE))
     st.dataframe(report.comparison[report.comparison["regime"] == report.train_regime], hide_index=True)
     _curves(report)
@@ -76,6 +126,7 @@ def show_report(report: Any, run_id: int, url: str) -> None:
     st.dataframe(report.sweep, hide_index=True)
     st.markdown("**Exact unlearning**: forgetting patients against retraining without them")
     st.dataframe(report.unlearning, hide_index=True)
+    _forget_section(run_id, url)
 
 
 page_skeleton.run_page(page_skeleton.DomainPage(

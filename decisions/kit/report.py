@@ -151,6 +151,15 @@ class TablesReport:
         hints = cls._hints()
         return tuple(f.name for f in dataclasses.fields(cls) if _is_plain(hints[f.name]))
 
+    @classmethod
+    def of_study(cls, study: Any, **fields: Any) -> Self:
+        """The report of a study (a dataclass with a ``metrics()`` method): the value of each field the
+        study and the report both declare (by name), ``metrics=study.metrics()``, then ``fields`` (the
+        report's own values, which win)."""
+        shared = {f.name for f in dataclasses.fields(study)} & {f.name for f in dataclasses.fields(cls) if f.init}
+        values = {name: getattr(study, name) for name in shared if name != "metrics"}
+        return cls(**{**values, "metrics": study.metrics(), **fields})
+
     def tables(self) -> dict[str, pd.DataFrame]:
         """The report's tables by file stem (absent optional tables left out)."""
         return {name: getattr(self, name) for name in self.table_fields() if getattr(self, name) is not None}

@@ -52,7 +52,8 @@ def _plain(settings: Mapping[str, Any]) -> dict[str, Any]:
     return clean
 
 
-def _user() -> str | None:
+def os_user() -> str | None:
+    """The login name of this process's user, or None where there is none (some containers)."""
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no login name in some containers
@@ -74,7 +75,7 @@ def choose(run_id: int, kind: str, label: str, settings: Mapping[str, Any], *, n
         if run.kind != kind:
             raise InputError("run", f"run {run_id} is a {run.kind!r} run, not {kind!r}")
         row = Deployment(run_id=run_id, kind=kind, label=label.strip()[:255], settings=_plain(settings),
-                         note=note or None, chosen_by=chosen_by or _user())
+                         note=note or None, chosen_by=chosen_by or os_user())
         session.add(row)
         session.flush()
         return _record(row)

@@ -15,12 +15,13 @@ from pathlib import Path
 from sqlalchemy import delete, select
 
 from decisions.errors import InputError
-from decisions.store import artifacts, deployments
+from decisions.store import artifacts, deployments, forgettings
 from decisions.store.artifacts import artifacts_root
 from decisions.store.db import session_scope
 from decisions.store.deployments import DeploymentRecord
+from decisions.store.forgettings import ForgettingRecord
 from decisions.store.liveness import this_host
-from decisions.store.models import Artifact, Deployment, Metric, Run, RunStatus
+from decisions.store.models import Artifact, Deployment, Forgetting, Metric, Run, RunStatus
 from decisions.store.records import RunRecord, judged_status, last_seen, run_record
 from decisions.store.repository import run_row
 
@@ -33,6 +34,10 @@ class RunAliveError(InputError):
 
 class RunDeployedError(InputError):
     """Raised when asked to delete a run with deployment records without deleting them too."""
+
+
+class RunForgettingsError(InputError):
+    """Raised when asked to delete a run with forgetting records without deleting them too."""
 
 
 class RunNotResumableError(InputError):
@@ -161,6 +166,7 @@ class DeletedRun:
     run: RunRecord
     folders: tuple[Path, ...]  # artifact folders removed, under the store's artifacts root
     deployments: tuple[DeploymentRecord, ...] = ()  # deployment records removed with it
+    forgettings: tuple[ForgettingRecord, ...] = ()  # forgetting records removed with it
 
 
 def artifact_folders(paths: Iterable[str], root: Path) -> tuple[Path, ...]:
@@ -194,16 +200,34 @@ def deployment_records(run_id: int, *, with_deployments: bool, url: str | None =
     return held
 
 
-def delete_run(run_id: int, *, url: str | None = None, with_deployments: bool = False) -> DeletedRun:
+def forgetting_records(run_id: int, *, with_forgettings: bool, url: str | None = None) -> list[ForgettingRecord]:
+    """The forgetting records that deleting run ``run_id`` removes, oldest first.
+
+    Raises:
+        RunForgettingsError: the run has some and ``with_forgettings`` is False (the message says what
+            would be lost and which flag deletes them).
+    """
+    held = forgettings.forgettings_of(run_id, url=url)
+    if held and not with_forgettings:
+        raise RunForgettingsError("run", f"run {run_id} has {forgettings.held_by(held)}: "
+                                         "--with-forgettings deletes them with it")
+    return held
+
+
+def delete_run(run_id: int, *, url: str | None = None, with_deployments: bool = False,
+               with_forgettings: bool = False) -> DeletedRun:
     """Delete a run that is not alive: its rows, and its folders under the artifacts root and the
-    remote artifacts URL (files elsewhere stay). Its deployment records go too only ``with_deployments``.
+    remote artifacts URL (files elsewhere stay). Its deployment records go too only ``with_deployments``,
+    its forgetting records only ``with_forgettings``.
 
     Raises:
         RunNotFoundError: if the run does not exist.
         RunAliveError: if the run is running and its process alive.
         RunDeployedError: if the run has deployment records and ``with_deployments`` is False.
+        RunForgettingsError: if the run has forgetting records and ``with_forgettings`` is False.
     """
     held = tuple(deployment_records(run_id, with_deployments=with_deployments, url=url))
+    forgot = tuple(forgetting_records(run_id, with_forgettings=with_forgettings, url=url))
     with session_scope(url) as session:
         run = run_row(session, run_id)
         record = run_record(run)
@@ -213,7 +237,10 @@ def delete_run(run_id: int, *, url: str | None = None, with_deployments: bool = 
             )
         if not with_deployments and session.scalars(select(Deployment.id).where(Deployment.run_id == run_id)).first():
             raise RunDeployedError("run", f"run {run_id} was deployed meanwhile: --with-deployments deletes it anyway")
+        if not with_forgettings and session.scalars(select(Forgetting.id).where(Forgetting.run_id == run_id)).first():
+            raise RunForgettingsError("run", f"run {run_id} forgot a patient meanwhile: --with-forgettings deletes it anyway")
         session.execute(delete(Deployment).where(Deployment.run_id == run_id))
+        session.execute(delete(Forgetting).where(Forgetting.run_id == run_id))
         session.execute(delete(Metric).where(Metric.run_id == run_id))
         session.execute(delete(Artifact).where(Artifact.run_id == run_id))
         session.execute(delete(Run).where(Run.id == run_id))
@@ -223,4 +250,4 @@ def delete_run(run_id: int, *, url: str | None = None, with_deployments: bool = 
     remote = artifacts.configured_url()
     if remote is not None and not artifacts.is_local(remote):
         artifacts.delete_folder(artifacts.run_url(run_id, url))
-    return DeletedRun(record, folders, held)
+    return DeletedRun(record, folders, held, forgot)

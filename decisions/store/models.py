@@ -7,7 +7,7 @@ import enum
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Enum, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, Enum, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
@@ -177,3 +177,32 @@ class Deployment(Base):
 
     def __repr__(self) -> str:
         return f"Deployment(id={self.id!r}, kind={self.kind!r}, run_id={self.run_id!r}, label={self.label!r})"
+
+
+class Forgetting(Base):
+    """One patient forgotten from a run's learnt policy: the data's and the policy's digests, whether
+    unlearning equalled retraining without them, both times, who asked and when."""
+
+    __tablename__ = "forgettings"
+    __table_args__ = ({"sqlite_autoincrement": True},)  # an id is never handed out again
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    # The run whose learnt policy forgot the patient.
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    # The patient's identifier in the run's logs (e.g. "t2d-17").
+    patient: Mapped[str] = mapped_column(String(255))
+    # The part of the run the patient belongs to (chronic care: the disease).
+    disease: Mapped[str] = mapped_column(String(64))
+    # sha256 (hex) of the learner's data before and after the forgetting, and of its policy after.
+    data_digest_before: Mapped[str] = mapped_column(String(64))
+    data_digest_after: Mapped[str] = mapped_column(String(64))
+    policy_digest_after: Mapped[str] = mapped_column(String(64))
+    # Whether unlearning equalled retraining without the patient, bit for bit.
+    equal: Mapped[bool] = mapped_column(Boolean)
+    unlearn_seconds: Mapped[float] = mapped_column(Float)
+    retrain_seconds: Mapped[float] = mapped_column(Float)
+    created_by: Mapped[str | None] = mapped_column(String(255), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+    def __repr__(self) -> str:
+        return f"Forgetting(id={self.id!r}, run_id={self.run_id!r}, patient={self.patient!r})"

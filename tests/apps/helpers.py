@@ -1,4 +1,5 @@
-"""Steps shared by the page tests: open a page, record a hand-made report, run a job from the form, check errors."""
+"""Steps shared by the page tests: open a page or its form, record a hand-made report, run a job from the form,
+check errors."""
 
 from __future__ import annotations
 
@@ -150,3 +151,16 @@ def stop_at_prepare(domain: Domain, monkeypatch: pytest.MonkeyPatch) -> list[Any
 
     monkeypatch.setattr(spec_module, "prepare", prepare_then_stop)
     return prepared
+
+
+def open_form(domain: Domain, monkeypatch: pytest.MonkeyPatch) -> tuple[AppTest, list[Any]]:
+    """Open a domain's page with its run button stopped after ``prepare`` (``stop_at_prepare``); the page
+    shows the domain's title and no report.
+
+    Returns:
+        The page, and the list that receives the jobs ``prepare`` makes each time the button is pressed.
+    """
+    prepared = stop_at_prepare(domain, monkeypatch)
+    at = open_page(domain.page)
+    assert at.title[0].value == domain.title and not at.header
+    return at, prepared

@@ -228,14 +228,6 @@ def test_unknown_or_wrong_kind_run_from_query_param_shows_error(store_url: str) 
     )
 
 
-def test_page_is_behind_the_password_gate(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DECISIONS_APP_PASSWORD", "pw")
-    at = _page()
-    assert not at.title and not at.button and not at.text_input(key="app_password").value
-    at.text_input(key="app_password").input("pw").run()
-    assert at.title[0].value == "Building energy" and at.button(key="b_run")
-
-
 def _hand_made_run(url: str, source: tuple[str, int], folder: Path) -> int:
     """A run whose tables copy the recorded run's, plus a DQN seed, with no policy files recorded."""
     record = get_run(source[1], url=source[0])

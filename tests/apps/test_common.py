@@ -1,5 +1,6 @@
 """Shared app helpers: the runs table, the artifacts folder, reopening a run's report, CSV artifacts, progress,
-the job table and headline figures of a form, a bad ``?run=<id>`` on every report page."""
+the job table and headline figures of a form, a bad ``?run=<id>`` or another domain's run on the report pages,
+the password gate in front of a domain page, bad numbers in a page's form."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from decisions.health.pharma import DOMAIN as PHARMA
 from decisions.platform.registry import DOMAINS
 from decisions.store import list_runs, recorded_run
 from tests.apps.conftest import GAS_PAGE, PENSION_PAGE, PHARMA_PAGE, WEALTH_PAGE
-from tests.apps.helpers import open_page
+from tests.apps.helpers import one_line_error, open_page, submit
 
 
 def test_runs_frame_shows_each_runs_own_headline(store_url: str) -> None:
@@ -109,6 +110,68 @@ def test_unknown_run_shows_an_error(store_url: str, page: str, requested: str, w
     at = open_page(page, run=requested)
     assert at.error[0].value.startswith(f"run: cannot open run '{requested}'")
     assert words in at.error[0].value
+
+
+PAGE = {domain.name: domain.page for domain in DOMAINS}
+
+# page, its domain's run kind, the kind of the run asked for
+OTHER_DOMAINS_RUNS = [
+    (PENSION_PAGE, "pension", "pharma"),
+    (PHARMA_PAGE, "pharma", "gas_storage"),
+    (WEALTH_PAGE, "wealth", "pension"),
+    (PAGE["splitfl"], "splitfl", "utility"),
+    (PAGE["traffic"], "traffic", "utility"),
+]
+
+
+@pytest.mark.parametrize(("page", "kind", "other"), OTHER_DOMAINS_RUNS)
+def test_a_run_of_another_domain_is_refused(store_url: str, page: str, kind: str, other: str) -> None:
+    with recorded_run(other, "another-domains-run", {}, url=store_url) as run:
+        pass
+    at = open_page(page, run=run.run_id)
+    assert [e.value for e in at.error] == [
+        f"run: cannot open run '{run.run_id}': run: run {run.run_id} is a {other} run, not {kind}"]
+    assert not [h.value for h in at.header if h.value.startswith("Results of run")]
+
+
+# page, its title, the key of its run button
+GATED_PAGES = [
+    (GAS_PAGE, "Gas storage", "run"),
+    (PAGE["building"], "Building energy", "b_run"),
+    (PAGE["utility"], "Utility weights", "run"),
+    (PAGE["splitfl"], "Split learning", "run"),
+]
+
+
+@pytest.mark.parametrize(("page", "title", "button"), GATED_PAGES)
+def test_a_domain_page_is_behind_the_password_gate(
+    store_url: str, monkeypatch: pytest.MonkeyPatch, page: str, title: str, button: str
+) -> None:
+    monkeypatch.setenv("DECISIONS_APP_PASSWORD", "pw")
+    at = open_page(page, timeout=90)
+    assert not at.title and not at.number_input and not at.button
+    assert not at.text_input(key="app_password").value
+    at.text_input(key="app_password").input("pw").run()
+    assert at.title[0].value == title and at.button(key=button)
+
+
+# page, then the numbers submitted in turn, each with the field its error line starts with
+BAD_NUMBERS = [
+    (PENSION_PAGE, [({"contribution_min": 0.5}, "scenario.funding.contribution_max:"),
+                    ({"contribution_min": 0.0, "steps": 0}, "snapo.steps:")]),
+    (PAGE["utility"], [({"steps": 0}, "agent.steps:")]),
+    (PAGE["splitfl"], [({"rounds": 0}, "training.rounds:"), ({"rounds": 5, "seeds": 0}, "training.seeds:")]),
+]
+
+
+@pytest.mark.parametrize(("page", "cases"), BAD_NUMBERS)
+def test_bad_numbers_show_one_line_naming_the_field_and_record_nothing(
+    store_url: str, page: str, cases: list[tuple[dict[str, float], str]]
+) -> None:
+    at = open_page(page)
+    for numbers, field in cases:
+        one_line_error(submit(at, numbers), field)
+    assert list_runs(url=store_url) == [] and not at.status
 
 
 def test_job_table_of_a_form() -> None:

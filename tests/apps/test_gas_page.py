@@ -16,11 +16,11 @@ from decisions.store import list_runs
 from tests.apps.conftest import GAS_PAGE, HOME
 from tests.apps.helpers import (
     one_line_error,
+    open_form,
     open_page,
     open_report,
     record_report,
     run_from_form,
-    stop_at_prepare,
     submit,
 )
 
@@ -50,14 +50,6 @@ def test_gas_page_renders_its_form(store_url: str) -> None:
     assert {"mean_reversion", "volatility"} <= keys
     assert at.button(key="run").disabled is False
     assert not at.error
-
-
-def test_gas_page_is_behind_the_password_gate(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DECISIONS_APP_PASSWORD", "pw")
-    at = open_page(GAS_PAGE)
-    assert not at.title and not at.number_input and not at.button
-    at.text_input(key="app_password").input("pw").run()
-    assert at.title[0].value == "Gas storage" and at.button(key="run")
 
 
 def test_switching_the_price_model_shows_its_parameters(store_url: str) -> None:
@@ -106,8 +98,7 @@ def test_every_method_and_terminal_rule_make_a_spec_that_prepare_accepts(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The form sends only the settings the method and terminal rule use (prepare refuses the others); no job runs."""
-    prepared = stop_at_prepare(DOMAIN, monkeypatch)
-    at = open_page(GAS_PAGE)
+    at, prepared = open_form(DOMAIN, monkeypatch)
     choices = [(m, t) for m in ("compare", "snapo", "baselines") for t in ("required_end_inventory", "spot_value")]
     for method, terminal in choices:
         at.selectbox(key="method").select(method)

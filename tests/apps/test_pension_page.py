@@ -1,4 +1,5 @@
-"""The pension ALM page: the form, input errors on one line, a recorded run opened with ``?run=<id>``, the views."""
+"""The pension ALM page: the form, a recorded run opened with ``?run=<id>``, the views (its input errors and its
+refusal of another domain's run: ``test_common``)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ import pandas as pd
 import pytest
 
 import decisions.finance.pension as pension
-from decisions.store import list_runs
 from tests.apps.conftest import APPS, PENSION_PAGE
-from tests.apps.helpers import one_line_error, open_page, open_report, record_report, run_from_form, submit
+from tests.apps.helpers import open_page, open_report, record_report, run_from_form
 
 if str(APPS) not in sys.path:
     sys.path.insert(0, str(APPS))  # the page imports its helpers by name, as Streamlit runs it
@@ -63,7 +63,7 @@ def _hand_made_tables() -> dict[str, pd.DataFrame]:
     }
 
 
-def _record_by_hand(url: str, folder: Path, kind: str = "pension") -> int:
+def _record_by_hand(url: str, folder: Path) -> int:
     """Record a run whose artifacts are the hand-made tables, saved by ``PensionReport.save`` as a job saves them."""
     config = {"scenario": {"funding": {"floor": 0.9}}}
     metrics = {"value_snapo": 120.0, "value_fixed_mix": 100.0, "snapo_minus_fixed_mix": 20.0,
@@ -72,7 +72,7 @@ def _record_by_hand(url: str, folder: Path, kind: str = "pension") -> int:
     tables = _hand_made_tables()
     tables["comparison"] = tables["comparison"].set_index("method")
     report = pension.PensionReport(**tables, metrics=metrics)
-    return record_report(url, report, folder, kind=kind, config=config)
+    return record_report(url, report, folder, kind="pension", config=config)
 
 
 def test_pension_page_renders_its_form(store_url: str) -> None:
@@ -83,13 +83,6 @@ def test_pension_page_renders_its_form(store_url: str) -> None:
             "paths_per_step", "eval_paths", "selection_paths", "timing_paths"} <= keys
     assert at.number_input(key="steps").value == 100
     assert not at.error and not at.header[1:]  # only the timing panel's header; nothing run yet
-
-
-def test_bad_inputs_show_one_line_errors_naming_the_field_and_record_nothing(store_url: str) -> None:
-    at = open_page(PENSION_PAGE)
-    one_line_error(submit(at, {"contribution_min": 0.5}), "scenario.funding.contribution_max:")
-    one_line_error(submit(at, {"contribution_min": 0.0, "steps": 0}), "snapo.steps:")
-    assert list_runs(url=store_url) == [] and not at.status
 
 
 def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> None:
@@ -108,12 +101,6 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
 
     at.run()  # a rerun keeps the report
     assert at.header[0].value == f"Results of run #{run_id}"
-
-
-def test_a_run_of_another_kind_is_refused(store_url: str, tmp_path: Path) -> None:
-    run_id = _record_by_hand(store_url, tmp_path / "run", kind="pharma")
-    with pytest.raises(Exception, match="is a pharma run, not pension"):
-        pension_views.load_run(run_id, store_url)
 
 
 def test_views_shape_the_tables() -> None:

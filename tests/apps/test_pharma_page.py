@@ -9,18 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from apps import app_common
-from decisions.errors import InputError
 from decisions.health.pharma import CPP_NAMES, CQA_NAMES, CQA_UNITS, DOMAIN, PharmaReport, sensitivity_long
 from decisions.store import list_runs
 from tests.apps.conftest import APPS, PHARMA_PAGE
 from tests.apps.helpers import (
     one_line_error,
+    open_form,
     open_page,
     open_report,
     record_report,
     run_from_form,
-    stop_at_prepare,
     submit,
 )
 
@@ -80,9 +78,9 @@ def _hand_made_report() -> PharmaReport:
     )
 
 
-def _record_by_hand(url: str, folder: Path, kind: str = DOMAIN.name) -> int:
+def _record_by_hand(url: str, folder: Path) -> int:
     config = {"optimise": {"compliance_target": 0.9}}
-    return record_report(url, _hand_made_report(), folder, kind=kind, config=config)
+    return record_report(url, _hand_made_report(), folder, kind=DOMAIN.name, config=config)
 
 
 def test_pharma_page_renders_its_form(store_url: str) -> None:
@@ -119,8 +117,7 @@ def test_bad_inputs_show_one_line_errors_naming_the_field_and_record_nothing(sto
 
 def test_every_method_makes_a_spec_that_prepare_accepts(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The form sends only the settings the method uses (prepare refuses the others); no job runs."""
-    prepared = stop_at_prepare(DOMAIN, monkeypatch)
-    at = open_page(PHARMA_PAGE)
+    at, prepared = open_form(DOMAIN, monkeypatch)
     methods = ["all", "optimise", "sensitivities", "design_space"]
     for method in methods:
         at.selectbox(key="method").select(method)
@@ -152,12 +149,6 @@ def test_recorded_run_opens_from_query_param(store_url: str, tmp_path: Path) -> 
 
     at.run()  # a rerun keeps the report
     assert at.header[0].value == f"Results of run #{run_id}"
-
-
-def test_a_run_of_another_kind_is_refused(store_url: str, tmp_path: Path) -> None:
-    run_id = _record_by_hand(store_url, tmp_path / "run", kind="gas_storage")
-    with pytest.raises(InputError, match="^run: .*is a gas_storage run, not pharma"):
-        app_common.load_report(DOMAIN, run_id, store_url)
 
 
 def test_views_shape_the_tables() -> None:

@@ -11,17 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from decisions.recsys.utility import DOMAIN as UTILITY
 from decisions.store import list_runs
 from decisions.telecom.splitfl import DOMAIN, SplitFLReport
 from tests.apps.conftest import APPS
 from tests.apps.helpers import (
-    one_line_error,
+    open_form,
     open_page,
     open_report,
     record_report,
     run_from_form,
-    stop_at_prepare,
     submit,
 )
 
@@ -226,9 +224,7 @@ def test_views_summary_headline_and_choice_handle_the_never_reached_target() -> 
 def test_page_renders_its_form_and_sends_a_spec_prepare_accepts(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    prepared = stop_at_prepare(DOMAIN, monkeypatch)
-    at = open_page(SPLITFL_PAGE)
-    assert at.title[0].value == "Split learning" and not at.header
+    at, prepared = open_form(DOMAIN, monkeypatch)
     assert at.selectbox(key="dataset").value == "digits" and at.number_input(key="rounds").value == 20
     at.button(key="run").click().run()
     at.selectbox(key="dataset").set_value("fashion")
@@ -240,21 +236,6 @@ def test_page_renders_its_form_and_sends_a_spec_prepare_accepts(
     assert second.training.rounds == 7 and second.training.seeds == [0, 1, 2] and second.agent.committee == 5
     assert second.agent.env_steps == 2000 and second.study.committees == [] and second.study.decays == []
     assert list_runs(url=store_url) == []
-
-
-def test_bad_input_shows_one_line_error_and_records_nothing(store_url: str) -> None:
-    at = open_page(SPLITFL_PAGE)
-    one_line_error(submit(at, {"rounds": 0}), "training.rounds:")
-    one_line_error(submit(at, {"rounds": 5, "seeds": 0}), "training.seeds:")
-    assert list_runs(url=store_url) == [] and not at.status
-
-
-def test_page_is_behind_the_password_gate(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DECISIONS_APP_PASSWORD", "pw")
-    at = open_page(SPLITFL_PAGE)
-    assert not at.title and not at.number_input and not at.button
-    at.text_input(key="app_password").input("pw").run()
-    assert at.title[0].value == "Split learning" and at.button(key="run")
 
 
 def test_recorded_run_opens_with_every_section(store_url: str, run_id: int) -> None:
@@ -283,13 +264,6 @@ def test_recorded_run_opens_with_every_section(store_url: str, run_id: int) -> N
     at.multiselect(key=f"strategies_{run_id}").set_value([]).run()
     assert not at.exception and "Choose at least one strategy to draw." in [i.value for i in at.info]
     assert len(at.get("vega_lite_chart")) == 1  # the devices of the chosen strategy only
-
-
-def test_a_run_of_another_domain_is_refused(store_url: str, tmp_path: Path) -> None:
-    other = record_report(store_url, _hand_made_report(), tmp_path / "other", kind=UTILITY.name)
-    at = open_page(SPLITFL_PAGE, run=other)
-    assert at.error[0].value.startswith(f"run: cannot open run '{other}'")
-    assert "is a utility run, not splitfl" in at.error[0].value and not at.header
 
 
 @pytest.mark.slow

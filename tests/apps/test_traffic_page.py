@@ -13,10 +13,9 @@ import pytest
 
 from decisions.mobility.traffic import DOMAIN, TrafficReport
 from decisions.mobility.traffic.metrics import METRIC_NAMES
-from decisions.recsys.utility import DOMAIN as UTILITY
 from decisions.store import list_runs
 from tests.apps.conftest import APPS
-from tests.apps.helpers import one_line_error, open_page, open_report, record_report, stop_at_prepare, submit
+from tests.apps.helpers import one_line_error, open_form, open_page, open_report, record_report, submit
 
 TRAFFIC_PAGE = DOMAIN.page
 
@@ -255,9 +254,7 @@ def test_views_headline_ratios_and_choice() -> None:
 def test_page_renders_its_form_and_sends_a_spec_prepare_accepts(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    prepared = stop_at_prepare(DOMAIN, monkeypatch)
-    at = open_page(TRAFFIC_PAGE)
-    assert at.title[0].value == "Traffic signals" and not at.header
+    at, prepared = open_form(DOMAIN, monkeypatch)
     assert at.multiselect(key="scenarios").value == ["single-intersection"]
     assert "custom" not in at.multiselect(key="scenarios").options
     assert at.number_input(key="seconds").value == 600 and at.number_input(key="env_steps").value == 3000
@@ -324,13 +321,6 @@ def test_recorded_run_opens_with_every_section(store_url: str, run_id: int) -> N
     at.selectbox(key=f"scenario_{run_id}").set_value("cologne1").run()
     at.multiselect(key=f"replay_controllers_{run_id}").set_value([]).run()
     assert not at.exception and "Choose at least one controller to replay." in [i.value for i in at.info]
-
-
-def test_a_run_of_another_domain_is_refused(store_url: str, tmp_path: Path) -> None:
-    other = record_report(store_url, _hand_made_report(), tmp_path / "other", kind=UTILITY.name)
-    at = open_page(TRAFFIC_PAGE, run=other)
-    assert at.error[0].value.startswith(f"run: cannot open run '{other}'")
-    assert "is a utility run, not traffic" in at.error[0].value and not at.header
 
 
 def test_the_ppo_agent_is_an_agent_not_a_baseline() -> None:

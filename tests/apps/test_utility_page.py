@@ -14,7 +14,7 @@ from decisions.recsys.utility import DOMAIN, UtilityReport
 from decisions.recsys.utility.report import front_title
 from decisions.store import deployments, get_run, list_runs
 from tests.apps.conftest import APPS
-from tests.apps.helpers import one_line_error, open_page, open_report, record_report, stop_at_prepare, submit
+from tests.apps.helpers import open_form, open_report, record_report
 
 UTILITY_PAGE = DOMAIN.page
 
@@ -148,11 +148,9 @@ def test_views_learnt_points_deployment_segments_and_obd() -> None:
 def test_page_renders_its_form_and_sends_a_spec_prepare_accepts(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    prepared = stop_at_prepare(DOMAIN, monkeypatch)
-    at = open_page(UTILITY_PAGE)
-    assert at.title[0].value == "Utility weights"
+    at, prepared = open_form(DOMAIN, monkeypatch)
     assert at.number_input(key="train_requests").value == 20_000 and at.number_input(key="points").value == 11
-    assert at.checkbox(key="drift").value is False and not at.header
+    assert at.checkbox(key="drift").value is False
     at.button(key="run").click().run()
     at.checkbox(key="drift").check()
     at.button(key="run").click().run()
@@ -160,20 +158,6 @@ def test_page_renders_its_form_and_sends_a_spec_prepare_accepts(
     assert [job.drift.days for job in prepared] == [0, 4]
     assert prepared[0].agent.steps == 1000 and prepared[0].frontier.test_requests == 1024
     assert list_runs(url=store_url) == []
-
-
-def test_bad_input_shows_one_line_error_and_records_nothing(store_url: str) -> None:
-    at = open_page(UTILITY_PAGE)
-    one_line_error(submit(at, {"steps": 0}), "agent.steps:")
-    assert list_runs(url=store_url) == [] and not at.status
-
-
-def test_page_is_behind_the_password_gate(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DECISIONS_APP_PASSWORD", "pw")
-    at = open_page(UTILITY_PAGE)
-    assert not at.title and not at.number_input and not at.button
-    at.text_input(key="app_password").input("pw").run()
-    assert at.title[0].value == "Utility weights" and at.button(key="run")
 
 
 def test_recorded_run_opens_with_every_section(store_url: str, run_id: int) -> None:

@@ -46,7 +46,7 @@ from tests.store.writers import METRICS_PER_RUN, RUNS_PER_WRITER, record_runs
 
 LEGACY_STORE = Path(__file__).with_name("data") / "store_before_migrations.db"
 
-HEAD = "0003"
+HEAD = "0004"
 
 WRITERS = 8
 
@@ -169,6 +169,31 @@ def _cli(monkeypatch: pytest.MonkeyPatch, url: str, *args: str) -> tuple[int, st
     return result.exit_code, result.stdout, result.stderr
 
 
+def _refused_store(url: str, revision: str, reason: str) -> str:
+    """Check that ``get_engine`` refuses the store at ``revision`` with one ``DECISIONS_DB_URL`` error
+    ending in ``reason``, and keeps no engine; the message."""
+    expected = f"DECISIONS_DB_URL: '{db.masked_url(url)}': the store is at revision {revision}, {reason}"
+    with pytest.raises(InputError) as info:
+        get_engine(url)
+    assert (info.value.field, str(info.value)) == ("DECISIONS_DB_URL", expected)
+    assert url not in db._engines
+    return expected
+
+
+def _upgraded_by_the_cli(monkeypatch: pytest.MonkeyPatch, url: str, revision: str) -> None:
+    """Check that ``decisions db current`` says the store at ``revision`` is behind, and that ``decisions db
+    upgrade`` carries it to head."""
+    code, out, err = _cli(monkeypatch, url, "db", "current")
+    assert (code, err) == (0, "")
+    assert _one_line(out) == (
+        f"'{db.masked_url(url)}': revision {revision}, head {HEAD} (behind: run `decisions db upgrade`)"
+    )
+    code, out, err = _cli(monkeypatch, url, "db", "upgrade")
+    assert (code, err) == (0, "")
+    assert _one_line(out) == f"upgraded '{db.masked_url(url)}' from {revision} to revision {HEAD}"
+    assert _version_table(url) == [HEAD]
+
+
 def _one_line(text: str) -> str:
     lines = [line for line in text.splitlines() if line.strip()]
     assert len(lines) == 1, text
@@ -197,7 +222,7 @@ def test_the_revisions_read_without_alembic_are_alembics() -> None:
     scripts = ScriptDirectory.from_config(migrations.config())
     assert migrations.head() == scripts.get_current_head() == HEAD
     assert migrations.revisions() == {s.revision: s.down_revision for s in scripts.walk_revisions()}
-    assert migrations.revisions() == {"0001": None, "0002": "0001", "0003": "0002"}
+    assert migrations.revisions() == {"0001": None, "0002": "0001", "0003": "0002", "0004": "0003"}
     assert (migrations.is_known("0001"), migrations.is_known("0099")) == (True, False)
 
 
@@ -240,7 +265,7 @@ def test_an_empty_store_is_built_at_head_matching_the_models(
         assert migrations.current(connection) == migrations.StoreState(HEAD, True)
         assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
         assert set(sa.inspect(connection).get_table_names()) == {
-            "alembic_version", "runs", "metrics", "artifacts", "deployments"
+            "alembic_version", "runs", "metrics", "artifacts", "deployments", "forgettings"
         }
     run_id = start_run("toy", "first", {"a": 1}, url=url)
     add_artifact(run_id, "report", tmp_path / "report.json", url=url, location="memory://x/run-1/report.json")
@@ -266,34 +291,51 @@ def test_0002_downgrades_and_upgrades_again(backend: str, request: pytest.Fixtur
     assert _schema(url)["artifacts"]["indexes"] == [("ix_artifacts_run_id", ("run_id",), False)]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_0004_carries_a_store_at_0003_forward_with_forgettings(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    from decisions.store.forgettings import Forgotten, forgettings_of, record_forgettings
+
+    url = fresh_store_url(backend, request, tmp_path)
+    _migrate(url, "0003")
+    _execute(url, "INSERT INTO runs (kind, name, status, config, package_version, host, created_at) "
+                  "VALUES ('chronic', 'kept', 'succeeded', '{}', '0', 'h', '2026-01-01 00:00:00')")
+    assert "forgettings" not in _schema(url)
+    assert db.upgrade_store(url) == ("0003", HEAD)
+    assert _schema(url)["forgettings"]["foreign_keys"] == [(("run_id",), "runs", ("id",), "CASCADE")]
+    [run] = list_runs(url=url)
+    assert (run.name, forgettings_of(run.id, url=url)) == ("kept", [])
+    forgotten = Forgotten("t2d-1", "t2d", "a" * 64, "b" * 64, "c" * 64, True, 0.1, 0.2)
+    [record] = record_forgettings(run.id, [forgotten], kind="chronic", after=None, url=url)
+    assert forgettings_of(run.id, url=url) == [record]
+    dispose_engines()
+    engine = _plain_engine(url)
+    try:
+        with engine.begin() as connection:
+            migrations.downgrade(connection, "0003")
+        assert "forgettings" not in _schema(url) and _version_table(url) == ["0003"]
+        with engine.connect() as connection:
+            assert connection.exec_driver_sql("SELECT name FROM runs").scalars().all() == ["kept"]
+    finally:
+        engine.dispose()
+
+
 # --- Stores behind and ahead of head ----------------------------------------------------------------
 
 
 def test_a_store_behind_head_is_refused_with_one_line(any_store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     url = any_store_url
     _migrate(url, "0001")
-    expected = (
-        f"DECISIONS_DB_URL: '{db.masked_url(url)}': the store is at revision 0001, this code needs revision "
-        f"{HEAD}: run `decisions db upgrade` with DECISIONS_DB_URL set to it"
+    expected = _refused_store(
+        url, "0001", f"this code needs revision {HEAD}: run `decisions db upgrade` with DECISIONS_DB_URL set to it"
     )
-    with pytest.raises(InputError) as info:
-        get_engine(url)
-    assert (info.value.field, str(info.value)) == ("DECISIONS_DB_URL", expected)
-    assert url not in db._engines
 
     code, out, err = _cli(monkeypatch, url, "runs", "list")
     assert (code, out) == (2, "")
     assert _one_line(err) == f"error: {expected}"
 
-    code, out, err = _cli(monkeypatch, url, "db", "current")
-    assert (code, err) == (0, "")
-    assert _one_line(out) == (
-        f"'{db.masked_url(url)}': revision 0001, head {HEAD} (behind: run `decisions db upgrade`)"
-    )
-    code, out, err = _cli(monkeypatch, url, "db", "upgrade")
-    assert (code, err) == (0, "")
-    assert _one_line(out) == f"upgraded '{db.masked_url(url)}' from 0001 to revision {HEAD}"
-    assert _version_table(url) == [HEAD]
+    _upgraded_by_the_cli(monkeypatch, url, "0001")
     assert list_runs(url=url) == []
 
 
@@ -302,14 +344,10 @@ def test_a_store_ahead_of_head_is_refused(any_store_url: str, monkeypatch: pytes
     get_engine(url)
     dispose_engines()
     _execute(url, "UPDATE alembic_version SET version_num = '0099'")
-    expected = (
-        f"DECISIONS_DB_URL: '{db.masked_url(url)}': the store is at revision 0099, newer than this code knows "
-        f"(its newest is {HEAD}): use the decisions release that wrote it, or a newer one"
+    expected = _refused_store(
+        url, "0099", f"newer than this code knows (its newest is {HEAD}): use the decisions release that wrote it, "
+        "or a newer one"
     )
-    with pytest.raises(InputError) as info:
-        get_engine(url)
-    assert str(info.value) == expected
-    assert url not in db._engines
     with pytest.raises(InputError) as info:
         db.upgrade_store(url)
     assert str(info.value) == expected
@@ -368,15 +406,7 @@ def test_db_upgrade_migrates_a_store_made_before_migrations_and_keeps_its_rows(
         f"error: DECISIONS_DB_URL: '{db.masked_url(url)}': the store was created before migrations, "
         f"this code needs revision {HEAD}: run `decisions db upgrade` with DECISIONS_DB_URL set to it"
     )
-    code, out, _ = _cli(monkeypatch, url, "db", "current")
-    assert _one_line(out) == (
-        f"'{db.masked_url(url)}': revision created before migrations, head {HEAD} (behind: run `decisions db upgrade`)"
-    )
-
-    code, out, err = _cli(monkeypatch, url, "db", "upgrade")
-    assert (code, err) == (0, "")
-    assert _one_line(out) == f"upgraded '{db.masked_url(url)}' from created before migrations to revision {HEAD}"
-    assert _version_table(url) == [HEAD]
+    _upgraded_by_the_cli(monkeypatch, url, "created before migrations")
 
     runs = {run.id: run for run in list_runs(limit=None, url=url)}
     assert {i: (r.kind, r.name, r.status, r.sweep_id) for i, r in runs.items()} == {

@@ -24,6 +24,7 @@ from decisions.core.agents.common import check_config, check_int, check_number
 from decisions.core.agents.offpolicy import (
     NetworkPolicy,
     OffPolicyConfig,
+    gradient_update,
     polyak_update,
     save_policy,
     trainers,
@@ -219,9 +220,7 @@ class DQNAgent:
             q = jnp.take_along_axis(network.apply(params, batch.obs), action[:, None], axis=-1)[:, 0]
             return jnp.mean(optax.huber_loss(q, target, delta=config.huber_delta)), q
 
-        (loss, q), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
-        updates, opt_state = config.optimizer().update(grads, state.opt_state, state.params)
-        params = optax.apply_updates(state.params, updates)
+        params, opt_state, loss, q = gradient_update(config.optimizer(), loss_fn, state.params, state.opt_state)
         count = state.updates + 1
         target_params = polyak_update(config, count, state.target_params, params)
         return DQNState(params, target_params, opt_state, count), {"q_loss": loss, "q_mean": jnp.mean(q)}

@@ -19,7 +19,13 @@ import optax
 from jax import Array
 
 from decisions.core.agents.common import check_config, check_number
-from decisions.core.agents.offpolicy import OffPolicyConfig, polyak_update, save_policy, trainers
+from decisions.core.agents.offpolicy import (
+    OffPolicyConfig,
+    gradient_update,
+    polyak_update,
+    save_policy,
+    trainers,
+)
 from decisions.core.agents.replay import Transition
 from decisions.core.agents.sac_policy import (
     KIND,
@@ -161,9 +167,7 @@ class SACAgent:
             q = self._q(params, batch.obs, batch.action)
             return jnp.sum(jnp.mean(jnp.square(q - target), axis=-1)), q
 
-        (loss, q), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.critic)
-        updates, critic_opt = self.config.optimizer().update(grads, state.critic_opt, state.critic)
-        critic = optax.apply_updates(state.critic, updates)
+        critic, critic_opt, loss, q = gradient_update(self.config.optimizer(), loss_fn, state.critic, state.critic_opt)
         return state._replace(critic=critic, critic_opt=critic_opt), loss, jnp.mean(q)
 
     def _actor_step(self, state: SACState, batch: Transition, key: Array) -> tuple[SACState, Array, Array]:
@@ -174,9 +178,7 @@ class SACAgent:
             q = jnp.min(self._q(state.critic, batch.obs, u), axis=0)
             return jnp.mean(alpha * logp - q), logp
 
-        (loss, logp), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.actor)
-        updates, actor_opt = self.config.optimizer().update(grads, state.actor_opt, state.actor)
-        actor = optax.apply_updates(state.actor, updates)
+        actor, actor_opt, loss, logp = gradient_update(self.config.optimizer(), loss_fn, state.actor, state.actor_opt)
         return state._replace(actor=actor, actor_opt=actor_opt), loss, logp
 
     def _alpha_step(self, state: SACState, logp: Array) -> SACState:

@@ -7,6 +7,7 @@ and held). Time to control (TTC) is the visit at which the patient enters it.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import jax
@@ -54,8 +55,9 @@ def _band_moves(effect: jax.Array, machine: Machine) -> tuple[jax.Array, jax.Arr
     return down, up
 
 
-def _action_rows(action: int, machine: Machine) -> jax.Array:
-    """``P[s, s']`` of one action over the transient states, the absorbing column included."""
+def _action_rows(action: int, machine: Machine, execution: float) -> jax.Array:
+    """``P[s, s']`` of one action over the transient states, the absorbing column included; the
+    treatment's effect is scaled by ``execution`` (1: carried out as the machine says)."""
     comp = jnp.asarray(state_table())
     band, step, adherent, side, since = (comp[:, i] for i in range(5))
     raised = action == INTENSIFY
@@ -67,7 +69,7 @@ def _action_rows(action: int, machine: Machine) -> jax.Array:
     boost = machine.follow_up_adheres if action == FOLLOW_UP else 0.0
     adherent_now = adherent + (1 - adherent) * boost
     ramp = jnp.asarray(machine.ramp)[since1]
-    effect = step1 * ramp * (adherent_now + (1.0 - adherent_now) * machine.low_adherence_effect)
+    effect = execution * step1 * ramp * (adherent_now + (1.0 - adherent_now) * machine.low_adherence_effect)
     down, up = _band_moves(effect, machine)
     down = jnp.where(band == 0, 0.0, down)
     up = jnp.where(band == BANDS - 1, 0.0, up)
@@ -87,10 +89,17 @@ def _action_rows(action: int, machine: Machine) -> jax.Array:
     return jnp.concatenate([joint, held[:, None]], axis=1)
 
 
-def transitions(machine: Machine) -> jax.Array:
-    """The machine's ``P[a, s, s']`` (rows sum to 1; ``CONTROLLED`` absorbs)."""
+def transitions(machine: Machine, execution: float = 1.0) -> jax.Array:
+    """The machine's ``P[a, s, s']`` (rows sum to 1; ``CONTROLLED`` absorbs), its treatment effects
+    scaled by ``execution`` (see ``execution_factor``)."""
     absorbing = jax.nn.one_hot(CONTROLLED, N_STATES)[None, :]
-    return jnp.stack([jnp.concatenate([_action_rows(a, machine), absorbing]) for a in range(N_ACTIONS)])
+    return jnp.stack([jnp.concatenate([_action_rows(a, machine, execution), absorbing]) for a in range(N_ACTIONS)])
+
+
+def execution_factor(kappa: float, gap: float) -> float:
+    """The share of a treatment's effect a clinician of capability ``kappa`` achieves: ``1 - gap * (1 - kappa)``
+    (``gap = 0``: outcomes do not depend on who chose the action)."""
+    return 1.0 - gap * (1.0 - kappa)
 
 
 def start_distribution(machine: Machine) -> jax.Array:
@@ -112,18 +121,26 @@ def tier_payments(reward: Reward, horizon: int) -> np.ndarray:
 
 
 @jax.jit
-def _rewards(transition: jax.Array, pay: jax.Array, cost: jax.Array) -> jax.Array:
+def expected_rewards(transition: jax.Array, pay: jax.Array, cost: jax.Array) -> jax.Array:
+    """``r[t, a, s]`` from the machine, the tier ``pay[t]`` and the cost ``cost[a, s]`` (see ``rewards``)."""
     enter = transition[:, :, CONTROLLED].at[:, CONTROLLED].set(0.0)
     return pay[:, None, None] * enter[None] - cost[None]
+
+
+@functools.lru_cache(maxsize=64)
+def reward_terms(reward: Reward, horizon: int) -> tuple[jax.Array, jax.Array]:
+    """The tier paid at each visit ``pay[t]`` and each action's cost in each state ``cost[a, s]``
+    (the action's cost and the side effect's monthly cost, nothing once controlled); cached."""
+    side = np.append(state_table()[:, 3], 0.0)
+    cost = np.asarray(reward.costs())[:, None] + reward.side_effect_cost * side[None, :]
+    cost[:, CONTROLLED] = 0.0
+    return jnp.asarray(tier_payments(reward, horizon)), jnp.asarray(cost, jnp.float32)
 
 
 def rewards(transition: jax.Array, reward: Reward, horizon: int) -> jax.Array:
     """Expected reward ``r[t, a, s]``: the tier paid on entering ``CONTROLLED`` at visit ``t + 1``,
     less the action's cost and the side effect's monthly cost (nothing once controlled)."""
-    side = np.append(state_table()[:, 3], 0.0)
-    cost = np.asarray(reward.costs())[:, None] + reward.side_effect_cost * side[None, :]
-    cost[:, CONTROLLED] = 0.0
-    return _rewards(transition, jnp.asarray(tier_payments(reward, horizon)), jnp.asarray(cost, jnp.float32))
+    return expected_rewards(transition, *reward_terms(reward, horizon))
 
 
 def build(machine: Machine, reward: Reward, horizon: int) -> Mdp:

@@ -9,9 +9,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from decisions.health.chronic.capability import estimate_kappas
 from decisions.health.chronic.data import Logs, clinician_kappas, simulate_logs
 from decisions.health.chronic.exact import Solution, deployed, evaluate, one_hot_policy, value_iteration_jit
-from decisions.health.chronic.model import N_ACTIONS, Mdp, build, regime_mask, state_table
+from decisions.health.chronic.model import (
+    N_ACTIONS,
+    Mdp,
+    build,
+    execution_factor,
+    regime_mask,
+    state_table,
+    transitions,
+)
 from decisions.health.chronic.settings import ACTIONS, Clinicians, Machine, Problem, Reward
 from decisions.health.chronic.training import (
     behaviour_cloning,
@@ -36,6 +45,7 @@ class Case:
     train_regime: str
     horizon: int
     reward: Reward
+    machine: Machine
 
 
 def make_case(name: str, machine: Machine, problem: Problem, reward: Reward, habit: str) -> Case:
@@ -46,7 +56,7 @@ def make_case(name: str, machine: Machine, problem: Problem, reward: Reward, hab
                  for regime, allowed in problem.regimes.items()}
     optimal = {regime: value_iteration_jit(mdp.transitions, mdp.rewards, jnp.asarray(mask))
                for regime, mask in masks.items()}
-    return Case(name, mdp, masks, fallbacks, optimal, problem.train_regime, problem.horizon, reward)
+    return Case(name, mdp, masks, fallbacks, optimal, problem.train_regime, problem.horizon, reward, machine)
 
 
 def score(case: Case, policy: jax.Array, regime: str) -> tuple[float, np.ndarray]:
@@ -73,30 +83,41 @@ def usual_care(case: Case) -> jax.Array:
 
 
 def draw_logs(case: Case, clinicians: Clinicians, patients: int, key: jax.Array) -> Logs:
-    """Offline logs from the train regime, the clinicians' good policy being its exact optimum."""
-    return simulate_logs(key, case.mdp, case.optimal[case.train_regime].policy, clinicians, patients)
+    """Offline logs from the train regime, the clinicians' good policy being its exact optimum; with an
+    execution gap, each patient's months move as their clinician carries treatment out."""
+    gap = clinicians.execution_gap
+
+    def executed(kappa: float) -> jax.Array:
+        return transitions(case.machine, execution_factor(kappa, gap))
+
+    return simulate_logs(key, case.mdp, case.optimal[case.train_regime].policy, clinicians, patients,
+                         executed if gap > 0 else None)
 
 
 def offline_policies(case: Case, logs: Logs, regimes: tuple[str, ...],
                      min_count: int = 1) -> dict[tuple[str, str], jax.Array]:
     """Every offline method's policy for each target regime: ``(method, regime) -> policy[t, s, a]``.
 
-    ``*_aware`` methods are solved (or cloned) within the target regime's actions; ``*_naive`` ones
-    within the train regime's, whatever the target.
+    Weightings: ``uniform``, ``kappa`` (the logs' kappa) and ``kappa_est`` (kappa estimated from the
+    logs alone, ``capability.estimate_kappas``). ``*_aware`` methods are solved (or cloned) within the
+    target regime's actions; ``*_naive`` ones within the train regime's, whatever the target.
     """
-    counts = count_transitions(logs)
+    habit = case.fallbacks[case.train_regime]
+    variants = {"uniform": (logs, False), "kappa": (logs, True),
+                "kappa_est": (logs._replace(kappa=estimate_kappas(logs, habit)), True)}
+    counts = {tag: count_transitions(data) for tag, (data, _) in variants.items()}
     train_mask = case.masks[case.train_regime]
-    fallback = case.fallbacks[case.train_regime]
     naive = {}
-    for weighted, tag in ((False, "uniform"), (True, "kappa")):
-        naive[f"mb_{tag}"] = fit_model_based(counts, weighted, case.reward, case.horizon, train_mask, min_count).policy
-        naive[f"bc_{tag}"] = behaviour_cloning(logs, weighted, train_mask, fallback, case.horizon)
+    for tag, (data, weighted) in variants.items():
+        naive[f"mb_{tag}"] = fit_model_based(counts[tag], weighted, case.reward, case.horizon, train_mask,
+                                             min_count).policy
+        naive[f"bc_{tag}"] = behaviour_cloning(data, weighted, train_mask, habit, case.horizon)
     policies: dict[tuple[str, str], jax.Array] = {}
     for regime in regimes:
         mask = case.masks[regime]
-        for weighted, tag in ((False, "uniform"), (True, "kappa")):
-            aware_mb = fit_model_based(counts, weighted, case.reward, case.horizon, mask, min_count).policy
-            aware_bc = behaviour_cloning(logs, weighted, mask, case.fallbacks[regime], case.horizon)
+        for tag, (data, weighted) in variants.items():
+            aware_mb = fit_model_based(counts[tag], weighted, case.reward, case.horizon, mask, min_count).policy
+            aware_bc = behaviour_cloning(data, weighted, mask, case.fallbacks[regime], case.horizon)
             for method, aware in ((f"mb_{tag}", aware_mb), (f"bc_{tag}", aware_bc)):
                 policies[(f"{method}_aware", regime)] = one_hot_policy(aware, N_ACTIONS)
                 policies[(f"{method}_naive", regime)] = one_hot_policy(naive[method], N_ACTIONS)

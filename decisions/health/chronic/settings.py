@@ -150,6 +150,9 @@ class Clinicians(Settings):
     kappa_low: Probability = Field(0.2, description="Capability of the low group (chance of the good action).")
     kappa_high: Probability = Field(0.9, description="Capability of the high group.")
     habit: Action = Field("hold", description="What a clinician does otherwise (therapeutic inertia: hold).")
+    execution_gap: Probability = Field(
+        0.0, description="Share of a treatment's effect a clinician of capability 0 loses against one of "
+        "capability 1 (0: outcomes do not depend on who chose the action; the policies are scored at capability 1).")
 
 
 class Data(Settings):
@@ -163,6 +166,40 @@ class Data(Settings):
                                                       description="Low-capability shares of the kappa sweep.")
     sweep_patients: tuple[Annotated[int, Field(ge=2, le=1_000_000)], ...] = Field(
         (200, 1000), max_length=10, description="Data sizes of the kappa sweep.")
+    sweep_execution_gaps: tuple[Probability, ...] = Field(
+        (0.0,), max_length=10, description="Clinicians' execution gaps of the kappa sweep.")
     min_count: int = Field(1, ge=1, le=1_000_000, description="Logs a (state, action) needs to be trusted by "
                            "the model-based learners (fewer: assumed to make no progress).")
     forget_share: Probability = Field(0.01, description="Share of patients forgotten in the unlearning check.")
+    unlearn_patients: tuple[Annotated[int, Field(ge=2, le=1_000_000)], ...] = Field(
+        (), max_length=5, description="Further log sizes of the unlearning check (besides `patients`).")
+    log: str | None = Field(None, description="A visit log CSV of your own patients (relative to the spec; "
+                            "format: decisions.health.chronic.visit_log), checked before the run starts.")
+    log_disease: Disease | None = Field(None, description="The disease of the visit log's patients (htn, t2d).")
+
+    @model_validator(mode="after")
+    def _log(self) -> Self:
+        if self.log is not None and self.log_disease is None:
+            raise ValueError("log_disease: required with a log (htn or t2d)")
+        if self.log is None and self.log_disease is not None:
+            raise ValueError("log_disease: is used only with a log (data.log)")
+        return self
+
+
+class Neural(Settings):
+    """The neural conservative offline learner (discrete CQL) and its d3rlpy peer: one set of
+    training settings for both."""
+
+    section = "neural"
+
+    enabled: bool = Field(True, description="Train the neural learner (discrete CQL).")
+    steps: int = Field(3000, ge=1, le=1_000_000, description="Gradient steps.")
+    batch: int = Field(256, ge=1, le=65_536, description="Transitions per gradient step.")
+    width: int = Field(64, ge=1, le=4096, description="Units of each hidden layer of the Q-network.")
+    depth: int = Field(2, ge=1, le=8, description="Hidden layers of the Q-network.")
+    learning_rate: Annotated[float, Field(gt=0.0, le=1.0), Float32(1.0)] = Field(
+        1e-3, description="Adam's initial learning rate (cosine-decayed to 0 over the steps).")
+    alpha: Annotated[float, Field(ge=0.0), Float32(1e3)] = Field(
+        0.01, description="Weight of the conservative penalty (0: plain fitted Q-learning).")
+    target_update: int = Field(50, ge=1, le=1_000_000,
+                               description="Gradient steps between copies of the Q-network to its target.")

@@ -8,15 +8,26 @@ from typing import Any
 
 from pydantic import Field
 
-from decisions.health.chronic.settings import Clinicians, Data, HtnMachine, Problem, Reward, T2dMachine
+from decisions.errors import InputError
+from decisions.health.chronic.settings import (
+    ACTIONS,
+    Clinicians,
+    Data,
+    HtnMachine,
+    Neural,
+    Problem,
+    Reward,
+    T2dMachine,
+)
 from decisions.kit.base import JobBase
 
 
 class ChronicJob(JobBase):
     """A validated chronic-care job: ``[job]``, ``[problem]``, ``[htn]``, ``[t2d]``, ``[reward]``,
-    ``[clinicians]``, ``[data]``."""
+    ``[clinicians]``, ``[data]``, ``[neural]``."""
 
-    SECTIONS = ("problem", "htn", "t2d", "reward", "clinicians", "data")
+    SECTIONS = ("problem", "htn", "t2d", "reward", "clinicians", "data", "neural")
+    SPEC_PATHS = ("data.log",)
 
     name: str = Field("chronic", min_length=1, max_length=200)
     problem: Problem = Field(default_factory=Problem)
@@ -25,11 +36,21 @@ class ChronicJob(JobBase):
     reward: Reward = Field(default_factory=Reward)
     clinicians: Clinicians = Field(default_factory=Clinicians)
     data: Data = Field(default_factory=Data)
+    neural: Neural = Field(default_factory=Neural)
 
 
 JOB_MODEL = ChronicJob
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> ChronicJob:
-    """Validate a job spec (raises ``InputError`` naming the first bad field)."""
-    return ChronicJob.from_spec(spec, base_dir)
+    """Validate a job spec (raises ``InputError`` naming the first bad field); a ``data.log`` is read
+    and checked cell by cell (``visit_log.read_visit_log``: the error names its row and column)."""
+    job = ChronicJob.from_spec(spec, base_dir)
+    if job.data.log is not None:
+        if job.data.log_disease not in job.problem.diseases:
+            raise InputError("data.log_disease", f"{job.data.log_disease!r} is not studied "
+                                                 f"(problem.diseases: {', '.join(job.problem.diseases)})")
+        from decisions.health.chronic.visit_log import read_visit_log  # pandas: only for a log file
+
+        read_visit_log(job.data.log, job.problem.horizon, habit=ACTIONS.index(job.clinicians.habit))
+    return job

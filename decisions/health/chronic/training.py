@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from decisions.health.chronic.data import Logs
-from decisions.health.chronic.exact import Solution, value_iteration_jit
-from decisions.health.chronic.model import CONTROLLED, N_ACTIONS, N_STATES, rewards
+from decisions.health.chronic.exact import Solution, value_iteration
+from decisions.health.chronic.model import CONTROLLED, N_ACTIONS, N_STATES, expected_rewards, reward_terms
 from decisions.health.chronic.settings import Reward
 
 
@@ -23,11 +23,14 @@ class Counts(NamedTuple):
 
 
 def _flat_transitions(logs: Logs, group: np.ndarray, rows: np.ndarray | slice) -> np.ndarray:
-    """The flat ``(g, s, a, s')`` index of every logged transition of ``rows`` out of a transient state."""
+    """The flat ``(g, s, a, s')`` index of every observed transition of ``rows`` out of a transient state."""
     s, a, s1 = logs.states[rows, :-1], logs.actions[rows], logs.states[rows, 1:]
     g = np.broadcast_to(group[rows][:, None], s.shape)
     flat = ((g * N_STATES + s) * N_ACTIONS + a) * N_STATES + s1
-    return flat[s != CONTROLLED]
+    keep = s != CONTROLLED
+    if logs.observed is not None:
+        keep &= logs.observed[rows]
+    return flat[keep]
 
 
 def count_transitions(logs: Logs, exclude: np.ndarray | None = None) -> Counts:
@@ -43,9 +46,12 @@ def count_transitions(logs: Logs, exclude: np.ndarray | None = None) -> Counts:
 
 def forget(counts: Counts, logs: Logs, patients: np.ndarray) -> Counts:
     """``counts`` with the transitions of ``patients`` removed (exactly, integer counts)."""
-    group = np.searchsorted(counts.kappas, logs.kappa)
+    patients = np.asarray(patients)
+    group = np.empty(len(logs.kappa), np.intp)
+    group[patients] = np.searchsorted(counts.kappas, logs.kappa[patients])
+    cells, removed = np.unique(_flat_transitions(logs, group, patients), return_counts=True)
     flat = counts.counts.reshape(-1).copy()
-    np.subtract.at(flat, _flat_transitions(logs, group, patients), 1)
+    flat[cells] -= removed
     return Counts(flat.reshape(counts.counts.shape), counts.kappas)
 
 
@@ -87,10 +93,14 @@ def reestimated(estimate: np.ndarray, counts: Counts, weighted: bool, pairs: tup
     return updated
 
 
+@jax.jit
+def _solve(machine: jax.Array, pay: jax.Array, cost: jax.Array, mask: jax.Array) -> Solution:
+    return value_iteration(machine, expected_rewards(machine, pay, cost), mask)
+
+
 def solve_estimate(estimate: np.ndarray, reward: Reward, horizon: int, mask: np.ndarray) -> Solution:
-    """Value iteration on an estimated machine ``P[a, s, s']``, within ``mask``."""
-    machine = jnp.asarray(estimate)
-    return value_iteration_jit(machine, rewards(machine, reward, horizon), jnp.asarray(mask))
+    """Value iteration on an estimated machine ``P[a, s, s']``, within ``mask`` (one compiled call)."""
+    return _solve(estimate, *reward_terms(reward, horizon), mask)
 
 
 def fit_model_based(counts: Counts, weighted: bool, reward: Reward, horizon: int, mask: np.ndarray,
@@ -100,10 +110,13 @@ def fit_model_based(counts: Counts, weighted: bool, reward: Reward, horizon: int
 
 
 def behaviour_cloning(logs: Logs, weighted: bool, mask: np.ndarray, fallback: int, horizon: int) -> jax.Array:
-    """Behaviour cloning: in each state the (kappa-)weighted most logged allowed action, ``fallback``
-    where no allowed action was logged; as ``policy[t, s]``."""
+    """Behaviour cloning: in each state the (kappa-)weighted most logged allowed action (observed
+    visits only), ``fallback`` where no allowed action was logged; as ``policy[t, s]``."""
     s, a = logs.states[:, :-1].reshape(-1), logs.actions.reshape(-1)
     weight = np.repeat(logs.kappa if weighted else np.ones_like(logs.kappa), logs.actions.shape[1])
+    if logs.observed is not None:
+        keep = logs.observed.reshape(-1)
+        s, a, weight = s[keep], a[keep], weight[keep]
     votes = np.zeros((N_STATES, N_ACTIONS))
     np.add.at(votes, (s, a), weight)
     votes = np.where(mask[None, :], votes, -1.0)

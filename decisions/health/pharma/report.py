@@ -11,16 +11,13 @@ import pandas as pd
 
 from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
-TABLES = ("comparison", "cqa", "profiles", "trajectories", "filtration", "sensitivity", "design_space")
-"""Tables every report has (``sensitivity`` and ``design_space`` may be empty), by file stem."""
-
 METHOD_ORDER = ("snapo", "best_constant", "nominal")
 """Operating points a report may hold, in display order."""
 
 
 @dataclass(kw_only=True)
-class PharmaReport(TablesReport):
-    """Everything a pharma run produced.
+class PharmaTables:
+    """The tables of a pharma study, which its report holds and saves.
 
     Attributes:
         comparison: one row per operating point (index ``method``: ``snapo`` and
@@ -42,9 +39,6 @@ class PharmaReport(TablesReport):
         design_space: columns ``<cpp_x>, <cpp_y>, probability`` (named after the two CPPs);
             empty when not computed.
         training_curve: SNAPO training log (``step, value, grad_norm, temperature``) or None.
-        metrics: headline figures (floats) recorded in the run store.
-        result: the ``OptimisedProfiles`` when SNAPO ran (saved as ``snapo_profiles.msgpack``).
-        compliance_target: compliance required on fresh draws (drawn on the design-space map).
     """
 
     comparison: pd.DataFrame
@@ -55,6 +49,18 @@ class PharmaReport(TablesReport):
     sensitivity: pd.DataFrame
     design_space: pd.DataFrame
     training_curve: pd.DataFrame | None = None
+
+
+@dataclass(kw_only=True)
+class PharmaReport(TablesReport, PharmaTables):
+    """Everything a pharma run produced: the study's tables (``PharmaTables``) and the fields below.
+
+    Attributes:
+        metrics: headline figures (floats) recorded in the run store.
+        result: the ``OptimisedProfiles`` when SNAPO ran (saved as ``snapo_profiles.msgpack``).
+        compliance_target: compliance required on fresh draws (drawn on the design-space map).
+    """
+
     result: Any = None
     compliance_target: float = 0.95
 

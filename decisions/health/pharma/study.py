@@ -22,7 +22,7 @@ from decisions.health.pharma.compare import Comparison, compare_with_baseline
 from decisions.health.pharma.design_space import design_space
 from decisions.health.pharma.evaluation import Evaluation, evaluate
 from decisions.health.pharma.params import CPP_NAMES, cpp_vector, grid, spec_limits
-from decisions.health.pharma.report import sensitivity_long
+from decisions.health.pharma.report import PharmaTables, sensitivity_long
 from decisions.health.pharma.scenario import Scenario
 from decisions.health.pharma.snapo_policy import (
     OptimisedProfiles,
@@ -35,28 +35,15 @@ from decisions.health.pharma.spec import BaselineSettings, DesignSpaceSettings, 
 from decisions.health.pharma.trajectories import simulate_chain
 
 
-@dataclass(frozen=True)
-class Study:
-    """What one study found.
+@dataclass(kw_only=True)
+class Study(PharmaTables):
+    """What one study found: its tables (``PharmaTables``) and the fields below.
 
     Attributes:
-        comparison, cqa, profiles, trajectories, filtration: the operating points' tables
-            (``PharmaReport``'s, one block per method).
-        sensitivity: the CQA x CPP Jacobian in long format (empty when not computed).
-        design_space: the design-space map, columns named after its two CPPs (empty when not computed).
-        training_curve: SNAPO's training log, or None when SNAPO did not run.
         figures: the flat figures, timings included (``metrics()``).
         result: SNAPO's ``OptimisedProfiles`` when it ran.
     """
 
-    comparison: pd.DataFrame
-    cqa: pd.DataFrame
-    profiles: pd.DataFrame
-    trajectories: pd.DataFrame
-    filtration: pd.DataFrame
-    sensitivity: pd.DataFrame
-    design_space: pd.DataFrame
-    training_curve: pd.DataFrame | None = None
     figures: dict[str, float] = field(default_factory=dict)
     result: OptimisedProfiles | None = None
 

@@ -50,7 +50,8 @@ def test_exact_ttc_share_matches_monte_carlo() -> None:
     solution = value_iteration(mdp.transitions, mdp.rewards, jnp.ones(N_ACTIONS, bool))
     exact = evaluate(mdp, one_hot_policy(solution.policy, N_ACTIONS)).ttc_curve
     patients = 4000
-    states, _ = _simulate(jax.random.PRNGKey(0), mdp, solution.policy, jnp.int32(1), jnp.ones(patients))
+    states, _ = _simulate(jax.random.PRNGKey(0), mdp.transitions[None], jnp.zeros(patients, jnp.int32), mdp.start,
+                          solution.policy, jnp.int32(1), jnp.ones(patients))
     logs = Logs(np.asarray(states), np.zeros((patients, 12), int), np.ones(patients), np.zeros(patients, int))
     simulated = (logs.states[:, 1:] == CONTROLLED).mean(0)
     np.testing.assert_allclose(simulated, exact, atol=0.03)

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 
 from decisions.health.chronic.data import Logs
-from decisions.health.chronic.model import CONTROLLED, regime_mask
+from decisions.health.chronic.model import CONTROLLED, regime_mask, state_table
 from decisions.health.chronic.scoring import draw_logs, make_case
 from decisions.health.chronic.settings import ACTIONS, Clinicians, HtnMachine, Problem, Reward
 from decisions.health.chronic.training import (
@@ -60,3 +60,23 @@ def test_forgetting_changes_the_counts_by_exactly_the_patients_transitions() -> 
     left = forget(counts, logs, np.array([5]))
     assert counts.counts.sum() - left.counts.sum() == (logs.states[5, :-1] != CONTROLLED).sum()
     assert not np.array_equal(left.counts, count_transitions(logs, exclude=np.array([6])).counts)
+
+
+def test_an_execution_gap_makes_outcomes_depend_on_the_clinician() -> None:
+    problem = Problem(diseases=("htn",), horizon=6)
+    case = make_case("htn", HtnMachine(), problem, Reward(), "hold")
+    key = jax.random.PRNGKey(4)
+    plain = draw_logs(case, Clinicians(), 400, key)
+    assert all(np.array_equal(a, b) for a, b in zip(plain, draw_logs(case, Clinicians(execution_gap=0.0), 400, key),
+                                                       strict=True))
+    gapped = draw_logs(case, Clinicians(execution_gap=0.9), 4000, key)
+    counts = count_transitions(gapped)
+    low, high = (estimated_transitions(counts._replace(counts=counts.counts[[g]], kappas=counts.kappas[[g]]), False)
+                 for g in (0, 1))
+    treated = np.flatnonzero((state_table()[:, 0] > 0) & (state_table()[:, 1] > 0))
+    logged = counts.counts[:, treated, ACTIONS.index("hold")].sum(-1).min(0) > 20
+    down = [(machine[ACTIONS.index("hold"), treated[logged]][:, :CONTROLLED].reshape(-1, 4, 4 * 2 * 2 * 3)
+             .sum(-1)) for machine in (low, high)]
+    bands = state_table()[treated[logged], 0]
+    improved = [np.mean([d[i, b - 1] for i, b in enumerate(bands)]) for d in down]
+    assert improved[0] < 0.75 * improved[1]

@@ -5,7 +5,8 @@
 - ``agent``: ``OffPolicyAgent``, the protocol an agent implements (network init,
   exploration, one gradient update, the deterministic policy's params), ``NetworkPolicy``,
   the base of its deterministic policy (params init, observation features, ``load``), and the
-  observation helpers ``flatten_obs`` / ``normalize`` and the target update ``polyak_update``.
+  observation helpers ``flatten_obs`` / ``normalize``, one optimiser step ``gradient_update`` and
+  the target update ``polyak_update``.
 - ``loop``: ``train_agent``, the whole jitted loop (vectorised collection, n-step replay,
   prefill, chunks with progress and checkpoint/resume), for one seed or several at once, and
   ``trainers``, an agent module's ``train`` / ``train_seeds`` made from it.
@@ -17,6 +18,7 @@ from decisions.core.agents.offpolicy.agent import (
     NetworkPolicy,
     OffPolicyAgent,
     flatten_obs,
+    gradient_update,
     normalize,
     polyak_update,
 )
@@ -33,6 +35,7 @@ __all__ = [
     "OffPolicyState",
     "PolicyDescription",
     "flatten_obs",
+    "gradient_update",
     "load_policy_as",
     "normalize",
     "polyak_update",

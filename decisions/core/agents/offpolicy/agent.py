@@ -1,16 +1,18 @@
-"""The off-policy agent's protocol (``OffPolicyAgent``), its policies' base (``NetworkPolicy``) and
-the observation helpers both use.
+"""The off-policy agent's protocol (``OffPolicyAgent``), its policies' base (``NetworkPolicy``), the
+observation helpers both use and the two steps of their updates (``gradient_update``, ``polyak_update``).
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol, Self
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import optax
 from jax import Array
 
 from decisions.core.agents.common import Policy, RunningStats, initial_stats
@@ -19,7 +21,7 @@ from decisions.core.agents.offpolicy.io import load_policy_as
 from decisions.core.agents.policy_file import PolicyDescription
 from decisions.core.agents.replay import Transition
 
-__all__ = ["NetworkPolicy", "OffPolicyAgent", "flatten_obs", "normalize", "polyak_update"]
+__all__ = ["NetworkPolicy", "OffPolicyAgent", "flatten_obs", "gradient_update", "normalize", "polyak_update"]
 
 PyTree = Any
 
@@ -109,6 +111,19 @@ def flatten_obs(obs: Array, obs_shape: tuple[int, ...]) -> Array:
 def normalize(stats: RunningStats, obs: Array, obs_shape: tuple[int, ...]) -> Array:
     """Normalise raw observations with ``stats`` and flatten them for the networks."""
     return flatten_obs(stats.normalize(obs.astype(jnp.float32)), obs_shape)
+
+
+def gradient_update(
+    optimizer: optax.GradientTransformation,
+    loss_fn: Callable[[PyTree], tuple[Array, Any]],
+    params: PyTree,
+    opt_state: optax.OptState,
+) -> tuple[PyTree, optax.OptState, Array, Any]:
+    """One ``optimizer`` step on ``loss_fn(params) -> (loss, aux)``: ``(params, opt_state, loss, aux)``
+    after it (``loss`` and ``aux`` at the params before it)."""
+    (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(params)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss, aux
 
 
 def polyak_update(config: OffPolicyConfig, updates: Array, target: PyTree, online: PyTree) -> PyTree:

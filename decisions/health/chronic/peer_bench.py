@@ -1,0 +1,72 @@
+"""Chronic care's neural learner beside its peer: d3rlpy's ``DiscreteCQL`` trained on the study's own
+logs with the same settings, scored exactly in the train regime, and both training times."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import jax
+import numpy as np
+import pandas as pd
+
+from decisions.health.chronic.cohort import cohort, disease_key
+from decisions.health.chronic.cql import neural_policies
+from decisions.health.chronic.logs import Logs
+from decisions.health.chronic.peer_cql import peer_policy
+from decisions.health.chronic.scoring import Case, score
+from decisions.health.chronic.settings import (
+    Clinicians,
+    Data,
+    HtnMachine,
+    Neural,
+    Problem,
+    Reward,
+    T2dMachine,
+)
+from decisions.health.chronic.study import study_logs
+
+
+def d3rlpy_installed() -> bool:
+    """Whether the peer can run (the ``peers`` extra)."""
+    return importlib.util.find_spec("d3rlpy") is not None
+
+
+def _ours_seconds(case: Case, logs: Logs, neural: Neural, key: jax.Array) -> tuple[float, int]:
+    """Our training of every CQL variant on ``logs`` once compiled: seconds and the number of variants."""
+    neural_policies(case, logs, tuple(case.masks), neural, key)
+    start = time.perf_counter()
+    policies = neural_policies(case, logs, tuple(case.masks), neural, key)
+    jax.block_until_ready(list(policies.values()))
+    return time.perf_counter() - start, 2 * len(case.masks)
+
+
+def peer_figures(problem: Problem, htn: HtnMachine, t2d: T2dMachine, reward: Reward, clinicians: Clinicians,
+                 data: Data, neural: Neural, seed: int, per_seed: pd.DataFrame) -> dict[str, float]:
+    """Per disease, d3rlpy's TTC share in the train regime (mean over the study's data seeds) and ours
+    (``cql_uniform_aware``, the like-for-like learner: d3rlpy weighs every transition alike) over it;
+    ``ours_vs_d3rlpy_cql_ttc`` is the worst disease's. Times: d3rlpy's ``fit`` per training, ours per
+    variant of one compiled program training all of them. Empty without d3rlpy."""
+    if not d3rlpy_installed():
+        return {}
+    figures: dict[str, float] = {}
+    ratios, peer_seconds = [], []
+    for index, (name, part) in enumerate(cohort(problem, htn, t2d, reward, clinicians, data, seed).items()):
+        key = disease_key(seed, index)
+        shares = []
+        for s, logs in study_logs(part, clinicians, data, key):
+            policy, seconds = peer_policy(part.case, logs, neural, s)
+            shares.append(score(part.case, policy, problem.train_regime)[1][-1])
+            peer_seconds.append(seconds)
+        rows = per_seed[(per_seed.disease == name) & (per_seed.regime == problem.train_regime)
+                        & (per_seed.method == "cql_uniform_aware")]
+        figures[f"{name}_ttc_cql_d3rlpy"] = float(np.mean(shares))
+        figures[f"{name}_ours_vs_d3rlpy_cql_ttc"] = float(rows["ttc_share"].mean() / np.mean(shares))
+        ratios.append(figures[f"{name}_ours_vs_d3rlpy_cql_ttc"])
+        if index == 0:
+            ours, variants = _ours_seconds(part.case, part.logs, neural, jax.random.fold_in(key, 30_000))
+            figures["cql_seconds_all_variants"], figures["cql_variants"] = ours, float(variants)
+            figures["cql_seconds_per_variant"] = ours / variants
+    figures["ours_vs_d3rlpy_cql_ttc"] = min(ratios)
+    figures["d3rlpy_cql_seconds"] = float(np.mean(peer_seconds))
+    return figures
