@@ -44,15 +44,31 @@ def count_transitions(logs: Logs, exclude: np.ndarray | None = None) -> Counts:
     return Counts(flat.reshape(len(kappas), N_STATES, N_ACTIONS, N_STATES), kappas)
 
 
-def forget(counts: Counts, logs: Logs, patients: np.ndarray) -> Counts:
-    """``counts`` with the transitions of ``patients`` removed (exactly, integer counts)."""
+def removed_cells(counts: Counts, logs: Logs, patients: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The flat ``(g, s, a, s')`` cells of ``counts`` the transitions of ``patients`` fall in, and how
+    many fall in each."""
     patients = np.asarray(patients)
     group = np.empty(len(logs.kappa), np.intp)
     group[patients] = np.searchsorted(counts.kappas, logs.kappa[patients])
-    cells, removed = np.unique(_flat_transitions(logs, group, patients), return_counts=True)
+    return np.unique(_flat_transitions(logs, group, patients), return_counts=True)
+
+
+def without(counts: Counts, cells: np.ndarray, removed: np.ndarray) -> Counts:
+    """``counts`` less ``removed[i]`` in each flat cell ``cells[i]``."""
     flat = counts.counts.reshape(-1).copy()
     flat[cells] -= removed
     return Counts(flat.reshape(counts.counts.shape), counts.kappas)
+
+
+def forget(counts: Counts, logs: Logs, patients: np.ndarray) -> Counts:
+    """``counts`` with the transitions of ``patients`` removed (exactly, integer counts)."""
+    return without(counts, *removed_cells(counts, logs, patients))
+
+
+def cell_pairs(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (state, action) pairs of flat ``(g, s, a, s')`` cells."""
+    flat = np.unique((cells // N_STATES) % (N_STATES * N_ACTIONS))
+    return flat // N_ACTIONS, flat % N_ACTIONS
 
 
 def _weights(counts: Counts, weighted: bool) -> np.ndarray:

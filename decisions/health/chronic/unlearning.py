@@ -12,15 +12,16 @@ import numpy as np
 
 from decisions.health.chronic.data import Logs
 from decisions.health.chronic.exact import Solution
-from decisions.health.chronic.model import N_ACTIONS
 from decisions.health.chronic.settings import Reward
 from decisions.health.chronic.training import (
     Counts,
+    cell_pairs,
     count_transitions,
     estimated_transitions,
-    forget,
     reestimated,
+    removed_cells,
     solve_estimate,
+    without,
 )
 
 
@@ -48,19 +49,13 @@ def same_solution(a: Solution, b: Solution) -> bool:
     return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b, strict=True))
 
 
-def touched_pairs(logs: Logs, patients: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (state, action) pairs of the patients' observed visits."""
-    pairs = logs.states[patients, :-1] * N_ACTIONS + logs.actions[patients]
-    flat = np.unique(pairs if logs.observed is None else pairs[logs.observed[patients]])
-    return flat // N_ACTIONS, flat % N_ACTIONS
-
-
 def unlearn(learnt: Learnt, logs: Logs, patients: np.ndarray, reward: Reward, horizon: int, mask: np.ndarray,
             min_count: int = 1) -> Learnt:
     """The kappa-weighted learner without ``patients``: their transitions taken out of the counts, the
     rows of the pairs they visited re-estimated, and the machine solved again."""
-    counts = forget(learnt.counts, logs, patients)
-    estimate = reestimated(learnt.estimate, counts, True, touched_pairs(logs, patients), min_count)
+    cells, removed = removed_cells(learnt.counts, logs, patients)
+    counts = without(learnt.counts, cells, removed)
+    estimate = reestimated(learnt.estimate, counts, True, cell_pairs(cells), min_count)
     return Learnt(counts, estimate, solve_estimate(estimate, reward, horizon, mask))
 
 
