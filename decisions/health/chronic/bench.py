@@ -45,6 +45,11 @@ README_ROWS: tuple[Row, ...] = (
         "{t2d_sweep_mb_kappa_vs_uniform_pp_min:+.2f}, {t2d_sweep_mb_kappa_vs_uniform_pp_max:+.2f}"),
     Row("kappa-weighted minus uniform offline RL across the sweep, HTN (pp; min, max)",
         "{htn_sweep_mb_kappa_vs_uniform_pp_min:+.2f}, {htn_sweep_mb_kappa_vs_uniform_pp_max:+.2f}"),
+    Row("the sweep's largest kappa-weighted minus uniform gap at execution gap 0, 0.5, 0.9 (pp; T2D; HTN)",
+        "{t2d_sweep_mb_kappa_vs_uniform_pp_max_gap_0:+.2f}, {t2d_sweep_mb_kappa_vs_uniform_pp_max_gap_50:+.2f}, "
+        "{t2d_sweep_mb_kappa_vs_uniform_pp_max_gap_90:+.2f}; {htn_sweep_mb_kappa_vs_uniform_pp_max_gap_0:+.2f}, "
+        "{htn_sweep_mb_kappa_vs_uniform_pp_max_gap_50:+.2f}, {htn_sweep_mb_kappa_vs_uniform_pp_max_gap_90:+.2f}",
+        optional=True),
     Row("discrete CQL (ours) TTC share, train regime (T2D, HTN): uniform, kappa-weighted",
         "{t2d_ttc_cql_uniform:.3f}, {t2d_ttc_cql_kappa:.3f}; {htn_ttc_cql_uniform:.3f}, {htn_ttc_cql_kappa:.3f}"),
     Row("d3rlpy DiscreteCQL TTC share (T2D, HTN); ours (uniform) / d3rlpy, worst disease",

@@ -104,6 +104,8 @@ def headline(per_seed: pd.DataFrame, comparison: pd.DataFrame, unlearning: pd.Da
                 gaps_swept = sweep_gaps(sweep, disease, tag)
                 figures[f"{disease}_sweep_{tag}_kappa_vs_uniform_pp_min"] = float(gaps_swept.min())
                 figures[f"{disease}_sweep_{tag}_kappa_vs_uniform_pp_max"] = float(gaps_swept.max())
+            for gap, at_gap in sweep_gaps(sweep, disease, "mb").groupby(level="execution_gap"):
+                figures[f"{disease}_sweep_mb_kappa_vs_uniform_pp_max_gap_{round(100 * gap)}"] = float(at_gap.max())
         if share["optimal"] > 0:
             learnt = [m for m in OFFLINE if m in share.index]
             figures[f"offline_best_vs_optimal_{disease}"] = float(share[learnt].max() / share["optimal"])
