@@ -38,8 +38,7 @@ def forget_patients(run_id: int, patients: Sequence[str], *, created_by: str | N
     job = CHRONIC.job_from_config(record.config)
     assert isinstance(job, ChronicJob)
     earlier = forgettings_of(run_id, url=url)
-    done = forget(job.problem, job.htn, job.t2d, job.reward, job.clinicians, job.data, seed=job.seed,
-                  patients=patients, earlier=[r.patient for r in earlier], repeats=repeats)
+    done = forget(job.care(), seed=job.seed, patients=patients, earlier=[r.patient for r in earlier], repeats=repeats)
     found = [Forgotten(**patient._asdict()) for patient in done.forgotten]
     return record_forgettings(run_id, found, kind=CHRONIC.name, after=newest_id(earlier), created_by=created_by,
                               url=url)

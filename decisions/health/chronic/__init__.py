@@ -19,7 +19,7 @@ from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "report": ("ChronicReport",),
-    "settings": ("ACTIONS", "Clinicians", "Data", "HtnMachine", "Neural", "Problem", "Reward", "T2dMachine"),
+    "settings": ("ACTIONS", "Care", "Clinicians", "Data", "HtnMachine", "Neural", "Problem", "Reward", "T2dMachine"),
     "study": ("Study", "run_study"),
 })
 

@@ -9,15 +9,8 @@ from typing import Any
 
 from decisions.core.bench_row import Row
 from decisions.health.chronic.peer_bench import peer_figures
-from decisions.health.chronic.settings import (
-    Clinicians,
-    Data,
-    HtnMachine,
-    Neural,
-    Problem,
-    Reward,
-    T2dMachine,
-)
+from decisions.health.chronic.settings import Data, Neural
+from decisions.health.chronic.spec import ChronicJob
 from decisions.health.chronic.study import run_study
 
 SMOKE_BUDGET: dict[str, Any] = {"patients": 100, "seeds": 1, "sweep_patients": (100,), "sweep_low_shares": (0.6,),
@@ -75,17 +68,15 @@ def run_bench(progress: Callable[[str, int, int], None] | None = None, *, patien
     """The study at the default machines, reward and clinicians (discrete CQL included), d3rlpy's
     DiscreteCQL beside it where installed (``peer``): the headline figures, budget and wall time."""
     start = time.perf_counter()
-    problem = Problem()
     data = Data(patients=patients, seeds=seeds, sweep_patients=sweep_patients, sweep_low_shares=sweep_low_shares,
                 sweep_execution_gaps=sweep_execution_gaps, unlearn_patients=unlearn_patients)
-    neural = Neural(steps=neural_steps)
-    study = run_study(problem, HtnMachine(), T2dMachine(), Reward(), Clinicians(), data, seed=seed, neural=neural,
+    job = ChronicJob(data=data, neural=Neural(steps=neural_steps), seed=seed)
+    study = run_study(job.care(), seed=seed, neural=job.neural,
                       progress=progress or (lambda task, done, total: None))
     figures = study.metrics()
     if peer:
-        figures |= peer_figures(problem, HtnMachine(), T2dMachine(), Reward(), Clinicians(), data, neural, seed,
-                                study.per_seed)
+        figures |= peer_figures(job.care(), job.neural, seed, study.per_seed)
     figures["unlearn_equals_retrain"] = bool(figures["unlearn_equals_retrain"])
-    tiers = zip(Reward().thresholds, Reward().payments, strict=True)
-    return {**figures, "horizon": problem.horizon, "patients": patients, "seeds": seeds, "neural_steps": neural_steps,
+    tiers = zip(job.reward.thresholds, job.reward.payments, strict=True)
+    return {**figures, "horizon": job.problem.horizon, "patients": patients, "seeds": seeds, "neural_steps": neural_steps,
             "tiers": ", ".join(f"visit {t}: {p:g}" for t, p in tiers), "seconds": time.perf_counter() - start}

@@ -9,15 +9,7 @@ import jax
 
 from decisions.health.chronic.data import Logs
 from decisions.health.chronic.scoring import Case, draw_logs, make_case
-from decisions.health.chronic.settings import (
-    ACTIONS,
-    Clinicians,
-    Data,
-    HtnMachine,
-    Problem,
-    Reward,
-    T2dMachine,
-)
+from decisions.health.chronic.settings import ACTIONS, Care
 from decisions.health.chronic.visit_log import read_visit_log
 
 
@@ -41,14 +33,14 @@ def disease_key(seed: int, index: int) -> jax.Array:
     return jax.random.fold_in(jax.random.PRNGKey(seed), index)
 
 
-def cohort(problem: Problem, htn: HtnMachine, t2d: T2dMachine, reward: Reward, clinicians: Clinicians,
-           data: Data, seed: int) -> dict[str, DiseaseCohort]:
+def cohort(care: Care, seed: int) -> dict[str, DiseaseCohort]:
     """Each disease's case and the logs its learners are fitted on: the user's visit log
     (``data.log``) for ``data.log_disease``, otherwise logs drawn with ``fold_in(disease_key, 0)``."""
-    machines = {"htn": htn, "t2d": t2d}
+    problem, clinicians, data = care.problem, care.clinicians, care.data
+    machines = {"htn": care.htn, "t2d": care.t2d}
     found = {}
     for index, name in enumerate(problem.diseases):
-        case = make_case(name, machines[name], problem, reward, clinicians.habit)
+        case = make_case(name, machines[name], problem, care.reward, clinicians.habit)
         if data.log is not None and name == data.log_disease:
             visits = read_visit_log(data.log, problem.horizon, habit=ACTIONS.index(clinicians.habit))
             found[name] = DiseaseCohort(case, visits.logs, tuple(visits.patients), True)

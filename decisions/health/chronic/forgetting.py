@@ -17,7 +17,7 @@ import numpy as np
 
 from decisions.errors import InputError
 from decisions.health.chronic.cohort import DiseaseCohort, cohort
-from decisions.health.chronic.settings import Clinicians, Data, HtnMachine, Problem, Reward, T2dMachine
+from decisions.health.chronic.settings import Care, Problem, Reward
 from decisions.health.chronic.training import Counts, count_transitions
 from decisions.health.chronic.unlearning import Learnt, checked_unlearn, learn
 
@@ -108,8 +108,8 @@ def forget_in(cohorts: dict[str, DiseaseCohort], patients: Sequence[str], earlie
     return Forgetting(tuple(forgotten), policies)
 
 
-def forget(problem: Problem, htn: HtnMachine, t2d: T2dMachine, reward: Reward, clinicians: Clinicians, data: Data,
-           *, seed: int, patients: Sequence[str], earlier: Sequence[str] = (), repeats: int = 5) -> Forgetting:
+def forget(care: Care, *, seed: int, patients: Sequence[str], earlier: Sequence[str] = (),
+           repeats: int = 5) -> Forgetting:
     """Forget ``patients`` (identifiers ``"<disease>-<index>"``) from the learner of the run these settings
     describe (its ``cohort``), after the ``earlier`` forgotten ones.
 
@@ -117,5 +117,5 @@ def forget(problem: Problem, htn: HtnMachine, t2d: T2dMachine, reward: Reward, c
         InputError: on ``patient``: none named, one unknown, named twice or already forgotten.
     """
     asked = named(patients)
-    cohorts = cohort(problem, htn, t2d, reward, clinicians, data, seed)
-    return forget_in(cohorts, asked, list(earlier), reward, problem, data.min_count, repeats=repeats)
+    cohorts = cohort(care, seed)
+    return forget_in(cohorts, asked, list(earlier), care.reward, care.problem, care.data.min_count, repeats=repeats)

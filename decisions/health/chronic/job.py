@@ -12,6 +12,5 @@ REPORT_MODEL = ChronicReport
 
 def run_job(job: ChronicJob, *, progress: Progress = silent) -> ChronicReport:
     """Run the study a validated job describes."""
-    study = run_study(job.problem, job.htn, job.t2d, job.reward, job.clinicians, job.data, seed=job.seed,
-                      neural=job.neural, progress=progress)
+    study = run_study(job.care(), seed=job.seed, neural=job.neural, progress=progress)
     return ChronicReport.of_study(study)

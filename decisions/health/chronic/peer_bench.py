@@ -15,15 +15,7 @@ from decisions.health.chronic.cql import neural_policies
 from decisions.health.chronic.logs import Logs
 from decisions.health.chronic.peer_cql import peer_policy
 from decisions.health.chronic.scoring import Case, score
-from decisions.health.chronic.settings import (
-    Clinicians,
-    Data,
-    HtnMachine,
-    Neural,
-    Problem,
-    Reward,
-    T2dMachine,
-)
+from decisions.health.chronic.settings import Care, Neural
 from decisions.health.chronic.study import study_logs
 
 
@@ -41,8 +33,7 @@ def _ours_seconds(case: Case, logs: Logs, neural: Neural, key: jax.Array) -> tup
     return time.perf_counter() - start, 2 * len(case.masks)
 
 
-def peer_figures(problem: Problem, htn: HtnMachine, t2d: T2dMachine, reward: Reward, clinicians: Clinicians,
-                 data: Data, neural: Neural, seed: int, per_seed: pd.DataFrame) -> dict[str, float]:
+def peer_figures(care: Care, neural: Neural, seed: int, per_seed: pd.DataFrame) -> dict[str, float]:
     """Per disease, d3rlpy's TTC share in the train regime (mean over the study's data seeds) and ours
     (``cql_uniform_aware``, the like-for-like learner: d3rlpy weighs every transition alike) over it;
     ``ours_vs_d3rlpy_cql_ttc`` is the worst disease's. Times: d3rlpy's ``fit`` per training, ours per
@@ -51,7 +42,8 @@ def peer_figures(problem: Problem, htn: HtnMachine, t2d: T2dMachine, reward: Rew
         return {}
     figures: dict[str, float] = {}
     ratios, peer_seconds = [], []
-    for index, (name, part) in enumerate(cohort(problem, htn, t2d, reward, clinicians, data, seed).items()):
+    problem, clinicians, data = care.problem, care.clinicians, care.data
+    for index, (name, part) in enumerate(cohort(care, seed).items()):
         key = disease_key(seed, index)
         shares = []
         for s, logs in study_logs(part, clinicians, data, key):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal, NamedTuple, Self
 
 from pydantic import Field, model_validator
 
@@ -203,3 +203,15 @@ class Neural(Settings):
         0.01, description="Weight of the conservative penalty (0: plain fitted Q-learning).")
     target_update: int = Field(50, ge=1, le=1_000_000,
                                description="Gradient steps between copies of the Q-network to its target.")
+
+
+class Care(NamedTuple):
+    """What a chronic-care study runs on, all but the seed: the problem, both machines, the reward,
+    the clinicians and the data (a job's sections of the same names)."""
+
+    problem: Problem
+    htn: HtnMachine
+    t2d: T2dMachine
+    reward: Reward
+    clinicians: Clinicians
+    data: Data

@@ -11,6 +11,7 @@ from pydantic import Field
 from decisions.errors import InputError
 from decisions.health.chronic.settings import (
     ACTIONS,
+    Care,
     Clinicians,
     Data,
     HtnMachine,
@@ -37,6 +38,10 @@ class ChronicJob(JobBase):
     clinicians: Clinicians = Field(default_factory=Clinicians)
     data: Data = Field(default_factory=Data)
     neural: Neural = Field(default_factory=Neural)
+
+    def care(self) -> Care:
+        """The study's settings, all but the seed and the neural learner's."""
+        return Care(self.problem, self.htn, self.t2d, self.reward, self.clinicians, self.data)
 
 
 JOB_MODEL = ChronicJob

@@ -26,15 +26,7 @@ from decisions.health.chronic.scoring import (
     score,
     usual_care,
 )
-from decisions.health.chronic.settings import (
-    Clinicians,
-    Data,
-    HtnMachine,
-    Neural,
-    Problem,
-    Reward,
-    T2dMachine,
-)
+from decisions.health.chronic.settings import Care, Clinicians, Data, Neural
 from decisions.health.chronic.study_tables import headline, q_table, summarise
 from decisions.health.chronic.unlearning import unlearn_check
 
@@ -137,13 +129,13 @@ def _learnt_rows(part: DiseaseCohort, clinicians: Clinicians, data: Data, neural
     return rows
 
 
-def run_study(problem: Problem, htn: HtnMachine, t2d: T2dMachine, reward: Reward, clinicians: Clinicians,
-              data: Data, *, seed: int, neural: Neural | None = None, progress: Progress = silent) -> Study:
+def run_study(care: Care, *, seed: int, neural: Neural | None = None, progress: Progress = silent) -> Study:
     """Solve each disease exactly, learn offline from the cohort's logs (a user's visit log, or
     ``data.seeds`` simulated draws; discrete CQL too when ``neural`` is given and enabled) and score
     everything exactly in every regime; then the kappa sweep and the unlearning check."""
     rows, sweep, unlearning, q = [], [], [], []
-    cohorts = cohort(problem, htn, t2d, reward, clinicians, data, seed)
+    clinicians, data = care.clinicians, care.data
+    cohorts = cohort(care, seed)
     steps, done = 3 * len(cohorts), 0
     for index, (name, part) in enumerate(cohorts.items()):
         key = disease_key(seed, index)
@@ -161,4 +153,4 @@ def run_study(problem: Problem, htn: HtnMachine, t2d: T2dMachine, reward: Reward
     per_seed, comparison, curves, sweep_table = summarise(rows, sweep)
     return Study(per_seed=per_seed, comparison=comparison, ttc_curves=curves, sweep=sweep_table,
                  unlearning=pd.DataFrame(unlearning), q_values=pd.concat(q, ignore_index=True),
-                 train_regime=problem.train_regime)
+                 train_regime=care.problem.train_regime)

@@ -13,7 +13,7 @@ from decisions.health.chronic import cohort as cohort_module
 from decisions.health.chronic import forgetting, study
 from decisions.health.chronic.cohort import DiseaseCohort, cohort
 from decisions.health.chronic.forgetting import data_digest, forget, forget_in, policy_digest
-from decisions.health.chronic.settings import Clinicians, Data, HtnMachine, Problem, Reward, T2dMachine
+from decisions.health.chronic.settings import Care, Clinicians, Data, HtnMachine, Problem, Reward, T2dMachine
 from decisions.health.chronic.training import count_transitions
 from decisions.health.chronic.unlearning import learn
 from tests.helpers import takers_of
@@ -24,7 +24,7 @@ DATA = Data(patients=40, seeds=1, sweep_patients=(40,), sweep_low_shares=(0.5,))
 
 @pytest.fixture(scope="module")
 def cohorts() -> dict[str, DiseaseCohort]:
-    return cohort(PROBLEM, HtnMachine(), T2dMachine(), Reward(), Clinicians(), DATA, 0)
+    return cohort(Care(PROBLEM, HtnMachine(), T2dMachine(), Reward(), Clinicians(), DATA), 0)
 
 
 class _Stop(Exception):
@@ -47,8 +47,8 @@ def test_the_cohort_is_what_the_studys_unlearning_check_learns_from(monkeypatch:
         monkeypatch.setattr(study, name, lambda *args, **kwargs: [])
     monkeypatch.setattr(study, "unlearn_check", check)
     with pytest.raises(_Stop):
-        study.run_study(problem, HtnMachine(), T2dMachine(), Reward(), Clinicians(), DATA, seed=3)
-    found = cohort(problem, HtnMachine(), T2dMachine(), Reward(), Clinicians(), DATA, 3)
+        study.run_study(Care(problem, HtnMachine(), T2dMachine(), Reward(), Clinicians(), DATA), seed=3)
+    found = cohort(Care(problem, HtnMachine(), T2dMachine(), Reward(), Clinicians(), DATA), 3)
     assert list(found) == ["t2d", "htn"] and len(used) == 4
     for index, disease in enumerate(found):
         assert all(np.array_equal(a, b) for a, b in zip(used[2 * index], found[disease].logs, strict=True))
@@ -98,7 +98,7 @@ def test_bad_patients_are_refused_in_one_line(cohorts: dict[str, DiseaseCohort],
 
 def test_forget_takes_the_runs_settings_not_its_job() -> None:
     with pytest.raises(InputError, match="^patient: name at least one"):
-        forget(PROBLEM, HtnMachine(), T2dMachine(), Reward(), Clinicians(), DATA, seed=0, patients=[])
+        forget(Care(PROBLEM, HtnMachine(), T2dMachine(), Reward(), Clinicians(), DATA), seed=0, patients=[])
     assert takers_of("ChronicJob", cohort_module, forgetting) == []
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from decisions.health.chronic import DOMAIN
 from decisions.health.chronic.report import ChronicReport
-from decisions.health.chronic.settings import Clinicians, Data, HtnMachine, Problem, Reward, T2dMachine
+from decisions.health.chronic.settings import Data, Problem
 from decisions.health.chronic.spec import ChronicJob
 from decisions.health.chronic.study import run_study
 from decisions.store.forgettings import forgettings_of
@@ -21,7 +21,7 @@ SMALL = ChronicJob(problem=Problem(diseases=("htn",), horizon=6),
 @pytest.fixture(scope="module")
 def small_report() -> ChronicReport:
     """The report of a small study: one disease, 40 patients, 6 visits."""
-    return ChronicReport.of_study(run_study(SMALL.problem, HtnMachine(), T2dMachine(), Reward(), Clinicians(), SMALL.data, seed=0))
+    return ChronicReport.of_study(run_study(SMALL.care(), seed=0))
 
 
 def test_a_recorded_run_shows_its_curves_and_each_states_recommended_action(
