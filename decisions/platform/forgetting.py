@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from decisions.errors import InputError
 from decisions.health.chronic import DOMAIN as CHRONIC
 from decisions.health.chronic.spec import ChronicJob
 from decisions.store import get_run
@@ -36,7 +37,8 @@ def forget_patients(run_id: int, patients: Sequence[str], *, created_by: str | N
     record = get_run(run_id, url=url)
     check_forgettable(run_id, record.kind, record.status, kind=CHRONIC.name)
     job = CHRONIC.job_from_config(record.config)
-    assert isinstance(job, ChronicJob)
+    if not isinstance(job, ChronicJob):
+        raise InputError("run", f"run {run_id}'s configuration is not a chronic-care job")
     earlier = forgettings_of(run_id, url=url)
     done = forget(job.care(), seed=job.seed, patients=patients, earlier=[r.patient for r in earlier], repeats=repeats)
     found = [Forgotten(**patient._asdict()) for patient in done.forgotten]
