@@ -47,6 +47,9 @@ README_ROWS: tuple[Row, ...] = (
         "{t2d_ttc_cql_uniform:.3f}, {t2d_ttc_cql_kappa:.3f}; {htn_ttc_cql_uniform:.3f}, {htn_ttc_cql_kappa:.3f}"),
     Row("d3rlpy DiscreteCQL TTC share (T2D, HTN); ours (uniform) / d3rlpy, worst disease",
         "{t2d_ttc_cql_d3rlpy:.3f}, {htn_ttc_cql_d3rlpy:.3f}; {ours_vs_d3rlpy_cql_ttc:.3f}", optional=True),
+    Row("ours (uniform) minus d3rlpy per data draw (pp, mean ± spread; T2D, HTN)",
+        "{t2d_ours_minus_d3rlpy_cql_ttc_pp:+.2f} ± {t2d_ours_minus_d3rlpy_cql_ttc_pp_std:.2f}, "
+        "{htn_ours_minus_d3rlpy_cql_ttc_pp:+.2f} ± {htn_ours_minus_d3rlpy_cql_ttc_pp_std:.2f}", optional=True),
     Row("training seconds: ours per variant ({cql_variants:.0f} variants in one program), d3rlpy per training",
         "{cql_seconds_per_variant:.2f} ({cql_seconds_all_variants:.1f} in all), {d3rlpy_cql_seconds:.1f}",
         optional=True),

@@ -35,8 +35,9 @@ def _ours_seconds(case: Case, logs: Logs, neural: Neural, key: jax.Array) -> tup
 
 def peer_figures(care: Care, neural: Neural, seed: int, per_seed: pd.DataFrame) -> dict[str, float]:
     """Per disease, d3rlpy's TTC share in the train regime (mean over the study's data seeds) and ours
-    (``cql_uniform_aware``, the like-for-like learner: d3rlpy weighs every transition alike) over it;
-    ``ours_vs_d3rlpy_cql_ttc`` is the worst disease's. Times: d3rlpy's ``fit`` per training, ours per
+    (``cql_uniform_aware``, the like-for-like learner: d3rlpy weighs every transition alike) over it,
+    and ours minus d3rlpy per data seed (pp, mean and spread); ``ours_vs_d3rlpy_cql_ttc`` is the worst
+    disease's. Times: d3rlpy's ``fit`` per training, ours per
     variant of one compiled program training all of them. Empty without d3rlpy."""
     if not d3rlpy_installed():
         return {}
@@ -45,15 +46,18 @@ def peer_figures(care: Care, neural: Neural, seed: int, per_seed: pd.DataFrame) 
     problem, clinicians, data = care.problem, care.clinicians, care.data
     for index, (name, part) in enumerate(cohort(care, seed).items()):
         key = disease_key(seed, index)
-        shares = []
+        shares = {}
         for s, logs in study_logs(part, clinicians, data, key):
             policy, seconds = peer_policy(part.case, logs, neural, s)
-            shares.append(score(part.case, policy, problem.train_regime)[1][-1])
+            shares[s] = score(part.case, policy, problem.train_regime)[1][-1]
             peer_seconds.append(seconds)
         rows = per_seed[(per_seed.disease == name) & (per_seed.regime == problem.train_regime)
-                        & (per_seed.method == "cql_uniform_aware")]
-        figures[f"{name}_ttc_cql_d3rlpy"] = float(np.mean(shares))
-        figures[f"{name}_ours_vs_d3rlpy_cql_ttc"] = float(rows["ttc_share"].mean() / np.mean(shares))
+                        & (per_seed.method == "cql_uniform_aware")].set_index("seed")["ttc_share"]
+        gaps = 100 * np.array([rows[s] - share for s, share in shares.items()])
+        figures[f"{name}_ttc_cql_d3rlpy"] = float(np.mean(list(shares.values())))
+        figures[f"{name}_ours_vs_d3rlpy_cql_ttc"] = float(rows.mean() / figures[f"{name}_ttc_cql_d3rlpy"])
+        figures[f"{name}_ours_minus_d3rlpy_cql_ttc_pp"] = float(gaps.mean())
+        figures[f"{name}_ours_minus_d3rlpy_cql_ttc_pp_std"] = float(gaps.std())
         ratios.append(figures[f"{name}_ours_vs_d3rlpy_cql_ttc"])
         if index == 0:
             ours, variants = _ours_seconds(part.case, part.logs, neural, jax.random.fold_in(key, 30_000))
