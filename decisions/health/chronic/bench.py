@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from decisions.core.bench_row import Row
-from decisions.health.chronic.peer_bench import peer_figures
+from decisions.health.chronic.peer_bench import capability_figures, peer_figures
 from decisions.health.chronic.settings import Data, Neural
 from decisions.health.chronic.spec import ChronicJob
 from decisions.health.chronic.study import run_study
@@ -28,6 +28,8 @@ README_ROWS: tuple[Row, ...] = (
     Row("behaviour cloning, kappa-weighted minus uniform (pp; T2D, HTN): kappa given / estimated from the logs",
         "{t2d_bc_kappa_vs_uniform_ttc_pp:+.2f} / {t2d_bc_kappa_est_vs_uniform_ttc_pp:+.2f}, "
         "{htn_bc_kappa_vs_uniform_ttc_pp:+.2f} / {htn_bc_kappa_est_vs_uniform_ttc_pp:+.2f}"),
+    Row("kappa estimated from the logs: error per clinician, mean and largest (T2D; HTN)",
+        "{t2d_kappa_est_mae:.3f}, {t2d_kappa_est_max_error:.3f}; {htn_kappa_est_mae:.3f}, {htn_kappa_est_max_error:.3f}"),
     Row("best offline TTC share / exact optimum (T2D, HTN)",
         "{offline_best_vs_optimal_t2d:.3f}, {offline_best_vs_optimal_htn:.3f}"),
     Row("epsilon-aware minus naive, worst held-out regime: TTC share (pp; learnt, exact)",
@@ -76,7 +78,7 @@ def run_bench(progress: Callable[[str, int, int], None] | None = None, *, patien
     job = ChronicJob(data=data, neural=Neural(steps=neural_steps), seed=seed)
     study = run_study(job.care(), seed=seed, neural=job.neural,
                       progress=progress or (lambda task, done, total: None))
-    figures = study.metrics()
+    figures = study.metrics() | capability_figures(job.care(), seed)
     if peer:
         figures |= peer_figures(job.care(), job.neural, seed, study.per_seed)
     figures["unlearn_equals_retrain"] = bool(figures["unlearn_equals_retrain"])

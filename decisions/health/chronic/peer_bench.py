@@ -1,5 +1,6 @@
-"""Chronic care's neural learner beside its peer: d3rlpy's ``DiscreteCQL`` trained on the study's own
-logs with the same settings, scored exactly in the train regime, and both training times."""
+"""Chronic care's bench figures beside the study's: d3rlpy's ``DiscreteCQL`` trained on the study's own
+logs with the same settings as our neural learner, scored exactly in the train regime, with both
+training times; and the error of kappa estimated from the logs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import jax
 import numpy as np
 import pandas as pd
 
+from decisions.health.chronic.capability import estimate_capability
 from decisions.health.chronic.cohort import cohort, disease_key
 from decisions.health.chronic.cql import neural_policies
 from decisions.health.chronic.logs import Logs
@@ -65,4 +67,20 @@ def peer_figures(care: Care, neural: Neural, seed: int, per_seed: pd.DataFrame) 
             figures["cql_seconds_per_variant"] = ours / variants
     figures["ours_vs_d3rlpy_cql_ttc"] = min(ratios)
     figures["d3rlpy_cql_seconds"] = float(np.mean(peer_seconds))
+    return figures
+
+
+def capability_figures(care: Care, seed: int) -> dict[str, float]:
+    """Per disease with simulated logs, kappa estimated from the study's first logs against each
+    clinician's true kappa: the mean and the largest absolute error over the clinicians seen."""
+    figures: dict[str, float] = {}
+    for name, part in cohort(care, seed).items():
+        if part.user_log:
+            continue
+        logs = part.logs
+        estimated = estimate_capability(logs, part.case.fallbacks[part.case.train_regime]).kappa
+        seen = np.unique(logs.clinician)
+        truth = np.array([logs.kappa[logs.clinician == c][0] for c in seen])
+        errors = np.abs(estimated[seen] - truth)
+        figures[f"{name}_kappa_est_mae"], figures[f"{name}_kappa_est_max_error"] = float(errors.mean()), float(errors.max())
     return figures
