@@ -54,7 +54,7 @@ def _cells(logs: Logs, habit: int) -> _Cells:
     """The logs' counted visits: observed, out of a transient state."""
     transient, horizon = CONTROLLED, logs.actions.shape[1]
     states = logs.states[:, :-1]
-    keep = logs.observed_mask() & (states < transient)
+    keep = logs.learnt()
     visit = np.broadcast_to(np.arange(horizon), states.shape)[keep]
     clinician = np.broadcast_to(logs.clinician[:, None], states.shape)[keep].astype(np.int64)
     cell = visit.astype(np.int64) * transient + states[keep]

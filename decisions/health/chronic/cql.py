@@ -56,11 +56,6 @@ class Transitions(NamedTuple):
     count: int
 
 
-def used_slots(logs: Logs, horizon: int) -> np.ndarray:
-    """``[n, H]``: True where the slot is a learner's data (observed, out of a transient state)."""
-    return (logs.states[:, :horizon] != CONTROLLED) & logs.observed_mask()[:, :horizon]
-
-
 def logged_rewards(logs: Logs, reward: Reward, horizon: int) -> np.ndarray:
     """The realised reward ``r[n, t]`` of every logged transition, as ``model.rewards`` defines the
     expected one: the tier paid on entering ``CONTROLLED`` at visit ``t + 1``, less the action's cost
@@ -68,7 +63,7 @@ def logged_rewards(logs: Logs, reward: Reward, horizon: int) -> np.ndarray:
     s, a, s1 = logs.states[:, :horizon], logs.actions[:, :horizon], logs.states[:, 1:horizon + 1]
     pay, cost = (np.asarray(v) for v in reward_terms(reward, horizon))
     r = pay[None, :] * (s1 == CONTROLLED) - cost[a, s]
-    return np.where(used_slots(logs, horizon), r, 0.0).astype(np.float32)
+    return np.where(logs.learnt(), r, 0.0).astype(np.float32)
 
 
 def state_features(horizon: int) -> np.ndarray:
@@ -89,7 +84,7 @@ def logged_transitions(logs: Logs, reward: Reward, horizon: int) -> Transitions:
     n = logs.actions.shape[0]
     t = np.broadcast_to(np.arange(horizon), (n, horizon)).reshape(-1)
     s, s1 = logs.states[:, :horizon].reshape(-1), logs.states[:, 1:horizon + 1].reshape(-1)
-    used = used_slots(logs, horizon).reshape(-1)
+    used = logs.learnt().reshape(-1)
     order = np.argsort(~used, kind="stable")
     kappa = np.repeat(logs.kappa.astype(np.float32), horizon)
     r = logged_rewards(logs, reward, horizon).reshape(-1)

@@ -29,6 +29,12 @@ class Logs(NamedTuple):
     clinician: np.ndarray
     observed: np.ndarray | None = None
 
+    def learnt(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """``[len(rows), H]``: True where a visit's transition is the learners' data (observed, out of a
+        transient state)."""
+        keep = self.states[rows, :-1] != CONTROLLED
+        return keep if self.observed is None else keep & self.observed[rows]
+
     def observed_mask(self) -> np.ndarray:
         """``observed`` as a boolean ``[n, H]`` array (all True when None)."""
         if self.observed is None:

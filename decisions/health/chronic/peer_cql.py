@@ -14,7 +14,7 @@ import jax
 import numpy as np
 
 from decisions.errors import InputError
-from decisions.health.chronic.cql import logged_rewards, state_features, used_slots
+from decisions.health.chronic.cql import logged_rewards, state_features
 from decisions.health.chronic.exact import one_hot_policy
 from decisions.health.chronic.logs import Logs
 from decisions.health.chronic.model import CONTROLLED, N_ACTIONS, N_STATES
@@ -39,7 +39,7 @@ def peer_episodes(case: Case, logs: Logs) -> Episodes:
     state as a timeout row (action 0, reward 0: d3rlpy reads only its observation)."""
     horizon, x = case.horizon, state_features(case.horizon)
     s, s1 = logs.states[:, :horizon], logs.states[:, 1:horizon + 1]
-    used = used_slots(logs, horizon)
+    used = logs.learnt()
     if not used.any():
         raise InputError("logs", "no observed visit before control: nothing to learn from")
     rewards = logged_rewards(logs, case.reward, horizon)

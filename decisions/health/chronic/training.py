@@ -27,10 +27,7 @@ def _flat_transitions(logs: Logs, group: np.ndarray, rows: np.ndarray | slice) -
     s, a, s1 = logs.states[rows, :-1], logs.actions[rows], logs.states[rows, 1:]
     g = np.broadcast_to(group[rows][:, None], s.shape)
     flat = ((g * N_STATES + s) * N_ACTIONS + a) * N_STATES + s1
-    keep = s != CONTROLLED
-    if logs.observed is not None:
-        keep &= logs.observed[rows]
-    return flat[keep]
+    return flat[logs.learnt(rows)]
 
 
 def count_transitions(logs: Logs, exclude: np.ndarray | None = None) -> Counts:
