@@ -36,6 +36,19 @@ README_ROWS: tuple[Row, ...] = (
         "{eps_aware_minus_naive_ttc_pp_min:+.2f}, {eps_aware_minus_naive_exact_ttc_pp_min:+.2f}"),
     Row("epsilon-aware minus naive, worst held-out regime: tiered value (learnt, exact)",
         "{eps_aware_minus_naive_value_min:+.4f}, {eps_aware_minus_naive_exact_value_min:+.4f}"),
+    Row("epsilon-aware minus naive per held-out regime, TTC share (pp; learnt / exact), T2D: no labs, quarterly "
+        "visits, step cap 2, minimal",
+        "{t2d_eps_aware_minus_naive_ttc_pp_no_labs:+.2f} / {t2d_eps_aware_minus_naive_exact_ttc_pp_no_labs:+.2f}, "
+        "{t2d_eps_aware_minus_naive_ttc_pp_quarterly:+.2f} / {t2d_eps_aware_minus_naive_exact_ttc_pp_quarterly:+.2f}, "
+        "{t2d_eps_aware_minus_naive_ttc_pp_step_cap:+.2f} / {t2d_eps_aware_minus_naive_exact_ttc_pp_step_cap:+.2f}, "
+        "{t2d_eps_aware_minus_naive_ttc_pp_minimal:+.2f} / {t2d_eps_aware_minus_naive_exact_ttc_pp_minimal:+.2f}",
+        optional=True),
+    Row("the same, HTN",
+        "{htn_eps_aware_minus_naive_ttc_pp_no_labs:+.2f} / {htn_eps_aware_minus_naive_exact_ttc_pp_no_labs:+.2f}, "
+        "{htn_eps_aware_minus_naive_ttc_pp_quarterly:+.2f} / {htn_eps_aware_minus_naive_exact_ttc_pp_quarterly:+.2f}, "
+        "{htn_eps_aware_minus_naive_ttc_pp_step_cap:+.2f} / {htn_eps_aware_minus_naive_exact_ttc_pp_step_cap:+.2f}, "
+        "{htn_eps_aware_minus_naive_ttc_pp_minimal:+.2f} / {htn_eps_aware_minus_naive_exact_ttc_pp_minimal:+.2f}",
+        optional=True),
     Row("kappa-weighted minus uniform offline RL across the sweep, T2D (pp; min, max)",
         "{t2d_sweep_mb_kappa_vs_uniform_pp_min:+.2f}, {t2d_sweep_mb_kappa_vs_uniform_pp_max:+.2f}"),
     Row("kappa-weighted minus uniform offline RL across the sweep, HTN (pp; min, max)",

@@ -5,8 +5,8 @@ trained on the logged transitions by fitted Q-learning (TD target: the realised 
 best allowed value of a target network at ``t + 1``; nothing after the horizon or from
 ``CONTROLLED``) plus the CQL penalty ``alpha * (logsumexp Q(t, s, .) - Q(t, s, a_logged))``, the
 logsumexp over the allowed actions (on the transitions whose logged action is allowed), each
-transition weighted by 1 (uniform) or its clinician's kappa. Every variant of one data draw (weighting x action mask) trains side by side in one
-compiled program.
+transition weighted by 1 (uniform) or its clinician's kappa. Every variant of one data draw (weighting x
+regime) trains side by side in one compiled program.
 """
 
 from __future__ import annotations
@@ -105,18 +105,21 @@ class _Train(NamedTuple):
     opt: optax.OptState
 
 
-def _loss(params: PyTree, target: PyTree, batch: Transitions, x: jax.Array, mask: jax.Array,
+def _loss(params: PyTree, target: PyTree, batch: Transitions, x: jax.Array, allowed: jax.Array,
           kappa_weighted: jax.Array, settings: Neural) -> jax.Array:
-    """The weighted TD (Huber) plus CQL loss of one batch under one action mask; a transition whose
-    logged action the mask rules out adds to the TD loss only."""
+    """The weighted TD (Huber) plus CQL loss of one batch under one regime's ``allowed[t, s, a]``; a
+    transition whose logged action the regime rules out there adds to the TD loss only."""
     net, horizon = q_network(settings), x.shape[0]
     q = net.apply(params, x[batch.t, batch.s])
-    q1 = net.apply(target, x[jnp.minimum(batch.t + 1, horizon - 1), batch.s1])
+    t1 = jnp.minimum(batch.t + 1, horizon - 1)
+    q1 = net.apply(target, x[t1, batch.s1])
     going = (batch.s1 != CONTROLLED) & (batch.t + 1 < horizon)
-    y = batch.r + jnp.where(going, jnp.where(mask, q1, -jnp.inf).max(-1), 0.0)
+    y = batch.r + jnp.where(going, jnp.where(allowed[t1, batch.s1], q1, -jnp.inf).max(-1), 0.0)
     q_a = jnp.take_along_axis(q, batch.a[:, None], -1)[:, 0]
     td = optax.huber_loss(q_a, jax.lax.stop_gradient(y))
-    penalty = jnp.where(mask[batch.a], jax.nn.logsumexp(jnp.where(mask, q, -jnp.inf), -1) - q_a, 0.0)
+    now = allowed[batch.t, batch.s]
+    logged_allowed = jnp.take_along_axis(now, batch.a[:, None], -1)[:, 0]
+    penalty = jnp.where(logged_allowed, jax.nn.logsumexp(jnp.where(now, q, -jnp.inf), -1) - q_a, 0.0)
     w = jnp.where(kappa_weighted, batch.kappa, 1.0)
     return jnp.sum(w * (td + settings.alpha * penalty)) / jnp.maximum(jnp.sum(w), 1e-12)
 
@@ -129,7 +132,7 @@ def _fit_one(key: jax.Array, data: Transitions, x: jax.Array, mask: jax.Array, k
     init_key, key = jax.random.split(key)
     params = q_network(settings).init(init_key, x[0, :1])
     optimizer = optax.adam(optax.cosine_decay_schedule(settings.learning_rate, settings.steps))
-    loss = partial(_loss, x=x, mask=mask, kappa_weighted=kappa_weighted, settings=settings)
+    loss = partial(_loss, x=x, allowed=mask, kappa_weighted=kappa_weighted, settings=settings)
 
     def step(state: _Train, inputs: tuple[jax.Array, jax.Array]) -> tuple[_Train, None]:
         i, k = inputs
@@ -151,7 +154,7 @@ def _fit_one(key: jax.Array, data: Transitions, x: jax.Array, mask: jax.Array, k
 @partial(jax.jit, static_argnames="settings")
 def fit_variants(key: jax.Array, data: Transitions, x: jax.Array, masks: jax.Array, kappa_weighted: jax.Array,
                  settings: Neural) -> PyTree:
-    """Train one Q-network per variant (``masks[v]``, ``kappa_weighted[v]``) in one program, all from
+    """Train one Q-network per variant (``masks[v]``: ``allowed[t, s, a]``; ``kappa_weighted[v]``) in one program, all from
     the same initial weights and batches; their parameters, stacked on a leading variant axis."""
     return jax.vmap(lambda m, w: _fit_one(key, data, x, m, w, settings))(masks, kappa_weighted)
 

@@ -27,16 +27,17 @@ class Evaluation(NamedTuple):
     ttc_curve: np.ndarray
 
 
-def value_iteration(transitions: jax.Array, rewards: jax.Array, mask: jax.Array) -> Solution:
-    """Finite-horizon backward induction over ``rewards.shape[0]`` visits, restricted to ``mask[a]``."""
+def value_iteration(transitions: jax.Array, rewards: jax.Array, allowed: jax.Array) -> Solution:
+    """Finite-horizon backward induction over ``rewards.shape[0]`` visits, restricted to the actions
+    ``allowed[t, s, a]`` (``model.regime_mask``; every state needs one)."""
 
-    def back(v_next: jax.Array, r_t: jax.Array) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
-        q = r_t + transitions @ v_next
-        q = jnp.where(mask[:, None], q, -jnp.inf)
+    def back(v_next: jax.Array, inputs: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+        r_t, allowed_t = inputs
+        q = jnp.where(allowed_t.T, r_t + transitions @ v_next, -jnp.inf)
         return q.max(0), (q, q.argmax(0))
 
     v_end = jnp.zeros(transitions.shape[1], transitions.dtype)
-    v_start, (q, policy) = jax.lax.scan(back, v_end, rewards, reverse=True)
+    v_start, (q, policy) = jax.lax.scan(back, v_end, (rewards, allowed), reverse=True)
     del v_start
     values = jnp.concatenate([q.max(1), v_end[None]])
     return Solution(q, values, policy)
@@ -46,11 +47,11 @@ value_iteration_jit = jax.jit(value_iteration)
 """``value_iteration``, compiled once per shape."""
 
 
-def deployed(policy: jax.Array, mask: jax.Array, fallback: int) -> jax.Array:
+def deployed(policy: jax.Array, allowed: jax.Array, fallback: jax.Array) -> jax.Array:
     """What a clinic carries out: ``policy[t, s, a]`` (probabilities) with the mass of the actions
-    its regime does not allow moved to ``fallback``."""
-    blocked = (policy * ~mask).sum(-1)
-    return policy * mask + blocked[..., None] * jax.nn.one_hot(fallback, policy.shape[-1])
+    it cannot carry out (not ``allowed[t, s, a]``) moved to ``fallback[t, s]``."""
+    blocked = (policy * ~allowed).sum(-1)
+    return policy * allowed + blocked[..., None] * jax.nn.one_hot(fallback, policy.shape[-1])
 
 
 @jax.jit

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from decisions.health.chronic.settings import ACTIONS, Machine, Reward
+from decisions.health.chronic.settings import ACTIONS, Machine, Regime, Reward
 
 BANDS, STEPS, RAMP = 4, 4, 3
 """Control bands (0: in target), medication steps, months-since-intensification classes."""
@@ -149,6 +149,19 @@ def build(machine: Machine, reward: Reward, horizon: int) -> Mdp:
     return Mdp(transition, rewards(transition, reward, horizon), start_distribution(machine))
 
 
-def regime_mask(allowed: tuple[str, ...]) -> np.ndarray:
-    """The boolean mask over ``ACTIONS`` of a regime's allowed actions."""
-    return np.array([a in allowed for a in ACTIONS])
+def regime_mask(regime: Regime, horizon: int) -> np.ndarray:
+    """``allowed[t, s, a]``: whether a clinic of ``regime`` can carry out action ``a`` at visit ``t`` in
+    state ``s``. Months without a visit allow hold only; intensifying stops at ``regime.max_step``."""
+    allowed = np.zeros((horizon, N_STATES, N_ACTIONS), bool)
+    allowed[:, :, [ACTIONS.index(a) for a in regime.actions]] = True
+    allowed[:, :N_TRANSIENT, INTENSIFY] &= state_table()[:, 1] < regime.max_step
+    allowed[np.arange(horizon) % regime.visit_every != 0] = np.eye(N_ACTIONS, dtype=bool)[HOLD]
+    return allowed
+
+
+def regime_fallback(allowed: np.ndarray, preferred: tuple[int, ...]) -> np.ndarray:
+    """``fallback[t, s]``: what a clinic does instead of an action it cannot carry out, the first of
+    ``preferred`` allowed there, else the first allowed action."""
+    order = list(dict.fromkeys([*preferred, *range(N_ACTIONS)]))
+    ranked = allowed[..., order]
+    return np.asarray(order)[ranked.argmax(-1)]

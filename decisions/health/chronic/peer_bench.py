@@ -78,7 +78,7 @@ def capability_figures(care: Care, seed: int) -> dict[str, float]:
         if part.user_log:
             continue
         logs = part.logs
-        estimated = estimate_capability(logs, part.case.fallbacks[part.case.train_regime]).kappa
+        estimated = estimate_capability(logs, part.case.habit).kappa
         seen = np.unique(logs.clinician)
         truth = np.array([logs.kappa[logs.clinician == c][0] for c in seen])
         errors = np.abs(estimated[seen] - truth)

@@ -13,10 +13,12 @@ from decisions.health.chronic.capability import estimate_kappas
 from decisions.health.chronic.data import Logs, clinician_kappas, simulate_logs
 from decisions.health.chronic.exact import Solution, deployed, evaluate, one_hot_policy, value_iteration_jit
 from decisions.health.chronic.model import (
+    HOLD,
     N_ACTIONS,
     Mdp,
     build,
     execution_factor,
+    regime_fallback,
     regime_mask,
     state_table,
     transitions,
@@ -35,12 +37,14 @@ USUAL_CARE_INTENSIFY = 0.131
 
 @dataclass(frozen=True)
 class Case:
-    """One disease's known machine, its regimes' masks and fallbacks, and the exact optimum in each."""
+    """One disease's known machine, its regimes' ``allowed[t, s, a]`` masks and ``fallback[t, s]``
+    actions, the clinicians' habit, and the exact optimum in each regime."""
 
     name: str
     mdp: Mdp
     masks: dict[str, np.ndarray]
-    fallbacks: dict[str, int]
+    fallbacks: dict[str, np.ndarray]
+    habit: int
     optimal: dict[str, Solution]
     train_regime: str
     horizon: int
@@ -51,17 +55,17 @@ class Case:
 def make_case(name: str, machine: Machine, problem: Problem, reward: Reward, habit: str) -> Case:
     """Build the disease's machine and solve it exactly in every regime."""
     mdp = build(machine, reward, problem.horizon)
-    masks = {regime: regime_mask(allowed) for regime, allowed in problem.regimes.items()}
-    fallbacks = {regime: ACTIONS.index(habit) if habit in allowed else ACTIONS.index(allowed[0])
-                 for regime, allowed in problem.regimes.items()}
+    masks = {name: regime_mask(regime, problem.horizon) for name, regime in problem.regimes.items()}
+    habit_action = ACTIONS.index(habit)
+    fallbacks = {name: regime_fallback(mask, (habit_action, HOLD)) for name, mask in masks.items()}
     optimal = {regime: value_iteration_jit(mdp.transitions, mdp.rewards, jnp.asarray(mask))
                for regime, mask in masks.items()}
-    return Case(name, mdp, masks, fallbacks, optimal, problem.train_regime, problem.horizon, reward, machine)
+    return Case(name, mdp, masks, fallbacks, habit_action, optimal, problem.train_regime, problem.horizon, reward, machine)
 
 
 def score(case: Case, policy: jax.Array, regime: str) -> tuple[float, np.ndarray]:
     """The exact value and TTC curve of ``policy[t, s, a]`` deployed in ``regime``."""
-    result = evaluate(case.mdp, deployed(policy, jnp.asarray(case.masks[regime]), case.fallbacks[regime]))
+    result = evaluate(case.mdp, deployed(policy, jnp.asarray(case.masks[regime]), jnp.asarray(case.fallbacks[regime])))
     return result.value, result.ttc_curve
 
 
@@ -102,7 +106,7 @@ def offline_policies(case: Case, logs: Logs, regimes: tuple[str, ...],
     logs alone, ``capability.estimate_kappas``). ``*_aware`` methods are solved (or cloned) within the
     target regime's actions; ``*_naive`` ones within the train regime's, whatever the target.
     """
-    habit = case.fallbacks[case.train_regime]
+    habit = case.habit
     variants = {"uniform": (logs, False), "kappa": (logs, True),
                 "kappa_est": (logs._replace(kappa=estimate_kappas(logs, habit)), True)}
     counts = {tag: count_transitions(data) for tag, (data, _) in variants.items()}
@@ -111,13 +115,13 @@ def offline_policies(case: Case, logs: Logs, regimes: tuple[str, ...],
     for tag, (data, weighted) in variants.items():
         naive[f"mb_{tag}"] = fit_model_based(counts[tag], weighted, case.reward, case.horizon, train_mask,
                                              min_count).policy
-        naive[f"bc_{tag}"] = behaviour_cloning(data, weighted, train_mask, habit, case.horizon)
+        naive[f"bc_{tag}"] = behaviour_cloning(data, weighted, train_mask, case.fallbacks[case.train_regime])
     policies: dict[tuple[str, str], jax.Array] = {}
     for regime in regimes:
         mask = case.masks[regime]
         for tag, (data, weighted) in variants.items():
             aware_mb = fit_model_based(counts[tag], weighted, case.reward, case.horizon, mask, min_count).policy
-            aware_bc = behaviour_cloning(data, weighted, mask, case.fallbacks[regime], case.horizon)
+            aware_bc = behaviour_cloning(data, weighted, mask, case.fallbacks[regime])
             for method, aware in ((f"mb_{tag}", aware_mb), (f"bc_{tag}", aware_bc)):
                 policies[(f"{method}_aware", regime)] = one_hot_policy(aware, N_ACTIONS)
                 policies[(f"{method}_naive", regime)] = one_hot_policy(naive[method], N_ACTIONS)

@@ -78,34 +78,57 @@ class T2dMachine(Machine):
     lapse: Probability = Field(0.08, description="Monthly chance an adherent patient stops adhering.")
 
 
+class Regime(Settings):
+    """One deployment regime (epsilon): what a clinic can carry out. A visit happens every
+    ``visit_every`` months (between visits treatment holds), offers ``actions``, and can intensify
+    only up to medication step ``max_step``."""
+
+    section = "regime"
+
+    actions: tuple[Action, ...] = Field(ACTIONS, min_length=1, description="The actions a visit can carry out.")
+    visit_every: int = Field(1, ge=1, le=12, description="Months between visits (visit capacity).")
+    max_step: int = Field(3, ge=0, le=3, description="Highest medication step the clinic can titrate to.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: object) -> object:
+        """A plain list of actions stands for a monthly regime without a titration limit."""
+        return {"actions": value} if isinstance(value, list | tuple) else value
+
+    @model_validator(mode="after")
+    def _allows_something(self) -> Self:
+        if len(set(self.actions)) != len(self.actions):
+            raise ValueError("actions: an action listed twice")
+        if self.actions == ("intensify",) and self.max_step < 3:
+            raise ValueError(f"actions: allows no action at medication step {self.max_step} and above")
+        return self
+
+
+def _default_regimes() -> dict[str, Regime]:
+    return {"full": Regime(),
+            "no_labs": Regime(actions=("intensify", "hold", "step_down", "follow_up")),
+            "quarterly": Regime(visit_every=3),
+            "step_cap": Regime(max_step=2),
+            "minimal": Regime(actions=("intensify", "hold"), visit_every=2, max_step=2)}
+
+
 class Problem(Settings):
-    """The care problem: diseases, horizon and the deployment regimes (epsilon: allowed actions)."""
+    """The care problem: diseases, horizon and the deployment regimes (epsilon: what a clinic can carry out)."""
 
     section = "problem"
 
     diseases: tuple[Disease, ...] = Field(("htn", "t2d"), min_length=1, max_length=2,
                                           description="Diseases studied (htn, t2d).")
     horizon: int = Field(12, ge=2, le=60, description="Monthly visits in the horizon.")
-    regimes: dict[str, tuple[Action, ...]] = Field(
-        default_factory=lambda: {
-            "full": ACTIONS,
-            "no_labs": ("intensify", "hold", "step_down", "follow_up"),
-            "low_capacity": ("intensify", "hold", "step_down", "check"),
-            "titration_only": ("intensify", "hold", "step_down"),
-            "minimal": ("intensify", "hold"),
-        },
-        min_length=1, max_length=20, description="Epsilon regimes: name -> the actions the clinic can carry out.")
+    regimes: dict[str, Regime] = Field(
+        default_factory=_default_regimes, min_length=1, max_length=20,
+        description="Epsilon regimes: name -> the actions, visit cadence and titration limit a clinic can carry out.")
     train_regime: str = Field("full", min_length=1, description="The regime the offline data comes from.")
 
     @model_validator(mode="after")
     def _regimes(self) -> Self:
         if len(set(self.diseases)) != len(self.diseases):
             raise ValueError("diseases: listed twice")
-        for name, allowed in self.regimes.items():
-            if not allowed:
-                raise ValueError(f"regimes.{name}: allows no action")
-            if len(set(allowed)) != len(allowed):
-                raise ValueError(f"regimes.{name}: an action listed twice")
         if self.train_regime not in self.regimes:
             raise ValueError(f"train_regime: {self.train_regime!r} is not a regime ({', '.join(self.regimes)})")
         return self

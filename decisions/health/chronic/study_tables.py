@@ -113,6 +113,8 @@ def headline(per_seed: pd.DataFrame, comparison: pd.DataFrame, unlearning: pd.Da
             if regime != train_regime:
                 gaps.append(_pp_gap(per_seed, disease, regime, "mb_kappa_aware", "mb_kappa_naive")[0])
                 exact_gaps.append(_pp_gap(per_seed, disease, regime, "optimal", "optimal_naive")[0])
+                figures[f"{disease}_eps_aware_minus_naive_ttc_pp_{regime}"] = gaps[-1]
+                figures[f"{disease}_eps_aware_minus_naive_exact_ttc_pp_{regime}"] = exact_gaps[-1]
                 value_gaps.append(_gap(per_seed, disease, regime, "mb_kappa_aware", "mb_kappa_naive", "value")[0])
                 exact_value_gaps.append(_gap(per_seed, disease, regime, "optimal", "optimal_naive", "value")[0])
     if gaps:

@@ -122,9 +122,9 @@ def fit_model_based(counts: Counts, weighted: bool, reward: Reward, horizon: int
     return solve_estimate(estimated_transitions(counts, weighted, min_count), reward, horizon, mask)
 
 
-def behaviour_cloning(logs: Logs, weighted: bool, mask: np.ndarray, fallback: int, horizon: int) -> jax.Array:
-    """Behaviour cloning: in each state the (kappa-)weighted most logged allowed action (observed
-    visits only), ``fallback`` where no allowed action was logged; as ``policy[t, s]``."""
+def behaviour_cloning(logs: Logs, weighted: bool, allowed: np.ndarray, fallback: np.ndarray) -> jax.Array:
+    """Behaviour cloning: in each state the (kappa-)weighted most logged action (observed visits only)
+    among those ``allowed[t, s, a]``, ``fallback[t, s]`` where none of them was logged; as ``policy[t, s]``."""
     s, a = logs.states[:, :-1].reshape(-1), logs.actions.reshape(-1)
     weight = np.repeat(logs.kappa if weighted else np.ones_like(logs.kappa), logs.actions.shape[1])
     if logs.observed is not None:
@@ -132,9 +132,8 @@ def behaviour_cloning(logs: Logs, weighted: bool, mask: np.ndarray, fallback: in
         s, a, weight = s[keep], a[keep], weight[keep]
     votes = np.zeros((N_STATES, N_ACTIONS))
     np.add.at(votes, (s, a), weight)
-    votes = np.where(mask[None, :], votes, -1.0)
-    choice = np.where(votes.max(1) > 0, votes.argmax(1), fallback)
-    return jnp.asarray(np.broadcast_to(choice, (horizon, N_STATES)))
+    votes = np.where(allowed, votes[None], -1.0)
+    return jnp.asarray(np.where(votes.max(-1) > 0, votes.argmax(-1), fallback))
 
 
 def behaviour_policy(good: jax.Array, kappa: float, habit: int) -> jax.Array:

@@ -18,6 +18,9 @@ from decisions.health.chronic.spec import prepare
     ({"clinicians": {"kappa_high": -0.2}}, r"clinicians\.kappa_high"),
     ({"problem": {"regimes": {"full": []}}}, r"problem\.regimes\.full"),
     ({"problem": {"regimes": {"odd": ["intensify", "refer"]}}}, r"problem\.regimes\.odd"),
+    ({"problem": {"regimes": {"cap": {"actions": ["intensify"], "max_step": 2}}}}, r"problem\.regimes\.cap"),
+    ({"problem": {"regimes": {"slow": {"visit_every": 0}}}}, r"problem\.regimes\.slow\.visit_every"),
+    ({"problem": {"regimes": {"cap": {"max_step": 4}}}}, r"problem\.regimes\.cap\.max_step"),
     ({"problem": {"train_regime": "nowhere"}}, r"problem\.train_regime"),
     ({"job": {"kind": "chronic", "seed": 2**32}}, r"job\.seed"),
 ])

@@ -6,9 +6,9 @@ import jax
 import numpy as np
 
 from decisions.health.chronic.data import Logs
-from decisions.health.chronic.model import CONTROLLED, regime_mask, state_table
+from decisions.health.chronic.model import CONTROLLED, N_STATES, regime_mask, state_table
 from decisions.health.chronic.scoring import draw_logs, make_case
-from decisions.health.chronic.settings import ACTIONS, Clinicians, HtnMachine, Problem, Reward
+from decisions.health.chronic.settings import ACTIONS, Clinicians, HtnMachine, Problem, Regime, Reward
 from decisions.health.chronic.training import (
     behaviour_cloning,
     count_transitions,
@@ -16,8 +16,6 @@ from decisions.health.chronic.training import (
     forget,
 )
 from decisions.health.chronic.unlearning import unlearn_check
-
-FULL = regime_mask(ACTIONS)
 
 
 def _two_clinicians() -> Logs:
@@ -39,8 +37,9 @@ def test_kappa_weighted_cloning_follows_the_capable_clinicians() -> None:
     states = np.zeros((4, 2), int)
     actions = np.array([[0], [1], [1], [1]])  # one capable clinician intensifies, three others hold
     logs = Logs(states, actions, np.array([0.9, 0.1, 0.1, 0.1], np.float32), np.arange(4))
-    assert int(behaviour_cloning(logs, False, FULL, 1, 1)[0, 0]) == ACTIONS.index("hold")
-    assert int(behaviour_cloning(logs, True, FULL, 1, 1)[0, 0]) == ACTIONS.index("intensify")
+    full, hold = regime_mask(Regime(), 1), np.ones((1, N_STATES), int)
+    assert int(behaviour_cloning(logs, False, full, hold)[0, 0]) == ACTIONS.index("hold")
+    assert int(behaviour_cloning(logs, True, full, hold)[0, 0]) == ACTIONS.index("intensify")
 
 
 def _logs() -> Logs:
@@ -50,7 +49,7 @@ def _logs() -> Logs:
 
 def test_forgetting_a_patient_equals_retraining_without_them_bit_for_bit() -> None:
     logs = _logs()
-    result = unlearn_check(logs, np.array([3, 17]), Reward(), 6, FULL, repeats=1)
+    result = unlearn_check(logs, np.array([3, 17]), Reward(), 6, regime_mask(Regime(), 6), repeats=1)
     assert result["equal"] == 1.0 and result["forgotten"] == 2.0
 
 

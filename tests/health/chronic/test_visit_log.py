@@ -20,7 +20,7 @@ from decisions.health.chronic import model
 from decisions.health.chronic.logs import CONTROLLED, Logs
 from decisions.health.chronic.model import N_ACTIONS, N_STATES, regime_mask
 from decisions.health.chronic.scoring import draw_logs, make_case
-from decisions.health.chronic.settings import ACTIONS, Clinicians, HtnMachine, Problem, Reward
+from decisions.health.chronic.settings import ACTIONS, Clinicians, HtnMachine, Problem, Regime, Reward
 from decisions.health.chronic.spec import prepare
 from decisions.health.chronic.training import behaviour_cloning, count_transitions, removed_cells
 from decisions.health.chronic.unlearning import unlearn_check
@@ -30,7 +30,8 @@ from decisions.store import list_runs
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "chronic_visits.csv"
 HORIZON = 6
-FULL = regime_mask(ACTIONS)
+FULL = regime_mask(Regime(), HORIZON)
+HOLD_EVERYWHERE = np.ones((HORIZON, N_STATES), int)
 HEADER = "patient,clinician,visit,band,step,adherent,side_effect,months_since,controlled,action,kappa"
 GOOD = [  # rows 2-8: p1 reaches control at visit 3; p2 leaves after visit 2
     "p1,dr_a,0,2,1,1,0,2,0,intensify,0.9",
@@ -110,8 +111,8 @@ def test_the_counts_of_a_ragged_log_are_the_counts_of_its_observed_transitions(s
 def test_cloning_and_unlearning_skip_the_unobserved_slots(simulated: Logs) -> None:
     ragged, other = _ragged(simulated), _ragged(simulated, (11, 0))
     for weighted in (False, True):
-        np.testing.assert_array_equal(behaviour_cloning(ragged, weighted, FULL, 1, HORIZON),
-                                      behaviour_cloning(other, weighted, FULL, 1, HORIZON))
+        np.testing.assert_array_equal(behaviour_cloning(ragged, weighted, FULL, HOLD_EVERYWHERE),
+                                      behaviour_cloning(other, weighted, FULL, HOLD_EVERYWHERE))
     patients = np.arange(0, 60, 7)
     counts = count_transitions(ragged)
     for a, b in zip(removed_cells(counts, ragged, patients), removed_cells(counts, other, patients), strict=True):
