@@ -17,6 +17,7 @@ from decisions.errors import InputError
 
 if TYPE_CHECKING:
     from decisions.kit.base import JobBase
+    from decisions.kit.decide import DecideModule
     from decisions.kit.report import TablesReport
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -72,6 +73,8 @@ class Domain:
         demo_spec: the spec of ``decisions demo`` when this is the main domain, else None.
         headline_figure: ``label`` and ``value`` format templates over its stored bench's figures, for
             the README's domains table (None: its bench's first README row).
+        decider: imports and returns its ``decide`` module (``kit.decide.DecideModule``), or None
+            where the domain cannot yet put a run's policy to work on a state.
     """
 
     name: str
@@ -85,17 +88,19 @@ class Domain:
     smoke_spec: Mapping[str, Any] = field(default_factory=dict)
     demo_spec: Mapping[str, Any] | None = None
     headline_figure: Mapping[str, str] | None = None
+    decider: Callable[[], DecideModule] | None = None
 
     @classmethod
     def declared(
-        cls, init_file: str | Path, spec: Callable[[], SpecModule], modules: Callable[[], RunModules]
+        cls, init_file: str | Path, spec: Callable[[], SpecModule], modules: Callable[[], RunModules],
+        decider: Callable[[], DecideModule] | None = None,
     ) -> Domain:
         """The domain whose facts are in the ``domain.toml`` beside ``init_file`` (its package's ``__init__``).
 
         Raises:
             InputError: the file is missing, is not TOML, lacks a fact, or holds an unknown or mistyped one.
         """
-        return cls(**read_facts(Path(init_file).with_name(FACTS_FILE)), spec=spec, modules=modules)
+        return cls(**read_facts(Path(init_file).with_name(FACTS_FILE)), spec=spec, modules=modules, decider=decider)
 
     def job(self) -> JobModule:
         """The domain's ``job`` module (imported on first use)."""

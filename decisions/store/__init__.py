@@ -12,11 +12,28 @@ The database is ``$DECISIONS_DB_URL`` or a SQLite file in the user's data
 directory; see ``decisions.store.db``. A recorded run keeps a heartbeat; one whose
 process died reads back as ``lost`` (``decisions.store.liveness``), and
 ``decisions.store.lifecycle`` reaps, interrupts and deletes runs.
+
+An operator's assets (``assets``), the deployments of a run's policy for each (``asset_deployments``),
+and the decisions taken for an asset with their outcomes (``decision_log``) are kept here too.
 """
 
 from decisions.errors import error_line
 from decisions.store.artifacts import artifacts_root
+from decisions.store.asset_deployments import asset_history, current, deploy, rollback
+from decisions.store.assets import AssetRecord, create_asset, get_asset, list_assets, retire_asset
 from decisions.store.db import database_url, dispose_engines, get_engine, session_scope
+from decisions.store.decision_log import (
+    DecisionRecord,
+    OutcomeRecord,
+    RealisedRecord,
+    decisions_of,
+    get_decision,
+    outcomes_for,
+    outcomes_of,
+    record_decision,
+    record_outcome,
+)
+from decisions.store.deployments import DeploymentRecord
 from decisions.store.heartbeat import Heartbeat
 from decisions.store.lifecycle import (
     DeletedRun,
@@ -45,7 +62,26 @@ from decisions.store.repository import (
 __all__ = [
     "Artifact",
     "ArtifactRecord",
+    "AssetRecord",
     "artifacts_root",
+    "asset_history",
+    "create_asset",
+    "current",
+    "DecisionRecord",
+    "decisions_of",
+    "deploy",
+    "DeploymentRecord",
+    "get_asset",
+    "get_decision",
+    "list_assets",
+    "OutcomeRecord",
+    "outcomes_for",
+    "outcomes_of",
+    "RealisedRecord",
+    "record_decision",
+    "record_outcome",
+    "retire_asset",
+    "rollback",
     "DeletedRun",
     "Heartbeat",
     "Metric",

@@ -2,30 +2,30 @@
 
 An operator picks an operating point (for the utility domain, a lambda on the learnt front) from a
 recorded run; ``choose`` records it, ``history`` lists the choices newest first, and the newest
-choice of a kind is the deployed policy (``deployed``).
+choice of a kind is the deployed policy (``deployed``). Deployments for an asset (``asset_deployments``)
+share the table but not these choices: ``history`` and ``deployed`` read only the choices for a kind.
 """
 
 from __future__ import annotations
 
 import getpass
-import json
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from decisions.errors import InputError
 from decisions.store.db import session_scope
-from decisions.store.models import Deployment
+from decisions.store.models import Asset, Deployment
+from decisions.store.plain import plain_json
 from decisions.store.repository import run_row
 
 
 @dataclass(frozen=True)
 class DeploymentRecord:
-    """One recorded choice of an operating policy."""
+    """One recorded choice of an operating policy: for a whole kind (``asset_id`` None) or for one asset."""
 
     id: int
     run_id: int
@@ -35,21 +35,18 @@ class DeploymentRecord:
     note: str | None
     chosen_by: str | None
     chosen_at: datetime
+    asset_id: int | None = None
+    # sha256 (hex) of the deployed policy, the study's figures at deployment, the deployment it replaced.
+    policy_digest: str | None = None
+    figures: dict[str, Any] = field(default_factory=dict)
+    replaces_id: int | None = None
 
 
-def _record(row: Deployment) -> DeploymentRecord:
+def deployment_record(row: Deployment) -> DeploymentRecord:
+    """A detached record of a deployment row."""
     return DeploymentRecord(row.id, row.run_id, row.kind, row.label, dict(row.settings or {}), row.note,
-                            row.chosen_by, row.chosen_at)
-
-
-def _plain(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings as strict JSON (non-finite numbers become None)."""
-    clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in settings.items()}
-    try:
-        json.dumps(clean, allow_nan=False)
-    except (TypeError, ValueError) as err:
-        raise InputError("settings", f"must be plain JSON ({err})") from None
-    return clean
+                            row.chosen_by, row.chosen_at, row.asset_id, row.policy_digest, dict(row.figures or {}),
+                            row.replaces_id)
 
 
 def os_user() -> str | None:
@@ -74,21 +71,21 @@ def choose(run_id: int, kind: str, label: str, settings: Mapping[str, Any], *, n
         run = run_row(session, run_id)
         if run.kind != kind:
             raise InputError("run", f"run {run_id} is a {run.kind!r} run, not {kind!r}")
-        row = Deployment(run_id=run_id, kind=kind, label=label.strip()[:255], settings=_plain(settings),
+        row = Deployment(run_id=run_id, kind=kind, label=label.strip()[:255], settings=plain_json(settings),
                          note=note or None, chosen_by=chosen_by or os_user())
         session.add(row)
         session.flush()
-        return _record(row)
+        return deployment_record(row)
 
 
 def history(kind: str, *, limit: int | None = 100, url: str | None = None) -> list[DeploymentRecord]:
-    """The choices recorded for ``kind``, newest first."""
-    query = select(Deployment).where(Deployment.kind == kind).order_by(Deployment.chosen_at.desc(),
-                                                                        Deployment.id.desc())
+    """The choices recorded for ``kind`` as a whole (not those for an asset), newest first."""
+    query = (select(Deployment).where(Deployment.kind == kind, Deployment.asset_id.is_(None))
+             .order_by(Deployment.chosen_at.desc(), Deployment.id.desc()))
     if limit is not None:
         query = query.limit(limit)
     with session_scope(url, read_only=True) as session:
-        return [_record(row) for row in session.scalars(query)]
+        return [deployment_record(row) for row in session.scalars(query)]
 
 
 def deployed(kind: str, *, url: str | None = None) -> DeploymentRecord | None:
@@ -98,11 +95,11 @@ def deployed(kind: str, *, url: str | None = None) -> DeploymentRecord | None:
 
 
 def of_run(run_id: int, *, url: str | None = None) -> list[DeploymentRecord]:
-    """The choices recorded from run ``run_id``'s results, newest first."""
+    """The deployments recorded from run ``run_id``'s results (for its kind or for assets), newest first."""
     query = select(Deployment).where(Deployment.run_id == run_id).order_by(Deployment.chosen_at.desc(),
                                                                            Deployment.id.desc())
     with session_scope(url, read_only=True) as session:
-        return [_record(row) for row in session.scalars(query)]
+        return [deployment_record(row) for row in session.scalars(query)]
 
 
 def describe(record: DeploymentRecord | None, kind: str) -> str:
@@ -112,9 +109,24 @@ def describe(record: DeploymentRecord | None, kind: str) -> str:
     return f"{kind} runs {record.label!r} from run {record.run_id} (chosen {record.chosen_at:%Y-%m-%d %H:%M} UTC)"
 
 
+def assets_running(run_id: int, asset_ids: set[int], *, url: str | None = None) -> list[str]:
+    """The names, sorted, of the assets among ``asset_ids`` whose deployment now (their newest) is from run ``run_id``."""
+    if not asset_ids:
+        return []
+    newest = (select(func.max(Deployment.id)).where(Deployment.asset_id.in_(asset_ids))
+              .group_by(Deployment.asset_id))
+    query = (select(Asset.name).join(Deployment, Deployment.asset_id == Asset.id)
+             .where(Deployment.id.in_(newest), Deployment.run_id == run_id).order_by(Asset.name))
+    with session_scope(url, read_only=True) as session:
+        return list(session.scalars(query))
+
+
 def held_by(run_id: int, records: list[DeploymentRecord], *, url: str | None = None) -> str:
-    """The deployment records of run ``run_id`` in words: which kinds it is deployed for now, and how many there are."""
-    current = [kind for kind in sorted({r.kind for r in records})
-               if (now := deployed(kind, url=url)) is not None and now.run_id == run_id]
+    """The deployment records of run ``run_id`` in words: which kinds and assets it is deployed for now, and
+    how many records there are."""
+    kinds = [kind for kind in sorted({r.kind for r in records if r.asset_id is None})
+             if (now := deployed(kind, url=url)) is not None and now.run_id == run_id]
+    assets = assets_running(run_id, {r.asset_id for r in records if r.asset_id is not None}, url=url)
+    current = [*kinds, *(f"asset {name!r}" for name in assets)]
     count = f"{len(records)} deployment record{'' if len(records) == 1 else 's'}"
     return f"{count}, deployed now for {', '.join(current)}" if current else f"{count}, none deployed now"

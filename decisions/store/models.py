@@ -156,7 +156,8 @@ class Artifact(_OfRun, Base):
 
 
 class Deployment(Base):
-    """An operating policy chosen from a run's results; the newest row of a ``kind`` is deployed."""
+    """An operating policy chosen from a run's results: for a whole ``kind`` (no asset; the newest such row of
+    a kind is deployed) or for one asset (the asset's newest row is deployed for it)."""
 
     __tablename__ = "deployments"
     __table_args__ = (Index("ix_deployments_kind_chosen_at", "kind", "chosen_at"), {"sqlite_autoincrement": True})
@@ -174,6 +175,15 @@ class Deployment(Base):
     note: Mapped[str | None] = mapped_column(Text, default=None)
     chosen_by: Mapped[str | None] = mapped_column(String(255), default=None)
     chosen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    # The asset it is deployed for (None: a choice for the whole ``kind``, as before revision 0005).
+    asset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("assets.id", name="fk_deployments_asset_id_assets"), index=True, default=None
+    )
+    # sha256 (hex) of the deployed policy, and the study's figures when it was deployed.
+    policy_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+    figures: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # The asset's deployment this one replaced (None: its first); not a foreign key, so history outlives deletions.
+    replaces_id: Mapped[int | None] = mapped_column(Integer, default=None)
 
     def __repr__(self) -> str:
         return f"Deployment(id={self.id!r}, kind={self.kind!r}, run_id={self.run_id!r}, label={self.label!r})"
@@ -206,3 +216,76 @@ class Forgetting(Base):
 
     def __repr__(self) -> str:
         return f"Forgetting(id={self.id!r}, run_id={self.run_id!r}, patient={self.patient!r})"
+
+
+class Asset(Base):
+    """A named thing an operator decides for: of one domain (``kind``), with its own scenario settings."""
+
+    __tablename__ = "assets"
+    __table_args__ = ({"sqlite_autoincrement": True},)  # an id is never handed out again
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    # The domain, e.g. "gas_storage".
+    kind: Mapped[str] = mapped_column(String(64))
+    # The asset's scenario as plain JSON.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    note: Mapped[str | None] = mapped_column(Text, default=None)
+    created_by: Mapped[str | None] = mapped_column(String(255), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    # When it stopped being operated (None: in operation).
+    retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+    def __repr__(self) -> str:
+        return f"Asset(id={self.id!r}, name={self.name!r}, kind={self.kind!r})"
+
+
+class DecisionRow(Base):
+    """One decision taken for an asset: the state seen, the action taken, what it was expected to be worth."""
+
+    __tablename__ = "decisions"
+    __table_args__ = (Index("ix_decisions_asset_decided", "asset_id", "decided_at"), {"sqlite_autoincrement": True})
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id", name="fk_decisions_asset_id_assets"))
+    # The deployment whose policy decided (None once that deployment's run was deleted).
+    deployment_id: Mapped[int | None] = mapped_column(
+        ForeignKey("deployments.id", name="fk_decisions_deployment_id_deployments", ondelete="SET NULL"),
+        index=True, default=None,
+    )
+    policy_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    action: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The value the policy expected of the action (None: not given, or not finite), and its interval.
+    expected_value: Mapped[float | None] = mapped_column(Float, default=None)
+    interval_low: Mapped[float | None] = mapped_column(Float, default=None)
+    interval_high: Mapped[float | None] = mapped_column(Float, default=None)
+    # The alternative policy's action and value, reasons, sensitivities.
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    decided_by: Mapped[str | None] = mapped_column(String(255), default=None)
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+    def __repr__(self) -> str:
+        return f"DecisionRow(id={self.id!r}, asset_id={self.asset_id!r}, deployment_id={self.deployment_id!r})"
+
+
+class Outcome(Base):
+    """What was observed after a decision; a decision may have several (corrections): the newest counts."""
+
+    __tablename__ = "outcomes"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    decision_id: Mapped[int] = mapped_column(
+        ForeignKey("decisions.id", name="fk_outcomes_decision_id_decisions", ondelete="CASCADE"), index=True
+    )
+    # The domain's observed fields.
+    realised: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The quantity compared with the decision's expected value (None: not finite).
+    realised_value: Mapped[float | None] = mapped_column(Float, default=None)
+    note: Mapped[str | None] = mapped_column(Text, default=None)
+    recorded_by: Mapped[str | None] = mapped_column(String(255), default=None)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+    def __repr__(self) -> str:
+        return f"Outcome(id={self.id!r}, decision_id={self.decision_id!r}, realised_value={self.realised_value!r})"

@@ -11,10 +11,12 @@
 - ``unlearning``, ``cohort``, ``forgetting``: forgetting patients, checked against retraining; a run's
   logs rebuilt and its patients forgotten (the CLI and app record it);
 - ``scoring``, ``study``, ``study_tables``: ``run_study(...) -> Study``, every policy scored exactly in every regime;
-- ``spec``, ``job``, ``report``, ``bench``: the platform's contract, thin wrappers around the study.
+- ``spec``, ``job``, ``report``, ``bench``: the platform's contract, thin wrappers around the study;
+- ``deployable``, ``decide``: the run's policies saved for deployment, and today's decision from them.
 """
 
 from decisions.core.lazy import lazy_exports
+from decisions.kit.decide import DecideModule
 from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -36,5 +38,11 @@ def _modules() -> RunModules:
     return RunModules(job, bench)
 
 
-DOMAIN = Domain.declared(__file__, _spec, _modules)
+def _decider() -> DecideModule:
+    from decisions.health.chronic import decide
+
+    return decide
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
 """The chronic-care domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

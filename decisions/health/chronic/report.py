@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from decisions.kit.report import TablesReport, pyplot, save_figure
+from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
 
 CHART_METHODS = ("optimal", "mb_kappa_aware", "mb_uniform_aware", "cql_kappa_aware", "bc_kappa_aware", "behaviour",
                  "usual_care")
@@ -42,10 +43,17 @@ class ChronicTables:
 
 @dataclass(kw_only=True)
 class ChronicReport(TablesReport, ChronicTables):
-    """Everything a chronic-care run produced: the study's tables (``ChronicTables``) and its figures."""
+    """Everything a chronic-care run produced: the study's tables (``ChronicTables``), its figures and
+    ``policies``, what deploying its policies needs (``deployable``; saved as ``policies.msgpack``, not
+    reloaded by ``load``)."""
+
+    policies: Any = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """The TTC curves of each disease in the train regime, one line per method, as a PNG chart."""
+        """The TTC curves of each disease in the train regime, one line per method, as a PNG chart, and
+        the deployable policies."""
+        from decisions.health.chronic.deployable import FILE_STEM, save_policies
+
         plt = pyplot()
         curves = self.ttc_curves[self.ttc_curves["regime"] == self.train_regime]
         diseases = list(dict.fromkeys(curves["disease"]))
@@ -60,4 +68,5 @@ class ChronicReport(TablesReport, ChronicTables):
             ax.set_ylabel("share controlled")
         axes[0][-1].legend(fontsize=7)
         fig.tight_layout()
-        return {"ttc_chart": save_figure(fig, directory / "ttc_curves.png")}
+        return {"ttc_chart": save_figure(fig, directory / "ttc_curves.png"),
+                **trained_file(directory, FILE_STEM, self.policies, save_policies)}

@@ -4,7 +4,7 @@ in every regime over several data draws, a capability sweep and the unlearning c
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -14,6 +14,7 @@ import pandas as pd
 from decisions.core.progress import Progress, silent
 from decisions.health.chronic.cohort import DiseaseCohort, cohort, disease_key
 from decisions.health.chronic.cql import neural_policies
+from decisions.health.chronic.deployable import disease_policies
 from decisions.health.chronic.exact import one_hot_policy
 from decisions.health.chronic.logs import Logs
 from decisions.health.chronic.model import N_ACTIONS
@@ -36,7 +37,10 @@ UNLEARN_REPEATS = 20
 
 @dataclass(kw_only=True)
 class Study(ChronicTables):
-    """What a study found: its tables (``report.ChronicTables``)."""
+    """What a study found: its tables (``report.ChronicTables``) and, per disease, what deploying its
+    policies needs (``deployable.disease_policies``)."""
+
+    policies: dict[str, Any] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float]:
         """The headline figures (see ``study_tables.headline``)."""
@@ -133,7 +137,7 @@ def run_study(care: Care, *, seed: int, neural: Neural | None = None, progress: 
     """Solve each disease exactly, learn offline from the cohort's logs (a user's visit log, or
     ``data.seeds`` simulated draws; discrete CQL too when ``neural`` is given and enabled) and score
     everything exactly in every regime; then the kappa sweep and the unlearning check."""
-    rows, sweep, unlearning, q = [], [], [], []
+    rows, sweep, unlearning, q, policies = [], [], [], [], {}
     clinicians, data = care.clinicians, care.data
     cohorts = cohort(care, seed)
     steps, done = 3 * len(cohorts), 0
@@ -148,9 +152,10 @@ def run_study(care: Care, *, seed: int, neural: Neural | None = None, progress: 
         progress("kappa sweep", done, steps)
         unlearning += _unlearning_rows(part.case, clinicians, data, part.logs, jax.random.fold_in(key, 20_000))
         q.append(q_table(part.case, part.logs, data.min_count))
+        policies[name] = disease_policies(part, data.min_count)
         done += 1
         progress("unlearning", done, steps)
     per_seed, comparison, curves, sweep_table = summarise(rows, sweep)
     return Study(per_seed=per_seed, comparison=comparison, ttc_curves=curves, sweep=sweep_table,
                  unlearning=pd.DataFrame(unlearning), q_values=pd.concat(q, ignore_index=True),
-                 train_regime=care.problem.train_regime)
+                 train_regime=care.problem.train_regime, policies=policies)

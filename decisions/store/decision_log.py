@@ -1,0 +1,220 @@
+"""The decision log of an asset: every decision taken for it (state in, action out, the value expected)
+and the outcomes observed afterwards.
+
+``record_decision`` appends a decision, ``record_outcome`` an outcome of one (a later outcome of the same
+decision corrects the earlier: the newest counts), and ``outcomes_of`` pairs each decision's expected
+value with its newest outcome's realised value, in decision order: the series a monitor compares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from decisions.errors import InputError
+from decisions.store.assets import asset_row
+from decisions.store.db import session_scope
+from decisions.store.deployments import os_user
+from decisions.store.models import Asset, DecisionRow, Deployment, Outcome
+from decisions.store.plain import finite_or_none, plain_json
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One decision taken for an asset: by which deployment and policy, the state seen, the action taken,
+    the value expected of it with its interval (None: not given or not finite), details, who and when."""
+
+    id: int
+    asset: str
+    deployment_id: int | None  # None once that deployment was deleted with its run
+    policy_digest: str | None
+    state: dict[str, Any]
+    action: dict[str, Any]
+    expected_value: float | None
+    interval_low: float | None
+    interval_high: float | None
+    details: dict[str, Any]
+    decided_by: str | None
+    decided_at: datetime
+
+
+@dataclass(frozen=True)
+class OutcomeRecord:
+    """One outcome observed after a decision: the observed fields, the value compared with the decision's
+    expected value (None: not finite), a note, who recorded it and when."""
+
+    id: int
+    decision_id: int
+    realised: dict[str, Any]
+    realised_value: float | None
+    note: str | None
+    recorded_by: str | None
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class RealisedRecord:
+    """A decision's expected value and interval beside its newest outcome's realised value."""
+
+    decision_id: int
+    decided_at: datetime
+    expected_value: float | None
+    interval_low: float | None
+    interval_high: float | None
+    outcome_id: int
+    realised_value: float | None
+    recorded_at: datetime
+
+    @property
+    def residual(self) -> float | None:
+        """Realised minus expected value; None when either is missing."""
+        if self.realised_value is None or self.expected_value is None:
+            return None
+        return self.realised_value - self.expected_value
+
+
+def _decision(row: DecisionRow, asset: str) -> DecisionRecord:
+    return DecisionRecord(row.id, asset, row.deployment_id, row.policy_digest, dict(row.state or {}),
+                          dict(row.action or {}), row.expected_value, row.interval_low, row.interval_high,
+                          dict(row.details or {}), row.decided_by, row.decided_at)
+
+
+def _outcome(row: Outcome) -> OutcomeRecord:
+    return OutcomeRecord(row.id, row.decision_id, dict(row.realised or {}), row.realised_value, row.note,
+                         row.recorded_by, row.recorded_at)
+
+
+def _interval(interval: tuple[float | None, float | None] | None) -> tuple[float | None, float | None]:
+    """``(low, high)`` with non-finite ends as None; refused on ``interval`` unless two numbers, low <= high."""
+    if interval is None:
+        return None, None
+    if isinstance(interval, str | bytes) or len(interval) != 2:
+        raise InputError("interval", f"must be (low, high), not {interval!r}")
+    low, high = finite_or_none(interval[0], "interval"), finite_or_none(interval[1], "interval")
+    if low is not None and high is not None and low > high:
+        raise InputError("interval", f"low {low} is above high {high}")
+    return low, high
+
+
+def _deployment_of(session: Session, asset: Asset, deployment_id: int | None) -> Deployment | None:
+    """The asset's deployment ``deployment_id`` (None: none given); refused on ``deployment`` otherwise."""
+    if deployment_id is None:
+        return None
+    row = session.get(Deployment, deployment_id)
+    if row is None or row.asset_id != asset.id:
+        raise InputError("deployment", f"deployment {deployment_id} is not a deployment of asset {asset.name!r}")
+    return row
+
+
+def record_decision(asset_name: str, deployment_id: int | None, state: Mapping[str, Any],
+                    action: Mapping[str, Any], *, expected_value: float | None = None,
+                    interval: tuple[float | None, float | None] | None = None,
+                    details: Mapping[str, Any] | None = None, policy_digest: str | None = None,
+                    decided_by: str | None = None, url: str | None = None) -> DecisionRecord:
+    """Record a decision taken for the asset by its deployment ``deployment_id`` (None: by no recorded
+    deployment): ``state`` seen, ``action`` taken, the value expected and its ``(low, high)`` interval
+    (non-finite numbers are kept as None). The digest defaults to the deployment's; who is
+    ``decided_by``, else the OS user.
+
+    Raises:
+        InputError: the asset is unknown or retired ("asset"), the deployment is not one of the asset's
+            ("deployment"), the interval is not two numbers with low <= high ("interval"), the expected
+            value is not a number ("expected_value"), or state, action or details are not plain JSON.
+    """
+    value = finite_or_none(expected_value, "expected_value")
+    low, high = _interval(interval)
+    clean = {"state": plain_json(state, "state"), "action": plain_json(action, "action"),
+             "details": plain_json(details or {}, "details")}
+    with session_scope(url) as session:
+        asset = asset_row(session, asset_name)
+        if asset.retired_at is not None:
+            raise InputError("asset", f"{asset_name!r} is retired: no decision is taken for it")
+        deployment = _deployment_of(session, asset, deployment_id)
+        digest = policy_digest or (deployment.policy_digest if deployment is not None else None)
+        row = DecisionRow(asset_id=asset.id, deployment_id=deployment_id, policy_digest=digest,
+                          expected_value=value, interval_low=low, interval_high=high,
+                          decided_by=decided_by or os_user(), **clean)
+        session.add(row)
+        session.flush()
+        return _decision(row, asset.name)
+
+
+def decisions_of(asset_name: str, limit: int | None = 100, *, url: str | None = None) -> list[DecisionRecord]:
+    """The asset's decisions, newest first (the newest ``limit``; None: all).
+
+    Raises:
+        InputError: on ``asset`` when there is no such asset.
+    """
+    with session_scope(url, read_only=True) as session:
+        asset = asset_row(session, asset_name)
+        query = (select(DecisionRow).where(DecisionRow.asset_id == asset.id)
+                 .order_by(DecisionRow.decided_at.desc(), DecisionRow.id.desc()))
+        if limit is not None:
+            query = query.limit(limit)
+        return [_decision(row, asset.name) for row in session.scalars(query)]
+
+
+def get_decision(decision_id: int, *, url: str | None = None) -> DecisionRecord:
+    """The decision ``decision_id``.
+
+    Raises:
+        InputError: on ``decision`` when there is none.
+    """
+    with session_scope(url, read_only=True) as session:
+        found = session.execute(select(DecisionRow, Asset.name).join(Asset, DecisionRow.asset_id == Asset.id)
+                                .where(DecisionRow.id == decision_id)).first()
+        if found is None:
+            raise InputError("decision", f"there is no decision {decision_id}")
+        return _decision(found[0], found[1])
+
+
+def record_outcome(decision_id: int, realised: Mapping[str, Any], realised_value: float | None, *,
+                   note: str | None = None, recorded_by: str | None = None,
+                   url: str | None = None) -> OutcomeRecord:
+    """Record what was observed after decision ``decision_id``: the domain's ``realised`` fields and the
+    value compared with the decision's expected value (non-finite: None). An earlier outcome of the same
+    decision stays; this newer one counts. Who is ``recorded_by``, else the OS user.
+
+    Raises:
+        InputError: the decision is unknown ("decision"), the realised value is not a number
+            ("realised_value"), or ``realised`` is not plain JSON ("realised").
+    """
+    value = finite_or_none(realised_value, "realised_value")
+    clean = plain_json(realised, "realised")
+    with session_scope(url) as session:
+        if session.get(DecisionRow, decision_id) is None:
+            raise InputError("decision", f"there is no decision {decision_id}")
+        row = Outcome(decision_id=decision_id, realised=clean, realised_value=value, note=note or None,
+                      recorded_by=recorded_by or os_user())
+        session.add(row)
+        session.flush()
+        return _outcome(row)
+
+
+def outcomes_for(decision_id: int, *, url: str | None = None) -> list[OutcomeRecord]:
+    """Every outcome recorded for decision ``decision_id``, oldest first (the last one counts)."""
+    query = select(Outcome).where(Outcome.decision_id == decision_id).order_by(Outcome.id)
+    with session_scope(url, read_only=True) as session:
+        return [_outcome(row) for row in session.scalars(query)]
+
+
+def outcomes_of(asset_name: str, *, url: str | None = None) -> list[RealisedRecord]:
+    """Each of the asset's decisions that has an outcome, with its newest outcome, oldest decision first.
+
+    Raises:
+        InputError: on ``asset`` when there is no such asset.
+    """
+    with session_scope(url, read_only=True) as session:
+        asset = asset_row(session, asset_name)
+        newest = (select(func.max(Outcome.id)).join(DecisionRow, Outcome.decision_id == DecisionRow.id)
+                  .where(DecisionRow.asset_id == asset.id).group_by(Outcome.decision_id))
+        query = (select(DecisionRow, Outcome).join(Outcome, Outcome.decision_id == DecisionRow.id)
+                 .where(DecisionRow.asset_id == asset.id, Outcome.id.in_(newest))
+                 .order_by(DecisionRow.decided_at, DecisionRow.id))
+        return [RealisedRecord(d.id, d.decided_at, d.expected_value, d.interval_low, d.interval_high, o.id,
+                               o.realised_value, o.recorded_at) for d, o in session.execute(query).tuples()]

@@ -1,0 +1,118 @@
+"""The decision log: decisions and outcomes round-trip, the newest outcome counts, refusals, deleted runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from decisions.errors import InputError
+from decisions.store import (
+    RunStatus,
+    create_asset,
+    current,
+    decisions_of,
+    delete_run,
+    deploy,
+    finish_run,
+    get_decision,
+    outcomes_for,
+    outcomes_of,
+    record_decision,
+    record_outcome,
+    retire_asset,
+    start_run,
+)
+
+
+def _deployed(url: str, asset: str = "north") -> int:
+    """Create ``asset`` (gas storage), deploy a succeeded run's policy for it; the deployment's id."""
+    create_asset(asset, "gas_storage", {"capacity": 1.0}, url=url)
+    run_id = start_run("gas_storage", "study", {}, url=url)
+    finish_run(run_id, status=RunStatus.SUCCEEDED, url=url)
+    return deploy(asset, run_id, "snapo", {"method": "snapo"}, policy_digest="d" * 64, url=url).id
+
+
+def test_decisions_and_outcomes_round_trip_and_the_newest_outcome_counts(any_store_url: str) -> None:
+    url = any_store_url
+    deployment = _deployed(url)
+    first = record_decision("north", deployment, {"day": 1, "level": 0.5}, {"inject": 0.2}, expected_value=10.0,
+                            interval=(8.0, 12.0), details={"alternative": {"inject": 0.0, "value": 9.0},
+                                                           "sensitivity": {"price": float("nan")}},
+                            decided_by="ann", url=url)
+    second = record_decision("north", deployment, {"day": 2}, {"inject": 0.0}, expected_value=float("inf"),
+                             interval=(float("-inf"), 3.0), policy_digest="e" * 64, url=url)
+    third = record_decision("north", None, {"day": 3}, {"inject": 0.1}, url=url)
+    assert (first.asset, first.deployment_id, first.policy_digest, first.decided_by) == (
+        "north", deployment, "d" * 64, "ann")
+    assert (first.state, first.action, first.details["sensitivity"]) == (
+        {"day": 1, "level": 0.5}, {"inject": 0.2}, {"price": None})
+    assert (second.expected_value, second.interval_low, second.interval_high, second.policy_digest) == (
+        None, None, 3.0, "e" * 64)
+    assert (third.deployment_id, third.policy_digest, third.expected_value) == (None, None, None)
+    assert get_decision(first.id, url=url) == first
+    assert decisions_of("north", url=url) == [third, second, first]
+    assert decisions_of("north", 1, url=url) == [third]
+
+    wrong = record_outcome(first.id, {"cash": 7.0}, 7.0, note="meter misread", recorded_by="bob", url=url)
+    right = record_outcome(first.id, {"cash": 11.0}, 11.0, url=url)
+    pending = record_outcome(second.id, {"cash": float("nan")}, float("nan"), url=url)
+    assert (wrong.note, wrong.recorded_by, pending.realised, pending.realised_value) == (
+        "meter misread", "bob", {"cash": None}, None)
+    assert outcomes_for(first.id, url=url) == [wrong, right]
+    series = outcomes_of("north", url=url)
+    assert [(r.decision_id, r.expected_value, r.interval_low, r.interval_high, r.outcome_id, r.realised_value)
+            for r in series] == [(first.id, 10.0, 8.0, 12.0, right.id, 11.0), (second.id, None, None, 3.0,
+                                                                              pending.id, None)]
+    assert [r.residual for r in series] == [1.0, None]
+
+
+def test_decision_log_refusals_name_the_field_and_write_nothing(any_store_url: str) -> None:
+    url = any_store_url
+    deployment = _deployed(url)
+    other = _deployed(url, "south")
+    with pytest.raises(InputError, match=r"^asset: no asset is named 'east'$"):
+        record_decision("east", None, {}, {}, url=url)
+    with pytest.raises(InputError, match=rf"^deployment: deployment {other} is not a deployment of asset 'north'$"):
+        record_decision("north", other, {}, {}, url=url)
+    with pytest.raises(InputError, match=r"^interval: low 2.0 is above high 1.0$"):
+        record_decision("north", deployment, {}, {}, interval=(2.0, 1.0), url=url)
+    with pytest.raises(InputError, match=r"^interval: must be \(low, high\)"):
+        record_decision("north", deployment, {}, {}, interval=(1.0,), url=url)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^expected_value: must be a number"):
+        record_decision("north", deployment, {}, {}, expected_value="high", url=url)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^action: must be a JSON object"):
+        record_decision("north", deployment, {}, [1], url=url)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^state: must be plain JSON"):
+        record_decision("north", deployment, {"x": object()}, {}, url=url)
+    with pytest.raises(InputError, match=r"^asset: no asset is named 'east'$"):
+        decisions_of("east", url=url)
+    with pytest.raises(InputError, match=r"^asset: no asset is named 'east'$"):
+        outcomes_of("east", url=url)
+    assert decisions_of("north", url=url) == []
+    with pytest.raises(InputError, match=r"^decision: there is no decision 1$"):
+        record_outcome(1, {}, 1.0, url=url)
+    with pytest.raises(InputError, match=r"^decision: there is no decision 1$"):
+        get_decision(1, url=url)
+    decision = record_decision("north", deployment, {}, {}, url=url)
+    with pytest.raises(InputError, match=r"^realised_value: must be a number"):
+        record_outcome(decision.id, {}, "lots", url=url)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^realised: must be plain JSON"):
+        record_outcome(decision.id, {"x": object()}, 1.0, url=url)
+    assert outcomes_of("north", url=url) == [] and outcomes_for(decision.id, url=url) == []
+    retire_asset("north", url=url)
+    with pytest.raises(InputError, match=r"^asset: 'north' is retired"):
+        record_decision("north", deployment, {}, {}, url=url)
+    record_outcome(decision.id, {}, 2.0, url=url)  # what a decision taken before retirement led to still counts
+    assert [r.realised_value for r in outcomes_of("north", url=url)] == [2.0]
+
+
+def test_decisions_outlive_the_deployment_of_a_deleted_run(any_store_url: str) -> None:
+    url = any_store_url
+    deployment = _deployed(url)
+    decision = record_decision("north", deployment, {"day": 1}, {"inject": 0.2}, expected_value=1.0, url=url)
+    record_outcome(decision.id, {}, 1.5, url=url)
+    run_id = current("north", url=url).run_id
+    deleted = delete_run(run_id, url=url, with_deployments=True)
+    assert [d.id for d in deleted.deployments] == [deployment]
+    kept = get_decision(decision.id, url=url)
+    assert (kept.deployment_id, kept.policy_digest, kept.state) == (None, "d" * 64, {"day": 1})
+    assert [r.realised_value for r in outcomes_of("north", url=url)] == [1.5]
