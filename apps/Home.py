@@ -1,4 +1,5 @@
-"""Home page of the operator app: what the platform does and the runs recorded in the store.
+"""Home page of the operator app: the assets with what is deployed for each, their latest decision and
+outcome and open alarms, then the runs recorded in the store.
 
 Every run is listed with its state (a run whose process died reads ``lost``) and, for a failed,
 interrupted or lost run, its error; the run chosen below links to its domain's page.
@@ -9,11 +10,12 @@ Start it with ``decisions app`` or ``streamlit run apps/Home.py``.
 from __future__ import annotations
 
 import app_common
+import monitor_views
 import pandas as pd
 import streamlit as st
 
 from decisions.platform.registry import DOMAINS, find
-from decisions.store import RunStatus, database_url, get_run, list_runs
+from decisions.store import RunStatus, database_url, get_run, list_assets, list_runs
 from decisions.store.artifacts import location, read_bytes
 
 ALL = "all"
@@ -24,8 +26,21 @@ app_common.require_password()
 st.title("decisions")
 st.markdown(app_common.platform_overview())
 
-st.header("Recent runs")
 url = database_url()
+st.header("Assets")
+assets = list_assets(url=url)
+if assets:
+    overview = monitor_views.overview_frame(assets, url)
+    st.dataframe(overview, hide_index=True, width="stretch")
+    alarms = overview[overview["alarm"] != ""]["asset"].tolist()
+    if alarms:
+        st.error(f"Open alarm{'s' if len(alarms) > 1 else ''}: {', '.join(alarms)}: reality has parted from the "
+                 "model; see the Monitor page.")
+    st.page_link("pages/11_Monitor.py", label="Open the monitor")
+else:
+    st.caption("No asset yet: a domain page's Today panel adds one and deploys a run's policy for it.")
+
+st.header("Recent runs")
 kinds = app_common.run_kinds(url)
 if not kinds:
     titles = ", ".join(f"**{domain.title}**" for domain in DOMAINS if domain.page)

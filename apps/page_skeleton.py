@@ -14,6 +14,7 @@ from typing import Any
 
 import app_common
 import streamlit as st
+import today_views
 
 from decisions.kit.domain import Domain
 
@@ -82,7 +83,8 @@ class DomainPage:
 
 
 def run_page(page: DomainPage) -> str:
-    """Draw the page: header, the run named by ``?run=<id>``, the form, its button, the report, ``after``.
+    """Draw the page: header, the run named by ``?run=<id>``, the form, its button, the report, ``after``
+    and the Today panel (``today_views``).
 
     Returns:
         The run store URL the page reads and writes.
@@ -101,6 +103,7 @@ def run_page(page: DomainPage) -> str:
         page.show(*kept, url)
     if page.after is not None:
         page.after(settings, url)
+    today_views.today_panel(page.domain, kept[1] if kept is not None else None, url)
     return url
 
 

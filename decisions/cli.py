@@ -22,6 +22,14 @@ from decisions.cli_db import db_app
 from decisions.cli_errors import RunFailed, clean_errors, err_console
 from decisions.cli_forget import forget_command
 from decisions.cli_help import DomainTablesCommand
+from decisions.cli_operate import (
+    assets_app,
+    decide_command,
+    deploy_command,
+    monitor_command,
+    outcome_command,
+    rollback_command,
+)
 from decisions.errors import InputError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -29,6 +37,12 @@ runs_app = typer.Typer(no_args_is_help=True, help="Read the run store.")
 app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
 app.command("forget")(forget_command)
+app.add_typer(assets_app, name="assets")
+app.command("deploy")(deploy_command)
+app.command("rollback")(rollback_command)
+app.command("decide")(decide_command)
+app.command("outcome")(outcome_command)
+app.command("monitor")(monitor_command)
 
 console = CliConsole()
 

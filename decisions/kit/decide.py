@@ -20,13 +20,15 @@ from decisions.core.settings import Settings
 @dataclass(frozen=True)
 class Candidate:
     """A policy a run offers for deployment: its ``name`` in the run, a label in words, the study's
-    figure ``score`` (higher is better) and which figure that is (``score_name``)."""
+    figure ``score`` (higher is better) and which figure that is (``score_name``); whether it was
+    ``learnt`` (not a rule) and whether it is a neural ``network``."""
 
     name: str
     label: str
     score: float
     score_name: str
     learnt: bool = True
+    network: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,13 @@ def _agents_bench() -> BenchModule:
     return bench
 
 
-PLATFORM_BENCHES: Mapping[str, Callable[[], BenchModule]] = {"agents": _agents_bench}
+def _platform_bench() -> BenchModule:
+    from decisions.platform import operations_bench
+
+    return operations_bench
+
+
+PLATFORM_BENCHES: Mapping[str, Callable[[], BenchModule]] = {"agents": _agents_bench, "platform": _platform_bench}
 """Benches that belong to no domain: name -> the function importing its module."""
 
 

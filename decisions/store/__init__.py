@@ -24,6 +24,8 @@ from decisions.store.assets import AssetRecord, create_asset, get_asset, list_as
 from decisions.store.db import database_url, dispose_engines, get_engine, session_scope
 from decisions.store.decision_log import (
     DecisionRecord,
+    NewDecision,
+    NewOutcome,
     OutcomeRecord,
     RealisedRecord,
     decisions_of,
@@ -31,7 +33,9 @@ from decisions.store.decision_log import (
     outcomes_for,
     outcomes_of,
     record_decision,
+    record_decisions,
     record_outcome,
+    record_outcomes,
 )
 from decisions.store.deployments import DeploymentRecord
 from decisions.store.heartbeat import Heartbeat
@@ -68,6 +72,8 @@ __all__ = [
     "create_asset",
     "current",
     "DecisionRecord",
+    "NewDecision",
+    "NewOutcome",
     "decisions_of",
     "deploy",
     "DeploymentRecord",
@@ -79,7 +85,9 @@ __all__ = [
     "outcomes_of",
     "RealisedRecord",
     "record_decision",
+    "record_decisions",
     "record_outcome",
+    "record_outcomes",
     "retire_asset",
     "rollback",
     "DeletedRun",

@@ -8,7 +8,7 @@ value with its newest outcome's realised value, in decision order: the series a 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -111,6 +111,17 @@ def _deployment_of(session: Session, asset: Asset, deployment_id: int | None) ->
     return row
 
 
+@dataclass(frozen=True)
+class NewDecision:
+    """A decision to record (see ``record_decision`` for the fields)."""
+
+    state: Mapping[str, Any]
+    action: Mapping[str, Any]
+    expected_value: float | None = None
+    interval: tuple[float | None, float | None] | None = None
+    details: Mapping[str, Any] | None = None
+
+
 def record_decision(asset_name: str, deployment_id: int | None, state: Mapping[str, Any],
                     action: Mapping[str, Any], *, expected_value: float | None = None,
                     interval: tuple[float | None, float | None] | None = None,
@@ -126,22 +137,35 @@ def record_decision(asset_name: str, deployment_id: int | None, state: Mapping[s
             ("deployment"), the interval is not two numbers with low <= high ("interval"), the expected
             value is not a number ("expected_value"), or state, action or details are not plain JSON.
     """
-    value = finite_or_none(expected_value, "expected_value")
-    low, high = _interval(interval)
-    clean = {"state": plain_json(state, "state"), "action": plain_json(action, "action"),
-             "details": plain_json(details or {}, "details")}
+    new = NewDecision(state, action, expected_value, interval, details)
+    return record_decisions(asset_name, deployment_id, [new], policy_digest=policy_digest, decided_by=decided_by,
+                            url=url)[0]
+
+
+def record_decisions(asset_name: str, deployment_id: int | None, decisions: Sequence[NewDecision], *,
+                     policy_digest: str | None = None, decided_by: str | None = None,
+                     url: str | None = None) -> list[DecisionRecord]:
+    """Record several decisions of one deployment in one transaction (all or none), in order; as
+    ``record_decision`` for each."""
+    rows = []
+    for new in decisions:
+        value = finite_or_none(new.expected_value, "expected_value")
+        low, high = _interval(new.interval)
+        rows.append({"state": plain_json(new.state, "state"), "action": plain_json(new.action, "action"),
+                     "details": plain_json(new.details or {}, "details"), "expected_value": value,
+                     "interval_low": low, "interval_high": high})
     with session_scope(url) as session:
         asset = asset_row(session, asset_name)
         if asset.retired_at is not None:
             raise InputError("asset", f"{asset_name!r} is retired: no decision is taken for it")
         deployment = _deployment_of(session, asset, deployment_id)
         digest = policy_digest or (deployment.policy_digest if deployment is not None else None)
-        row = DecisionRow(asset_id=asset.id, deployment_id=deployment_id, policy_digest=digest,
-                          expected_value=value, interval_low=low, interval_high=high,
-                          decided_by=decided_by or os_user(), **clean)
-        session.add(row)
+        who = decided_by or os_user()
+        added = [DecisionRow(asset_id=asset.id, deployment_id=deployment_id, policy_digest=digest, decided_by=who,
+                             **row) for row in rows]
+        session.add_all(added)
         session.flush()
-        return _decision(row, asset.name)
+        return [_decision(row, asset.name) for row in added]
 
 
 def decisions_of(asset_name: str, limit: int | None = 100, *, url: str | None = None) -> list[DecisionRecord]:
@@ -173,6 +197,17 @@ def get_decision(decision_id: int, *, url: str | None = None) -> DecisionRecord:
         return _decision(found[0], found[1])
 
 
+@dataclass(frozen=True)
+class NewOutcome:
+    """An outcome to record (see ``record_outcome``); ``name`` is how an error names it (a file's row)."""
+
+    decision_id: int
+    realised: Mapping[str, Any]
+    realised_value: float | None
+    note: str | None = None
+    name: str | None = None
+
+
 def record_outcome(decision_id: int, realised: Mapping[str, Any], realised_value: float | None, *,
                    note: str | None = None, recorded_by: str | None = None,
                    url: str | None = None) -> OutcomeRecord:
@@ -184,16 +219,31 @@ def record_outcome(decision_id: int, realised: Mapping[str, Any], realised_value
         InputError: the decision is unknown ("decision"), the realised value is not a number
             ("realised_value"), or ``realised`` is not plain JSON ("realised").
     """
-    value = finite_or_none(realised_value, "realised_value")
-    clean = plain_json(realised, "realised")
+    new = NewOutcome(decision_id, realised, realised_value, note)
+    return record_outcomes([new], recorded_by=recorded_by, url=url)[0]
+
+
+def record_outcomes(outcomes: Sequence[NewOutcome], *, recorded_by: str | None = None,
+                    url: str | None = None) -> list[OutcomeRecord]:
+    """Record several outcomes in one transaction (all or none), in order; as ``record_outcome`` for each,
+    an error naming the outcome's ``name`` where it has one."""
+    rows = []
+    for new in outcomes:
+        prefix = f"{new.name}: " if new.name else ""
+        try:
+            rows.append(Outcome(decision_id=new.decision_id, realised=plain_json(new.realised, "realised"),
+                                realised_value=finite_or_none(new.realised_value, "realised_value"),
+                                note=new.note or None, recorded_by=recorded_by or os_user()))
+        except InputError as err:
+            raise InputError(f"{prefix}{err.field}", err.problem) from None
     with session_scope(url) as session:
-        if session.get(DecisionRow, decision_id) is None:
-            raise InputError("decision", f"there is no decision {decision_id}")
-        row = Outcome(decision_id=decision_id, realised=clean, realised_value=value, note=note or None,
-                      recorded_by=recorded_by or os_user())
-        session.add(row)
+        for new in outcomes:
+            if session.get(DecisionRow, new.decision_id) is None:
+                raise InputError(f"{new.name}: decision" if new.name else "decision",
+                                 f"there is no decision {new.decision_id}")
+        session.add_all(rows)
         session.flush()
-        return _outcome(row)
+        return [_outcome(row) for row in rows]
 
 
 def outcomes_for(decision_id: int, *, url: str | None = None) -> list[OutcomeRecord]:

@@ -125,6 +125,32 @@ def test_a_tiny_job_runs_is_recorded_and_its_report_loads_back_equal(name: str, 
             _frames_equal(getattr(report, field), getattr(back, field))
         for field in back.plain_fields():
             assert getattr(back, field) == getattr(report, field), field
+    if domain.decider is not None:
+        try:
+            _operator_loop(domain, run_id, url)
+        finally:
+            dispose_engines()
+
+
+def _operator_loop(domain: Domain, run_id: int, url: str) -> None:
+    """An asset of the domain gets the run's proposed policy, decides its example state (twice: the
+    same action, and with the deployment's digest), records an outcome and reads it back in the monitor."""
+    from decisions.platform.monitoring import monitor_asset
+    from decisions.platform.operations import decide, deploy
+    from decisions.store import create_asset, get_run, outcomes_of, record_outcome
+    from decisions.store.artifacts import report_folder
+
+    create_asset("asset 1", domain.name, {}, url=url)
+    deployment, proposal = deploy("asset 1", run_id, url=url)
+    assert deployment.settings["policy"] == proposal.best.name and deployment.policy_digest
+    state = domain.decider().example_state(report_folder(get_run(run_id, url=url)))
+    first, again = (decide("asset 1", [state], url=url)[0] for _ in range(2))
+    assert first.decision.action == again.decision.action and np.isfinite(first.decision.expected)
+    assert first.record is not None and first.record.policy_digest == deployment.policy_digest
+    record_outcome(first.record.id, {}, first.decision.expected, url=url)
+    realised = outcomes_of("asset 1", url=url)
+    assert [r.decision_id for r in realised] == [first.record.id] and realised[0].residual == 0.0
+    assert monitor_asset("asset 1", url=url).outcomes == 1
 
 
 @pytest.mark.parametrize("name", NAMES)
