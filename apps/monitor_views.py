@@ -63,4 +63,4 @@ def residuals_chart(monitor: Any) -> alt.Chart:
     frame = frame[frame["series"] == "standardised residual"]
     return alt.Chart(frame).mark_point(filled=True, size=25).encode(
         x=alt.X("decision:Q", title="outcome since the deployment"),
-        y=alt.Y("value:Q", title="realised - expected (spreads)")).properties(height=200)
+        y=alt.Y("value:Q", title="residual (spreads)")).properties(height=200)

@@ -83,8 +83,8 @@ class DomainPage:
 
 
 def run_page(page: DomainPage) -> str:
-    """Draw the page: header, the run named by ``?run=<id>``, the form, its button, the report, ``after``
-    and the Today panel (``today_views``).
+    """Draw the page: header, the run named by ``?run=<id>``, the Today panel (``today_views``), the form,
+    its button, the report and ``after``.
 
     Returns:
         The run store URL the page reads and writes.
@@ -94,6 +94,8 @@ def run_page(page: DomainPage) -> str:
     app_common.open_requested_run(
         load, url=url, query_key=page.query_key, report_key=page.report_key, run_id_key=page.run_id_key
     )
+    opened = page.kept_report()
+    today_views.today_panel(page.domain, opened[1] if opened is not None else None, url)
     settings = page.settings()
     disabled = page.can_run is not None and not page.can_run(settings)
     if st.button(page.button, type="primary", key=page.button_key, disabled=disabled):
@@ -103,7 +105,6 @@ def run_page(page: DomainPage) -> str:
         page.show(*kept, url)
     if page.after is not None:
         page.after(settings, url)
-    today_views.today_panel(page.domain, kept[1] if kept is not None else None, url)
     return url
 
 

@@ -95,7 +95,7 @@ def _example_state(domain: Domain, deployed_run: int, url: str) -> dict[str, Any
     return decider.example_state(report_folder(get_run(deployed_run, url=url))) if decider else {}
 
 
-def _decision_view(answer: Any) -> None:
+def _decision_view(answer: Any, outcome: str) -> None:
     d = answer.decision
     cols = st.columns(4)
     cols[0].metric("Action", ", ".join(f"{v}" for v in d.action.values()) if len(d.action) < 4 else "see below")
@@ -104,7 +104,8 @@ def _decision_view(answer: Any) -> None:
     cols[2].metric("Value", f"{d.value:.4g}")
     cols[3].metric(f"Alternative: {d.alternative.get('policy', '-')}", json.dumps(d.alternative.get("action")),
                    help=f"its value {d.alternative.get('value')}")
-    st.json({"action": dict(d.action), "decision": answer.record.id if answer.record else None}, expanded=False)
+    recorded = f"Decision #{answer.record.id} recorded" if answer.record else "Not recorded"
+    st.caption(f"{recorded}. Expected outcome: {outcome}. Action in full: {json.dumps(dict(d.action))}")
     q = d.reasons.get("q_values") if isinstance(d.reasons, dict) else None
     if isinstance(q, dict) and q:
         st.caption("Why: the value of each allowed action")
@@ -142,7 +143,7 @@ def _decide(domain: Domain, asset: str, deployed_run: int, url: str) -> None:
         st.session_state[f"{domain.name}_today_answer"] = answers[0]
     answer = st.session_state.get(f"{domain.name}_today_answer")
     if answer is not None:
-        _decision_view(answer)
+        _decision_view(answer, domain.decider().OUTCOME if domain.decider else "")
 
 
 def _outcome(domain: Domain, url: str) -> None:
@@ -170,7 +171,9 @@ def today_panel(domain: Domain, run_id: int | None, url: str) -> None:
         return
     from decisions.store import current, list_assets
 
-    st.header("Today")
+    st.subheader("Today")
+    st.caption("Deploy a recorded run's policy for an asset, then decide today's state with it; below, run or "
+               "open a study.")
     st.text_input("Your name (recorded with every write)", key=f"{domain.name}_today_operator")
     names = [a.name for a in list_assets(domain.name, url=url)]
     asset = st.selectbox("Asset", [*names, NEW_ASSET], key=f"{domain.name}_today_asset")

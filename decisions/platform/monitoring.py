@@ -51,8 +51,9 @@ class AssetMonitor:
 
     @property
     def open_alarm(self) -> tuple[int, Alarm] | None:
-        """The latest alarm (decision id, alarm), or None: reality has not parted from the model."""
-        return self.alarms[-1] if self.alarms else None
+        """The first alarm since the deployment (decision id, alarm), or None: reality has not parted
+        from the model."""
+        return self.alarms[0] if self.alarms else None
 
     def words(self) -> str:
         """The verdict in a sentence, with what to do about it."""
@@ -62,7 +63,8 @@ class AssetMonitor:
         decision, alarm = self.open_alarm
         what = ("the spread of outcomes grew" if alarm.channel == "scale"
                 else f"outcomes run {'above' if alarm.side > 0 else 'below'} what the policy expected")
-        return (f"{self.asset}: ALARM at decision {decision}: {what}. Retrain with the asset's "
+        more = f" ({len(self.alarms)} alarms since)" if len(self.alarms) > 1 else ""
+        return (f"{self.asset}: ALARM from decision {decision}{more}: {what}. Retrain with the asset's "
                 f"{self.outcomes} recorded outcomes and deploy again.")
 
 
