@@ -49,13 +49,17 @@ def float32_problem(value: float, max_abs: float = FLOAT32_MAX) -> str | None:
     if not math.isfinite(value):
         return f"{value} is not a finite number"
     limit = min(max_abs, FLOAT32_MAX)
-    with np.errstate(over="ignore", under="ignore"):
-        single = float(np.float32(value))
-    if abs(value) > limit or not math.isfinite(single):
+    if abs(value) > limit:
         return f"{value:g} is out of range (magnitude at most {limit:.3g})"
-    if value != 0.0 and single == 0.0:
-        return f"{value:g} is too small: it rounds to 0 in float32"
+    if value != 0.0 and abs(value) < _NEAR_FLOAT32_ZERO:
+        with np.errstate(under="ignore"):
+            if float(np.float32(value)) == 0.0:
+                return f"{value:g} is too small: it rounds to 0 in float32"
     return None
+
+
+_NEAR_FLOAT32_ZERO = 1e-44
+"""Below this magnitude a number may round to 0 in float32 (its smallest subnormal is about 1.4e-45)."""
 
 
 def check_float32(value: float, max_abs: float = FLOAT32_MAX) -> float:

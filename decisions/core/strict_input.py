@@ -11,7 +11,7 @@ import numbers
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import numpy as np
@@ -76,6 +76,10 @@ def int_problem(value: object) -> str | None:
 def float_problem(value: object, *, float64: bool = False) -> str | None:
     """What is wrong with ``value`` for a float field (bool, text, not finite, beyond float32 unless
     ``float64``, rounding to 0 in float32), or None."""
+    if type(value) is float:  # the common case, without the checks a float cannot fail
+        if math.isnan(value) or math.isinf(value):
+            return f"{shown(value)} is not finite"
+        return None if float64 else float32_problem(value)
     problem = _not_a_number(value, "a number")
     if problem or not isinstance(value, numbers.Real):
         return problem
@@ -170,14 +174,43 @@ def field_problem(field: FieldInfo, value: object) -> Problem | None:
     return value_problem(field.annotation, value, float64=float64)
 
 
+def _scalar_check(annotation: Any, float64: bool) -> Any:
+    """The problem function of a plain ``bool``, ``int`` or ``float`` annotation (``Annotated`` unwrapped),
+    or None for any other."""
+    while get_origin(annotation) is Annotated:
+        annotation, *metadata = get_args(annotation)
+        float64 = float64 or any(isinstance(m, Float64) for m in metadata)
+    if annotation is bool:
+        return bool_problem
+    if annotation is int:
+        return int_problem
+    if annotation is float:
+        return partial(float_problem, float64=float64)
+    return None
+
+
+@lru_cache(maxsize=512)
+def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any], ...]:
+    """Each field of ``model``: its key in the input, its info and its scalar problem function (None:
+    ``field_problem`` reads it)."""
+    found = []
+    for name, field in model.model_fields.items():
+        float64 = any(isinstance(m, Float64) for m in field.metadata)
+        found.append((field.alias or name, field, _scalar_check(field.annotation, float64)))
+    return tuple(found)
+
+
 def strict_errors(model: type[BaseModel], data: Mapping[str, Any]) -> list[InitErrorDetails]:
     """Pydantic error details for every field of ``model`` in ``data`` that ``field_problem`` refuses."""
     errors: list[InitErrorDetails] = []
-    for name, field in model.model_fields.items():
-        key = field.alias or name
+    for key, field, scalar in _field_checks(model):
         if key not in data:
             continue
-        found = field_problem(field, data[key])
+        if scalar is not None:
+            problem = scalar(data[key])
+            found = None if problem is None else ((), problem)
+        else:
+            found = field_problem(field, data[key])
         if found:
             where, problem = found
             errors.append(InitErrorDetails(

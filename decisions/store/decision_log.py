@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from decisions.errors import InputError
 from decisions.store.assets import asset_row
 from decisions.store.db import session_scope
 from decisions.store.deployments import os_user
-from decisions.store.models import Asset, DecisionRow, Deployment, Outcome
+from decisions.store.models import Asset, DecisionRow, Deployment, Outcome, utc_now
 from decisions.store.plain import finite_or_none, plain_json
 
 
@@ -160,12 +160,14 @@ def record_decisions(asset_name: str, deployment_id: int | None, decisions: Sequ
             raise InputError("asset", f"{asset_name!r} is retired: no decision is taken for it")
         deployment = _deployment_of(session, asset, deployment_id)
         digest = policy_digest or (deployment.policy_digest if deployment is not None else None)
-        who = decided_by or os_user()
-        added = [DecisionRow(asset_id=asset.id, deployment_id=deployment_id, policy_digest=digest, decided_by=who,
-                             **row) for row in rows]
-        session.add_all(added)
-        session.flush()
-        return [_decision(row, asset.name) for row in added]
+        common = {"asset_id": asset.id, "deployment_id": deployment_id, "policy_digest": digest,
+                  "decided_by": decided_by or os_user(), "decided_at": utc_now()}
+        params = [{**row, **common} for row in rows]
+        ids = session.scalars(insert(DecisionRow).returning(DecisionRow.id, sort_by_parameter_order=True),
+                              params).all()
+        return [DecisionRecord(i, asset.name, deployment_id, digest, p["state"], p["action"], p["expected_value"],
+                               p["interval_low"], p["interval_high"], p["details"], common["decided_by"],
+                               common["decided_at"]) for i, p in zip(ids, params, strict=True)]
 
 
 def decisions_of(asset_name: str, limit: int | None = 100, *, url: str | None = None) -> list[DecisionRecord]:

@@ -30,6 +30,12 @@ def plain_json(value: Mapping[str, Any], field: str = "settings") -> dict[str, A
     """
     if not isinstance(value, Mapping):
         raise InputError(field, f"must be a JSON object, not {type(value).__name__}")
+    if type(value) is dict:
+        try:  # the usual case, checked at C speed: plain and finite already
+            json.dumps(value, allow_nan=False)
+            return value
+        except (TypeError, ValueError):
+            pass
     clean = _finite(value)
     try:
         json.dumps(clean, allow_nan=False)
