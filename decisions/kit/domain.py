@@ -153,6 +153,12 @@ class Domain:
         """Run a prepared job and return its report (nothing is recorded)."""
         return self.job().run_job(job, progress=progress)
 
+    def smoke_job(self) -> dict[str, Any]:
+        """The ``smoke_spec`` as a job spec of this domain (``job.kind`` set): a job that runs in seconds."""
+        spec = {section: dict(table) for section, table in self.smoke_spec.items()}
+        spec["job"] = {**spec.get("job", {}), "kind": self.name}
+        return spec
+
     @property
     def smoke_budget(self) -> Mapping[str, Any]:
         """``bench.SMOKE_BUDGET``."""

@@ -34,9 +34,7 @@ README_ROWS: tuple[Row, ...] = (
 def _recorded_run(domain: Domain, folder: Path, url: str) -> int:
     from decisions.platform.record import execute_recorded
 
-    spec = {section: dict(table) for section, table in domain.smoke_spec.items()}
-    spec["job"] = {**spec.get("job", {}), "kind": domain.name}
-    job = domain.prepare(spec, folder)
+    job = domain.prepare(domain.smoke_job(), folder)
     report = domain.run_job(job)
     return execute_recorded(domain.name, job.name, job.config(), lambda: report, url=url, output_dir=str(folder / "out"))
 

@@ -33,7 +33,7 @@ def _asset_with_history(url: str, folder: Path) -> int:
     """A recorded chronic-care run deployed for "Clinic East", 80 decisions and their outcomes (the band
     seen at the next visit), worse than expected from the 41st on; the run id."""
     domain = registry.get("chronic")
-    job = domain.prepare({"job": {"kind": "chronic"}, **domain.smoke_spec}, folder)
+    job = domain.prepare(domain.smoke_job(), folder)
     report = domain.run_job(job)
     run_id = execute_recorded("chronic", job.name, job.config(), lambda: report, url=url, output_dir=str(folder / "out"))
     create_asset("Clinic East", "chronic", {}, url=url)

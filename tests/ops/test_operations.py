@@ -39,7 +39,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A store holding one succeeded chronic-care run (the smoke spec), as a file to copy."""
     folder = tmp_path_factory.mktemp("ops_store")
     domain = registry.get("chronic")
-    job = domain.prepare({"job": {"kind": "chronic"}, **domain.smoke_spec}, folder)
+    job = domain.prepare(domain.smoke_job(), folder)
     report = domain.run_job(job)
     url = f"sqlite:///{folder / 'runs.db'}"
     execute_recorded("chronic", job.name, job.config(), lambda: report, url=url, output_dir=str(folder / "out"))

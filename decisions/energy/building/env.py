@@ -17,6 +17,13 @@ OBS_MARGIN = 1e-3
 """Padding of the observation bounds, so float32 rounding never steps outside them."""
 
 
+def meter_bill(total: Array, price: Array, feed_in_price: Array, carbon: Array) -> tuple[Array, Array]:
+    """The shared meter's bill of one hour's ``total`` net grid energy (kWh, + import): ``(cost $,
+    emissions kg)``, imports at ``price`` less exports at ``feed_in_price``, emissions of the imports."""
+    imported = jnp.maximum(total, 0.0)
+    return price * imported - feed_in_price * jnp.maximum(-total, 0.0), carbon * imported
+
+
 @struct.dataclass
 class BuildingState:
     """State of ``BuildingEnv``."""
@@ -168,13 +175,8 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
         battery = move.charge - move.discharge
         net = base + battery
         price, carbon = params.price[t], params.carbon[t]
-
-        def bill(total: Array) -> tuple[Array, Array]:
-            imported = jnp.maximum(total, 0.0)
-            return price * imported - params.feed_in_price * jnp.maximum(-total, 0.0), carbon * imported
-
-        cost, emissions = bill(net.sum())
-        base_cost, base_emissions = bill(base.sum())
+        cost, emissions = meter_bill(net.sum(), price, params.feed_in_price, carbon)
+        base_cost, base_emissions = meter_bill(base.sum(), price, params.feed_in_price, carbon)
         penalty = cost + params.carbon_price * emissions
         base_penalty = base_cost + params.carbon_price * base_emissions
         reward = -params.reward_scale * (penalty - params.relative_reward * base_penalty)

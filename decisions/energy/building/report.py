@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from decisions.energy.building.replay import controller_name, save_policies, seed_name  # noqa: E402
-from decisions.kit.report import TablesReport  # noqa: E402
+from decisions.kit.report import TablesReport, trained_file  # noqa: E402
 
 
 def controller_names(table: pd.DataFrame) -> list[str]:
@@ -48,6 +48,8 @@ class BuildingReport(TablesReport):
         explained: ``(agent, seed)`` of the explained agent seed, or None.
         policies: agent name -> ``TrainResult`` (saved as ``<agent>_seed<k>.msgpack``, not reloaded).
         seeds: seeds per agent.
+        deployment: what deciding an hour needs (``deployable.deployment``; saved as
+            ``deployment.msgpack``, not reloaded).
     """
 
     kpis: pd.DataFrame
@@ -60,6 +62,7 @@ class BuildingReport(TablesReport):
     explained: tuple[str, int] | None = None
     policies: dict[str, Any] = field(default_factory=dict)
     seeds: int = 0
+    deployment: Any = None
 
     def __post_init__(self) -> None:
         if self.explained is None and "explained_seed" in self.agents:  # a reloaded report
@@ -68,12 +71,15 @@ class BuildingReport(TablesReport):
                 self.explained = (str(chosen.index[0]), int(chosen["explained_seed"].iloc[0]))
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Write the surrogate's rules (text), the chart (PNG) and every trained seed (msgpack)."""
+        """Write the surrogate's rules (text), the chart (PNG), every trained seed and the deployment (msgpack)."""
+        from decisions.energy.building.deployable import FILE_STEM, save_deployment
+
         rules = directory / "surrogate_rules.txt"
         rules.write_text(self.rules + "\n")
         chart = directory / "building.png"
         self.chart().savefig(chart, dpi=110, bbox_inches="tight")
-        return {"surrogate_rules": rules, "chart": chart, **save_policies(directory, self.policies, self.seeds)}
+        return {"surrogate_rules": rules, "chart": chart, **save_policies(directory, self.policies, self.seeds),
+                **trained_file(directory, FILE_STEM, self.deployment, save_deployment)}
 
     def chart(self) -> Figure:
         """Cost ratio per controller (left) and the first held-out week of the best agent (right)."""

@@ -12,6 +12,7 @@ import pandas as pd
 
 from decisions.core.progress import Progress, silent
 from decisions.energy.building.agents import Overrides, score_seeds, seed_params, train_agent
+from decisions.energy.building.deployable import deployment
 from decisions.energy.building.evaluation import run_baselines
 from decisions.energy.building.explain import IMPORTANCE_COLUMNS
 from decisions.energy.building.kpis import kpi_table
@@ -81,6 +82,7 @@ def run_study(
         explained=explained,
         policies={n.value: r for n, r in trained.results.items()},
         seeds=agents.seeds,
+        deployment=deployment(scenario),
     )
 
 

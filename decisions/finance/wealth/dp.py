@@ -53,6 +53,7 @@ class WealthResult:
         goal_probability: per goal (in input order), the probability of each of its options,
             index 0 being "not funded" (from the forward pass; sums to ``1 - P[bankrupt]``).
         distribution: probability of each state at the start of each year ``0 .. T``, shape ``(T + 1, S)``.
+        q: per year ``0 .. T``, every choice's optimal value, as ``ActionValues.q``.
     """
 
     value: float
@@ -66,6 +67,7 @@ class WealthResult:
     option_probability: tuple[np.ndarray, ...]
     goal_probability: tuple[np.ndarray, ...]
     distribution: np.ndarray
+    q: tuple[np.ndarray, ...] = ()
 
 
 def wealth_grid(problem: WealthProblem) -> np.ndarray:
@@ -292,8 +294,10 @@ def solve(problem: WealthProblem) -> WealthResult:
     goal_option = np.full((horizon + 1, n_states), -1, dtype=np.int64)
     moves = np.zeros((horizon, n_states, n_states))
     value_next = np.zeros(n_states)
+    values: list[np.ndarray] = [np.empty(0)] * (horizon + 1)
     for year in _backward(problem, wealth):
         t = year.t
+        values[t] = np.where(year.feasible[:, None, :], year.options.utilities[:, None, None] + year.cont, -np.inf)
         best_k = np.argmax(year.cont, axis=1)  # (G, S)
         cont = np.take_along_axis(year.cont, best_k[:, None, :], axis=1)[:, 0]
         q = np.where(year.feasible, year.options.utilities[:, None] + cont, -np.inf)
@@ -327,4 +331,5 @@ def solve(problem: WealthProblem) -> WealthResult:
         option_probability=tuple(option_probability),
         goal_probability=tuple(goal_probability),
         distribution=dist,
+        q=tuple(values),
     )

@@ -30,4 +30,5 @@ def run_job(job: WealthJob, *, progress: Progress = silent) -> WealthReport:
     return WealthReport(
         comparison=study.comparison, goals=study.goals, plan=study.plan, wealth_fan=study.wealth_fan,
         metrics=study.metrics(), trained=study.trained,
+        deployment=study.deployment,
     )

@@ -239,15 +239,16 @@ def _decide_jit(
 
 
 def decide(
-    planner: Planner, prob: ProblemArrays, t: np.ndarray, cash: np.ndarray, mu_safe: float
+    planner: Planner, prob: ProblemArrays, t: np.ndarray, cash: np.ndarray, mu_safe: float,
+    *, min_batch: int = MIN_BATCH,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Option and portfolio for each ``(t, cash)`` pair (cash in units of ``W0``).
 
-    The batch is padded to a power of two, at least ``MIN_BATCH``: one compiled shape serves
-    every table (at most 31 years x 129 nodes) and Monte Carlo runs of up to 4096 paths.
+    The batch is padded to a power of two, at least ``min_batch``: by default one compiled shape
+    serves every table (at most 31 years x 129 nodes) and Monte Carlo runs of up to 4096 paths.
     """
     n = len(cash)
-    size = max(MIN_BATCH, 1 << max(n - 1, 1).bit_length())
+    size = max(min_batch, 1 << max(n - 1, 1).bit_length())
     t_pad = np.zeros(size, np.int32)
     c_pad = np.ones(size, np.float32)
     t_pad[:n], c_pad[:n] = t, cash

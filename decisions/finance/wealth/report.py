@@ -77,6 +77,8 @@ class WealthReport(TablesReport):
         wealth_fan: wealth percentiles per year and policy.
         metrics: headline figures recorded in the run store.
         trained: ``(planner, training metadata)`` when the run trained or refined its own planner.
+        deployment: what deciding a client's year needs (``deployable.deployment``; saved as
+            ``deployment.msgpack`` and ``deployed_planner.msgpack``, not reloaded), when the DP was solved.
     """
 
     comparison: pd.DataFrame
@@ -84,13 +86,16 @@ class WealthReport(TablesReport):
     plan: pd.DataFrame
     wealth_fan: pd.DataFrame
     trained: Any = None
+    deployment: Any = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Write the chart (PNG) and a planner the run trained or refined (msgpack)."""
+        """Write the chart (PNG), a planner the run trained or refined and the deployment (msgpack)."""
+        from decisions.finance.wealth.deployable import save_deployment
         from decisions.finance.wealth.planner import write_planner
 
+        deployed = {} if self.deployment is None else save_deployment(directory, self.deployment)
         return {"chart": save_chart(self, directory / "wealth.png"),
-                **trained_file(directory, "planner", self.trained, lambda path, t: write_planner(path, *t))}
+                **trained_file(directory, "planner", self.trained, lambda path, t: write_planner(path, *t)), **deployed}
 
 
 def save_chart(report: WealthReport, path: Path) -> Path:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from decisions.core.agents.common import config_checkpoint
 from decisions.core.progress import Progress, silent
+from decisions.finance.wealth.deployable import deployment
 from decisions.finance.wealth.distill import refine
 from decisions.finance.wealth.dp import WealthResult, option_sets, solve, wealth_grid
 from decisions.finance.wealth.families import sample_problems
@@ -46,6 +47,7 @@ class Study:
         wealth_fan: wealth percentiles per year and policy.
         figures: the flat figures, timings included (``metrics()``).
         trained: ``(planner, training metadata)`` when the study trained or refined its planner.
+        deployment: what deciding a year needs (``deployable.deployment``), when the DP was solved.
     """
 
     comparison: pd.DataFrame
@@ -54,6 +56,7 @@ class Study:
     wealth_fan: pd.DataFrame
     figures: dict[str, float] = field(default_factory=dict)
     trained: tuple[Planner, dict[str, Any]] | None = None
+    deployment: dict[str, Any] | None = None
 
     def metrics(self) -> dict[str, float]:
         """The headline figures: each policy's expected utility and standard error, ratios to the DP, timings."""
@@ -151,10 +154,11 @@ def run_study(
     sets = option_sets(problem)
     goals = goal_table(problem, {name: goal_probabilities(problem, sets, p) for name, p in paths.items()})
     plan_table = _plan_table(answer.wealth, answer.portfolio, answer.goal_option, dp_result)
+    deployed = None if dp_result is None else deployment(problem, rule, planner, dp_result, policies)
     progress("planning", 3, 3)
     return Study(
         comparison=comparison, goals=goals, plan=plan_table, wealth_fan=wealth_fan(paths), figures=figures,
-        trained=None if training is None else (planner, training),
+        trained=None if training is None else (planner, training), deployment=deployed,
     )
 
 

@@ -19,7 +19,7 @@ def run_job(job: TrafficJob, *, progress: Progress = silent) -> TrafficReport:
     metrics = {**study.headline, "agent_train_seconds": study.train_seconds}
     return TrafficReport(
         summary=study.summary, runs=study.runs, training=study.training, replays=study.replays,
-        frontier=study.frontier, agents=study.agents,
+        frontier=study.frontier, agents=study.agents, junctions=study.junctions,
         selection=None if study.selection.empty else study.selection,
         metrics={k: float(v) for k, v in metrics.items() if math.isfinite(v)},
     )

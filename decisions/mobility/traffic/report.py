@@ -37,6 +37,8 @@ class TrafficReport(TablesReport):
         frontier: the fair agents of the fairness-weight sweep (with the vehicle-only agent at weight
             0): vehicle mean delay against pedestrian p95 and mean wait.
         agents: the trained agents by ``<scenario>/<agent>`` (saved as msgpack policy files).
+        junctions: what deciding a junction later needs (``junctions``: the signals' layouts, the
+            agents' discount and reward scale; saved as ``junctions.msgpack``, not reloaded by ``load``).
         selection: with a pedestrian-weight grid, the validation figures the weight was chosen on
             per scenario (controller, ped_weight, veh_delay_mean, ped_wait_p95, chosen); else None.
     """
@@ -48,14 +50,22 @@ class TrafficReport(TablesReport):
     frontier: pd.DataFrame
     selection: pd.DataFrame | None = None
     agents: Any = None
+    junctions: Any = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Write the trade-off chart (``chart``, PNG) and each agent (``agent_<scenario>_<agent>``, msgpack)."""
+        """Write the trade-off chart (``chart``, PNG), each agent (``agent_<scenario>_<agent>``, msgpack)
+        and the junctions (``junctions``, msgpack)."""
+        from decisions.mobility.traffic.junctions import JUNCTIONS_STEM, save_junctions
+
         files = {"chart": tradeoff_chart(self.summary, directory / "tradeoff.png")}
         for key, agent in (self.agents or {}).items():
-            stem = "agent_" + key.replace("/", "_").replace("-", "_")
-            files.update(trained_file(directory, stem, agent, lambda path, a: a.save(path)))
-        return files
+            files.update(trained_file(directory, agent_stem(key), agent, lambda path, a: a.save(path)))
+        return {**files, **trained_file(directory, JUNCTIONS_STEM, self.junctions, save_junctions)}
+
+
+def agent_stem(key: str) -> str:
+    """The file stem of agent ``<scenario>/<agent>`` (``<scenario>/plain/<agent>`` without pedestrians)."""
+    return "agent_" + key.replace("/", "_").replace("-", "_")
 
 
 WAIT_TICKS = (0, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)

@@ -30,6 +30,7 @@ from decisions.mobility.traffic.agents import (
 )
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.figures import headline_figures, summarise, value
+from decisions.mobility.traffic.junctions import network_junctions
 from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
 from decisions.mobility.traffic.scenarios import Scenario, custom_scenario, get_scenario
@@ -70,7 +71,8 @@ class Study:
     ``replays`` the first :data:`REPLAY_SECONDS` of the first signal on the first held-out seed (phase
     -1: yellow); ``selection`` the validation figures of a pedestrian-weight grid or of plain-network
     candidates (heuristics' rows with ped_weight NaN); ``agents`` by ``"<scenario>/<agent>"``
-    (``"<scenario>/plain/dqn"`` without pedestrians); ``train_seconds`` the wall time of training.
+    (``"<scenario>/plain/dqn"`` without pedestrians); ``train_seconds`` the wall time of training;
+    ``junctions`` what deciding a junction later needs (``junctions.JUNCTIONS_FILE``'s content).
     """
 
     job: TrafficJob
@@ -84,6 +86,7 @@ class Study:
     agents: dict[str, TrainedAgent] = field(repr=False)
     train_seconds: float = 0.0
     selection: pd.DataFrame = field(default_factory=pd.DataFrame)
+    junctions: dict[str, Any] = field(default_factory=dict)
 
 
 def scenario_of(scenarios: ScenarioSettings, name: str) -> Scenario:
@@ -347,6 +350,7 @@ def run_study(
     replays: list[dict[str, Any]] = []
     train_seconds = 0.0
     tables: list[pd.DataFrame] = []
+    networks: dict[str, Any] = {}
     try:
         for agenda in agendas:
             trained, table, seconds = _train_block(agenda, train_settings, job.reward, study, scoring, tuning)
@@ -354,6 +358,10 @@ def run_study(
             if table is not None:
                 tables.append(table)
             agents.update({f"{agenda.prefix}/{name}": agent for name, agent in trained.items()})
+            signals = network_junctions(agenda.scenario, agenda.pedestrians,
+                                        _demand(job.demand, job.demand.test_seeds[0]), cache_dir)
+            networks[agenda.prefix] = {"scenario": agenda.scenario.name, "pedestrians": agenda.pedestrians,
+                                       "signals": signals}
             block_runs, block_replays = _score(scoring, agenda, trained)
             runs += block_runs
             replays += block_replays
@@ -379,6 +387,8 @@ def run_study(
         job=job, runs=runs_frame, summary=summary, headline=headline, best_heuristic=best, training=training,
         replays=pd.DataFrame(replays, columns=replay_columns), frontier=_frontier(agendas, summary),
         agents=agents, train_seconds=train_seconds, selection=selection,
+        junctions={"networks": networks, "gamma": job.agent.gamma,
+                   "reward_scale": (tuning or DQNTuning()).reward_scale},
     )  # fmt: skip
 
 

@@ -1,6 +1,7 @@
 """Per-request utility-weight tuning for recommenders with Pareto sweeping and off-policy evaluation."""
 
 from decisions.core.lazy import lazy_exports
+from decisions.kit.decide import DecideModule
 from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -8,7 +9,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "logs": ("read_logs", "write_logs"),
     "obd_study": ("real_front", "standard_check"),
     "ope": ("ESTIMATORS", "OpeInputs", "bootstrap", "estimate_all", "summary_table"),
-    "qnet": ("QModel", "decide", "load_model", "save_model", "train"),
+    "qnet": ("QModel", "load_model", "save_model", "train"),
     "report": ("UtilityReport",),
     "scenario": ("Simulator", "WeightSet"),
     "spec": ("UtilityJob", "prepare"),
@@ -28,5 +29,11 @@ def _modules() -> RunModules:
     return RunModules(job, bench)
 
 
-DOMAIN = Domain.declared(__file__, _spec, _modules)
+def _decider() -> DecideModule:
+    from decisions.recsys.utility import decide
+
+    return decide
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
 """The utility domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -9,10 +9,12 @@ cells and 5-30 users ``jit``/``vmap`` together. Staged subpackages, each importi
 - ``study``: the study's budget, folder, stages and scoring, spread, DAgger ablation, parity, traces.
 
 The domain's contract files sit on top: ``spec`` (validated job model, no JAX), ``job``, ``report``,
-``bench`` and ``dagger_cli``. The shipped studies live outside the package (``study.folder.shipped_study``).
+``bench`` and ``dagger_cli``; ``deployable`` and ``decide`` put a run's policies to work on today's
+measurements. The shipped studies live outside the package (``study.folder.shipped_study``).
 """
 
 from decisions.core.lazy import lazy_exports
+from decisions.kit.decide import DecideModule
 from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
@@ -42,5 +44,11 @@ def _modules() -> RunModules:
     return RunModules(job, bench)
 
 
-DOMAIN = Domain.declared(__file__, _spec, _modules)
+def _decider() -> DecideModule:
+    from decisions.telecom.comp import decide
+
+    return decide
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
 """The comp domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from decisions.core.progress import Progress, silent
 from decisions.kit.checkpoints import checkpoint_file
+from decisions.telecom.comp.deployable import deployable
 from decisions.telecom.comp.report import CompReport
 from decisions.telecom.comp.spec import CompJob
 from decisions.telecom.comp.study.context import StudyContext
@@ -29,4 +30,6 @@ def run_job(job: CompJob, *, progress: Progress = silent) -> CompReport:
     folder = Path(job.study.folder)
     ctx = StudyContext(folder, job.study.budget(), train, unseen, job.seed, progress, checkpoint_file)
     result = run_study(ctx, job.study.stages)
-    return CompReport(metrics=result.figures, evaluation=result.table, folder=folder, conditioning=result.conditioning)
+    offered = deployable(folder, [*train, *unseen], ctx.budget.eval_episodes, result.table)
+    return CompReport(metrics=result.figures, evaluation=result.table, folder=folder, conditioning=result.conditioning,
+                      deployable=offered)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -21,11 +22,14 @@ class CompReport(TablesReport):
         evaluation: one row per task and policy (``scoring.evaluate``), when that stage ran.
         folder: the study folder (experts, data, models).
         conditioning: one row per task, model and target offset, when that stage ran.
+        deployable: what deciding later needs (``deployable.Deployable``: the tasks, the deployable
+            policies' figures and files; saved beside the report, not reloaded by ``load``).
     """
 
     evaluation: pd.DataFrame | None = None
     folder: Path = field(default_factory=Path)
     conditioning: pd.DataFrame | None = None
+    deployable: Any = None
 
     def conditioning_references(self) -> dict[str, float]:
         """Mean training-task returns of the expert, multi-task PPO and max-SNR on the conditioning table's
@@ -39,8 +43,11 @@ class CompReport(TablesReport):
         return {name: float(means[name]) for name in ("expert", "multitask_ppo", "max_snr") if name in means.index}
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Draw the evaluation chart and the conditioning chart (PNG) of the stages that ran."""
-        written = {}
+        """Draw the evaluation chart and the conditioning chart (PNG) of the stages that ran, and save
+        the deployable policies (``deployable.save_deployable``)."""
+        from decisions.telecom.comp.deployable import save_deployable
+
+        written = save_deployable(directory, self.deployable) if self.deployable is not None else {}
         if self.evaluation is not None:
             written["chart"] = save_chart(self.evaluation, directory / "comp.png")
         if self.conditioning is not None:

@@ -1,6 +1,10 @@
-"""Split-federated learning with a capability-aware split-point agent (after the QSplitFL abstract)."""
+"""Split-federated learning with a capability-aware split-point agent (after the QSplitFL abstract).
+
+``deployable`` and ``decide`` put a run's policies to work on a round's capability reports.
+"""
 
 from decisions.core.lazy import lazy_exports
+from decisions.kit.decide import DecideModule
 from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -31,5 +35,11 @@ def _modules() -> RunModules:
     return RunModules(job, bench)
 
 
-DOMAIN = Domain.declared(__file__, _spec, _modules)
+def _decider() -> DecideModule:
+    from decisions.telecom.splitfl import decide
+
+    return decide
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
 """The splitfl domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

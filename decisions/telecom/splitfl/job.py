@@ -16,6 +16,7 @@ REPORT_MODEL = SplitFLReport
 
 def run_job(job: SplitFLJob, *, progress: Progress = silent) -> SplitFLReport:
     """Run a prepared job and return its report (nothing is recorded here)."""
+    from decisions.telecom.splitfl.deployable import fleet_description
     from decisions.telecom.splitfl.study import run_study, split_equivalence_max_err
 
     study = run_study(job, progress)
@@ -33,6 +34,7 @@ def run_job(job: SplitFLJob, *, progress: Progress = silent) -> SplitFLReport:
     }
     return SplitFLReport(
         summary=study.summary, runs=study.runs, rounds=rounds, clients=clients, committees=study.committees,
+        fleet=fleet_description(job),
         metrics={k: float(v) for k, v in metrics.items() if math.isfinite(v)},
         target_accuracy=float(job.training.target_share * study.centralised[first]),
     )

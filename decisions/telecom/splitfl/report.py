@@ -30,6 +30,8 @@ class SplitFLReport(TablesReport):
         clients: the first seed's per-client rows (strategy, round, client, tier, split, fate,
             battery share, CPU share, energy, time).
         committees: the trained agents by strategy name (saved as msgpack files).
+        fleet: the run's fleet and reward (``deployable.fleet_description``), what deciding a round's
+            splits later needs (saved as ``fleet.msgpack``, not reloaded by ``load``).
         target_accuracy: the first seed's target test accuracy (the run's share of its centralised
             model's), drawn on the accuracy chart; None when unknown.
     """
@@ -39,16 +41,19 @@ class SplitFLReport(TablesReport):
     rounds: pd.DataFrame
     clients: pd.DataFrame
     committees: Any = None
+    fleet: Any = None
     target_accuracy: float | None = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Write the accuracy chart (``chart``, PNG) and each committee (``committee_<name>``, msgpack)."""
+        """Write the accuracy chart (``chart``, PNG), each committee (``committee_<name>``, msgpack) and
+        the fleet (``fleet``, msgpack)."""
         from decisions.telecom.splitfl.agent import save_committee
+        from decisions.telecom.splitfl.deployable import FLEET_STEM, save_fleet
 
         files = {"chart": accuracy_chart(self.rounds, directory / "accuracy.png", self.target_accuracy)}
         for name, committee in (self.committees or {}).items():
             files.update(trained_file(directory, f"committee_{name}", committee, save_committee))
-        return files
+        return {**files, **trained_file(directory, FLEET_STEM, self.fleet, save_fleet)}
 
 
 def accuracy_chart(rounds: pd.DataFrame, path: Path, target: float | None = None) -> Path:

@@ -13,7 +13,7 @@ from jax import Array
 
 from decisions.telecom.splitfl import env as E
 from decisions.telecom.splitfl import fleet as fl
-from decisions.telecom.splitfl.agent import Committee
+from decisions.telecom.splitfl.agent import Committee, vote
 from decisions.telecom.splitfl.costs import SplitCosts
 
 
@@ -64,7 +64,8 @@ def keeps_reserve(state: fl.FleetState, p: fl.FleetParams, costs: SplitCosts) ->
 
 
 @jax.jit
-def _greedy(state: fl.FleetState, p: fl.FleetParams) -> Array:
+def greedy_split(state: fl.FleetState, p: fl.FleetParams) -> Array:
+    """The greedy rule's one split for every client (``GreedyRule``)."""
     costs = E.all_split_costs(state, p)
     ok = costs.fits_memory & (costs.round_time_s <= p.deadline_s) & keeps_reserve(state, p, costs)
     kept = jnp.sum(ok & state.available, axis=1)
@@ -84,7 +85,7 @@ class GreedyRule:
 
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """The rule's split for every client (module docstring)."""
-        return np.full(pe.fleet.clients, int(_greedy(state, pe.fleet)), np.int32)
+        return np.full(pe.fleet.clients, int(greedy_split(state, pe.fleet)), np.int32)
 
 
 @jax.jit
@@ -127,23 +128,30 @@ class RoundAgent:
         return np.full(pe.fleet.clients, int(split), np.int32)
 
 
-def client_decisions(committee: Committee, state: fl.FleetState, pe: E.SplitEnvParams, t: Array) -> Array:
-    """Per-client splits, clients in turn as in ``env.ClientSplitEnv`` (jit-able)."""
+def client_turns(committee: Committee, state: fl.FleetState, pe: E.SplitEnvParams, t: Array) -> tuple[Array, Array]:
+    """Per-client splits ``(n,)``, clients in turn as in ``env.ClientSplitEnv``, and each client's
+    members' mean Q-values ``(n, L)`` at its turn (jit-able)."""
     p = pe.fleet
     costs = E.all_split_costs(state, p)
     order = E.client_order(p)
 
-    def body(carry: tuple[Array, Array], turn: Array) -> tuple[tuple[Array, Array], None]:
-        running, splits = carry
+    def body(carry: tuple[Array, Array, Array], turn: Array) -> tuple[tuple[Array, Array, Array], None]:
+        running, splits, q_mean = carry
         client = order[turn]
         obs = E.client_obs(state, pe, costs, client, running, turn, t)
-        split = committee.act(obs, E.holdable_splits(costs, client)) + 1
+        q = committee.q_values(obs)
+        split = vote(q, E.holdable_splits(costs, client)) + 1
         _, running = E.client_share(pe, state, costs, client, split, running)
-        return (running, splits.at[client].set(split)), None
+        return (running, splits.at[client].set(split), q_mean.at[client].set(jnp.mean(q, axis=0))), None
 
-    init = (jnp.zeros(()), jnp.ones(p.clients, jnp.int32))
-    (_, splits), _ = jax.lax.scan(body, init, jnp.arange(p.clients))
-    return splits
+    init = (jnp.zeros(()), jnp.ones(p.clients, jnp.int32), jnp.zeros((p.clients, p.layers)))
+    (_, splits, q_mean), _ = jax.lax.scan(body, init, jnp.arange(p.clients))
+    return splits, q_mean
+
+
+def client_decisions(committee: Committee, state: fl.FleetState, pe: E.SplitEnvParams, t: Array) -> Array:
+    """Per-client splits, clients in turn as in ``env.ClientSplitEnv`` (jit-able)."""
+    return client_turns(committee, state, pe, t)[0]
 
 
 @partial(jax.jit, static_argnums=1)

@@ -1,0 +1,95 @@
+"""Wealth's decide contract on the smoke run's saved folder: candidates, loading, deciding."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from decisions.errors import InputError
+from decisions.finance.wealth import DOMAIN
+from decisions.finance.wealth import decide as wealth_decide
+from tests.helpers import saved_smoke_run
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("wealth_run"))
+
+
+@pytest.fixture(scope="module")
+def policies(run_folder: Path) -> dict[str, wealth_decide.WealthPolicy]:
+    return {name: wealth_decide.load(run_folder, name) for name in ("planner", "dp")}
+
+
+def _states(*pairs: tuple[int, float]) -> list[wealth_decide.ClientState]:
+    return [wealth_decide.STATE_MODEL.parse({"year": t, "wealth": w}) for t, w in pairs]
+
+
+def test_the_domain_registers_its_decider() -> None:
+    assert DOMAIN.decider is not None and DOMAIN.decider() is wealth_decide
+
+
+def test_candidates_carry_the_comparison_figures(run_folder: Path) -> None:
+    offered = {c.name: c for c in wealth_decide.candidates(run_folder, {})}
+    comparison = pd.read_csv(run_folder / "comparison.csv").set_index("policy")
+    assert set(offered) == {"planner", "dp", "funding_rule"}
+    for name, candidate in offered.items():
+        assert math.isfinite(candidate.score) and candidate.score == comparison.loc[name, "expected_utility"]
+    assert offered["planner"].learnt and offered["planner"].network and not offered["dp"].network
+
+
+def test_decides_the_example_state(run_folder: Path, policies: dict[str, wealth_decide.WealthPolicy]) -> None:
+    example = wealth_decide.STATE_MODEL.parse(wealth_decide.example_state(run_folder))
+    (decision,) = wealth_decide.decide(policies["planner"], [example])
+    assert decision.action["alive"] and 0 <= decision.action["portfolio"] < 15
+    low, high = decision.interval
+    assert 0 < low < decision.expected < high
+    assert decision.alternative["policy"] == "dp"
+    assert "fund nothing" in decision.reasons["option_values"]
+    # the DP's value from the start is the solved problem's value; the planner's is its Monte Carlo figure
+    metrics = json.loads((run_folder / "report.json").read_text())["metrics"]
+    (best,) = wealth_decide.decide(policies["dp"], [example])
+    assert best.value == pytest.approx(metrics["dp_value"], rel=1e-5)
+    assert decision.alternative["value"] == pytest.approx(best.value)
+    assert decision.value == pytest.approx(metrics["expected_utility_planner"], abs=4 * metrics["stderr_planner"])
+    assert max(best.reasons["portfolio_values"].values()) == pytest.approx(best.value, rel=1e-5)
+
+
+def test_choices_match_the_runs_plan_table(run_folder: Path, policies: dict[str, wealth_decide.WealthPolicy]) -> None:
+    plan = pd.read_csv(run_folder / "plan.csv")
+    rows = plan[(plan["wealth"] > 0) & (plan["year"] < plan["year"].max())].iloc[::7]
+    states = _states(*zip(rows["year"].tolist(), rows["wealth"].tolist(), strict=True))
+    for name in ("planner", "dp"):
+        chosen = [d.action["portfolio"] for d in wealth_decide.decide(policies[name], states)]
+        assert chosen == rows[f"{name}_portfolio"].tolist()
+
+
+def test_same_state_same_action_and_batches_answer_in_order(policies: dict[str, wealth_decide.WealthPolicy]) -> None:
+    states = _states((0, 100.0), (2, 35.0), (2, 80.0), (5, 150.0), (6, 95.0), (3, 0.0))
+    singles = [wealth_decide.decide(policies["planner"], [s])[0] for s in states]
+    batch = wealth_decide.decide(policies["planner"], [*states, states[1], *states])
+    assert [d.action for d in batch] == [*(d.action for d in singles), singles[1].action, *(d.action for d in singles)]
+    assert [d.expected for d in batch[:6]] == [d.expected for d in singles]
+    assert singles[5].action["alive"] is False and singles[5].expected == 0.0
+    assert any(d.action["goals"] for d in singles[1:3])
+
+
+def test_bad_states_are_refused_naming_the_field(policies: dict[str, wealth_decide.WealthPolicy]) -> None:
+    with pytest.raises(InputError, match=r"^state\.wealth"):
+        wealth_decide.STATE_MODEL.parse({"year": 1})
+    with pytest.raises(InputError, match=r"^state\.wealth"):
+        wealth_decide.STATE_MODEL.parse({"year": 1, "wealth": -5.0})
+    with pytest.raises(InputError, match=r"^state\.year: must be at most the run's horizon of 6"):
+        wealth_decide.decide(policies["dp"], _states((7, 100.0)))
+
+
+def test_unknown_policy_and_unusable_run_are_refused(run_folder: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"^policy: 'oracle'"):
+        wealth_decide.load(run_folder, "oracle")
+    (tmp_path / "comparison.csv").write_text((run_folder / "comparison.csv").read_text())
+    with pytest.raises(InputError, match=r"^run: it saved no deployment"):
+        wealth_decide.load(tmp_path, "dp")
