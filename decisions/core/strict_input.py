@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
-from decisions.core.numbers import float32_problem
+from decisions.core.numbers import FLOAT32_MAX, float32_problem
 
 SEED_MAX = 2**32 - 1
 """Largest seed (what numpy's and most libraries' generators take)."""
@@ -174,48 +174,67 @@ def field_problem(field: FieldInfo, value: object) -> Problem | None:
     return value_problem(field.annotation, value, float64=float64)
 
 
-def _scalar_check(annotation: Any, float64: bool) -> Any:
-    """The problem function of a plain ``bool``, ``int`` or ``float`` annotation (``Annotated`` unwrapped),
-    or None for any other."""
+def _scalar_check(annotation: Any, float64: bool) -> tuple[Any, str | None]:
+    """The problem function of a plain ``bool``, ``int`` or ``float`` annotation (``Annotated`` unwrapped)
+    and its kind (``bool``, ``int``, ``f32``, ``f64``), or ``(None, None)`` for any other."""
     while get_origin(annotation) is Annotated:
         annotation, *metadata = get_args(annotation)
         float64 = float64 or any(isinstance(m, Float64) for m in metadata)
     if annotation is bool:
-        return bool_problem
+        return bool_problem, "bool"
     if annotation is int:
-        return int_problem
+        return int_problem, "int"
     if annotation is float:
-        return partial(float_problem, float64=float64)
-    return None
+        return partial(float_problem, float64=float64), "f64" if float64 else "f32"
+    return None, None
+
+
+_FLOAT32_TINY = 1e-44
+"""Below this magnitude a float may round to 0 in float32: the full check decides."""
+
+
+def _plainly_fine(kind: str | None, value: object) -> bool:
+    """Whether ``value`` passes a scalar field of ``kind`` at a glance (the common case; a False
+    sends it to the full check, which names any problem)."""
+    if kind == "f32":
+        return type(value) is float and (value == 0.0 or _FLOAT32_TINY <= abs(value) <= FLOAT32_MAX)
+    if kind == "f64":
+        return type(value) is float and math.isfinite(value)
+    if kind == "int":
+        return type(value) is int and INT64_MIN <= value <= INT64_MAX
+    return kind == "bool" and type(value) is bool
 
 
 @lru_cache(maxsize=512)
-def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any], ...]:
-    """Each field of ``model``: its key in the input, its info and its scalar problem function (None:
-    ``field_problem`` reads it)."""
+def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any, str | None], ...]:
+    """Each field of ``model``: its key in the input, its info, its scalar problem function and kind
+    (None: ``field_problem`` reads it)."""
     found = []
     for name, field in model.model_fields.items():
         float64 = any(isinstance(m, Float64) for m in field.metadata)
-        found.append((field.alias or name, field, _scalar_check(field.annotation, float64)))
+        found.append((field.alias or name, field, *_scalar_check(field.annotation, float64)))
     return tuple(found)
 
 
 def strict_errors(model: type[BaseModel], data: Mapping[str, Any]) -> list[InitErrorDetails]:
     """Pydantic error details for every field of ``model`` in ``data`` that ``field_problem`` refuses."""
     errors: list[InitErrorDetails] = []
-    for key, field, scalar in _field_checks(model):
+    for key, field, scalar, kind in _field_checks(model):
         if key not in data:
             continue
+        value = data[key]
+        if _plainly_fine(kind, value):
+            continue
         if scalar is not None:
-            problem = scalar(data[key])
+            problem = scalar(value)
             found = None if problem is None else ((), problem)
         else:
-            found = field_problem(field, data[key])
+            found = field_problem(field, value)
         if found:
             where, problem = found
             errors.append(InitErrorDetails(
                 type=PydanticCustomError("strict_input", "{problem}", {"problem": problem}),
-                loc=(key, *where), input=data[key],
+                loc=(key, *where), input=value,
             ))
     return errors
 

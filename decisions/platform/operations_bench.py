@@ -3,9 +3,13 @@ smoke-budget run recorded in a scratch store, an asset deployed with the run's p
 
 - ``<domain>_decide_p99_ms`` / ``_p50_ms``: one state decided and recorded (validation, the policy,
   the store's write), the policy loaded, over ``repeats`` calls; ``decide_p99_ms`` is the worst domain's;
-- ``<domain>_decide_states_per_s``: a batch of ``states`` states decided and recorded in one call, and
-  ``_decide_only_states_per_s`` the same without recording; ``decide_states_per_s_min`` is the worst
-  over the domains whose deployed policy is a network (``Candidate.network``).
+- ``<domain>_decide_states_per_s``: a batch of ``states`` states decided and recorded in one call by
+  the proposed policy, and ``_decide_only_states_per_s`` the same without recording; the same for the
+  domain's first network candidate (``Candidate.network``) as ``<domain>_network_...``;
+  ``decide_states_per_s_min`` is the worst network rate over the domains;
+- with ``drift``, the monitor's proof on the simulated assets (``drift.drift_figures``) on the same runs:
+  ``<domain>_drift_alarm_delay_max`` / ``_median`` and ``<domain>_unshifted_alarms_per_decision`` beside
+  ``drift_false_alarm_rate``, over ``drift_seeds`` seeds and trials of ``drift_decisions`` decisions.
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ import numpy as np
 from decisions.core.bench_row import Row
 from decisions.kit.domain import Domain
 
-SMOKE_BUDGET: dict[str, Any] = {"states": 200, "repeats": 10}
+SMOKE_BUDGET: dict[str, Any] = {"states": 200, "repeats": 10, "drift_seeds": 1, "drift_decisions": 100}
 """A budget that runs in about a minute."""
 
 README_ROWS: tuple[Row, ...] = (
     Row("one decision, recorded, p99 (ms; worst domain)", "{decide_p99_ms:.1f}"),
-    Row("decisions per second, batch of {states:,.0f}, recorded (worst network policy)", "{decide_states_per_s_min:,.0f}"),
+    Row("decisions per second, batch of {states:,.0f}, recorded (worst network policy)", "{decide_states_per_s_min:,.0f}",
+        optional=True),
 )
 """The docs' figure table."""
 
@@ -39,6 +44,20 @@ def _recorded_run(domain: Domain, folder: Path, url: str) -> int:
     return execute_recorded(domain.name, job.name, job.config(), lambda: report, url=url, output_dir=str(folder / "out"))
 
 
+def _batch_rates(asset: str, state: dict[str, Any], states: int, url: str) -> tuple[float, float]:
+    """States per second of a batch of ``states`` copies of ``state``: decided and recorded, and decided only."""
+    from decisions.platform.operations import decide
+
+    batch = [state] * states
+    decide(asset, batch, url=url, record=False)  # compiles the batch's shape
+    start = time.perf_counter()
+    decide(asset, batch, url=url, record=False)
+    only = time.perf_counter() - start
+    start = time.perf_counter()
+    decide(asset, batch, url=url)
+    return states / (time.perf_counter() - start), states / only
+
+
 def _timed_domain(domain: Domain, folder: Path, url: str, states: int, repeats: int) -> dict[str, float]:
     from decisions.platform.operations import decide, deploy
     from decisions.store import create_asset, get_run
@@ -47,7 +66,7 @@ def _timed_domain(domain: Domain, folder: Path, url: str, states: int, repeats: 
     run_id = _recorded_run(domain, folder, url)
     asset = f"bench {domain.name}"
     create_asset(asset, domain.name, {}, url=url)
-    deployment, _ = deploy(asset, run_id, url=url)
+    _, proposal = deploy(asset, run_id, url=url)
     decider = domain.decider() if domain.decider else None
     assert decider is not None
     state = decider.example_state(report_folder(get_run(run_id, url=url)))
@@ -57,24 +76,41 @@ def _timed_domain(domain: Domain, folder: Path, url: str, states: int, repeats: 
         start = time.perf_counter()
         decide(asset, [state], url=url)
         single.append(time.perf_counter() - start)
-    batch = [state] * states
-    decide(asset, batch, url=url, record=False)  # compiles the batch's shape
-    start = time.perf_counter()
-    decide(asset, batch, url=url, record=False)
-    only = time.perf_counter() - start
-    start = time.perf_counter()
-    decide(asset, batch, url=url)
-    recorded = time.perf_counter() - start
     name = domain.name
-    return {f"{name}_decide_p50_ms": 1e3 * float(np.percentile(single, 50)),
-            f"{name}_decide_p99_ms": 1e3 * float(np.percentile(single, 99)),
-            f"{name}_decide_states_per_s": states / recorded, f"{name}_decide_only_states_per_s": states / only,
-            f"{name}_policy_is_network": float(bool(deployment.settings.get("network")))}
+    figures = {f"{name}_decide_p50_ms": 1e3 * float(np.percentile(single, 50)),
+               f"{name}_decide_p99_ms": 1e3 * float(np.percentile(single, 99))}
+    figures[f"{name}_decide_states_per_s"], figures[f"{name}_decide_only_states_per_s"] = _batch_rates(
+        asset, state, states, url)
+    network = next((c for c in proposal.candidates if c.network), None)
+    if network is not None:
+        create_asset(f"{asset} network", domain.name, {}, url=url)
+        deploy(f"{asset} network", run_id, network.name, url=url)
+        rates = _batch_rates(f"{asset} network", state, states, url)
+        figures[f"{name}_network_decide_states_per_s"], figures[f"{name}_network_decide_only_states_per_s"] = rates
+    return figures
+
+
+def _drift(chosen: list[Domain], url: str, seeds: int, decisions: int,
+           progress: Callable[[str, int, int], None] | None) -> dict[str, Any]:
+    """``drift.drift_figures`` on the bench's recorded runs of the chosen domains that have a simulated asset."""
+    from decisions.platform.drift import SIMULATED, DriftBudget, drift_figures
+    from decisions.store import list_runs
+    from decisions.store.artifacts import report_folder
+
+    names = tuple(d.name for d in chosen if d.name in SIMULATED)
+    if not names:
+        return {}
+    folders = {name: report_folder(list_runs(kind=name, limit=1, url=url)[0]) for name in names}
+    budget = DriftBudget(shift_at=decisions // 4, after=decisions // 2, unshifted=decisions)
+    return drift_figures(tuple(range(seeds)), budget=budget, run_folders=folders, domains=names, progress=progress)
 
 
 def run_bench(progress: Callable[[str, int, int], None] | None = None, *, states: int = 10_000, repeats: int = 200,
-              domains: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Time the operator's loop in every domain that can decide (or in ``domains``)."""
+              domains: tuple[str, ...] = (), drift: bool = True, drift_seeds: int = 5,
+              drift_decisions: int = 400) -> dict[str, Any]:
+    """Time the operator's loop in every domain that can decide (or in ``domains``); with ``drift``, the
+    monitor's proof on those with a simulated asset (``drift_seeds`` seeds; unshifted trials of
+    ``drift_decisions`` decisions, shifted ones shifting at a quarter of that, for half of it after)."""
     from decisions.platform import registry
     from decisions.store import dispose_engines
 
@@ -88,11 +124,13 @@ def run_bench(progress: Callable[[str, int, int], None] | None = None, *, states
                 if progress is not None:
                     progress(domain.name, index, len(chosen))
                 figures |= _timed_domain(domain, Path(scratch) / domain.name, url, states, repeats)
+            if drift:
+                figures |= _drift(chosen, url, drift_seeds, drift_decisions, progress)
         finally:
             dispose_engines()
     figures["decide_p99_ms"] = max(figures[f"{d.name}_decide_p99_ms"] for d in chosen)
-    networks = [figures[f"{d.name}_decide_states_per_s"] for d in chosen if figures[f"{d.name}_policy_is_network"]]
-    figures["decide_states_per_s_min"] = min(networks) if networks else min(
-        figures[f"{d.name}_decide_states_per_s"] for d in chosen)
+    networks = [figures[f"{d.name}_network_decide_states_per_s"] for d in chosen
+                if f"{d.name}_network_decide_states_per_s" in figures]
+    figures["decide_states_per_s_min"] = min(networks) if networks else None
     return {**figures, "domains": ", ".join(d.name for d in chosen), "states": states, "repeats": repeats,
             "seconds": time.perf_counter() - start}

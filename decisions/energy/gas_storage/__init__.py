@@ -3,6 +3,7 @@ rolling intrinsic, least-squares Monte Carlo, do-nothing and black-box PPO.
 """
 
 from decisions.core.lazy import lazy_exports
+from decisions.kit.decide import DecideModule
 from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
@@ -24,5 +25,11 @@ def _modules() -> RunModules:
     return RunModules(job, bench)
 
 
-DOMAIN = Domain.declared(__file__, _spec, _modules)
+def _decider() -> DecideModule:
+    from decisions.energy.gas_storage import decide
+
+    return decide
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
 """The gas_storage domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -9,6 +9,10 @@ from typing import Any
 import pandas as pd
 
 from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.run_files import settings_file
+
+SCENARIO_STEM = "scenario"
+"""The run's scenario file (``scenario.json``: ``kit.run_files.settings_file``)."""
 
 
 @dataclass(kw_only=True)
@@ -30,6 +34,8 @@ class GasStorageReport(TablesReport):
         metrics: headline figures (floats) recorded in the run store.
         policy: the trained SNAPO policy object, when one was trained (saved as
             ``snapo_policy.msgpack``, not reloaded by ``load``).
+        scenario: the run's validated scenario, what deciding on its policies needs (saved as
+            ``scenario.json``, not reloaded by ``load``).
     """
 
     comparison: pd.DataFrame
@@ -38,13 +44,15 @@ class GasStorageReport(TablesReport):
     input_sensitivity: pd.DataFrame
     training_curve: pd.DataFrame | None = None
     policy: Any = None
+    scenario: Any = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Write the chart (PNG) and, when SNAPO ran, the trained policy (msgpack)."""
+        """Write the chart (PNG), the scenario (JSON) and, when SNAPO ran, the trained policy (msgpack)."""
         from decisions.energy.gas_storage.snapo_policy import save_policy
 
         return {"chart": save_chart(self, directory / "gas_storage.png"),
-                **trained_file(directory, "snapo_policy", self.policy, save_policy)}
+                **trained_file(directory, "snapo_policy", self.policy, save_policy),
+                **settings_file(directory, SCENARIO_STEM, self.scenario)}
 
 
 def save_chart(report: GasStorageReport, path: Path) -> Path:

@@ -78,6 +78,7 @@ def run_study(
         training_curve=training_curve,
         metrics=tables.metrics,
         policy=trained,
+        scenario=scenario,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decisions.core.lazy import lazy_exports
+from decisions.kit.decide import DecideModule
 from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module (of this package) that defines each, imported on first use.
@@ -26,5 +27,11 @@ def _modules() -> RunModules:
     return RunModules(job, bench)
 
 
-DOMAIN = Domain.declared(__file__, _spec, _modules)
+def _decider() -> DecideModule:
+    from decisions.finance.pension import decide
+
+    return decide
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
 """The pension domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

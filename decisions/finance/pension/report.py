@@ -12,8 +12,11 @@ import pandas as pd
 
 from decisions.finance.pension.simulator import Trajectory
 from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.run_files import settings_file
 
 FAN_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
+SCENARIO_STEM = "scenario"
+"""The run's scenario file (``scenario.json``: ``kit.run_files.settings_file``)."""
 
 
 def funding_fan(trajectory: Trajectory, percentiles: Sequence[int] = FAN_PERCENTILES) -> pd.DataFrame:
@@ -69,6 +72,8 @@ class PensionReport(TablesReport):
         training_curve: SNAPO training log.
         metrics: headline figures recorded in the run store.
         policy: the trained SNAPO policy (``TrainedPensionPolicy``) when one was trained.
+        scenario: the run's validated scenario, what deciding on its policies needs (saved as
+            ``scenario.json``, not reloaded by ``load``).
     """
 
     comparison: pd.DataFrame
@@ -82,13 +87,15 @@ class PensionReport(TablesReport):
     liability_risk: pd.DataFrame
     training_curve: pd.DataFrame | None = None
     policy: Any = None
+    scenario: Any = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Write the chart (PNG) and, when SNAPO ran, the trained policy (msgpack)."""
+        """Write the chart (PNG), the scenario (JSON) and, when SNAPO ran, the trained policy (msgpack)."""
         from decisions.finance.pension.snapo_policy import save_policy
 
         return {"chart": save_chart(self, directory / "pension.png"),
-                **trained_file(directory, "snapo_policy", self.policy, save_policy)}
+                **trained_file(directory, "snapo_policy", self.policy, save_policy),
+                **settings_file(directory, SCENARIO_STEM, self.scenario)}
 
 
 def save_chart(report: PensionReport, path: Path) -> Path:

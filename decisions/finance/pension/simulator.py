@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -97,12 +98,16 @@ class Outcome(NamedTuple):
     penalty: Array  # (P,) p L_0 mean_m h(floor - F_m)
 
 
-class _Carry(NamedTuple):
+class Carry(NamedTuple):
+    """What one path carries from month to month."""
+
     assets: Array  # ()
     factors: Array  # (3,)
 
 
-class _Month(NamedTuple):
+class Month(NamedTuple):
+    """One month's inputs (the scan's ``xs``)."""
+
     month: Array  # () int
     amounts: Array  # (B,)
     payroll: Array  # ()
@@ -114,6 +119,34 @@ def draw_normals(key: Array, paths: int, months: int, n_shocks: int, dtype: jnp.
     """Antithetic standard normals ``(paths, months, n_shocks)`` (pairs ``z, -z``)."""
     half = jax.random.normal(key, ((paths + 1) // 2, months, n_shocks), dtype)
     return jnp.concatenate([half, -half])[:paths]
+
+
+def path_month(
+    policy: AllocationNet, policy_params: PyTree, params: PensionParams, world: World, carry: Carry, x: Month,
+    *, policy_reacts: bool = True,
+) -> tuple[Carry, tuple]:
+    """One month of one path: the policy decides on the fund's state, the month's returns and cash
+    flows move the assets, the curve factors step. Returns the next carry and the month's ``(ratio,
+    assets, liability, factors, weights, rate, contribution, gross returns)``."""
+    liability = liability_value(x.amounts, world.liability_discount, carry.factors)
+    ratio = carry.assets / liability
+    view = features(ratio, x.month / params.months, carry.factors)
+    if not policy_reacts:
+        view = jax.lax.stop_gradient(view)
+    weights, rate = decide(policy, policy_params, view, params.contribution_min, params.contribution_max)
+    contribution = rate * x.payroll
+    shocks = world.chol @ x.normals
+    factors = world.decay * carry.factors + world.factor_std * shocks[:3]
+    gross = jnp.concatenate(
+        [
+            cash_return(world.bonds, carry.factors)[None],
+            bond_returns(params, world.bonds, carry.factors, factors),
+            risky_returns(params, shocks[3:]),
+        ]
+    )
+    assets = (carry.assets + contribution) * jnp.dot(weights, gross) - x.benefit
+    out = (ratio, carry.assets, liability, carry.factors, weights, rate, contribution, gross)
+    return Carry(assets, factors), out
 
 
 def rollout(
@@ -143,42 +176,22 @@ def rollout(
         gap = params.floor - funding_ratio
         return smooth_relu(gap, tau) if smooth else jnp.maximum(gap, 0.0)
 
-    def path_step(carry: _Carry, x: _Month) -> tuple[_Carry, tuple]:
-        """One month of one path."""
-        liability = liability_value(x.amounts, world.liability_discount, carry.factors)
-        ratio = carry.assets / liability
-        view = features(ratio, x.month / months, carry.factors)
-        if not policy_reacts:
-            view = jax.lax.stop_gradient(view)
-        weights, rate = decide(policy, policy_params, view, params.contribution_min, params.contribution_max)
-        contribution = rate * x.payroll
-        shocks = world.chol @ x.normals
-        factors = world.decay * carry.factors + world.factor_std * shocks[:3]
-        gross = jnp.concatenate(
-            [
-                cash_return(world.bonds, carry.factors)[None],
-                bond_returns(params, world.bonds, carry.factors, factors),
-                risky_returns(params, shocks[3:]),
-            ]
-        )
-        assets = (carry.assets + contribution) * jnp.dot(weights, gross) - x.benefit
-        out = (ratio, carry.assets, liability, carry.factors, weights, rate, contribution, gross)
-        return _Carry(assets, factors), out
+    path_step = partial(path_month, policy, policy_params, params, world, policy_reacts=policy_reacts)
 
     # The scan runs over months with every path vmapped inside each step (not a vmap of
     # per-path scans): the reverse pass then sums the cotangents of the shared inputs
     # (curve maps, Cholesky factor, policy weights) over paths inside each step instead
     # of carrying one accumulator per path.
-    month_step = jax.checkpoint(jax.vmap(path_step, in_axes=(0, _Month(None, None, None, None, 0))))
+    month_step = jax.checkpoint(jax.vmap(path_step, in_axes=(0, Month(None, None, None, None, 0))))
     paths = normals.shape[0]
     dtype = params.key_rates.dtype
-    init = _Carry(jnp.broadcast_to(params.initial_assets, (paths,)), jnp.zeros((paths, 3), dtype))
-    xs = _Month(jnp.arange(months), world.amounts[:months], world.payroll, world.benefits, jnp.swapaxes(normals, 0, 1))
+    init = Carry(jnp.broadcast_to(params.initial_assets, (paths,)), jnp.zeros((paths, 3), dtype))
+    xs = Month(jnp.arange(months), world.amounts[:months], world.payroll, world.benefits, jnp.swapaxes(normals, 0, 1))
     end, out = jax.lax.scan(month_step, init, xs)
     return _outcome(params, world, end, out, hinge)
 
 def _outcome(
-    params: PensionParams, world: World, end: _Carry, out: tuple, hinge: Callable[[Array], Array]
+    params: PensionParams, world: World, end: Carry, out: tuple, hinge: Callable[[Array], Array]
 ) -> tuple[Outcome, Trajectory]:
     """The per-path objective and the trajectory from the monthly scan's final carry and outputs."""
     months = params.months

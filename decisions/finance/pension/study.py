@@ -73,4 +73,5 @@ def run_study(
         training_curve=trained.curve(),
         metrics=metrics,
         policy=trained,
+        scenario=scenario,
     )

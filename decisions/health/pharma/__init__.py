@@ -1,6 +1,7 @@
 """Pharmaceutical 4-unit process chain (reactor, crystalliser, filter/wash, dryer) optimised with SNAPO."""
 
 from decisions.core.lazy import lazy_exports
+from decisions.kit.decide import DecideModule
 from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
@@ -30,5 +31,11 @@ def _modules() -> RunModules:
     return RunModules(job, bench)
 
 
-DOMAIN = Domain.declared(__file__, _spec, _modules)
+def _decider() -> DecideModule:
+    from decisions.health.pharma import decide
+
+    return decide
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
 """The pharma domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

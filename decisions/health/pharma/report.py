@@ -10,6 +10,10 @@ import numpy as np
 import pandas as pd
 
 from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
+from decisions.kit.run_files import settings_file
+
+SCENARIO_STEM = "scenario"
+"""The run's scenario file (``scenario.json``: ``kit.run_files.settings_file``)."""
 
 METHOD_ORDER = ("snapo", "best_constant", "nominal")
 """Operating points a report may hold, in display order."""
@@ -59,17 +63,21 @@ class PharmaReport(TablesReport, PharmaTables):
         metrics: headline figures (floats) recorded in the run store.
         result: the ``OptimisedProfiles`` when SNAPO ran (saved as ``snapo_profiles.msgpack``).
         compliance_target: compliance required on fresh draws (drawn on the design-space map).
+        scenario: the run's validated scenario, what deciding on its operating points needs (saved as
+            ``scenario.json``, not reloaded by ``load``).
     """
 
     result: Any = None
     compliance_target: float = 0.95
+    scenario: Any = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Write the charts (``chart``, ``sensitivity_chart``, ``design_space_chart``, PNG) and,
-        when SNAPO ran, its profiles (``snapo_profiles``, msgpack)."""
+        """Write the charts (``chart``, ``sensitivity_chart``, ``design_space_chart``, PNG), the scenario
+        (``scenario``, JSON) and, when SNAPO ran, its profiles (``snapo_profiles``, msgpack)."""
         from decisions.health.pharma.snapo_policy import save_profiles
 
-        return {**save_charts(self, directory), **trained_file(directory, "snapo_profiles", self.result, save_profiles)}
+        return {**save_charts(self, directory), **trained_file(directory, "snapo_profiles", self.result, save_profiles),
+                **settings_file(directory, SCENARIO_STEM, self.scenario)}
 
 
 def sensitivity_long(jacobian: pd.DataFrame, cross_unit: np.ndarray, structural_zero: np.ndarray) -> pd.DataFrame:

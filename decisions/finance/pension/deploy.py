@@ -1,0 +1,126 @@
+"""Pension's policies answering today's state: the allocation and contribution, its value from today
+and its derivatives.
+
+A state is a month ``m`` of the run's horizon, the fund's assets, today's zero rates at the run's key
+tenors and the number of members. Today's curve is the run's model curve at the curve factors that
+best explain today's move from the run's curve (least squares on the Nelson-Siegel loadings), its
+remainder the new base curve, so the model's curve today is today's curve. The members scale the
+run's projected liability, payroll and benefits. From there a policy runs on fixed common paths to
+the horizon under the hard rules and the run's objective (terminal surplus less contributions' cost
+less the shortfall penalty) is counted from today, discounted to today. ``answer`` answers a batch in
+one compiled call (vmapped in chunks).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+from decisions.finance.pension.curve import nelson_siegel_loadings
+from decisions.finance.pension.liabilities import liability_value, survival
+from decisions.finance.pension.params import DT, PensionParams
+from decisions.finance.pension.policy import AllocationNet
+from decisions.finance.pension.simulator import Carry, Month, World, draw_normals, path_month, prepare
+
+PATHS = 64
+"""Common paths (antithetic) a state's value and next month's funding ratio are estimated on."""
+CHUNK = 128
+"""States answered together (vmapped) inside ``answer``'s loop: bounds the reverse passes' memory."""
+
+
+def common_normals(params: PensionParams) -> Array:
+    """The fixed normals ``(PATHS, N, S)`` every state is valued on (same state, same answer)."""
+    return draw_normals(jax.random.PRNGKey(0), PATHS, params.months, params.n_shocks, params.key_rates.dtype)
+
+
+def today_curve(params: PensionParams, key_rates: Array) -> tuple[PensionParams, Array]:
+    """``(params on today's base curve, today's factors)``: today's rates ``= base + loadings @ factors``."""
+    loadings = nelson_siegel_loadings(jnp.asarray(params.tenors, key_rates.dtype), params.ns_decay)  # (K, 3)
+    factors = jnp.linalg.pinv(loadings) @ (key_rates - params.key_rates)
+    return params.replace(key_rates=key_rates - loadings @ factors), factors
+
+
+def members_scale(params: PensionParams, month: Array, members: Array) -> Array:
+    """Today's members over the run's projection of them at ``month`` (survivors of its cohorts)."""
+    projected = jnp.sum(params.counts * survival(params, params.ages, month * DT))
+    return members / projected
+
+
+def _scaled(world: World, scale: Array) -> World:
+    return world._replace(amounts=world.amounts * scale, payroll=world.payroll * scale,
+                          benefits=world.benefits * scale)
+
+
+def value_from(
+    policy: AllocationNet, policy_params: Any, params: PensionParams, world: World, month: Array,
+    assets: Array, factors: Array, normals: Array,
+) -> tuple[Array, dict[str, Array]]:
+    """The policy's mean objective from month ``month`` (assets, factors) on the paths, counted and
+    discounted from then; with today's decision (``weights``, ``rate``), today's funding ratio and
+    liability and next month's funding ratio on each path (``next_ratio``)."""
+    paths_of = Month(None, None, None, None, 0)  # every path shares the month's inputs but its shocks
+    step = jax.vmap(partial(path_month, policy, policy_params, params, world), in_axes=(0, paths_of))
+
+    def one_month(carry: Carry, x: Month) -> tuple[Carry, tuple]:
+        nxt, out = step(carry, x)
+        live = x.month >= month
+        return jax.tree_util.tree_map(lambda new, old: jnp.where(live, new, old), nxt, carry), out
+
+    n, paths = params.months, normals.shape[0]
+    init = Carry(jnp.broadcast_to(assets, (paths,)), jnp.broadcast_to(factors, (paths, 3)))
+    xs = Month(jnp.arange(n), world.amounts[:n], world.payroll, world.benefits, jnp.swapaxes(normals, 0, 1))
+    end, (ratio, _, liability, _, weights, rate, contribution, _) = jax.lax.scan(one_month, init, xs)
+    final = jax.vmap(lambda f: liability_value(world.amounts[n], world.liability_discount, f))(end.factors)
+    ratios = jnp.concatenate([ratio, (end.assets / final)[None]])  # (N + 1, P)
+    months = jnp.arange(n + 1)
+    ahead = months >= month
+    discount = world.discount / world.discount[month]
+    surplus = discount[n] * (end.assets - final)
+    cost = params.contribution_cost * jnp.sum(jnp.where(ahead[:n, None], discount[:n, None] * contribution, 0.0), 0)
+    shortfall = jnp.where(ahead[:, None], jnp.maximum(params.floor - ratios, 0.0), 0.0)
+    penalty = params.penalty_weight * world.initial_liability * jnp.sum(shortfall, 0) / jnp.sum(ahead)
+    found = {"weights": weights[month, 0], "rate": rate[month, 0], "ratio": ratio[month, 0],
+             "liability": liability[month, 0], "next_ratio": ratios[month + 1]}
+    return jnp.mean(surplus - cost - penalty), found
+
+
+def _one(
+    policy: AllocationNet, policy_params: Any, other_params: Any, params: PensionParams, month: Array,
+    assets: Array, key_rates: Array, members: Array, normals: Array,
+) -> dict[str, Array]:
+    """Everything a decision needs for one state (see ``answer``)."""
+
+    def value(assets_now: Array, rates: Array, members_now: Array, held: Any) -> tuple[Array, dict[str, Array]]:
+        today, factors = today_curve(params, rates)
+        world = _scaled(prepare(today), members_scale(today, month, members_now))
+        return value_from(policy, held, today, world, month, assets_now, factors, normals)
+
+    grad = jax.value_and_grad(value, argnums=(0, 1, 2), has_aux=True)
+    (found, aux), (d_assets, d_rates, d_members) = grad(assets, key_rates, members, policy_params)
+    other, other_aux = value(assets, key_rates, members, other_params)
+    factors = today_curve(params, key_rates)[1]
+    next_ratio = aux.pop("next_ratio")
+    low, high = jnp.percentile(next_ratio, jnp.array([2.5, 97.5]))
+    return {"value": found, **aux, "mean": jnp.mean(next_ratio), "low": low, "high": high,
+            "factors": factors, "alt_value": other, "alt_weights": other_aux["weights"], "alt_rate": other_aux["rate"],
+            "d_assets": d_assets, "d_rates": d_rates, "d_members": d_members}
+
+
+@partial(jax.jit, static_argnames=("policy",))
+def answer(
+    policy: AllocationNet, policy_params: Any, other_params: Any, params: PensionParams, month: Array,
+    assets: Array, key_rates: Array, members: Array, normals: Array,
+) -> dict[str, Array]:
+    """A batch of states (``month``, ``assets``, ``members``: ``(B,)``; ``key_rates``: ``(B, K)``)
+    answered by the policy and the alternative (same network, ``other_params``): the value, today's
+    weights and contribution rate, funding ratio, liability and curve factors, next month's funding ratio (mean and
+    central 95% of the paths), the alternative's value and decision, and the value's derivatives by
+    today's assets, key rates and members (the policy reacting)."""
+    def one(inputs: tuple[Array, Array, Array, Array]) -> dict[str, Array]:
+        return _one(policy, policy_params, other_params, params, *inputs, normals)
+
+    return jax.lax.map(one, (month, assets, key_rates, members), batch_size=CHUNK)

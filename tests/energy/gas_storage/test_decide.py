@@ -1,0 +1,121 @@
+"""Gas storage's decide contract on the smoke run's saved folder: candidates, loading, deciding, refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from decisions.energy.gas_storage import DOMAIN, decide, deploy, snapo_policy
+from decisions.energy.gas_storage.params import to_params
+from decisions.energy.gas_storage.scenario import Scenario
+from decisions.errors import InputError
+from decisions.kit.decide import best_candidate
+from tests.helpers import saved_smoke_run
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("gas_storage_run"))
+
+
+@pytest.fixture(scope="module")
+def policy(run_folder: Path) -> decide.StoragePolicy:
+    return decide.load(run_folder, "snapo")
+
+
+def _state(run_folder: Path, **changes) -> decide.StorageState:
+    return decide.STATE_MODEL.parse({**decide.example_state(run_folder), **changes})
+
+
+def test_candidates_have_finite_scores(run_folder: Path) -> None:
+    offered = decide.candidates(run_folder, {})
+    assert [c.name for c in offered] == ["snapo", "intrinsic_lp"]  # the smoke job runs SNAPO only
+    assert all(np.isfinite(c.score) for c in offered)
+    assert best_candidate(offered).name in {"snapo", "intrinsic_lp"}
+    assert DOMAIN.decider is not None and DOMAIN.decider() is decide
+
+
+def test_example_state_gets_a_feasible_move(run_folder: Path, policy: decide.StoragePolicy) -> None:
+    (found,) = decide.decide(policy, [_state(run_folder)])
+    low, high = found.reasons["feasible_move"]
+    assert low - 1e-5 <= found.action["net_injection"] <= high + 1e-5
+    assert found.interval[0] < found.expected < found.interval[1]  # the smoke's seasonal OU has a spread
+    assert np.isfinite(found.value) and found.alternative["policy"] == decide.CANDIDATES["intrinsic_lp"]
+    horizon = len(DOMAIN.smoke_spec["scenario"]["forward_curve"])
+    assert len(found.sensitivities) == 2 + horizon - horizon // 3
+    assert all(np.isfinite(v) for v in found.sensitivities.values())
+
+
+def test_same_state_same_action_alone_and_in_a_batch(run_folder: Path, policy: decide.StoragePolicy) -> None:
+    state, other = _state(run_folder), _state(run_folder, inventory=0.0)
+    alone = decide.decide(policy, [state])[0]
+    batch = decide.decide(policy, [other, state, other, state])
+    assert decide.decide(policy, [state])[0].action == alone.action
+    assert batch[1].action == batch[3].action
+    assert batch[1].action["net_injection"] == pytest.approx(alone.action["net_injection"], abs=1e-4)
+    assert batch[0].value == pytest.approx(decide.decide(policy, [other])[0].value, rel=1e-5)
+
+
+def test_batch_answers_in_order(run_folder: Path, policy: decide.StoragePolicy) -> None:
+    curve = decide.example_state(run_folder)["forward_curve"]
+    states = [_state(run_folder, spot=curve[0] * scale) for scale in (0.5, 1.0, 2.0)]
+    found = decide.decide(policy, states)
+    one_by_one = [decide.decide(policy, [s])[0] for s in states]
+    assert [d.expected for d in found] == pytest.approx([d.expected for d in one_by_one], rel=1e-5)
+    assert found[0].expected < found[1].expected < found[2].expected  # tomorrow's spot follows today's
+
+
+def test_value_matches_the_simulator_from_day_zero(run_folder: Path, policy: decide.StoragePolicy) -> None:
+    scenario = Scenario.parse(json.loads((run_folder / "scenario.json").read_text()))
+    start = {"day": 0, "inventory": scenario.facility.start_inventory, "forward_curve": scenario.forward_curve}
+    (found,) = decide.decide(policy, [decide.STATE_MODEL.parse(start)])
+    params = to_params(scenario)
+    trained = snapo_policy.load_policy(run_folder / decide.POLICY_FILE)
+    half = deploy.draw_normals(deploy.jax.random.PRNGKey(0), deploy.PATHS // 2, params.horizon)
+    values = snapo_policy.evaluate_policy(trained, np.concatenate([half, -half]), params)
+    assert found.value == pytest.approx(float(np.mean(values)), rel=1e-4)
+
+
+@pytest.mark.parametrize(("changes", "field"), [
+    ({"inventory": -1.0}, "state.inventory"),
+    ({"day": 10_000}, "state.day"),
+    ({"spot": 0.0}, "state.spot"),
+    ({"forward_curve": []}, "state.forward_curve"),
+])
+def test_bad_state_names_the_field(run_folder: Path, changes: dict, field: str) -> None:
+    with pytest.raises(InputError) as caught:
+        _state(run_folder, **changes)
+    assert caught.value.field == field
+
+
+def test_missing_field_and_run_mismatch_refused(run_folder: Path, policy: decide.StoragePolicy) -> None:
+    state = decide.example_state(run_folder)
+    del state["inventory"]
+    with pytest.raises(InputError, match="^state.inventory"):
+        decide.STATE_MODEL.parse(state)
+    with pytest.raises(InputError, match="^state.forward_curve"):
+        decide.decide(policy, [_state(run_folder, day=0)])
+    with pytest.raises(InputError, match="^state.inventory"):
+        decide.decide(policy, [_state(run_folder, inventory=1e6)])
+
+
+def test_unknown_candidate_and_empty_run_refused(run_folder: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="^policy"):
+        decide.load(run_folder, "lsmc")
+    (tmp_path / "comparison.csv").write_text((run_folder / "comparison.csv").read_text())
+    with pytest.raises(InputError, match="^run"):
+        decide.load(tmp_path, "intrinsic_lp")
+
+
+def test_intrinsic_schedule_deployed_answers_its_saved_move(run_folder: Path) -> None:
+    deployed = decide.load(run_folder, "intrinsic_lp")
+    state = _state(run_folder)  # at the LP schedule's own inventory: its move is feasible
+    (found,) = decide.decide(deployed, [state])
+    scheduled = pd.read_csv(run_folder / "schedule.csv")["lp_net_injection"].iloc[state.day]
+    assert found.action["net_injection"] == pytest.approx(float(scheduled), abs=1e-4)
+    assert found.reasons["scheduled_move"] == pytest.approx(float(scheduled), abs=1e-4)
+    assert found.alternative["policy"] == decide.CANDIDATES["snapo"]

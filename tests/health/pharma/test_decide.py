@@ -1,0 +1,123 @@
+"""Pharma's decide contract on the smoke run's saved folder: candidates, loading, deciding, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+
+from decisions.errors import InputError
+from decisions.health.pharma import DOMAIN, decide, deploy
+from decisions.health.pharma.evaluation import batch_cqas
+from decisions.health.pharma.params import constants, draw_constants, grid, uncertainty_cv
+from decisions.health.pharma.snapo_policy import load_profiles
+from decisions.kit.decide import best_candidate
+from tests.helpers import saved_smoke_run
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("pharma_run"))
+
+
+@pytest.fixture(scope="module")
+def policy(run_folder: Path) -> decide.BatchPolicy:
+    return decide.load(run_folder, "snapo")
+
+
+def _state(run_folder: Path, **changes) -> decide.BatchState:
+    return decide.STATE_MODEL.parse({**decide.example_state(run_folder), **changes})
+
+
+def test_candidates_have_finite_scores(run_folder: Path) -> None:
+    offered = decide.candidates(run_folder, {})
+    assert [c.name for c in offered] == ["snapo", "best_constant"]
+    assert all(np.isfinite(c.score) for c in offered)
+    assert best_candidate(offered).score == max(c.score for c in offered)
+    assert DOMAIN.decider is not None and DOMAIN.decider() is decide
+
+
+def test_example_batch_gets_the_saved_profiles(run_folder: Path, policy: decide.BatchPolicy) -> None:
+    (found,) = decide.decide(policy, [_state(run_folder)])
+    saved = load_profiles(run_folder / decide.PROFILES_FILE)
+    assert found.action["reactor_temperature"] == pytest.approx(
+        list(np.asarray(saved.cpps[0] + saved.profiles.reactor_offsets)), abs=1e-4)
+    ranges = policy.scenario.ranges
+    assert all(ranges.dryer_temperature.low - 1e-4 <= t <= ranges.dryer_temperature.high + 1e-4
+               for t in found.action["dryer_temperature"])
+    assert found.interval[0] <= found.expected <= found.interval[1] <= 100.0
+    assert 0.0 <= found.reasons["compliance"] <= 1.0
+    assert found.alternative["policy"] == decide.CANDIDATES["best_constant"] and np.isfinite(found.alternative["value"])
+    assert set(found.sensitivities) == set(decide.MATERIAL_FIELDS + decide.PROCESS_FIELDS)
+    assert all(np.isfinite(v) for v in found.sensitivities.values())
+    assert found.sensitivities["substrate"] != 0.0
+
+
+def test_same_batch_same_answer_alone_and_in_a_batch(run_folder: Path, policy: decide.BatchPolicy) -> None:
+    state = _state(run_folder)
+    other = _state(run_folder, substrate=state.substrate * 1.2)
+    alone = decide.decide(policy, [state])[0]
+    batch = decide.decide(policy, [other, state, other, state])
+    assert decide.decide(policy, [state])[0] == alone
+    assert batch[1].action == batch[3].action == alone.action
+    assert batch[1].value == pytest.approx(alone.value, rel=1e-5)
+
+
+def test_batch_answers_in_order(run_folder: Path, policy: decide.BatchPolicy) -> None:
+    base = _state(run_folder).substrate
+    states = [_state(run_folder, substrate=base * scale) for scale in (0.8, 1.0, 1.2)]
+    found = decide.decide(policy, states)
+    one_by_one = [decide.decide(policy, [s])[0] for s in states]
+    assert [d.value for d in found] == pytest.approx([d.value for d in one_by_one], rel=1e-4)
+    assert len({round(d.value, 4) for d in found}) == 3
+
+
+def test_value_matches_the_chain_on_the_same_draws(run_folder: Path, policy: decide.BatchPolicy) -> None:
+    (found,) = decide.decide(policy, [_state(run_folder)])  # the scenario's own batch: its nominal constants
+    scenario = policy.scenario
+    saved = load_profiles(run_folder / decide.PROFILES_FILE)
+    draws = draw_constants(jax.random.PRNGKey(0), constants(scenario), uncertainty_cv(scenario), deploy.DRAWS)
+    q = np.asarray(batch_cqas(jax.numpy.asarray(saved.cpps), saved.profiles, draws, grid(scenario)))
+    assert found.value == pytest.approx(float(q[:, 0].mean()), rel=1e-4)
+    assert found.expected == pytest.approx(float(q[:, 1].mean()), rel=1e-5)
+
+
+@pytest.mark.parametrize(("changes", "field"), [
+    ({"substrate": 0.0}, "state.substrate"),
+    ({"wash_ratio": 25.0}, "state.wash_ratio"),
+    ({"dryer_time": -1.0}, "state.dryer_time"),
+    ({"seed_size": "big"}, "state.seed_size"),
+])
+def test_bad_state_names_the_field(run_folder: Path, changes: dict, field: str) -> None:
+    with pytest.raises(InputError) as caught:
+        _state(run_folder, **changes)
+    assert caught.value.field == field
+
+
+def test_missing_field_refused(run_folder: Path) -> None:
+    state = decide.example_state(run_folder)
+    del state["cooling_time"]
+    with pytest.raises(InputError, match="^state.cooling_time"):
+        decide.STATE_MODEL.parse(state)
+
+
+def test_unknown_candidate_and_empty_run_refused(run_folder: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="^policy"):
+        decide.load(run_folder, "nominal")  # the smoke run compares SNAPO with the best constant only
+    (tmp_path / "comparison.csv").write_text((run_folder / "comparison.csv").read_text())
+    assert [c.name for c in decide.candidates(tmp_path, {})] == ["best_constant"]  # no saved profiles
+    with pytest.raises(InputError, match="^run"):
+        decide.load(tmp_path, "best_constant")
+
+
+def test_best_constant_deployed_answers_its_saved_temperatures(run_folder: Path) -> None:
+    deployed = decide.load(run_folder, "best_constant")
+    (found,) = decide.decide(deployed, [_state(run_folder)])
+    row = pd.read_csv(run_folder / "comparison.csv").set_index("method").loc["best_constant"]
+    assert found.action["reactor_temperature"] == pytest.approx([row["reactor_temperature"]] * 6, abs=1e-4)
+    assert found.action["dryer_temperature"] == pytest.approx([row["dryer_temperature"]] * 4, abs=1e-4)
+    assert found.action["cooling_knots"][-1] == pytest.approx(row["cooling_end_temperature"], abs=1e-4)
+    assert found.alternative["policy"] == decide.CANDIDATES["snapo"]
