@@ -20,6 +20,10 @@ from decisions.energy.building.scenario import Split
 from decisions.errors import InputError
 from tests.helpers import saved_smoke_run
 
+# Each module trains its own smoke run; the default suite covers every domain's decide through the
+# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -16,6 +16,10 @@ from decisions.errors import InputError
 from decisions.kit.decide import best_candidate
 from tests.helpers import saved_smoke_run
 
+# Each module trains its own smoke run; the default suite covers every domain's decide through the
+# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:

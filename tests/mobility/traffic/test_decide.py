@@ -17,6 +17,10 @@ from decisions.mobility.traffic import decide as D
 from decisions.mobility.traffic.junctions import JUNCTIONS_FILE
 from tests.helpers import saved_smoke_run
 
+# Each module trains its own smoke run; the default suite covers every domain's decide through the
+# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:

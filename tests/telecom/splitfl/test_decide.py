@@ -19,6 +19,10 @@ from decisions.telecom.splitfl import decide as D
 from decisions.telecom.splitfl.deployable import FLEET_FILE
 from tests.helpers import saved_smoke_run
 
+# Each module trains its own smoke run; the default suite covers every domain's decide through the
+# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
