@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from decisions.core.settings import Settings
+from decisions.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,20 @@ class DecideModule(Protocol):
     def decide(self, policy: Any, states: Sequence[Settings]) -> list[Decision]: ...
 
     def example_state(self, run_folder: Path) -> dict[str, Any]: ...
+
+
+def deployed_and_alternative(offered: Sequence[Candidate], candidate: str) -> tuple[str, str]:
+    """``candidate`` and the best other policy of ``offered`` by its study figure (``candidate`` itself
+    when it is the only one): what a domain's ``load`` answers with.
+
+    Raises:
+        InputError: (``policy``) ``offered`` has no candidate of that name; the message lists those it has.
+    """
+    names = [c.name for c in offered]
+    if candidate not in names:
+        raise InputError("policy", f"{candidate!r} is not offered by this run ({', '.join(names) or 'none'})")
+    others = [c for c in offered if c.name != candidate]
+    return candidate, max(others, key=lambda c: c.score).name if others else candidate
 
 
 def best_candidate(candidates: Sequence[Candidate]) -> Candidate:

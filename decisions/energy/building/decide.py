@@ -35,7 +35,7 @@ from decisions.energy.building.observation import NUM_PER_BUILDING, NUM_SHARED, 
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario, Split
 from decisions.errors import InputError
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 
 OUTCOME = "the hour's electricity bill of the run's homes on their shared meter, $ (imports less exports)"
 """What an outcome's number is."""
@@ -146,11 +146,9 @@ def load(run_folder: Path, candidate: str) -> BuildingPolicy:
     Raises:
         InputError: the candidate is not one the run offers, or the run saved no deployment.
     """
+    candidate, alternative = deployed_and_alternative(candidates(run_folder, {}), candidate)
     offered = _offered(run_folder)
-    if candidate not in offered:
-        raise InputError("policy", f"{candidate!r} is not a policy of this run ({', '.join(offered)})")
     scenario = load_scenario(run_folder)
-    alternative = max((n for n in offered if n != candidate), key=lambda n: offered[n][1])
     deployed = controller(run_folder, scenario, candidate, offered[candidate][2])
     other = controller(run_folder, scenario, alternative, offered[alternative][2])
     _, params = BuildingEnv.from_scenario(scenario, Split.EVAL)

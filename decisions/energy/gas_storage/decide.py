@@ -21,7 +21,7 @@ from decisions.energy.gas_storage.params import GasStorageParams, to_params
 from decisions.energy.gas_storage.report import SCENARIO_STEM
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.errors import InputError
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.kit.decide_batch import bucket, padded
 from decisions.kit.run_files import saved_settings, saved_table
 
@@ -118,10 +118,7 @@ def load(run_folder: Path, candidate: str) -> StoragePolicy:
     Raises:
         InputError: the candidate is not one the run offers, or the run saved no scenario or policy.
     """
-    offered = sorted(candidates(run_folder, {}), key=lambda c: -c.score)
-    if candidate not in [c.name for c in offered]:
-        raise InputError("policy", f"{candidate!r} is not offered by this run ({', '.join(c.name for c in offered)})")
-    alternative = next((c.name for c in offered if c.name != candidate), candidate)
+    candidate, alternative = deployed_and_alternative(candidates(run_folder, {}), candidate)
     scenario = _scenario(run_folder)
     params = to_params(scenario)
     band = tuple(np.asarray(b) for b in inventory_band(params))

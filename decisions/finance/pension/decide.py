@@ -21,7 +21,7 @@ from decisions.finance.pension.deploy import answer, common_normals
 from decisions.finance.pension.params import DT, FACTOR_NAMES, PensionParams
 from decisions.finance.pension.report import SCENARIO_STEM
 from decisions.finance.pension.scenario import Scenario
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.kit.decide_batch import bucket, padded
 from decisions.kit.run_files import saved_settings, saved_table
 
@@ -118,7 +118,7 @@ def load(run_folder: Path, candidate: str) -> FundPolicy:
     params = to_params(_scenario(run_folder))
     trained = load_policy(run_folder / POLICY_FILE)
     found = {"snapo": trained.params, "fixed_mix": _fixed_mix(run_folder, trained.policy, params)}
-    other = next(n for n in CANDIDATES if n != candidate)
+    _, other = deployed_and_alternative(candidates(run_folder, {}), candidate)
     loaded = FundPolicy(candidate, other, trained.policy, found[candidate], found[other], params,
                         common_normals(params))
     decide(loaded, [FundState.parse(example_state(run_folder))])

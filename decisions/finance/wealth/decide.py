@@ -30,7 +30,7 @@ from decisions.finance.wealth.planner import target_options
 from decisions.finance.wealth.problem import Money
 from decisions.finance.wealth.rule import rule_policy
 from decisions.finance.wealth.simulate import affordable_choice, nearest_state
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 
 OUTCOME = ("the client's wealth at the start of next year, after this year's cash flow, goals and a year of "
            "returns (at the horizon: what is left after the last goals), in the run's money")
@@ -80,11 +80,8 @@ def load(run_folder: Path, candidate: str) -> WealthPolicy:
     Raises:
         InputError: the candidate is not one the run offers, or the run saved no deployment.
     """
-    offered = {c.name: c.score for c in candidates(run_folder, {})}
-    if candidate not in offered:
-        raise InputError("policy", f"{candidate!r} is not a policy of this run ({', '.join(offered)})")
+    candidate, alternative = deployed_and_alternative(candidates(run_folder, {}), candidate)
     saved = load_deployment(run_folder)
-    alternative = max((n for n in offered if n != candidate), key=lambda n: offered[n])
     encoded, _, _ = encode(saved.problem)
     policy = WealthPolicy(saved, candidate, alternative, option_sets(saved.problem), on_device(encoded),
                           target_options(saved.problem))

@@ -17,7 +17,7 @@ from decisions.errors import InputError
 from decisions.health.chronic.deployable import CANDIDATES, FILE_STEM, load_policies
 from decisions.health.chronic.model import CONTROLLED, RAMP, state_index
 from decisions.health.chronic.settings import ACTIONS, Disease
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 
 OUTCOME = "the control band at the next visit (0: in target, 3: furthest out)"
 """What an outcome's number is."""
@@ -81,8 +81,7 @@ def load(run_folder: Path, candidate: str) -> ChronicPolicy:
     path = run_folder / f"{FILE_STEM}.msgpack"
     if not path.is_file():
         raise InputError("run", "it saved no deployable policies (recorded before decisions could be taken)")
-    ranked = sorted(candidates(run_folder, {}), key=lambda c: -c.score)
-    alternative = next(c.name for c in ranked if c.name != candidate)
+    candidate, alternative = deployed_and_alternative(candidates(run_folder, {}), candidate)
     return ChronicPolicy(load_policies(path), candidate, alternative)
 
 

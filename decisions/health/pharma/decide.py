@@ -16,13 +16,12 @@ from pydantic import Field
 
 from decisions.core.numbers import Float32
 from decisions.core.settings import Settings
-from decisions.errors import InputError
 from decisions.health.pharma.chain import CQA_NAMES, Profiles, constant_profiles, temperatures
 from decisions.health.pharma.deploy import answer
 from decisions.health.pharma.params import CPP_NAMES, constants, grid, spec_limits, uncertainty_cv
 from decisions.health.pharma.report import SCENARIO_STEM
 from decisions.health.pharma.scenario import Scenario
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.kit.decide_batch import bucket, padded
 from decisions.kit.run_files import saved_settings, saved_table
 
@@ -117,10 +116,7 @@ def load(run_folder: Path, candidate: str) -> BatchPolicy:
     Raises:
         InputError: the candidate is not one the run offers, or the run saved no scenario.
     """
-    offered = sorted(candidates(run_folder, {}), key=lambda c: -c.score)
-    if candidate not in [c.name for c in offered]:
-        raise InputError("policy", f"{candidate!r} is not offered by this run ({', '.join(c.name for c in offered)})")
-    alternative = next((c.name for c in offered if c.name != candidate), candidate)
+    candidate, alternative = deployed_and_alternative(candidates(run_folder, {}), candidate)
     scenario = _scenario(run_folder)
     points = {name: _point(run_folder, name, scenario) for name in dict.fromkeys((candidate, alternative))}
     actions = {name: _temperatures(point, scenario) for name, point in points.items()}

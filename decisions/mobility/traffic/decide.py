@@ -19,7 +19,7 @@ from pydantic import Field
 
 from decisions.core.settings import Settings
 from decisions.errors import InputError
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 
 OUTCOME = ("the junction's fair cost per decision interval (halting vehicles plus weighted waiting pedestrians "
            "plus the weighted longest wait in minutes, the run's reward), averaged over the coming decisions")
@@ -138,12 +138,9 @@ def load(run_folder: Path, candidate: str) -> TrafficPolicy:
     """
     from decisions.mobility.traffic.junctions import read_junctions
 
-    offered = sorted(candidates(run_folder, {}), key=lambda c: -c.score)
-    names = [c.name for c in offered]
-    if candidate not in names:
-        raise InputError("policy", f"{candidate!r} is not offered by this run ({', '.join(names) or 'none'})")
+    offered = candidates(run_folder, {})
+    candidate, alternative = deployed_and_alternative(offered, candidate)
     saved = read_junctions(run_folder)
-    alternative = next((n for n in names if n != candidate), candidate)
     nets = {key: _net(run_folder, key, net["signals"], (candidate, alternative))
             for key, net in saved["networks"].items()}
     policy = TrafficPolicy(candidate, alternative, {c.name: c.label for c in offered},

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from decisions.core.settings import Settings
 from decisions.errors import InputError
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.recsys.utility import objectives as obj
 from decisions.recsys.utility import qnet
 from decisions.recsys.utility.simulator import SEGMENTS, Profile
@@ -137,11 +137,8 @@ def load(run_folder: Path, candidate: str) -> UtilityPolicy:
     Raises:
         InputError: the candidate is not one the run offers, or the run saved no usable Q-network.
     """
-    offered = {c.name: c.score for c in candidates(run_folder, {})}
-    if candidate not in offered:
-        raise InputError("policy", f"{candidate!r} is not a policy of this run ({', '.join(offered)})")
+    candidate, alternative = deployed_and_alternative(candidates(run_folder, {}), candidate)
     model, rows = _model(run_folder), _reference_rows(run_folder)
-    alternative = max((n for n in offered if n != candidate), key=lambda n: offered[n])
     index = {name: None if name == "learnt" else _fixed(model, rows.loc[name]) for name in (candidate, alternative)}
     lam = float(rows["reference_lambda"].iloc[0])
     policy = UtilityPolicy(candidate, alternative, lam, np.asarray(model.weights),

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from decisions.core.settings import Settings
 from decisions.errors import InputError
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.telecom.comp.deployable import EXPERT, MULTITASK, RULES, read_deployable
 
 OUTCOME = "the users' mean achieved rate over this step (Mbit/s)"
@@ -130,11 +130,8 @@ def load(run_folder: Path, candidate: str) -> CompPolicy:
         InputError: (``policy``) the run does not offer ``candidate``; (``run``) it saved no policies.
     """
     tasks, _ = read_deployable(run_folder)
-    offered = sorted(candidates(run_folder, {}), key=lambda c: -c.score)
-    names = [c.name for c in offered]
-    if candidate not in names:
-        raise InputError("policy", f"{candidate!r} is not offered by this run ({', '.join(names) or 'none'})")
-    alternative = next((n for n in names if n != candidate), candidate)
+    offered = candidates(run_folder, {})
+    candidate, alternative = deployed_and_alternative(offered, candidate)
     answers = {}
     for name, task in tasks.items():
         deployed, other = (_task_policy(run_folder, n, name) for n in (candidate, alternative))

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from decisions.core.settings import Settings
 from decisions.errors import InputError
-from decisions.kit.decide import Candidate, Decision
+from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.telecom.splitfl.deployable import CLIENT_AGENT, ROUND_AGENT, read_devices
 
 OUTCOME = "the round's duration (s): its slowest client's time, at most the round deadline"
@@ -106,12 +106,9 @@ def load(run_folder: Path, candidate: str) -> SplitPolicy:
 
     from decisions.telecom.splitfl.deployable import answer_function, policy_function, run_env_params
 
-    offered = sorted(candidates(run_folder, {}), key=lambda c: -c.score)
-    names = [c.name for c in offered]
-    if candidate not in names:
-        raise InputError("policy", f"{candidate!r} is not offered by this run ({', '.join(names)})")
+    offered = candidates(run_folder, {})
+    candidate, alternative = deployed_and_alternative(offered, candidate)
     pe = run_env_params(run_folder)
-    alternative = next((n for n in names if n != candidate), candidate)
     deployed, other = (answer_function(pe, policy_function(run_folder, n, pe)) for n in (candidate, alternative))
     run = jax.jit(lambda inputs: (deployed(*inputs), other(*inputs)))
     policy = SplitPolicy(candidate, alternative, {c.name: c.label for c in offered}, run, pe.fleet.clients,
