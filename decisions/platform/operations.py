@@ -45,7 +45,7 @@ class Proposal:
     @property
     def best(self) -> Candidate:
         """The candidate the study's figures favour."""
-        return self.candidates[0]
+        return best_candidate(self.candidates)
 
     def words(self) -> str:
         """The proposal in a sentence (which policy, by which figure, against the next best)."""
@@ -78,31 +78,38 @@ def _asset_domain(asset: AssetRecord) -> tuple[Domain, DecideModule]:
     return domain, decider_of(domain)
 
 
-def _run_folder(run_id: int, kind: str, url: str | None) -> Path:
+def _run_folder(run_id: int, kind: str, url: str | None) -> tuple[Path, Mapping[str, float]]:
+    """The local folder of succeeded run ``run_id`` of domain ``kind``, and its metrics."""
     record = get_run(run_id, url=url)
     if record.kind != kind:
         raise InputError("run", f"run {run_id} is a {record.kind!r} run, not {kind!r}")
     if record.status != RunStatus.SUCCEEDED:
         raise InputError("run", f"run {run_id} {record.status.value}: only a succeeded run's policy can be deployed")
     try:
-        return report_folder(record)
+        return report_folder(record), record.metrics
     except FileNotFoundError as err:
         raise InputError("run", str(err)) from None
+
+
+def _proposal(asset_name: str, run_id: int, url: str | None) -> tuple[Proposal, Path]:
+    """What run ``run_id`` offers the asset, best first, and the run's folder."""
+    asset = get_asset(asset_name, url=url)
+    _, decider = _asset_domain(asset)
+    folder, metrics = _run_folder(run_id, asset.kind, url)
+    offered = decider.candidates(folder, metrics)
+    if not offered:
+        raise InputError("run", f"run {run_id} offers no policy that can decide a state")
+    return Proposal(run_id, tuple(sorted(offered, key=lambda c: -c.score))), folder
 
 
 def propose(asset_name: str, run_id: int, *, url: str | None = None) -> Proposal:
     """The policies run ``run_id`` offers asset ``asset_name``, best first by the study's own figure.
 
     Raises:
-        InputError: an unknown asset, a domain that cannot decide, a run of another kind or not succeeded.
+        InputError: an unknown asset, a domain that cannot decide, a run of another kind, not succeeded
+            or offering no policy.
     """
-    asset = get_asset(asset_name, url=url)
-    _, decider = _asset_domain(asset)
-    folder = _run_folder(run_id, asset.kind, url)
-    offered = decider.candidates(folder, get_run(run_id, url=url).metrics)
-    best = best_candidate(offered)
-    ranked = [best, *sorted((c for c in offered if c is not best), key=lambda c: -c.score)]
-    return Proposal(run_id, tuple(ranked))
+    return _proposal(asset_name, run_id, url)[0]
 
 
 def policy_digest(folder: Path, candidate: str) -> str:
@@ -122,12 +129,11 @@ def deploy(asset_name: str, run_id: int, policy: str | None = None, *, note: str
     Raises:
         InputError: as ``propose``, or a ``policy`` the run does not offer.
     """
-    proposal = propose(asset_name, run_id, url=url)
+    proposal, folder = _proposal(asset_name, run_id, url)
     names = [c.name for c in proposal.candidates]
     chosen = proposal.best if policy is None else next((c for c in proposal.candidates if c.name == policy), None)
     if chosen is None:
         raise InputError("policy", f"run {run_id} offers {', '.join(names)}, not {policy!r}")
-    folder = _run_folder(run_id, get_asset(asset_name, url=url).kind, url)
     figures = {c.name: c.score for c in proposal.candidates} | {"score_name": proposal.best.score_name}
     record = store_deploy(asset_name, run_id, chosen.label, {"policy": chosen.name, "learnt": chosen.learnt, "network": chosen.network},
                           policy_digest=policy_digest(folder, chosen.name), figures=figures, note=note,
@@ -179,7 +185,7 @@ def decide(asset_name: str, states: Sequence[Mapping[str, Any]], *, names: Seque
     if deployment is None:
         raise InputError("asset", f"nothing is deployed for {asset_name!r}: deploy a run's policy first")
     parsed = validated_states(decider, asset, states, names)
-    folder = _run_folder(deployment.run_id, asset.kind, url)
+    folder, _ = _run_folder(deployment.run_id, asset.kind, url)
     policy = loaded(asset.kind, folder, str(deployment.settings["policy"]), deployment.policy_digest or "")
     decided = decider.decide(policy, parsed)
     plain = [state.model_dump(mode="json") for state in parsed]

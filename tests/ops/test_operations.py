@@ -168,3 +168,13 @@ def test_the_monitor_alarms_on_a_shift_and_says_what_to_do(ops_store: str) -> No
     assert code == 3 and "ALARM" in out and "Retrain" in out, out
     verdict = json.loads(_invoke("monitor", "Drifting", "--json")[1])[0]
     assert verdict["alarm_channel"] == "mean" and verdict["alarm_side"] == 1 and verdict["alarm_decision"] > 60
+
+
+def test_a_run_that_offers_no_policy_is_refused_in_one_line(ops_store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from decisions.health.chronic import decide as chronic_decide
+
+    create_asset("Clinic", "chronic", {}, url=ops_store)
+    monkeypatch.setattr(chronic_decide, "candidates", lambda folder, metrics: [])
+    code, out = _invoke("deploy", "Clinic", "1")
+    assert code == 2 and out.startswith("error: run: run 1 offers no policy") and len(out.strip().splitlines()) == 1, out
+    assert asset_history("Clinic", url=ops_store) == []
