@@ -126,7 +126,9 @@ def decide(policy: ChronicPolicy, states: Sequence[VisitState]) -> list[Decision
 
 def example_state(run_folder: Path) -> dict[str, Any]:
     """A first visit of a patient of the run's first disease, in band 2 at step 1, in the train regime."""
+    import pandas as pd
+
     report = json.loads((run_folder / "report.json").read_text())
-    saved = load_policies(run_folder / f"{FILE_STEM}.msgpack")
-    return {"disease": next(iter(saved)), "regime": report["fields"]["train_regime"], "visit": 0, "band": 2,
+    disease = str(pd.read_csv(run_folder / "comparison.csv", usecols=["disease"])["disease"].iloc[0])
+    return {"disease": disease, "regime": report["fields"]["train_regime"], "visit": 0, "band": 2,
             "step": 1, "adherent": True, "side_effect": False, "months_since_intensification": 6}
