@@ -76,13 +76,17 @@ MAX_MAPPINGS = 20_000
 """Mappings (``/proc/self/maps`` lines) above which JAX's caches are cleared after a module:
 a third of the kernel's default limit, leaving room for the largest module's programs."""
 
+SLOW_TIMEOUT_S = 3600
+"""Per-test limit of the slow trainings (``-m slow``); every other test has pyproject's ``timeout``."""
+
 PER_DOMAIN_MODULES = ("tests/jobs/test_conformance.py",)
 """Modules whose parametrized tests form one xdist group per domain (parameter ``name``)."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put each test in an xdist group: its module, or its module and domain for the conformance kit.
+    """Put each test in an xdist group: its module, or its module and domain for the conformance kit;
+    give the slow trainings a longer time limit.
 
     A module marked ``smoke_runs("<domain>")`` joins that domain's conformance group: it checks
     the smoke runs of ``tests/smoke_runs.py``, made once per process.
@@ -96,6 +100,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         elif group in PER_DOMAIN_MODULES and callspec is not None and "name" in callspec.params:
             group = f"domain-{callspec.params['name']}"  # no "]" at the end: xdist would ignore the group
         item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("slow") is not None and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT_S))
 
 
 @pytest.fixture(autouse=True, scope="module")
