@@ -201,7 +201,7 @@ SHIFTS = {
                    "is standardised by the model's 95% interval",
     "building": "every home's load grows by 2 kWh in each hour from 17:00 to 22:00 from the shift on (a new EV) "
                 "while the forecast keeps the old profile; the outcome, the hour's bill, is standardised by the "
-                "robust spread of the residuals before it (the decision gives no interval)",
+                "decision's 95% interval (the seasonal forecast's errors at that hour in the training months)",
 }
 """Each simulated asset's shift, in words."""
 

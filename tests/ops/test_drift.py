@@ -20,6 +20,12 @@ from scipy.stats import poisson
 from decisions.energy.building import DOMAIN as BUILDING
 from decisions.energy.building import asset_sim as building_sim
 from decisions.energy.building.deployable import deployment, save_deployment
+from decisions.energy.building.forecast_error import (
+    FORECAST_DAYS,
+    ForecastErrors,
+    bill_forecast,
+    seasonal_forecast,
+)
 from decisions.energy.building.scenario import Scenario as BuildingScenario
 from decisions.energy.gas_storage import DOMAIN as GAS
 from decisions.energy.gas_storage.report import SCENARIO_STEM
@@ -98,11 +104,11 @@ def test_the_building_shift_adds_the_evening_load_to_the_bill(building_folder: P
 
 def test_the_building_forecast_is_the_mean_of_the_same_hour_of_the_days_before() -> None:
     series = np.arange(2 * 24 * 10, dtype=float).reshape(-1, 2)  # 10 days of 2 homes
-    days = building_sim.FORECAST_DAYS
+    days = FORECAST_DAYS
     row = 24 * days + 5
     expected = np.mean([series[row - 24 * k] for k in range(1, days + 1)], axis=0)
-    np.testing.assert_allclose(building_sim.forecast(series, row), expected)
-    early = building_sim.forecast(series, 5)  # wraps round to the data's end
+    np.testing.assert_allclose(seasonal_forecast(series, row), expected)
+    early = seasonal_forecast(series, 5)  # wraps round to the data's end
     np.testing.assert_allclose(early, np.mean([series[(5 - 24 * k) % 240] for k in range(1, days + 1)], axis=0))
 
 
@@ -113,13 +119,22 @@ def test_the_building_alarms_within_the_bound_after_an_evening_load(building_fol
     assert trial.delay is not None and trial.delay <= BOUNDS["building"], trial
 
 
-@pytest.mark.xfail(strict=True, reason="the building's decisions give no interval and the monitor's robust spread "
-                   "pools the hours' forecast errors (many near 0, evening ones large, correlated hour to hour): "
-                   "false alarms come about 40 times as often as stated")
 def test_the_building_unshifted_alarms_at_the_stated_rate(building_folder: Path) -> None:
     # 200 decisions at one false alarm per 25: about 8 alarms (Poisson); above 19 has chance 1e-3
     trial = run_trial("building", building_folder, simulator_of("building"), seed=2, decisions=200, arl0=25)
     assert trial.alarms <= 19, trial.alarm_indices
+
+
+def test_the_building_bill_interval_holds_the_forecasts_errors_at_that_hour() -> None:
+    rows = np.arange(24 * 30)
+    load = (1.0 + 2.0 * ((rows % 24 == 5) & (rows // 24 % 2 == 1)))[:, None]  # hour 6 of odd days: 3 kWh
+    errors = ForecastErrors.of(load, np.zeros_like(load), rows % 24 + 1, rows)
+    assert errors.by_hour[0].size == 30 - FORECAST_DAYS and not errors.by_hour[0].any()  # hour 1: no error
+    assert errors.by_hour[5].min() < 0 < errors.by_hour[5].max()  # hour 6 alternates 1 and 3 kWh
+    mean, low, high = bill_forecast(np.array([1.0, 1.0, -1.0]), np.array([0.5, 0.5, 0.5]), 0.1,
+                                    np.array([1, 6, 1]), errors)
+    assert (mean[0], low[0], high[0]) == (0.5, 0.5, 0.5) and mean[2] == pytest.approx(-0.1)
+    assert low[1] < mean[1] < high[1]
 
 
 @pytest.mark.parametrize(("change", "field"), [
@@ -157,3 +172,14 @@ def test_on_the_smoke_runs_gas_storage_alarms_within_the_bound_at_the_stated_rat
     assert figures["gas_storage_drift_alarm_delay_max"] <= BOUNDS["gas_storage"]
     # 5 x 400 decisions at one false alarm per 200: about 10 (Poisson); above 22 has chance 1e-3
     assert figures["gas_storage_unshifted_alarms"] <= 22, figures
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="hour-to-hour correlated forecast errors (lag-1 about 0.45) make the "
+                   "CUSUM's false alarms about 7 times as frequent as stated at arl0 200 (docs/users/operator.md)")
+def test_on_the_smoke_run_the_building_alarms_within_the_bound_at_the_stated_rate() -> None:
+    figures = drift_figures(domains=("building",), budget=DriftBudget())
+    assert figures["building_drift_missed"] == 0
+    assert figures["building_drift_alarm_delay_max"] <= BOUNDS["building"]
+    # 5 x 400 decisions at one false alarm per 200: about 10 (Poisson); above 22 has chance 1e-3
+    assert figures["building_unshifted_alarms"] <= 22, figures

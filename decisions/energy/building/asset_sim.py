@@ -2,10 +2,11 @@
 on the data year, the state an operator has at the start of an hour, and the hour's bill once it is over.
 
 At the start of an hour the operator knows the calendar, prices, carbon and weather as the data give
-them, the batteries' charge and the previous hour's net load; the hour's load and PV are a FORECAST:
-each home's mean over the same hour of the ``FORECAST_DAYS`` days before. The decision's expected bill
-(``decide``) is priced on that forecast; the outcome is the bill on the meter with the hour's actual
-load and PV and the battery's move as decided, so unshifted residuals are honest forecast errors.
+them, the batteries' charge and the previous hour's net load; the hour's load and PV are a FORECAST,
+``forecast_error.seasonal_forecast`` (each home's mean over the same hour of the days before). The
+decision's expected bill and its interval (``decide``) are priced on that forecast and its errors in
+the training months; the outcome is the bill on the meter with the hour's actual load and PV and the
+battery's move as decided, so unshifted residuals are honest forecast errors.
 
 The shift, from decision ``shift_at`` on: every home's load grows by ``EXTRA_LOAD_KWH`` in each hour from
 17:00 to 22:00 (a new electric car charging in the evening) while the forecast keeps the old profile.
@@ -26,13 +27,12 @@ from jax import Array
 from decisions.energy.building.dataset import load_district
 from decisions.energy.building.deployable import load_scenario
 from decisions.energy.building.env import BuildingEnv, meter_bill
+from decisions.energy.building.forecast_error import seasonal_forecast
 from decisions.energy.building.hour_state import state_at
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Split
 from decisions.kit.decide import Decision
 
-FORECAST_DAYS = 7
-"""Days of history the hour's load and PV forecast averages (same hour of each)."""
 EXTRA_LOAD_KWH = 2.0
 """Each home's added load in every evening hour after the shift, kWh."""
 EVENING_HOURS = (18, 19, 20, 21, 22)
@@ -54,13 +54,6 @@ def _meter(params: BuildingParams) -> Callable[[Array, Array, Array, Array, Arra
         return cost, net, move.energy / params.capacity
 
     return jax.jit(meter)
-
-
-def forecast(series: np.ndarray, row: int) -> np.ndarray:
-    """Each home's mean of ``series`` ``(T, N)`` over the same hour of the ``FORECAST_DAYS`` days before
-    ``row`` (rows before the data's first wrap round to its end)."""
-    rows = [(row - 24 * k) % series.shape[0] for k in range(1, FORECAST_DAYS + 1)]
-    return series[rows].mean(axis=0)
 
 
 def asset_steps(run_folder: Path, *, seed: int, shift_at: int | None = None) -> Iterator[Step]:
@@ -87,8 +80,8 @@ def asset_steps(run_folder: Path, *, seed: int, shift_at: int | None = None) -> 
     while True:
         state = state_at(params, row, hour=int(district.hour[row]), month=int(district.month[row]),
                          weekend=bool(district.weekend[row]), holiday=bool(district.holiday[row]), soc=soc)
-        state.update({"load_kwh": [round(float(v), 6) for v in forecast(load, row)],
-                      "pv_kwh": [round(float(v), 6) for v in forecast(pv, row)],
+        state.update({"load_kwh": [round(float(v), 6) for v in seasonal_forecast(load, row)],
+                      "pv_kwh": [round(float(v), 6) for v in seasonal_forecast(pv, row)],
                       "soc": [round(float(v), 6) for v in np.clip(soc, 0.0, 1.0)],
                       "prev_net_load_kwh": [round(float(v), 6) for v in previous]})
         shifted = shift_at is not None and decision >= shift_at and int(district.hour[row]) in EVENING_HOURS

@@ -1,9 +1,11 @@
 """Building's decide contract (``kit.decide.DecideModule``): the hour about to be decided in, each
 battery's charge or discharge out, from the controllers a run saved (``deployable``), without retraining.
 
-Every candidate answers a batch of hours with one compiled program (``CHUNK`` rows a call): its action, the hour's bill on the shared meter after it, and
-its reasons, the integrated-gradient attributions of the first home's action by the run's feature
-groups (``explain.feature_groups``) or, for DQN, the Q-value of each level.
+Every candidate answers a batch of hours with one compiled program (``CHUNK`` rows a call): its action,
+the homes' net load after it and its reasons, the integrated-gradient attributions of the first home's
+action by the run's feature groups (``explain.feature_groups``) or, for DQN, the Q-value of each level.
+The hour's load and PV are forecasts: the expected bill and its 95% interval price the net load under
+the errors the seasonal forecast made at that hour of the day in the training months (``forecast_error``).
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from decisions.energy.building.deployable import (
     load_scenario,
     reference_observation,
 )
-from decisions.energy.building.env import BuildingEnv, meter_bill
+from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.explain import describe_action, feature_groups
+from decisions.energy.building.forecast_error import ForecastErrors, bill_forecast
 from decisions.energy.building.hour_state import STATE_HOME_FIELDS, HourState, observations, state_at
-from decisions.energy.building.observation import NUM_PER_BUILDING, NUM_SHARED, SHARED_FEATURES
+from decisions.energy.building.observation import NUM_PER_BUILDING, NUM_SHARED
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario, Split
 from decisions.errors import InputError
@@ -48,13 +51,13 @@ IG_STEPS = 16
 """Midpoint steps of the integrated gradients."""
 SCORE = "saving_fraction_of_lp"
 """The study's figure of a candidate: its share of the perfect-foresight LP's saving, held-out months."""
-PRICE = [name for name, _ in SHARED_FEATURES].index("price_usd_per_kwh")
 
 
 @dataclass(frozen=True)
 class BuildingPolicy:
     """A run's candidate ``name`` deployed, its best other candidate ``alternative`` beside it, and
-    ``answer(obs (B, F)) -> arrays``, their compiled answers on a batch."""
+    ``answer(obs (B, F)) -> arrays``, their compiled answers on a batch, and the forecast's ``errors``
+    and the ``feed_in_price`` that price an hour's bill."""
 
     name: str
     alternative: str
@@ -62,6 +65,8 @@ class BuildingPolicy:
     groups: tuple[str, ...]
     levels: tuple[float, ...]
     answer: Callable[[Array], dict[str, Array]]
+    errors: ForecastErrors
+    feed_in_price: float
 
 
 def _offered(run_folder: Path) -> dict[str, tuple[str, float, int | None]]:
@@ -88,14 +93,13 @@ def candidates(run_folder: Path, metrics: Mapping[str, float]) -> list[Candidate
             for name, (label, score, seed) in _offered(run_folder).items() if np.isfinite(score)]
 
 
-def _hour_bill(params: BuildingParams, fraction: Array, obs: Array) -> Array:
-    """The shared meter's bill of the hour of ``obs`` after each battery requests ``fraction`` (nominal capacity)."""
+def _hour_net(params: BuildingParams, fraction: Array, obs: Array) -> Array:
+    """The homes' summed net load (kWh, + import) of the hour of ``obs`` after each battery requests
+    ``fraction`` (nominal capacity)."""
     homes = obs[NUM_SHARED:].reshape(-1, NUM_PER_BUILDING)
     load, pv, soc = homes[:, 0], homes[:, 1], homes[:, 2]
     move = params.battery_step(fraction, soc * params.capacity, params.capacity)
-    cost, _ = meter_bill((load - pv + move.charge - move.discharge).sum(), obs[PRICE], params.feed_in_price,
-                         jnp.zeros(()))
-    return cost
+    return (load - pv + move.charge - move.discharge).sum()
 
 
 def _attributions(fraction: Callable[[Array], Array], reference: Array, groups: Array) -> Callable[[Array], Array]:
@@ -113,13 +117,13 @@ def _attributions(fraction: Callable[[Array], Array], reference: Array, groups: 
 def _compiled(deployed: Controller, other: Controller, params: BuildingParams, reference: Array,
               groups: Array) -> Callable[[Array], dict[str, Array]]:
     """The jitted batch answer of ``deployed`` beside ``other``."""
-    bill = jax.vmap(lambda f, o: _hour_bill(params, f, o))
+    net = jax.vmap(lambda f, o: _hour_net(params, f, o))
     explain = None if deployed.q_values is not None else _attributions(deployed.fraction, reference, groups)
 
     def answer(obs: Array) -> dict[str, Array]:
         action, alternative = jax.vmap(deployed.fraction)(obs), jax.vmap(other.fraction)(obs)
-        found = {"action": action, "alternative": alternative, "bill": bill(action, obs),
-                 "alternative_bill": bill(alternative, obs), "idle_bill": bill(jnp.zeros_like(action), obs)}
+        found = {"action": action, "alternative": alternative, "net": net(action, obs),
+                 "alternative_net": net(alternative, obs), "idle_net": net(jnp.zeros_like(action), obs)}
         if explain is None:
             found["q_values"] = jax.vmap(deployed.q_values)(obs)
         else:
@@ -152,10 +156,14 @@ def load(run_folder: Path, candidate: str) -> BuildingPolicy:
     deployed = controller(run_folder, scenario, candidate, offered[candidate][2])
     other = controller(run_folder, scenario, alternative, offered[alternative][2])
     _, params = BuildingEnv.from_scenario(scenario, Split.EVAL)
-    rows = jnp.asarray(np.flatnonzero(np.isin(load_district().month, scenario.train_months)))
+    district = load_district()
+    rows = np.flatnonzero(np.isin(district.month, scenario.train_months))
     names, matrix = _group_matrix(scenario)
-    answer = _compiled(deployed, other, params, reference_observation(params, rows), jnp.asarray(matrix))
-    policy = BuildingPolicy(candidate, alternative, scenario.num_buildings, names, deployed.levels, answer)
+    answer = _compiled(deployed, other, params, reference_observation(params, jnp.asarray(rows)),
+                       jnp.asarray(matrix))
+    errors = ForecastErrors.of(np.asarray(params.load), np.asarray(params.pv), np.asarray(district.hour), rows)
+    policy = BuildingPolicy(candidate, alternative, scenario.num_buildings, names, deployed.levels, answer, errors,
+                            float(params.feed_in_price))
     decide(policy, [HourState.parse(_example(scenario, params))])
     return policy
 
@@ -184,13 +192,18 @@ def _action(fractions: list[float]) -> dict[str, Any]:
 
 
 def decide(policy: BuildingPolicy, states: Sequence[HourState]) -> list[Decision]:
-    """The deployed controller's action for each hour, the hour's expected bill after it, its saving
-    on leaving the batteries idle (``value``, $), the alternative's action and saving, and the reasons."""
+    """The deployed controller's action for each hour, the hour's expected bill after it with its 95%
+    interval, its expected saving on leaving the batteries idle (``value``, $), the alternative's action
+    and saving, and the reasons."""
     if not states:
         return []
     found = _answers(policy, _observations(policy, states))
     action, other = found["action"].tolist(), found["alternative"].tolist()
-    bill, other_bill, idle = (found[k].tolist() for k in ("bill", "alternative_bill", "idle_bill"))
+    price = np.array([s.price_usd_per_kwh for s in states])
+    hour = np.array([s.hour for s in states])
+    bill, low, high = bill_forecast(found["net"], price, policy.feed_in_price, hour, policy.errors)
+    other_bill, idle = (bill_forecast(found[k], price, policy.feed_in_price, hour, policy.errors)[0]
+                        for k in ("alternative_net", "idle_net"))
     if "q_values" in found:
         labels = [describe_action(level) for level in policy.levels]
         reasons = [{"q_values": dict(zip(labels, q, strict=True))} for q in found["q_values"].tolist()]
@@ -198,9 +211,10 @@ def decide(policy: BuildingPolicy, states: Sequence[HourState]) -> list[Decision
         start = float(found["reference_action"])
         reasons = [{"explains": "the first home's action", "reference_action": start,
                     "attributions": dict(zip(policy.groups, a, strict=True))} for a in found["attributions"].tolist()]
-    return [Decision(action=_action(action[i]), expected=bill[i], value=idle[i] - bill[i],
+    return [Decision(action=_action(action[i]), expected=float(bill[i]), value=float(idle[i] - bill[i]),
+                     interval=(float(low[i]), float(high[i])),
                      alternative={"policy": policy.alternative, "action": _action(other[i]),
-                              "value": idle[i] - other_bill[i]},
+                              "value": float(idle[i] - other_bill[i])},
                      reasons=reasons[i]) for i in range(len(states))]
 
 
