@@ -108,6 +108,49 @@ def results_header(run_id: int, figures: Sequence[Figure]) -> None:
     metric_row(figures)
 
 
+def number_columns(formats: Mapping[str, str], labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``column_config`` entries showing each named column as a number in its format.
+
+    Args:
+        formats: column name -> printf-style format (``"%.2f"``).
+        labels: column name -> heading, for columns not headed by their own name.
+
+    Returns:
+        Column name -> ``st.column_config.NumberColumn``.
+    """
+    headings = labels or {}
+    return {name: st.column_config.NumberColumn(headings.get(name, name), format=fmt) for name, fmt in formats.items()}
+
+
+def show_table(frame: pd.DataFrame, column_config: Mapping[str, Any] | None = None) -> None:
+    """Draw a table the app's way: full width, without its index, columns as ``column_config`` says."""
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=column_config)
+
+
+def table_section(
+    title: str, table: pd.DataFrame, chart: Any, *, caption: str | None = None,
+    column_config: Mapping[str, Any] | None = None, download: tuple[pd.DataFrame, str, int] | None = None,
+) -> None:
+    """A report section: subheader, optional caption, a table (``show_table``), a full-width chart under it
+    and optionally a table's CSV download.
+
+    Args:
+        title: the subheader.
+        table: the table shown.
+        chart: an Altair chart.
+        caption: the line under the subheader (None: no caption).
+        column_config: how the table's columns are shown (``show_table``).
+        download: ``(table, name, run_id)`` offered as CSV under the chart (``download_csv``).
+    """
+    st.subheader(title)
+    if caption is not None:
+        st.caption(caption)
+    show_table(table, column_config)
+    st.altair_chart(chart, width="stretch")
+    if download is not None:
+        download_csv(*download)
+
+
 def training_curve_section(training_curve: pd.DataFrame | None, run_id: int) -> None:
     """The SNAPO training curve of a run, with its CSV download (nothing when the run has none)."""
     import app_charts

@@ -185,34 +185,20 @@ def show_summary(run: BuildingRun) -> None:
     ]
     app_common.metric_row(app_common.format_figures(metrics, headline))
 
-    st.subheader("Controllers on the held-out months")
-    st.caption(
-        "KPIs divided by no battery (lower is better); share of LP saving: 1 is the perfect-foresight "
-        "optimum."
+    ratios = dict.fromkeys((c for c in data.KPI_COLUMNS if not c.endswith(("usd", "kg"))), "%.3f")
+    money = dict.fromkeys(("cost_usd", "saving_usd", "emissions_kg"), "%.2f")
+    app_common.table_section(
+        "Controllers on the held-out months", data.kpi_view(run.kpis), charts.cost_bars(run.kpis),
+        caption="KPIs divided by no battery (lower is better); share of LP saving: 1 is the perfect-foresight "
+                "optimum.",
+        column_config=app_common.number_columns({**ratios, **money}),
     )
-    ratios = {
-        c: st.column_config.NumberColumn(c, format="%.3f")
-        for c in data.KPI_COLUMNS
-        if not c.endswith(("usd", "kg"))
-    }
-    money = {
-        c: st.column_config.NumberColumn(c, format="%.2f") for c in ("cost_usd", "saving_usd", "emissions_kg")
-    }
-    st.dataframe(data.kpi_view(run.kpis), hide_index=True, width="stretch", column_config={**ratios, **money})
-    st.altair_chart(charts.cost_bars(run.kpis), width="stretch")
 
     if not run.agents.empty:
         st.subheader("Agents over seeds")
-        st.dataframe(
-            data.agent_view(run.agents),
-            hide_index=True,
-            width="stretch",
-            column_config={
-                "best seed": st.column_config.NumberColumn("best seed", format="%.3f"),
-                "train seconds": st.column_config.NumberColumn("train seconds", format="%.0f"),
-            },
-        )
-        st.dataframe(data.family_view(run.agents), hide_index=True, width="stretch")
+        formats = {"best seed": "%.3f", "train seconds": "%.0f"}
+        app_common.show_table(data.agent_view(run.agents), app_common.number_columns(formats))
+        app_common.show_table(data.family_view(run.agents))
 
 
 def _week_label(start: pd.Timestamp) -> str:

@@ -212,19 +212,12 @@ def show_report(report: GasStorageReport, run_id: int) -> None:
     ]
     app_common.results_header(run_id, app_common.format_figures(report.metrics, headline))
 
-    st.subheader("Value against baselines")
     money = ("mean", "stderr", "ci95_low", "ci95_high", "diff_mean", "diff_stderr")
-    st.dataframe(
-        comparison,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            **{name: st.column_config.NumberColumn(name, format="%.2f") for name in money},
-            "ratio_to_intrinsic": st.column_config.NumberColumn("ratio_to_intrinsic", format="%.4f"),
-        },
+    app_common.table_section(
+        "Value against baselines", comparison, app_charts.value_bars(report.comparison),
+        column_config=app_common.number_columns({**dict.fromkeys(money, "%.2f"), "ratio_to_intrinsic": "%.4f"}),
+        download=(comparison, "comparison", run_id),
     )
-    st.altair_chart(app_charts.value_bars(report.comparison), width="stretch")
-    app_common.download_csv(comparison, "comparison", run_id)
 
     st.subheader("Schedule")
     st.altair_chart(app_charts.schedule_chart(report.schedule), width="stretch")

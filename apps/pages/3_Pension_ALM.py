@@ -80,13 +80,12 @@ def form_inputs() -> dict:
 
 def show_comparison(report: pension_views.RecordedPensionRun) -> None:
     """SNAPO against the best fixed mix on the same fresh paths."""
-    comparison = report.table("comparison")
-    st.subheader("SNAPO against the best fixed mix")
-    st.caption("Objective per path: discounted surplus at the horizon, less contribution cost and the "
-               "shortfall penalty below the floor; mean over common fresh paths, paired difference.")
-    view = pension_views.comparison_view(comparison)
-    st.dataframe(view, hide_index=True, width="stretch")
-    st.altair_chart(app_charts.value_bars(view), width="stretch")
+    view = pension_views.comparison_view(report.table("comparison"))
+    app_common.table_section(
+        "SNAPO against the best fixed mix", view, app_charts.value_bars(view),
+        caption="Objective per path: discounted surplus at the horizon, less contribution cost and the "
+                "shortfall penalty below the floor; mean over common fresh paths, paired difference.",
+    )
 
 
 def show_paths(report: pension_views.RecordedPensionRun) -> None:

@@ -219,18 +219,13 @@ def show_quality(report: PharmaReport, run_id: int) -> None:
     app_common.download_csv(report.cqa, "cqa", run_id)
 
     title = "SNAPO against the best constant operation" if "snapo" in report.comparison.index else "Operating point"
-    st.subheader(title)
-    st.dataframe(
-        pharma_views.comparison_view(report.comparison),
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "mean_yield": st.column_config.NumberColumn("mean yield (%)", format="%.2f"),
-            "compliance": st.column_config.NumberColumn("compliance", format="%.3f"),
-        },
+    app_common.table_section(
+        title, pharma_views.comparison_view(report.comparison),
+        pharma_views.yield_bars(report.comparison, report.compliance_target),
+        column_config=app_common.number_columns({"mean_yield": "%.2f", "compliance": "%.3f"},
+                                                labels={"mean_yield": "mean yield (%)"}),
+        download=(report.comparison.reset_index(), "comparison", run_id),
     )
-    st.altair_chart(pharma_views.yield_bars(report.comparison, report.compliance_target), width="stretch")
-    app_common.download_csv(report.comparison.reset_index(), "comparison", run_id)
 
 
 def show_maps(report: PharmaReport, run_id: int) -> None:

@@ -85,12 +85,13 @@ def form_inputs() -> dict:
 def show_comparison(report: wealth_views.RecordedWealthRun) -> None:
     """Expected utility of each policy on the same paths, with its standard error."""
     comparison = report.table("comparison")
-    st.subheader("Planner, exact DP and funding-ratio rule")
-    st.caption("Expected total utility of the goals funded, over common Monte Carlo paths; "
-               "vs_dp is the share of the DP's expected utility.")
-    st.dataframe(wealth_views.comparison_view(comparison), hide_index=True, width="stretch")
-    st.altair_chart(wealth_views.comparison_chart(comparison), width="stretch")
-    app_common.download_csv(comparison, "comparison", report.run_id)
+    app_common.table_section(
+        "Planner, exact DP and funding-ratio rule", wealth_views.comparison_view(comparison),
+        wealth_views.comparison_chart(comparison),
+        caption="Expected total utility of the goals funded, over common Monte Carlo paths; "
+                "vs_dp is the share of the DP's expected utility.",
+        download=(comparison, "comparison", report.run_id),
+    )
 
 
 def show_goals(report: wealth_views.RecordedWealthRun) -> None:

@@ -1,6 +1,6 @@
 """Shared app helpers: the runs table, the artifacts folder, reopening a run's report, CSV artifacts, progress,
-the job table and headline figures of a form, a bad ``?run=<id>`` or another domain's run on the report pages,
-the password gate in front of a domain page, bad numbers in a page's form."""
+the job table and headline figures of a form, number column formats, a bad ``?run=<id>`` or another domain's
+run on the report pages, the password gate in front of a domain page, bad numbers in a page's form."""
 
 from __future__ import annotations
 
@@ -186,3 +186,11 @@ def test_format_figures_keeps_the_metrics_a_run_has() -> None:
     headline = [("a", "A", "{:,.0f}"), ("b", "B", "{:.3f}"), ("c", "C", "{:.1%}")]
     assert app_common.format_figures({"c": 0.25, "a": 12345.6}, headline) == [("A", "12,346", None), ("C", "25.0%", None)]
     assert app_common.format_figures({}, headline) == []
+
+
+def test_number_columns_head_each_column_by_its_label_or_its_name() -> None:
+    columns = app_common.number_columns({"mean_yield": "%.2f", "compliance": "%.3f"},
+                                        labels={"mean_yield": "mean yield (%)"})
+    assert list(columns) == ["mean_yield", "compliance"]
+    assert [(c["label"], c["type_config"]["format"]) for c in columns.values()] == [
+        ("mean yield (%)", "%.2f"), ("compliance", "%.3f")]
