@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from decisions.errors import InputError
-from decisions.store.db import session_scope
+from decisions.store.db import read_records, session_scope
 from decisions.store.deployments import os_user
 from decisions.store.models import Asset
 from decisions.store.plain import plain_json
@@ -114,8 +114,7 @@ def list_assets(kind: str | None = None, *, include_retired: bool = False, url: 
         query = query.where(Asset.kind == kind)
     if not include_retired:
         query = query.where(Asset.retired_at.is_(None))
-    with session_scope(url, read_only=True) as session:
-        return [asset_record(row) for row in session.scalars(query)]
+    return read_records(query, asset_record, url=url)
 
 
 def retire_asset(name: str, *, url: str | None = None) -> AssetRecord:

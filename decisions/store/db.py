@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, Select, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -33,6 +33,9 @@ _USERINFO = re.compile(r"(://[^:/@]*:)[^/]*@")  # user:password@ up to the last 
 SCHEMA_LOCK_KEY = 0x6465636973696F6E  # PostgreSQL advisory lock held while the schema changes
 BASELINE_REVISION = "0001"  # what a store made before migrations is stamped with
 UPGRADE_COMMAND = "decisions db upgrade"
+
+Row = TypeVar("Row")
+Rec = TypeVar("Rec")
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -361,3 +364,16 @@ def session_scope(url: str | None = None, *, read_only: bool = False) -> Iterato
     bind = engine.execution_options(**{_BEGIN_OPTION: "DEFERRED"}) if read_only else engine
     with Session(bind, expire_on_commit=False) as session, session.begin():
         yield session
+
+
+def read_records(query: Select[Any], record: Callable[[Any], Rec], *, url: str | None = None) -> list[Rec]:
+    """``record`` of each ORM row ``query`` selects, in its order, read in a read-only session."""
+    with session_scope(url, read_only=True) as session:
+        return [record(row) for row in session.scalars(query)]
+
+
+def add_records(session: Session, rows: Sequence[Row], record: Callable[[Row], Rec]) -> list[Rec]:
+    """Add ``rows`` to ``session`` and flush them (they get their ids); ``record`` of each, in order."""
+    session.add_all(rows)
+    session.flush()
+    return [record(row) for row in rows]

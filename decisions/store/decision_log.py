@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from decisions.errors import InputError
 from decisions.store.assets import asset_row
-from decisions.store.db import session_scope
+from decisions.store.db import add_records, read_records, session_scope
 from decisions.store.deployments import os_user
 from decisions.store.models import Asset, DecisionRow, Deployment, Outcome, utc_now
 from decisions.store.plain import finite_or_none, plain_json
@@ -243,16 +243,13 @@ def record_outcomes(outcomes: Sequence[NewOutcome], *, recorded_by: str | None =
             if session.get(DecisionRow, new.decision_id) is None:
                 raise InputError(f"{new.name}: decision" if new.name else "decision",
                                  f"there is no decision {new.decision_id}")
-        session.add_all(rows)
-        session.flush()
-        return [_outcome(row) for row in rows]
+        return add_records(session, rows, _outcome)
 
 
 def outcomes_for(decision_id: int, *, url: str | None = None) -> list[OutcomeRecord]:
     """Every outcome recorded for decision ``decision_id``, oldest first (the last one counts)."""
     query = select(Outcome).where(Outcome.decision_id == decision_id).order_by(Outcome.id)
-    with session_scope(url, read_only=True) as session:
-        return [_outcome(row) for row in session.scalars(query)]
+    return read_records(query, _outcome, url=url)
 
 
 def outcomes_of(asset_name: str, *, url: str | None = None) -> list[RealisedRecord]:

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from decisions.errors import InputError
-from decisions.store.db import session_scope
+from decisions.store.db import read_records, session_scope
 from decisions.store.models import Asset, Deployment
 from decisions.store.plain import plain_json
 from decisions.store.repository import run_row
@@ -84,8 +84,7 @@ def history(kind: str, *, limit: int | None = 100, url: str | None = None) -> li
              .order_by(Deployment.chosen_at.desc(), Deployment.id.desc()))
     if limit is not None:
         query = query.limit(limit)
-    with session_scope(url, read_only=True) as session:
-        return [deployment_record(row) for row in session.scalars(query)]
+    return read_records(query, deployment_record, url=url)
 
 
 def deployed(kind: str, *, url: str | None = None) -> DeploymentRecord | None:
@@ -98,8 +97,7 @@ def of_run(run_id: int, *, url: str | None = None) -> list[DeploymentRecord]:
     """The deployments recorded from run ``run_id``'s results (for its kind or for assets), newest first."""
     query = select(Deployment).where(Deployment.run_id == run_id).order_by(Deployment.chosen_at.desc(),
                                                                            Deployment.id.desc())
-    with session_scope(url, read_only=True) as session:
-        return [deployment_record(row) for row in session.scalars(query)]
+    return read_records(query, deployment_record, url=url)
 
 
 def describe(record: DeploymentRecord | None, kind: str) -> str:

@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from decisions.errors import InputError
-from decisions.store.db import session_scope
+from decisions.store.db import add_records, read_records, session_scope
 from decisions.store.deployments import os_user
 from decisions.store.models import Forgetting, Run, RunStatus
 from decisions.store.repository import RunNotFoundError
@@ -93,16 +93,13 @@ def record_forgettings(run_id: int, forgotten: Sequence[Forgotten], *, kind: str
                 raise InputError("patient", f"{item.patient} is already forgotten from run {run_id}")
             gone.add(item.patient)
             rows.append(Forgetting(run_id=run_id, created_by=who, **asdict(item)))
-        session.add_all(rows)
-        session.flush()
-        return [_record(row) for row in rows]
+        return add_records(session, rows, _record)
 
 
 def forgettings_of(run_id: int, *, url: str | None = None) -> list[ForgettingRecord]:
     """The forgettings recorded for run ``run_id``, in the order they were applied (oldest first)."""
     query = select(Forgetting).where(Forgetting.run_id == run_id).order_by(Forgetting.id)
-    with session_scope(url, read_only=True) as session:
-        return [_record(row) for row in session.scalars(query)]
+    return read_records(query, _record, url=url)
 
 
 def held_by(records: Sequence[ForgettingRecord]) -> str:

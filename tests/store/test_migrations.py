@@ -78,6 +78,16 @@ def _migrate(url: str, target: str) -> None:
         engine.dispose()
 
 
+def _kept_run_at(revision: str, kind: str, backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a fresh store migrated up to ``revision`` only, holding one succeeded run named
+    ``kept`` of ``kind`` (id 1)."""
+    url = fresh_store_url(backend, request, tmp_path)
+    _migrate(url, revision)
+    _execute(url, "INSERT INTO runs (kind, name, status, config, package_version, host, created_at) "
+                  f"VALUES ('{kind}', 'kept', 'succeeded', '{{}}', '0', 'h', '2026-01-01 00:00:00')")
+    return url
+
+
 def _execute(url: str, statement: str) -> None:
     engine = _plain_engine(url)
     try:
@@ -299,10 +309,7 @@ def test_0004_carries_a_store_at_0003_forward_with_forgettings(
 ) -> None:
     from decisions.store.forgettings import Forgotten, forgettings_of, record_forgettings
 
-    url = fresh_store_url(backend, request, tmp_path)
-    _migrate(url, "0003")
-    _execute(url, "INSERT INTO runs (kind, name, status, config, package_version, host, created_at) "
-                  "VALUES ('chronic', 'kept', 'succeeded', '{}', '0', 'h', '2026-01-01 00:00:00')")
+    url = _kept_run_at("0003", "chronic", backend, request, tmp_path)
     assert "forgettings" not in _schema(url)
     assert db.upgrade_store(url) == ("0003", HEAD)
     assert _schema(url)["forgettings"]["foreign_keys"] == [(("run_id",), "runs", ("id",), "CASCADE")]

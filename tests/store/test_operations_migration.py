@@ -24,12 +24,12 @@ from decisions.store import (
     record_outcome,
     session_scope,
 )
-from tests.store.conftest import BACKENDS, fresh_store_url
+from tests.store.conftest import BACKENDS
 from tests.store.test_migrations import (
     HEAD,
     _execute,
+    _kept_run_at,
     _legacy_store,
-    _migrate,
     _plain_engine,
     _schema,
     _version_table,
@@ -48,10 +48,7 @@ def _no_cached_engines() -> Iterator[None]:
 def test_0005_carries_a_store_at_0004_forward_with_operations_and_back(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    url = fresh_store_url(backend, request, tmp_path)
-    _migrate(url, "0004")
-    _execute(url, "INSERT INTO runs (kind, name, status, config, package_version, host, created_at) "
-                  "VALUES ('gas_storage', 'kept', 'succeeded', '{}', '0', 'h', '2026-01-01 00:00:00')")
+    url = _kept_run_at("0004", "gas_storage", backend, request, tmp_path)
     for day in (1, 2, 3):
         _execute(url, "INSERT INTO deployments (run_id, kind, label, settings, chosen_at) "
                       f"VALUES (1, 'gas_storage', 'choice {day}', '{{}}', '2026-01-0{day} 00:00:00')")

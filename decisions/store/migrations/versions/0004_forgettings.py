@@ -11,7 +11,8 @@ reused (SQLite ``AUTOINCREMENT``, a sequence on PostgreSQL). Existing rows are u
 from __future__ import annotations
 
 import sqlalchemy as sa
-from alembic import op
+
+from decisions.store.migrations.ops import create_stamped, drop_indexed
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -21,9 +22,8 @@ depends_on: str | None = None
 
 def upgrade() -> None:
     """Create ``forgettings`` and its index on ``run_id``."""
-    op.create_table(
+    create_stamped(
         "forgettings",
-        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
         sa.Column("run_id", sa.Integer(), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
         sa.Column("patient", sa.String(255), nullable=False),
         sa.Column("disease", sa.String(64), nullable=False),
@@ -33,14 +33,11 @@ def upgrade() -> None:
         sa.Column("equal", sa.Boolean(), nullable=False),
         sa.Column("unlearn_seconds", sa.Float(), nullable=False),
         sa.Column("retrain_seconds", sa.Float(), nullable=False),
-        sa.Column("created_by", sa.String(255), nullable=True),
-        sa.Column("created_at", sa.DateTime(), nullable=False),
-        sqlite_autoincrement=True,
+        stamp="created",
+        indexes={"ix_forgettings_run_id": ["run_id"]},
     )
-    op.create_index("ix_forgettings_run_id", "forgettings", ["run_id"])
 
 
 def downgrade() -> None:
     """Drop ``forgettings`` (its rows are lost)."""
-    op.drop_index("ix_forgettings_run_id", table_name="forgettings")
-    op.drop_table("forgettings")
+    drop_indexed("forgettings", "ix_forgettings_run_id")

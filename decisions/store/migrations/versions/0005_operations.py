@@ -19,6 +19,8 @@ from contextlib import contextmanager
 import sqlalchemy as sa
 from alembic import op
 
+from decisions.store.migrations.ops import create_stamped, drop_indexed
+
 revision: str = "0005"
 down_revision: str | None = "0004"
 branch_labels: str | None = None
@@ -51,17 +53,14 @@ def _sequence_kept(table: str) -> Iterator[None]:
 
 
 def _create_assets() -> None:
-    op.create_table(
+    create_stamped(
         "assets",
-        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
         sa.Column("name", sa.String(255), nullable=False, unique=True),
         sa.Column("kind", sa.String(64), nullable=False),
         sa.Column("settings", sa.JSON(), nullable=False),
         sa.Column("note", sa.Text(), nullable=True),
-        sa.Column("created_by", sa.String(255), nullable=True),
-        sa.Column("created_at", sa.DateTime(), nullable=False),
-        sa.Column("retired_at", sa.DateTime(), nullable=True),
-        sqlite_autoincrement=True,
+        stamp="created",
+        after=[sa.Column("retired_at", sa.DateTime(), nullable=True)],
     )
 
 
@@ -77,9 +76,8 @@ def _extend_deployments() -> None:
 
 
 def _create_decisions() -> None:
-    op.create_table(
+    create_stamped(
         "decisions",
-        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
         sa.Column("asset_id", sa.Integer(), sa.ForeignKey("assets.id", name="fk_decisions_asset_id_assets"),
                   nullable=False),
         sa.Column("deployment_id", sa.Integer(),
@@ -92,29 +90,24 @@ def _create_decisions() -> None:
         sa.Column("interval_low", sa.Float(), nullable=True),
         sa.Column("interval_high", sa.Float(), nullable=True),
         sa.Column("details", sa.JSON(), nullable=False),
-        sa.Column("decided_by", sa.String(255), nullable=True),
-        sa.Column("decided_at", sa.DateTime(), nullable=False),
-        sqlite_autoincrement=True,
+        stamp="decided",
+        indexes={"ix_decisions_asset_decided": ["asset_id", "decided_at"],
+                 "ix_decisions_deployment_id": ["deployment_id"]},
     )
-    op.create_index("ix_decisions_asset_decided", "decisions", ["asset_id", "decided_at"])
-    op.create_index("ix_decisions_deployment_id", "decisions", ["deployment_id"])
 
 
 def _create_outcomes() -> None:
-    op.create_table(
+    create_stamped(
         "outcomes",
-        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
         sa.Column("decision_id", sa.Integer(),
                   sa.ForeignKey("decisions.id", name="fk_outcomes_decision_id_decisions", ondelete="CASCADE"),
                   nullable=False),
         sa.Column("realised", sa.JSON(), nullable=False),
         sa.Column("realised_value", sa.Float(), nullable=True),
         sa.Column("note", sa.Text(), nullable=True),
-        sa.Column("recorded_by", sa.String(255), nullable=True),
-        sa.Column("recorded_at", sa.DateTime(), nullable=False),
-        sqlite_autoincrement=True,
+        stamp="recorded",
+        indexes={"ix_outcomes_decision_id": ["decision_id"]},
     )
-    op.create_index("ix_outcomes_decision_id", "outcomes", ["decision_id"])
 
 
 def upgrade() -> None:
@@ -128,11 +121,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Drop ``outcomes``, ``decisions``, the deployments made for assets, the new ``deployments``
     columns and ``assets``: what they held is lost."""
-    op.drop_index("ix_outcomes_decision_id", table_name="outcomes")
-    op.drop_table("outcomes")
-    op.drop_index("ix_decisions_deployment_id", table_name="decisions")
-    op.drop_index("ix_decisions_asset_decided", table_name="decisions")
-    op.drop_table("decisions")
+    drop_indexed("outcomes", "ix_outcomes_decision_id")
+    drop_indexed("decisions", "ix_decisions_deployment_id", "ix_decisions_asset_decided")
     op.execute("DELETE FROM deployments WHERE asset_id IS NOT NULL")  # without its asset, not a choice for a kind
     with _sequence_kept("deployments"), \
             op.batch_alter_table("deployments", table_kwargs={"sqlite_autoincrement": True}) as batch:
