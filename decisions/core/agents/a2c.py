@@ -22,7 +22,6 @@ from jax import Array
 from decisions.core.agents.common import check_choice, check_number
 from decisions.core.agents.onpolicy import (
     ActorCriticAgent,
-    ActorCriticPolicy,
     Batch,
     OnPolicyConfig,
     gradient_step,
@@ -70,7 +69,6 @@ class A2CAgent(ActorCriticAgent):
     config_type: ClassVar[type[A2CConfig]] = A2CConfig
 
     config: A2CConfig
-    policy: ActorCriticPolicy
 
     @property
     def updates_per_iteration(self) -> int:

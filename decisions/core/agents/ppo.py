@@ -26,7 +26,6 @@ from jax import Array
 from decisions.core.agents.common import check_int, check_number
 from decisions.core.agents.onpolicy import (
     ActorCriticAgent,
-    ActorCriticPolicy,
     Batch,
     OnPolicyConfig,
     gradient_step,
@@ -79,7 +78,6 @@ class PPOAgent(ActorCriticAgent):
     config_type: ClassVar[type[PPOConfig]] = PPOConfig
 
     config: PPOConfig
-    policy: ActorCriticPolicy
 
     @property
     def updates_per_iteration(self) -> int:

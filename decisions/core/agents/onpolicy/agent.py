@@ -4,6 +4,7 @@ agent gets (``schedule``, ``optimizer``) around its own ``base_optimizer``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, Self
 
 import optax
@@ -49,11 +50,15 @@ class OnPolicyAgent(Protocol):
         ...
 
 
+@dataclass(frozen=True)
 class ActorCriticAgent:
     """Base of the agents built from their ``config_type`` config and an ``ActorCriticPolicy``: a
-    subclass is a frozen dataclass ``(config, policy)`` implementing ``OnPolicyAgent``."""
+    subclass is a frozen dataclass implementing ``OnPolicyAgent`` (it may narrow ``config``'s type)."""
 
     config_type: ClassVar[type[OnPolicyConfig]]
+
+    config: OnPolicyConfig
+    policy: ActorCriticPolicy
 
     @classmethod
     def for_env(cls, env: Environment[Any, Any], config: OnPolicyConfig, params: Any = None) -> Self:
@@ -64,7 +69,7 @@ class ActorCriticAgent:
         """
         check_config(config, cls.config_type)
         policy = ActorCriticPolicy.from_env(env, env.default_params if params is None else params, config)
-        return cls(config, policy)  # type: ignore[call-arg]  # the subclass's dataclass fields
+        return cls(config, policy)
 
     @classmethod
     def for_shapes(cls, config: OnPolicyConfig, *, obs_shape: tuple[int, ...], num_actions: int) -> Self:
@@ -77,7 +82,7 @@ class ActorCriticAgent:
         """
         check_config(config, cls.config_type)
         policy = ActorCriticPolicy.for_shapes(config, obs_shape=obs_shape, num_actions=num_actions)
-        return cls(config, policy)  # type: ignore[call-arg]  # the subclass's dataclass fields
+        return cls(config, policy)
 
 
 def schedule(agent: OnPolicyAgent) -> optax.Schedule:

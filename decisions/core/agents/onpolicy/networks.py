@@ -22,12 +22,30 @@ def _encoder(hidden: tuple[int, ...], act: Callable[[Array], Array]) -> nets.MLP
     return nets.MLP(tuple(inner), last, act, final_activation=act, out_scale=math.sqrt(2.0))
 
 
-class ActorCritic(nn.Module):
-    """Separate actor and critic MLPs on the same observation features; a categorical head of
-    ``num_actions``, or a Gaussian of ``action_dim`` when it is 0."""
+class _TwoNetworks(nn.Module):
+    """Base of the on-policy networks: an actor and a critic of ``hidden`` widths and ``activation``
+    (a subclass defines ``actor`` and ``value``); calling it gives both."""
 
     hidden: tuple[int, ...]
     activation: str
+
+    def __call__(self, x: Array) -> tuple[Any, Array]:
+        """``(actor(x), value(x))``: distribution parameters and state values for features ``x``."""
+        return self.actor(x), self.value(x)
+
+    def actor(self, x: Array) -> Any:
+        """The policy's distribution parameters for features ``x``."""
+        raise NotImplementedError
+
+    def value(self, x: Array) -> Array:
+        """State values ``(...)`` for features ``x``."""
+        raise NotImplementedError
+
+
+class ActorCritic(_TwoNetworks):
+    """Separate actor and critic MLPs on the same observation features; a categorical head of
+    ``num_actions``, or a Gaussian of ``action_dim`` when it is 0."""
+
     num_actions: int
     action_dim: int
     log_std_init: float
@@ -42,10 +60,6 @@ class ActorCritic(nn.Module):
             self.head = nets.GaussianHead(self.action_dim, log_std_init=self.log_std_init)
         self.critic = nets.MLP(self.hidden, 1, act, out_scale=1.0)
 
-    def __call__(self, x: Array) -> tuple[Any, Array]:
-        """``(distribution parameters, value)`` for features ``x`` of shape ``(..., F)``."""
-        return self.actor(x), self.value(x)
-
     def actor(self, x: Array) -> Any:
         """Logits ``(..., n)`` or ``(mean, log_std)``, each ``(..., d)``."""
         return self.head(self.torso(x))
@@ -55,7 +69,7 @@ class ActorCritic(nn.Module):
         return self.critic(x)[..., 0]
 
 
-class SetActorCritic(nn.Module):
+class SetActorCritic(_TwoNetworks):
     """Actor and critic over a set of exchangeable units (see ``OnPolicyConfig.unit_width``).
 
     Input ``x = [rows (units x unit_width), global features]``. Actor: a per-unit encoder MLP
@@ -68,8 +82,6 @@ class SetActorCritic(nn.Module):
     The encoder is ``MLP(hidden[:-1], hidden[-1])``; the heads have one hidden layer of ``hidden[-1]``.
     """
 
-    hidden: tuple[int, ...]
-    activation: str
     units: int
     unit_width: int
     choices: int
@@ -92,10 +104,6 @@ class SetActorCritic(nn.Module):
     @staticmethod
     def _pool(h: Array) -> Array:
         return jnp.concatenate([jnp.mean(h, axis=-2), jnp.max(h, axis=-2)], axis=-1)
-
-    def __call__(self, x: Array) -> tuple[Array, Array]:
-        """``(logits (..., units * choices), value (...))``."""
-        return self.actor(x), self.value(x)
 
     def actor(self, x: Array) -> Array:
         """Concatenated per-unit logits ``(..., units * choices)``."""
