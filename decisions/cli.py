@@ -30,6 +30,7 @@ from decisions.cli_operate import (
     outcome_command,
     rollback_command,
 )
+from decisions.cli_users import users_app
 from decisions.errors import InputError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -38,6 +39,7 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
 app.command("forget")(forget_command)
 app.add_typer(assets_app, name="assets")
+app.add_typer(users_app, name="users")
 app.command("deploy")(deploy_command)
 app.command("rollback")(rollback_command)
 app.command("decide")(decide_command)
@@ -102,6 +104,7 @@ def _run_specs(specs: list[dict[str, Any]], *, base_dir: Path | None, workers: i
     from decisions.platform.execute import execute_specs, prepare_specs
 
     prepared = prepare_specs(specs, base_dir)  # validates every job before any run starts
+    cli_checks.allowed("run")
     outcomes = _interruptible(
         lambda progress: execute_specs(prepared, workers=workers, progress=progress, runner=runner)
     )
@@ -258,6 +261,7 @@ def runs_resume(run_id: Annotated[int, typer.Argument(help="Run id (lost, interr
     Building, wealth and CoMP jobs checkpoint their trainers, so at most one checkpoint interval is redone.
     """
     cli_checks.run_id(run_id)
+    cli_checks.allowed("run")
     _interrupt_on_sigterm()
     from decisions.platform.execute import execute_resume, prepare_resume
 
@@ -288,6 +292,7 @@ def runs_delete(
     from decisions.store.lifecycle import deployment_records, forgetting_records
 
     rec = get_run(cli_checks.run_id(run_id))
+    cli_checks.allowed("delete runs")
     if rec.status is RunStatus.RUNNING:
         raise RunAliveError("run", f"run {run_id} is still running (process {rec.pid} on {rec.host}); stop it first")
     held = deployment_records(run_id, with_deployments=with_deployments)  # refuses a deployed run without the flag

@@ -49,3 +49,15 @@ def job_kind(kind: str | None) -> str | None:
     if domain is None:
         raise InputError("kind", f"unknown job kind {kind!r} (known: {known()})")
     return domain.name
+
+
+def allowed(action: str) -> None:
+    """Refuse ``action`` (one of ``platform.access.NEEDS``) unless the OS user may do it: always with no
+    users defined in the store, else as a user whose role allows it.
+
+    Raises:
+        InputError: on ``user`` (``access.AccessDenied``).
+    """
+    from decisions.platform.access import require
+
+    require(action)

@@ -70,6 +70,7 @@ def forget_command(
         return
     if not patient:
         raise InputError("patient", "name a patient to forget (--patient ID), or give --list")
+    cli_checks.allowed("forget")
     from decisions.platform.forgetting import forget_patients
 
     records = forget_patients(run_id, patient)

@@ -56,6 +56,7 @@ def assets_add(
 ) -> None:
     """Add an asset of one domain."""
     domain_name = cli_checks.job_kind(kind)
+    cli_checks.allowed("add assets")
     from decisions.platform.operations import decider_of
     from decisions.platform.registry import get
     from decisions.store import create_asset
@@ -117,6 +118,7 @@ def assets_show(
 @clean_errors
 def assets_retire(name: Annotated[str, typer.Argument(help="The asset.")]) -> None:
     """Retire an asset: its history stays, nothing more is decided for it."""
+    cli_checks.allowed("retire assets")
     from decisions.store import retire_asset
 
     retire_asset(name)
@@ -133,6 +135,8 @@ def deploy_command(
 ) -> None:
     """Deploy a recorded run's policy for an asset (the history is kept; rollback undoes it)."""
     cli_checks.run_id(run_id)
+    if not propose:
+        cli_checks.allowed("deploy")
     from decisions.platform.operations import deploy
     from decisions.platform.operations import propose as offered
 
@@ -155,6 +159,7 @@ def rollback_command(
     to: Annotated[int | None, typer.Option(help="The deployment to go back to (default: the previous one).")] = None,
 ) -> None:
     """Deploy again the asset's previous deployment (or deployment --to), as a new record."""
+    cli_checks.allowed("roll back")
     from decisions.store import rollback
 
     record = rollback(asset, to)
@@ -206,6 +211,8 @@ def decide_command(
 
     if out is not None and out.suffix.lower() not in (".csv", ".json"):
         raise InputError("out", "give a .csv or .json file")
+    if record:
+        cli_checks.allowed("decide")
     records = read_records(state, field="state")
     answers = decide(asset, [r.fields for r in records], names=[r.name for r in records], record=record)
     rows = answer_rows(answers)
@@ -255,6 +262,7 @@ def outcome_command(
                                                    "and any realised fields; checked whole before any is recorded.")] = None,
 ) -> None:
     """Record what happened after a decision (or after each decision of a file)."""
+    cli_checks.allowed("record outcomes")
     from decisions.store import NewOutcome, record_outcomes
 
     if file is not None:

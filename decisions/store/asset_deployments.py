@@ -16,10 +16,11 @@ from sqlalchemy.orm import Session
 from decisions.errors import InputError
 from decisions.store.assets import asset_row
 from decisions.store.db import session_scope
-from decisions.store.deployments import DeploymentRecord, deployment_record, os_user
+from decisions.store.deployments import DeploymentRecord, deployment_record
 from decisions.store.models import Asset, Deployment, RunStatus
 from decisions.store.plain import plain_json
 from decisions.store.repository import run_row
+from decisions.store.who import acting_user
 
 
 def _newest(session: Session, asset_id: int) -> Deployment | None:
@@ -64,7 +65,7 @@ def deploy(asset_name: str, run_id: int, label: str, settings: Mapping[str, Any]
             raise InputError("run", f"run {run_id} is {run.status.value}: only a succeeded run's policy is deployed")
         replaced = _newest(session, asset.id)
         row = Deployment(run_id=run_id, kind=asset.kind, label=label.strip()[:255], settings=clean, note=note or None,
-                         chosen_by=chosen_by or os_user(), asset_id=asset.id, policy_digest=policy_digest or None,
+                         chosen_by=chosen_by or acting_user(), asset_id=asset.id, policy_digest=policy_digest or None,
                          figures=numbers, replaces_id=replaced.id if replaced is not None else None)
         session.add(row)
         session.flush()
@@ -117,7 +118,7 @@ def rollback(asset_name: str, to: int | None = None, *, chosen_by: str | None = 
         if now is not None and target.id == now.id:
             raise InputError(field, f"deployment {target_id} is the current deployment of asset {asset_name!r}")
         row = Deployment(run_id=target.run_id, kind=target.kind, label=target.label, settings=dict(target.settings),
-                         note=f"rollback to deployment {target.id}", chosen_by=chosen_by or os_user(),
+                         note=f"rollback to deployment {target.id}", chosen_by=chosen_by or acting_user(),
                          asset_id=asset.id, policy_digest=target.policy_digest,
                          figures=dict(target.figures or {}), replaces_id=now.id if now is not None else None)
         session.add(row)

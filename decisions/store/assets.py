@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session
 
 from decisions.errors import InputError
 from decisions.store.db import read_records, session_scope
-from decisions.store.deployments import os_user
 from decisions.store.models import Asset
 from decisions.store.plain import plain_json
+from decisions.store.who import acting_user
 
 NAME_LENGTH = 255
 KIND_LENGTH = 64
@@ -88,7 +88,7 @@ def create_asset(name: str, kind: str, settings: Mapping[str, Any], *, note: str
     with session_scope(url) as session:
         if session.scalars(select(Asset.id).where(Asset.name == name)).first() is not None:
             raise taken
-        row = Asset(name=name, kind=kind, settings=clean, note=note or None, created_by=created_by or os_user())
+        row = Asset(name=name, kind=kind, settings=clean, note=note or None, created_by=created_by or acting_user())
         session.add(row)
         try:
             session.flush()

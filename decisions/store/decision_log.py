@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session
 from decisions.errors import InputError
 from decisions.store.assets import asset_row
 from decisions.store.db import add_records, read_records, session_scope
-from decisions.store.deployments import os_user
 from decisions.store.models import Asset, DecisionRow, Deployment, Outcome, utc_now
 from decisions.store.plain import finite_or_none, plain_json
+from decisions.store.who import acting_user
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ def record_decisions(asset_name: str, deployment_id: int | None, decisions: Sequ
         deployment = _deployment_of(session, asset, deployment_id)
         digest = policy_digest or (deployment.policy_digest if deployment is not None else None)
         common = {"asset_id": asset.id, "deployment_id": deployment_id, "policy_digest": digest,
-                  "decided_by": decided_by or os_user(), "decided_at": utc_now()}
+                  "decided_by": decided_by or acting_user(), "decided_at": utc_now()}
         params = [{**row, **common} for row in rows]
         ids = session.scalars(insert(DecisionRow).returning(DecisionRow.id, sort_by_parameter_order=True),
                               params).all()
@@ -235,7 +235,7 @@ def record_outcomes(outcomes: Sequence[NewOutcome], *, recorded_by: str | None =
         try:
             rows.append(Outcome(decision_id=new.decision_id, realised=plain_json(new.realised, "realised"),
                                 realised_value=finite_or_none(new.realised_value, "realised_value"),
-                                note=new.note or None, recorded_by=recorded_by or os_user()))
+                                note=new.note or None, recorded_by=recorded_by or acting_user()))
         except InputError as err:
             raise InputError(f"{prefix}{err.field}", err.problem) from None
     with session_scope(url) as session:

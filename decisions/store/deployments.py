@@ -8,7 +8,6 @@ share the table but not these choices: ``history`` and ``deployed`` read only th
 
 from __future__ import annotations
 
-import getpass
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,6 +20,7 @@ from decisions.store.db import read_records, session_scope
 from decisions.store.models import Asset, Deployment
 from decisions.store.plain import plain_json
 from decisions.store.repository import run_row
+from decisions.store.who import acting_user
 
 
 @dataclass(frozen=True)
@@ -49,14 +49,6 @@ def deployment_record(row: Deployment) -> DeploymentRecord:
                             row.replaces_id)
 
 
-def os_user() -> str | None:
-    """The login name of this process's user, or None where there is none (some containers)."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no login name in some containers
-        return None
-
-
 def choose(run_id: int, kind: str, label: str, settings: Mapping[str, Any], *, note: str | None = None,
            chosen_by: str | None = None, url: str | None = None) -> DeploymentRecord:
     """Record that run ``run_id``'s policy described by ``settings`` is now deployed for ``kind``.
@@ -72,7 +64,7 @@ def choose(run_id: int, kind: str, label: str, settings: Mapping[str, Any], *, n
         if run.kind != kind:
             raise InputError("run", f"run {run_id} is a {run.kind!r} run, not {kind!r}")
         row = Deployment(run_id=run_id, kind=kind, label=label.strip()[:255], settings=plain_json(settings),
-                         note=note or None, chosen_by=chosen_by or os_user())
+                         note=note or None, chosen_by=chosen_by or acting_user())
         session.add(row)
         session.flush()
         return deployment_record(row)

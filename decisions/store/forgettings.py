@@ -15,9 +15,9 @@ from sqlalchemy import select
 
 from decisions.errors import InputError
 from decisions.store.db import add_records, read_records, session_scope
-from decisions.store.deployments import os_user
 from decisions.store.models import Forgetting, Run, RunStatus
 from decisions.store.repository import RunNotFoundError
+from decisions.store.who import acting_user
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def record_forgettings(run_id: int, forgotten: Sequence[Forgotten], *, kind: str
         if newest_id(earlier) != after:
             raise InputError("run", f"run {run_id} gained a forgetting meanwhile (#{newest_id(earlier)}): forget again")
         gone = {r.patient for r in earlier}
-        who = created_by or os_user()
+        who = created_by or acting_user()
         rows = []
         for item in forgotten:
             if item.patient in gone:

@@ -97,6 +97,8 @@ class Run(Base):
     pid: Mapped[int | None] = mapped_column(Integer, default=None)
     # Last sign of life of a running run, renewed by its heartbeat thread.
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # Who started it: the app's user or the CLI's OS user (None for runs recorded before it was kept).
+    started_by: Mapped[str | None] = mapped_column(String(255), default=None)
 
     metrics: Mapped[list[Metric]] = relationship(
         back_populates="run",
@@ -289,3 +291,22 @@ class Outcome(Base):
 
     def __repr__(self) -> str:
         return f"Outcome(id={self.id!r}, decision_id={self.decision_id!r}, realised_value={self.realised_value!r})"
+
+
+class User(Base):
+    """A named person of the platform with a role; only a hash of the password is kept."""
+
+    __tablename__ = "users"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    # An argon2id hash in PHC string form (the salt and the parameters inside it).
+    password_hash: Mapped[str] = mapped_column(String(255))
+    # "viewer", "operator" or "approver".
+    role: Mapped[str] = mapped_column(String(16))
+    created_by: Mapped[str | None] = mapped_column(String(255), default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+    def __repr__(self) -> str:
+        return f"User(id={self.id!r}, name={self.name!r}, role={self.role!r})"

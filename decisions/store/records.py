@@ -62,6 +62,8 @@ class RunRecord:
     pid: int | None = None
     # Last heartbeat of the recording process.
     heartbeat_at: datetime | None = None
+    # Who started it (the app's user or the CLI's OS user; None for runs recorded before it was kept).
+    started_by: str | None = None
 
     def latest_metrics(self) -> dict[str, float | None]:
         """Metric name -> the value logged last under it."""
@@ -119,4 +121,5 @@ def run_record(run: Run, now: datetime | None = None) -> RunRecord:
         artifacts=tuple(_artifact_record(a) for a in run.artifacts),
         pid=run.pid,
         heartbeat_at=run.heartbeat_at,
+        started_by=run.started_by,
     )

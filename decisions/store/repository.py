@@ -28,6 +28,7 @@ from decisions.store.db import session_scope
 from decisions.store.liveness import this_host
 from decisions.store.models import Artifact, Metric, Run, RunStatus
 from decisions.store.records import RunRecord, run_record
+from decisions.store.who import acting_user
 
 
 class RunNotFoundError(LookupError):
@@ -96,7 +97,8 @@ def start_run(
     url: str | None = None,
     sweep_id: str | None = None,
 ) -> int:
-    """Record a new ``running`` run with this host, pid and a first heartbeat; its id.
+    """Record a new ``running`` run with this host, pid, who started it (``who.acting_user``) and a
+    first heartbeat; its id.
 
     Raises:
         ValueError: if ``kind`` is empty or ``config`` is not strict JSON.
@@ -118,6 +120,7 @@ def start_run(
         started_at=now,
         heartbeat_at=now,
         sweep_id=sweep_id,
+        started_by=acting_user(),
     )
     with session_scope(url) as session:
         session.add(run)

@@ -178,3 +178,53 @@ def test_a_run_that_offers_no_policy_is_refused_in_one_line(ops_store: str, monk
     code, out = _invoke("deploy", "Clinic", "1")
     assert code == 2 and out.startswith("error: run: run 1 offers no policy") and len(out.strip().splitlines()) == 1, out
     assert asset_history("Clinic", url=ops_store) == []
+
+
+def _as(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Act as OS user ``name`` (``getpass.getuser`` reads ``LOGNAME`` first)."""
+    monkeypatch.setenv("LOGNAME", name)
+
+
+def test_roles_limit_what_each_user_may_do_from_the_command_line(ops_store: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from decisions.store.users import list_users
+
+    _as(monkeypatch, "boss")
+    added = runner.invoke(app, ["users", "add", "boss", "--role", "approver", "--password-stdin"],
+                          input="correct horse\n")
+    assert added.exit_code == 0, added.output
+    for name, role in (("ann", "operator"), ("vic", "viewer")):
+        assert runner.invoke(app, ["users", "add", name, "--role", role, "--password-stdin"],
+                             input="battery staple\n").exit_code == 0
+    code, out = _invoke("users", "list")
+    assert code == 0 and "ann" in out and "operator" in out and "staple" not in out
+
+    states = _states(tmp_path / "today.csv", [("t2d", 0, 2, 1, "true", "false", 6)])
+    _as(monkeypatch, "vic")
+    code, out = _invoke("assets", "add", "Clinic East", "--kind", "chronic")
+    assert (code, out.strip()) == (2, "error: user: 'vic' is a viewer: to add assets needs an operator or above")
+    assert list_assets(url=ops_store) == []
+    assert _invoke("users", "set-role", "vic", "approver")[0] == 2
+
+    _as(monkeypatch, "ann")
+    assert _invoke("assets", "add", "Clinic East", "--kind", "chronic")[0] == 0
+    code, out = _invoke("deploy", "Clinic East", "1")
+    assert code == 2 and "'ann' is an operator: to deploy needs an approver" in out
+    assert asset_history("Clinic East", url=ops_store) == []
+    assert _invoke("forget", "1", "--patient", "t2d-1")[0] == 2
+    assert _invoke("deploy", "Clinic East", "1", "--propose")[0] == 0  # reading the proposal is allowed
+
+    _as(monkeypatch, "boss")
+    assert _invoke("deploy", "Clinic East", "1")[0] == 0
+    _as(monkeypatch, "ann")
+    code, out = _invoke("decide", "Clinic East", "--state", str(states))
+    assert code == 0, out
+    (decided,) = decisions_of("Clinic East", url=ops_store)
+    assert decided.decided_by == "ann"
+    _as(monkeypatch, "vic")
+    assert _invoke("decide", "Clinic East", "--state", str(states))[0] == 2
+    assert _invoke("decide", "Clinic East", "--state", str(states), "--no-record")[0] == 0  # a what-if only reads
+    _as(monkeypatch, "stranger")
+    code, out = _invoke("outcome", str(decided.id), "1")
+    assert code == 2 and "'stranger' is not a user of this store" in out
+    assert [u.name for u in list_users(url=ops_store)] == ["ann", "boss", "vic"]

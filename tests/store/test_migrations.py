@@ -46,7 +46,7 @@ from tests.store.writers import METRICS_PER_RUN, RUNS_PER_WRITER, record_runs
 
 LEGACY_STORE = Path(__file__).with_name("data") / "store_before_migrations.db"
 
-HEAD = "0005"
+HEAD = "0006"
 
 WRITERS = 8
 
@@ -233,7 +233,7 @@ def test_the_revisions_read_without_alembic_are_alembics() -> None:
     assert migrations.head() == scripts.get_current_head() == HEAD
     assert migrations.revisions() == {s.revision: s.down_revision for s in scripts.walk_revisions()}
     assert migrations.revisions() == {"0001": None, "0002": "0001", "0003": "0002", "0004": "0003",
-                                     "0005": "0004"}
+                                     "0005": "0004", "0006": "0005"}
     assert (migrations.is_known("0001"), migrations.is_known("0099")) == (True, False)
 
 
@@ -277,7 +277,7 @@ def test_an_empty_store_is_built_at_head_matching_the_models(
         assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
         assert set(sa.inspect(connection).get_table_names()) == {
             "alembic_version", "runs", "metrics", "artifacts", "deployments", "forgettings", "assets", "decisions",
-            "outcomes",
+            "outcomes", "users",
         }
     run_id = start_run("toy", "first", {"a": 1}, url=url)
     add_artifact(run_id, "report", tmp_path / "report.json", url=url, location="memory://x/run-1/report.json")
