@@ -188,6 +188,8 @@ def _print_run(run_id: int, *, summary_only: bool, show_config: bool = False) ->
                   + (f" in {rec.duration_seconds:.1f} s" if rec.duration_seconds is not None else ""))
     if rec.error:
         console.print(f"  error: {rec.error}", highlight=False)
+    if rec.started_by and not summary_only:
+        console.print(f"  started by {rec.started_by}", highlight=False)
     if not summary_only:
         _print_liveness(rec)
         _print_resumes(rec)
