@@ -28,11 +28,10 @@ from decisions.energy.building.forecast_error import (
 )
 from decisions.energy.building.scenario import Scenario as BuildingScenario
 from decisions.energy.gas_storage import DOMAIN as GAS
-from decisions.energy.gas_storage.report import SCENARIO_STEM
 from decisions.energy.gas_storage.scenario import Scenario as GasScenario
 from decisions.errors import InputError
 from decisions.kit.decide import Decision
-from decisions.kit.run_files import settings_file
+from decisions.kit.run_files import SCENARIO_STEM, settings_file
 from decisions.platform.drift import BOUNDS, DriftBudget, drift_figures, run_trial, simulator_of
 
 SHIFT_AT = 30

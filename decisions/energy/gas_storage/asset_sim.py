@@ -22,11 +22,10 @@ import numpy as np
 from decisions.energy.gas_storage.facility import inventory_band
 from decisions.energy.gas_storage.params import GasStorageParams, PriceKind, to_params
 from decisions.energy.gas_storage.prices import daily_step, forward_view, initial_factor, spot
-from decisions.energy.gas_storage.report import SCENARIO_STEM
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.errors import InputError
 from decisions.kit.decide import Decision
-from decisions.kit.run_files import saved_settings
+from decisions.kit.run_files import SCENARIO_STEM, saved_settings
 
 VOLATILITY_FACTOR = 2.0
 """How much the price factor's volatility is multiplied by from the shift on."""

@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import jax.numpy as jnp
 import numpy as np
-import pandas as pd
 from pydantic import Field, field_validator
 
 from decisions.core.numbers import PRICE_MAX, VOLUME_MAX, Float32
@@ -18,12 +17,11 @@ from decisions.core.settings import Settings, finite_numbers
 from decisions.energy.gas_storage.deploy import Schedule, answer, common_noise
 from decisions.energy.gas_storage.facility import inventory_band
 from decisions.energy.gas_storage.params import GasStorageParams, to_params
-from decisions.energy.gas_storage.report import SCENARIO_STEM
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.errors import InputError
 from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.kit.decide_batch import bucket, padded
-from decisions.kit.run_files import saved_settings, saved_table
+from decisions.kit.run_files import saved_comparison, saved_scenario, saved_table
 
 OUTCOME = "tomorrow's spot price (currency per unit of gas; today's on the last day)"
 """What an outcome's number is."""
@@ -78,25 +76,17 @@ class StoragePolicy:
     band: tuple[np.ndarray, np.ndarray]
 
 
-def _comparison(run_folder: Path) -> pd.DataFrame:
-    return saved_table(run_folder, "comparison", "method")
-
-
 def candidates(run_folder: Path, metrics: Mapping[str, float]) -> list[Candidate]:
     """The run's policies that answer one state, with the study's mean discounted value on its common
     evaluation paths (SNAPO only where the run saved its policy)."""
     del metrics
-    table = _comparison(run_folder)
+    table = saved_comparison(run_folder)
     offered = [name for name in CANDIDATES if name in table.index]
     if not (run_folder / POLICY_FILE).is_file():
         offered = [name for name in offered if name != "snapo"]
     return [Candidate(name, CANDIDATES[name], float(table.loc[name, "mean"]), "value",
                       learnt=name == "snapo", network=name == "snapo")
             for name in offered]
-
-
-def _scenario(run_folder: Path) -> Scenario:
-    return saved_settings(run_folder, SCENARIO_STEM, Scenario)
 
 
 def _policy(run_folder: Path, name: str, horizon: int) -> tuple[Any, Any]:
@@ -119,7 +109,7 @@ def load(run_folder: Path, candidate: str) -> StoragePolicy:
         InputError: the candidate is not one the run offers, or the run saved no scenario or policy.
     """
     candidate, alternative = deployed_and_alternative(candidates(run_folder, {}), candidate)
-    scenario = _scenario(run_folder)
+    scenario = saved_scenario(run_folder, Scenario)
     params = to_params(scenario)
     band = tuple(np.asarray(b) for b in inventory_band(params))
     loaded = StoragePolicy(candidate, *_policy(run_folder, candidate, scenario.horizon), alternative,
@@ -190,7 +180,7 @@ def decide(policy: StoragePolicy, states: Sequence[StorageState]) -> list[Decisi
 
 def example_state(run_folder: Path) -> dict[str, Any]:
     """A third of the way through the run's horizon, at the LP schedule's inventory, on the run's curve."""
-    scenario = _scenario(run_folder)
+    scenario = saved_scenario(run_folder, Scenario)
     day = scenario.horizon // 3
     schedule = saved_table(run_folder, "schedule")
     inventory = float(schedule["lp_inventory"].iloc[day - 1]) if day else scenario.facility.start_inventory

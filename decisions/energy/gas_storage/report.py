@@ -8,11 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
-from decisions.kit.run_files import settings_file
-
-SCENARIO_STEM = "scenario"
-"""The run's scenario file (``scenario.json``: ``kit.run_files.settings_file``)."""
+from decisions.kit.report import TablesReport, pyplot, save_figure
+from decisions.kit.run_files import policy_files
 
 
 @dataclass(kw_only=True)
@@ -51,8 +48,7 @@ class GasStorageReport(TablesReport):
         from decisions.energy.gas_storage.snapo_policy import save_policy
 
         return {"chart": save_chart(self, directory / "gas_storage.png"),
-                **trained_file(directory, "snapo_policy", self.policy, save_policy),
-                **settings_file(directory, SCENARIO_STEM, self.scenario)}
+                **policy_files(directory, "snapo_policy", self.policy, save_policy, self.scenario)}
 
 
 def save_chart(report: GasStorageReport, path: Path) -> Path:

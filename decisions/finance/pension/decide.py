@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-import pandas as pd
 from pydantic import Field, field_validator
 
 from decisions.core.numbers import Float32
@@ -19,11 +18,10 @@ from decisions.errors import InputError
 from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.deploy import answer, common_normals
 from decisions.finance.pension.params import DT, FACTOR_NAMES, PensionParams
-from decisions.finance.pension.report import SCENARIO_STEM
 from decisions.finance.pension.scenario import Scenario
 from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.kit.decide_batch import bucket, padded
-from decisions.kit.run_files import saved_settings, saved_table
+from decisions.kit.run_files import saved_comparison, saved_scenario, saved_table
 
 OUTCOME = "the funding ratio (assets over liabilities) at the start of next month"
 """What an outcome's number is."""
@@ -73,24 +71,16 @@ class FundPolicy:
     normals: Any
 
 
-def _comparison(run_folder: Path) -> pd.DataFrame:
-    return saved_table(run_folder, "comparison", "method")
-
-
 def candidates(run_folder: Path, metrics: Mapping[str, float]) -> list[Candidate]:
     """SNAPO and the best fixed mix (both need the run's saved network), with the study's mean
     objective on its common evaluation paths."""
     del metrics
     if not (run_folder / POLICY_FILE).is_file():
         return []
-    table = _comparison(run_folder)
+    table = saved_comparison(run_folder)
     return [Candidate(n, CANDIDATES[n], float(table.loc[n, "mean"]), "objective", learnt=n == "snapo",
                       network=n == "snapo")
             for n in CANDIDATES if n in table.index]
-
-
-def _scenario(run_folder: Path) -> Scenario:
-    return saved_settings(run_folder, SCENARIO_STEM, Scenario)
 
 
 def _fixed_mix(run_folder: Path, network: Any, params: PensionParams) -> Any:
@@ -115,7 +105,7 @@ def load(run_folder: Path, candidate: str) -> FundPolicy:
         raise InputError("run", "it saved no policies (recorded before decisions could be taken)")
     from decisions.finance.pension.snapo_policy import load_policy
 
-    params = to_params(_scenario(run_folder))
+    params = to_params(saved_scenario(run_folder, Scenario))
     trained = load_policy(run_folder / POLICY_FILE)
     found = {"snapo": trained.params, "fixed_mix": _fixed_mix(run_folder, trained.policy, params)}
     _, other = deployed_and_alternative(candidates(run_folder, {}), candidate)
@@ -179,7 +169,7 @@ def example_state(run_folder: Path) -> dict[str, Any]:
     then, with the run's projected members."""
     from decisions.finance.pension.liabilities import survival
 
-    scenario = _scenario(run_folder)
+    scenario = saved_scenario(run_folder, Scenario)
     params = to_params(scenario)
     month = params.months // 2
     fan = saved_table(run_folder, "funding_fan")

@@ -11,12 +11,10 @@ import numpy as np
 import pandas as pd
 
 from decisions.finance.pension.simulator import Trajectory
-from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
-from decisions.kit.run_files import settings_file
+from decisions.kit.report import TablesReport, pyplot, save_figure
+from decisions.kit.run_files import policy_files
 
 FAN_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
-SCENARIO_STEM = "scenario"
-"""The run's scenario file (``scenario.json``: ``kit.run_files.settings_file``)."""
 
 
 def funding_fan(trajectory: Trajectory, percentiles: Sequence[int] = FAN_PERCENTILES) -> pd.DataFrame:
@@ -94,8 +92,7 @@ class PensionReport(TablesReport):
         from decisions.finance.pension.snapo_policy import save_policy
 
         return {"chart": save_chart(self, directory / "pension.png"),
-                **trained_file(directory, "snapo_policy", self.policy, save_policy),
-                **settings_file(directory, SCENARIO_STEM, self.scenario)}
+                **policy_files(directory, "snapo_policy", self.policy, save_policy, self.scenario)}
 
 
 def save_chart(report: PensionReport, path: Path) -> Path:

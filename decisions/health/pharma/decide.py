@@ -11,7 +11,6 @@ from typing import Annotated, Any
 
 import jax.numpy as jnp
 import numpy as np
-import pandas as pd
 from pydantic import Field
 
 from decisions.core.numbers import Float32
@@ -19,11 +18,10 @@ from decisions.core.settings import Settings
 from decisions.health.pharma.chain import CQA_NAMES, Profiles, constant_profiles, temperatures
 from decisions.health.pharma.deploy import answer
 from decisions.health.pharma.params import CPP_NAMES, constants, grid, spec_limits, uncertainty_cv
-from decisions.health.pharma.report import SCENARIO_STEM
 from decisions.health.pharma.scenario import Scenario
 from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.kit.decide_batch import bucket, padded
-from decisions.kit.run_files import saved_settings, saved_table
+from decisions.kit.run_files import saved_comparison, saved_scenario
 
 OUTCOME = "the batch's purity (% of the dried product)"
 """What an outcome's number is."""
@@ -75,22 +73,14 @@ class BatchPolicy:
     problem: tuple[Any, ...]
 
 
-def _comparison(run_folder: Path) -> pd.DataFrame:
-    return saved_table(run_folder, "comparison", "method")
-
-
 def candidates(run_folder: Path, metrics: Mapping[str, float]) -> list[Candidate]:
     """The run's operating points with the study's expected yield on its fresh draws (%; SNAPO only
     where the run saved its profiles)."""
     del metrics
-    table = _comparison(run_folder)
+    table = saved_comparison(run_folder)
     offered = [n for n in CANDIDATES if n in table.index and (n != "snapo" or (run_folder / PROFILES_FILE).is_file())]
     return [Candidate(n, CANDIDATES[n], float(table.loc[n, "mean_yield"]), "mean_yield", learnt=n == "snapo")
             for n in offered]
-
-
-def _scenario(run_folder: Path) -> Scenario:
-    return saved_settings(run_folder, SCENARIO_STEM, Scenario)
 
 
 def _point(run_folder: Path, name: str, scenario: Scenario) -> tuple[Any, Profiles]:
@@ -100,7 +90,7 @@ def _point(run_folder: Path, name: str, scenario: Scenario) -> tuple[Any, Profil
 
         saved = load_profiles(run_folder / PROFILES_FILE)
         return jnp.asarray(saved.cpps, jnp.float32), saved.profiles
-    row = _comparison(run_folder).loc[name]
+    row = saved_comparison(run_folder).loc[name]
     return jnp.asarray([float(row[c]) for c in CPP_NAMES], jnp.float32), constant_profiles(grid(scenario))
 
 
@@ -117,7 +107,7 @@ def load(run_folder: Path, candidate: str) -> BatchPolicy:
         InputError: the candidate is not one the run offers, or the run saved no scenario.
     """
     candidate, alternative = deployed_and_alternative(candidates(run_folder, {}), candidate)
-    scenario = _scenario(run_folder)
+    scenario = saved_scenario(run_folder, Scenario)
     points = {name: _point(run_folder, name, scenario) for name in dict.fromkeys((candidate, alternative))}
     actions = {name: _temperatures(point, scenario) for name, point in points.items()}
     problem = (grid(scenario), constants(scenario), uncertainty_cv(scenario), spec_limits(scenario))
@@ -154,7 +144,7 @@ def decide(policy: BatchPolicy, states: Sequence[BatchState]) -> list[Decision]:
 
 def example_state(run_folder: Path) -> dict[str, Any]:
     """A batch at the run's nominal raw material and process times."""
-    scenario = _scenario(run_folder)
+    scenario = saved_scenario(run_folder, Scenario)
     physics, cpps = scenario.physics, scenario.cpps
     return {"substrate": physics.reactor.substrate, "seed_loading": physics.crystalliser.seed_loading,
             "seed_size": physics.crystalliser.seed_size, **{f: getattr(cpps, f) for f in PROCESS_FIELDS}}

@@ -9,11 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from decisions.kit.report import TablesReport, pyplot, save_figure, trained_file
-from decisions.kit.run_files import settings_file
-
-SCENARIO_STEM = "scenario"
-"""The run's scenario file (``scenario.json``: ``kit.run_files.settings_file``)."""
+from decisions.kit.report import TablesReport, pyplot, save_figure
+from decisions.kit.run_files import policy_files
 
 METHOD_ORDER = ("snapo", "best_constant", "nominal")
 """Operating points a report may hold, in display order."""
@@ -76,8 +73,8 @@ class PharmaReport(TablesReport, PharmaTables):
         (``scenario``, JSON) and, when SNAPO ran, its profiles (``snapo_profiles``, msgpack)."""
         from decisions.health.pharma.snapo_policy import save_profiles
 
-        return {**save_charts(self, directory), **trained_file(directory, "snapo_profiles", self.result, save_profiles),
-                **settings_file(directory, SCENARIO_STEM, self.scenario)}
+        return {**save_charts(self, directory),
+                **policy_files(directory, "snapo_profiles", self.result, save_profiles, self.scenario)}
 
 
 def sensitivity_long(jacobian: pd.DataFrame, cross_unit: np.ndarray, structural_zero: np.ndarray) -> pd.DataFrame:
