@@ -95,7 +95,8 @@ class CsvTable:
         """Column ``name`` as finite floats in ``[low, high]`` (``(low, high]`` when ``above``); an empty
         cell reads as ``blank``, refused when None. A value above ``high`` names ``unit_hint`` (e.g. "the
         file may be in Wh, not kWh")."""
-        values = pd.to_numeric(pd.Series(self.cells[name], dtype=object), errors="coerce").to_numpy(np.float64)
+        numbers = pd.to_numeric(pd.Series(self.cells[name], dtype=object), errors="coerce")
+        values = numbers.to_numpy(np.float64, copy=True)  # writable: bad cells are replaced below
         good = np.isfinite(values)
         if low is not None:
             good &= values > low if above else values >= low
@@ -153,7 +154,10 @@ class CsvTable:
         """Column ``name`` as ISO dates or date-times (``2026-04-01``, ``2026-04-01 13:00``), strictly
         increasing when ``increasing``, each ``step`` after the one before when ``step`` is given."""
         cells = self.text(name)
-        parsed = pd.to_datetime(pd.Series(cells), format="ISO8601", errors="coerce")
+        try:
+            parsed = pd.to_datetime(pd.Series(cells), format="ISO8601", errors="coerce")
+        except ValueError:  # times with different UTC offsets (e.g. across a daylight-saving change)
+            raise self._mixed_offsets(name, cells) from None
         bad = np.flatnonzero(parsed.isna().to_numpy())
         if len(bad):
             raise self.refuse(int(bad[0]), name, f"{cells[bad[0]]!r} is not an ISO date like 2026-04-01 "
@@ -171,6 +175,14 @@ class CsvTable:
                 raise self.refuse(int(off[0]) + 1, name, f"{cells[off[0] + 1]} is not {_words(step)} after "
                                                          f"{cells[off[0]]} of the row before (a gap or a repeat)")
         return times
+
+    def _mixed_offsets(self, name: str, cells: np.ndarray) -> InputError:
+        """The error for the first time whose UTC offset differs from the first row's."""
+        offsets = [pd.to_datetime(cell, format="ISO8601", errors="coerce") for cell in cells]
+        first = offsets[0].utcoffset() if not pd.isna(offsets[0]) else None
+        index = next((i for i, t in enumerate(offsets) if not pd.isna(t) and t.utcoffset() != first), 0)
+        return self.refuse(index, name, f"{cells[index]} has another UTC offset than {cells[0]} of the first row: "
+                                        "give every time in one offset (no daylight-saving change), or none")
 
 
 def _words(step: timedelta) -> str:

@@ -81,7 +81,7 @@ def test_bad_uploaded_curve_shows_the_row_and_disables_run(store_url: str) -> No
     assert at.button(key="run").disabled
     at.file_uploader(key="curve_file").set_value(("curve.csv", _curve_csv(10, bad_row=3), "text/csv")).run()
     assert not at.exception
-    assert at.error[0].value == "forward_curve_csv: row 5: 'n/a' is not a number"
+    assert at.error[0].value == "forward_curve_csv: curve.csv, column 'forward', row 5: 'n/a' is not a number"
     assert at.button(key="run").disabled
 
 
@@ -114,7 +114,8 @@ def test_curve_loader_reads_upload_bytes_and_rejects_bad_files() -> None:
     assert len(prices) == 5 and first == date(2026, 4, 1)
     with pytest.raises(InputError) as err:
         load_forward_curve_csv(io.BytesIO(b"date,forward\n2026-04-01,20\n2026-04-03,21\n"), field="forward_curve_csv")
-    assert str(err.value) == "forward_curve_csv: row 3: dates must be consecutive days"
+    assert str(err.value) == ("forward_curve_csv: the forward curve, row 3, column 'date': 2026-04-03 is not the day "
+                              "after 2026-04-01 (dates must be consecutive days: a gap, a repeat or out of order)")
     with pytest.raises(InputError, match=r"^forward_curve_csv: cannot read CSV"):
         load_forward_curve_csv(io.BytesIO(b"\xff\xfe\x00bad"), field="forward_curve_csv")
 

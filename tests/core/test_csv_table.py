@@ -29,6 +29,8 @@ def test_columns_read_into_arrays_with_the_files_row_numbers() -> None:
     assert table.booleans("ok").tolist() == [True, False]
     assert table.integers("count", 0, 10).tolist() == [3, 4]
     times = table.dates("time", step=timedelta(hours=1))
+    blank = _table("time,load_kwh\n2026-01-01,\n2026-01-02,2\n")
+    assert blank.numbers("load_kwh", blank=0.0).tolist() == [0.0, 2.0]
     assert [t.hour for t in times] == [0, 1]
 
 

@@ -238,7 +238,8 @@ def model_leaves(model: type[BaseModel], path: tuple[str, ...], needs: dict[tupl
 def _job_leaves(domain: Any) -> list[Leaf]:
     model = domain.job_model
     top = [leaf for leaf in model_leaves(model, (), {}) if leaf[0][1] not in model.SECTIONS]
-    sections = [leaf for s in model.SECTIONS for leaf in model_leaves(model.model_fields[s].annotation, (s,), {})]
+    sections = [leaf for s in model.SECTIONS for table in _members(model.model_fields[s].annotation)
+                for leaf in model_leaves(table, (s,), {})]
     return top + sections
 
 

@@ -121,11 +121,11 @@ def test_forward_curve_csv_with_nan_inf_or_huge_price_is_refused(tmp_path: Path,
     with pytest.raises(InputError) as info:
         load_forward_curve_csv(path, field="scenario.forward_curve_csv")
     assert info.value.field == "scenario.forward_curve_csv"
-    assert info.value.problem.startswith("row 3:")
+    assert info.value.problem.startswith("curve.csv, column 'price', row 3:")
     spec = _spec()
     del spec["scenario"]["forward_curve"]
     spec["scenario"]["forward_curve_csv"] = "curve.csv"
-    with pytest.raises(InputError, match="forward_curve_csv: row 3"):
+    with pytest.raises(InputError, match="forward_curve_csv: curve.csv, column 'price', row 3"):
         gas_job.prepare(spec, tmp_path)
 
 
