@@ -10,6 +10,7 @@ Start it with ``decisions app`` or ``streamlit run apps/Home.py``.
 from __future__ import annotations
 
 import app_common
+import app_login
 import monitor_views
 import pandas as pd
 import streamlit as st
@@ -21,12 +22,12 @@ from decisions.store.artifacts import location, read_bytes
 ALL = "all"
 
 st.set_page_config(page_title="decisions", page_icon=":material/insights:", layout="wide")
-app_common.require_password()
+url = database_url()
+app_login.require_login(url)
 
 st.title("decisions")
 st.markdown(app_common.platform_overview())
 
-url = database_url()
 st.header("Assets")
 assets = list_assets(url=url)
 if assets:

@@ -1,4 +1,5 @@
-"""Helpers shared by every page of the operator app: the password gate, the run store, progress bars.
+"""Helpers shared by every page of the operator app: the page header (behind the login gate of
+``app_login``), the run store, progress bars.
 
 Pages import this module by name (``import app_common``): Streamlit puts the
 folder of the main script (``apps/``) on ``sys.path`` while a page runs.
@@ -7,9 +8,7 @@ folder of the main script (``apps/``) on ``sys.path`` while a page runs.
 from __future__ import annotations
 
 import functools
-import hmac
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,12 +23,6 @@ from decisions.kit.report import TablesReport
 from decisions.platform.record import execute_domain, load_run_report
 from decisions.platform.registry import DOMAINS, find
 from decisions.store import Run, RunRecord, RunStatus, artifacts_root, get_run, session_scope
-
-PASSWORD_ENV = "DECISIONS_APP_PASSWORD"
-"""Environment variable holding the app password; unset or empty means no gate."""
-
-_AUTH_KEY = "app_authenticated"
-
 
 
 def platform_overview() -> str:
@@ -48,7 +41,8 @@ def headline_text(kind: str, metrics: Mapping[str, float | None]) -> str:
 
 
 def page_header(domain: Domain, icon: str, intro: str) -> str:
-    """Open a domain's page: its tab title and icon, the password gate, its title and introduction.
+    """Open a domain's page: its tab title and icon, the login gate (``app_login.require_login``), its title
+    and introduction.
 
     Args:
         domain: the page's domain (``DOMAIN`` of its package); its ``title`` heads the page.
@@ -58,13 +52,16 @@ def page_header(domain: Domain, icon: str, intro: str) -> str:
     Returns:
         The run store URL the page reads and writes.
     """
+    import app_login
+
     from decisions.store import database_url
 
     st.set_page_config(page_title=f"{domain.title} · decisions", page_icon=icon, layout="wide")
-    require_password()
+    url = database_url()
+    app_login.require_login(url)
     st.title(domain.title)
     st.markdown(intro)
-    return database_url()
+    return url
 
 
 Figure = tuple[str, str, str | None]
@@ -160,26 +157,6 @@ def training_curve_section(training_curve: pd.DataFrame | None, run_id: int) -> 
     st.subheader("SNAPO training curve")
     st.altair_chart(app_charts.training_chart(training_curve), width="stretch")
     download_csv(training_curve, "training_curve", run_id)
-
-
-def require_password() -> None:
-    """Stop the page until the user has typed the app password (a no-op when none is set).
-
-    Every page calls this first. The password is ``$DECISIONS_APP_PASSWORD``;
-    a correct entry is remembered in ``st.session_state`` for the session.
-    """
-    expected = os.environ.get(PASSWORD_ENV, "")
-    if not expected or st.session_state.get(_AUTH_KEY):
-        return
-    entered = st.text_input("Password", type="password", key="app_password")
-    if entered and hmac.compare_digest(entered.encode(), expected.encode()):
-        st.session_state[_AUTH_KEY] = True
-        st.rerun()
-    if entered:
-        st.error("Wrong password.")
-    else:
-        st.info("This app is protected: enter the password to continue.")
-    st.stop()
 
 
 def artifacts_dir(url: str | None = None) -> str:
@@ -414,7 +391,9 @@ def run_from_form(
 ) -> int | None:
     """Validate a page's form, run its job in a recorded run with progress bars, and keep the report.
 
-    A bad form shows one error line naming the field (``InputError``) and records nothing.
+    A bad form, or a session whose role may not run jobs (``app_login.writer``), shows one error line
+    naming the field (``InputError``) and records nothing; the run records the session's user as who
+    started it.
 
     Args:
         domain: the page's domain (``DOMAIN.prepare`` validates the spec, ``execute_domain`` runs it).
@@ -430,7 +409,12 @@ def run_from_form(
     Returns:
         The new run's id, or None when the form is invalid or the run failed.
     """
+    import app_login
+
+    from decisions.store.who import acting_as
+
     try:
+        who = app_login.writer("run", url)
         job_spec = spec(artifacts_dir(url))
         if parse_scenario is not None:
             parse_scenario(job_spec["scenario"])
@@ -438,7 +422,8 @@ def run_from_form(
     except InputError as err:
         st.error(str(err))
         return None
-    outcome = execute_with_status(job, functools.partial(execute_domain, domain), load, url)
+    with acting_as(who):
+        outcome = execute_with_status(job, functools.partial(execute_domain, domain), load, url)
     if outcome is None:
         return None
     run_id, report = outcome

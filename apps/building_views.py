@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import app_common
+import app_login
 import building_charts as charts
 import building_data as data
 import pandas as pd
@@ -102,7 +103,7 @@ def new_run_form(url: str, *, expanded: bool) -> None:
         )
         if data.is_large(form):
             st.warning(f"These budgets are long for an interactive run; consider `{CLI_COMMAND}` instead.")
-        if st.button("Run", type="primary", key="b_run"):
+        if st.button("Run", type="primary", key="b_run", disabled=app_login.blocked("run")):
             run_id = run_job(form, url)
             if run_id is not None:
                 st.session_state[SELECT_KEY] = run_id

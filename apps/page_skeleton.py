@@ -3,7 +3,8 @@
 A page describes itself in a :class:`DomainPage` and calls :func:`run_page`; the skeleton opens
 the page, loads a recorded run named in the URL, draws the form, runs the job as a recorded run
 (or the page's own action) when the button is pressed, draws the report kept in the session and
-then any sections the page adds below it.
+then any sections the page adds below it. Behind the login gate, the page acts as the session's user
+(``store.who.acting_as``) and its button is disabled for a role that may not run jobs.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import app_common
+import app_login
 import streamlit as st
 import today_views
 
+from decisions.errors import InputError
 from decisions.kit.domain import Domain
+from decisions.store.who import acting_as
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,13 @@ def run_page(page: DomainPage) -> str:
         The run store URL the page reads and writes.
     """
     url = app_common.page_header(page.domain, page.icon, page.intro)
+    with acting_as(app_login.current().name):
+        _draw(page, url)
+    return url
+
+
+def _draw(page: DomainPage, url: str) -> None:
+    """The page below its header (``run_page``)."""
     load = page.loader or app_common.report_loader(page.domain)
     app_common.open_requested_run(
         load, url=url, query_key=page.query_key, report_key=page.report_key, run_id_key=page.run_id_key
@@ -97,7 +108,8 @@ def run_page(page: DomainPage) -> str:
     opened = page.kept_report()
     today_views.today_panel(page.domain, opened[1] if opened is not None else None, url)
     settings = page.settings()
-    disabled = page.can_run is not None and not page.can_run(settings)
+    not_allowed = app_login.blocked("run")
+    disabled = not_allowed or (page.can_run is not None and not page.can_run(settings))
     if st.button(page.button, type="primary", key=page.button_key, disabled=disabled):
         _press(page, settings, load, url)
     kept = page.kept_report()
@@ -105,13 +117,17 @@ def run_page(page: DomainPage) -> str:
         page.show(*kept, url)
     if page.after is not None:
         page.after(settings, url)
-    return url
 
 
 def _press(page: DomainPage, settings: Any, load: Callable[[int, str | None], Any], url: str) -> None:
     """The button's work: the page's ``action``, else a recorded run of ``job_spec`` whose report is kept."""
     job_spec = page.job_spec
     if page.action is not None:
+        try:
+            app_login.writer("run", url)
+        except InputError as err:
+            st.error(str(err))
+            return
         page.action(settings, url)
     elif job_spec is not None:
         app_common.run_from_form(

@@ -1,7 +1,8 @@
 """The Today panel every domain page shows: an asset of the domain, the policy deployed for it, today's
 decision on a state with its reasons, and the outcome once it is known. Deploying (a recorded run's
 policy, the study's favourite proposed) and adding an asset are one form each. Every write names the
-operator typed in the panel.
+logged-in user (behind the login gate: a control the role may not use is disabled, and the write is
+refused too), else the operator's name typed in the panel.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import app_login
 import pandas as pd
 import streamlit as st
 
@@ -20,7 +22,16 @@ NEW_ASSET = "+ new asset"
 
 
 def _operator(domain: Domain) -> str:
+    """The logged-in user's name, else the name typed in the panel (empty when none)."""
+    actor = app_login.current()
+    if actor.logged_in and actor.name:
+        return actor.name
     return str(st.session_state.get(f"{domain.name}_today_operator", "")).strip()
+
+
+def _writer(domain: Domain, action: str, url: str) -> str | None:
+    """The name recorded with a write of ``action`` (``app_login.writer``), None for the OS user."""
+    return app_login.writer(action, url, _operator(domain) or None)
 
 
 def _add_asset(domain: Domain, url: str) -> None:
@@ -32,7 +43,7 @@ def _add_asset(domain: Domain, url: str) -> None:
         st.session_state[f"{domain.name}_today_error"] = "name: type the asset's name"
         return
     try:
-        create_asset(name, domain.name, {}, created_by=_operator(domain) or None, url=url)
+        create_asset(name, domain.name, {}, created_by=_writer(domain, "add assets", url), url=url)
     except InputError as err:
         st.session_state[f"{domain.name}_today_error"] = str(err)
         return
@@ -41,7 +52,8 @@ def _add_asset(domain: Domain, url: str) -> None:
 
 def _new_asset(domain: Domain, url: str) -> None:
     st.text_input("Asset name", key=f"{domain.name}_new_asset")
-    st.button("Add asset", key=f"{domain.name}_add_asset", on_click=_add_asset, args=(domain, url))
+    st.button("Add asset", key=f"{domain.name}_add_asset", on_click=_add_asset, args=(domain, url),
+              disabled=app_login.blocked("add assets"))
     error = st.session_state.pop(f"{domain.name}_today_error", None)
     if error:
         st.error(error)
@@ -65,7 +77,7 @@ def _deploy(domain: Domain, asset: str, run_id: int | None, url: str) -> None:
     st.selectbox("Policy", names, format_func=labels.__getitem__, key=f"{domain.name}_today_policy")
     st.text_input("Note (why)", key=f"{domain.name}_today_note")
     st.button(f"Deploy for {asset}", key=f"{domain.name}_today_deploy", on_click=_deploy_chosen,
-              args=(domain, asset, run_id, url))
+              args=(domain, asset, run_id, url), disabled=app_login.blocked("deploy"))
 
 
 def _deploy_chosen(domain: Domain, asset: str, run_id: int, url: str) -> None:
@@ -79,7 +91,8 @@ def _deploy_chosen(domain: Domain, asset: str, run_id: int, url: str) -> None:
     chosen = st.session_state.get(f"{domain.name}_today_policy")
     note = str(st.session_state.get(f"{domain.name}_today_note", "")).strip() or None
     try:
-        record, _ = deploy(asset, run_id, chosen, note=note, chosen_by=_operator(domain), url=url)
+        chosen_by = _writer(domain, "deploy", url)
+        record, _ = deploy(asset, run_id, chosen, note=note, chosen_by=chosen_by, url=url)
     except (InputError, RunNotFoundError) as err:
         st.session_state[messages] = [("error", str(err))]
         return
@@ -129,14 +142,14 @@ def _decide(domain: Domain, asset: str, deployed_run: int, url: str) -> None:
             st.session_state[key] = "{}"
             st.caption(f"No example state: {err}")
     st.text_area("Today's state (JSON)", key=key, height=160)
-    if st.button("Decide", type="primary", key=f"{domain.name}_today_decide"):
+    if st.button("Decide", type="primary", key=f"{domain.name}_today_decide", disabled=app_login.blocked("decide")):
         try:
             state = json.loads(st.session_state[key])
         except ValueError as err:
             st.error(f"state: not JSON ({err})")
             return
         try:
-            answers = decide(asset, [state], decided_by=_operator(domain) or None, url=url)
+            answers = decide(asset, [state], decided_by=_writer(domain, "decide", url), url=url)
         except (InputError, RunNotFoundError) as err:
             st.error(str(err))
             return
@@ -154,10 +167,10 @@ def _outcome(domain: Domain, url: str) -> None:
     left, right = st.columns(2)
     decision = left.number_input("Decision #", min_value=1, step=1, key=f"{domain.name}_today_outcome_decision")
     value = right.number_input("Realised value", key=f"{domain.name}_today_outcome_value", format="%.6g")
-    if st.button("Record outcome", key=f"{domain.name}_today_outcome"):
+    if st.button("Record outcome", key=f"{domain.name}_today_outcome", disabled=app_login.blocked("record outcomes")):
         try:
             [written] = record_outcomes([NewOutcome(int(decision), {}, float(value))],
-                                        recorded_by=_operator(domain) or None, url=url)
+                                        recorded_by=_writer(domain, "record outcomes", url), url=url)
         except InputError as err:
             st.error(str(err))
             return
@@ -174,7 +187,8 @@ def today_panel(domain: Domain, run_id: int | None, url: str) -> None:
     st.subheader("Today")
     st.caption("Deploy a recorded run's policy for an asset, then decide today's state with it; below, run or "
                "open a study.")
-    st.text_input("Your name (recorded with every write)", key=f"{domain.name}_today_operator")
+    if not app_login.current().logged_in:
+        st.text_input("Your name (recorded with every write)", key=f"{domain.name}_today_operator")
     names = [a.name for a in list_assets(domain.name, url=url)]
     asset = st.selectbox("Asset", [*names, NEW_ASSET], key=f"{domain.name}_today_asset")
     if asset == NEW_ASSET:

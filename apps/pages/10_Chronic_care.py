@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 import app_common
+import app_login
 import page_skeleton
 import pandas as pd
 import streamlit as st
@@ -74,8 +75,8 @@ def _confirm_forget(run_id: int, url: str) -> None:
     from decisions.platform.forgetting import forget_patients
 
     patient = st.session_state.pop("forget_pending", None)
-    operator = str(st.session_state.get("forget_operator", "")).strip()
     try:
+        operator = app_login.writer("forget", url, str(st.session_state.get("forget_operator", "")).strip())
         [done] = forget_patients(run_id, [patient], created_by=operator, url=url)
     except (InputError, RunNotFoundError) as err:
         st.session_state["forget_outcome"] = (False, str(err))
@@ -87,15 +88,18 @@ def _confirm_forget(run_id: int, url: str) -> None:
 
 
 def _forget_section(run_id: int, url: str) -> None:
-    """A patient's identifier and the operator's name, a button, a confirmation, and the run's forgettings."""
+    """A patient's identifier and the operator's name (the logged-in user's, behind the login gate), a button
+    (disabled for a role that may not forget), a confirmation, and the run's forgettings."""
     st.markdown("**Forget a patient**: take their visits out of the kappa-weighted learner, checked against "
                 "retraining without them; each forgetting is recorded with its digests, who and when")
+    named = app_login.current().logged_in
     left, right = st.columns(2)
     left.text_input("Patient identifier (e.g. t2d-17)", key="forget_patient")
-    right.text_input("Your name (recorded with the forgetting)", key="forget_operator")
-    if st.button("Forget this patient", key="forget"):
+    if not named:
+        right.text_input("Your name (recorded with the forgetting)", key="forget_operator")
+    if st.button("Forget this patient", key="forget", disabled=app_login.blocked("forget")):
         patient = str(st.session_state.get("forget_patient", "")).strip()
-        if patient and str(st.session_state.get("forget_operator", "")).strip():
+        if patient and (named or str(st.session_state.get("forget_operator", "")).strip()):
             st.session_state["forget_pending"] = patient
         else:
             st.error("patient: type the patient's identifier and your name (it is recorded with the forgetting)")

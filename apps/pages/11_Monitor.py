@@ -3,7 +3,7 @@ realised against expected outcomes with the change detector's statistics."""
 
 from __future__ import annotations
 
-import app_common
+import app_login
 import monitor_views
 import pandas as pd
 import streamlit as st
@@ -13,11 +13,11 @@ from decisions.platform.monitoring import ARL0, ARL0_RANGE, monitor_asset
 from decisions.store import database_url, list_assets, outcomes_of
 
 st.set_page_config(page_title="Monitor · decisions", page_icon=":material/monitoring:", layout="wide")
-app_common.require_password()
+url = database_url()
+app_login.require_login(url)
 st.title("Monitor")
 st.markdown("Realised outcomes against what each asset's deployed policy expected. An alarm means reality "
             "has parted from the model: retrain with the asset's recorded outcomes and deploy again.")
-url = database_url()
 assets = list_assets(url=url)
 if not assets:
     st.info("No asset yet. Add one on a domain page's Today panel (or `decisions assets add`), deploy a run's "

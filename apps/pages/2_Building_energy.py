@@ -9,9 +9,11 @@ the run store like a CLI run, and the page reads its tables back. The sections a
 from __future__ import annotations
 
 import app_common
+import app_login
 import building_views
 
 from decisions.energy.building import DOMAIN
+from decisions.store.who import acting_as
 
 url = app_common.page_header(
     DOMAIN,
@@ -22,8 +24,9 @@ url = app_common.page_header(
     "state of charge against the LP optimum, and ask the explanation panel why the agent acted as it did."
 )
 
-building_views.new_run_form(url, expanded=not building_views.has_runs(url))
-run_id = building_views.select_run(url)
-run = None if run_id is None else building_views.open_run(run_id, url)
-if run is not None:
-    building_views.show_run(run, url)
+with acting_as(app_login.current().name):  # the session's user, named by every write below
+    building_views.new_run_form(url, expanded=not building_views.has_runs(url))
+    run_id = building_views.select_run(url)
+    run = None if run_id is None else building_views.open_run(run_id, url)
+    if run is not None:
+        building_views.show_run(run, url)

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import app_charts
 import app_common
+import app_login
 import page_skeleton
 import pension_views
 import streamlit as st
 
 import decisions.finance.pension as pension
+from decisions.errors import InputError
 from decisions.store import error_line
 
 # What the page decides, under its title.
@@ -138,8 +140,9 @@ def show_report(report: pension_views.RecordedPensionRun) -> None:
     app_common.training_curve_section(report.table("training_curve"), report.run_id)
 
 
-def show_timing() -> None:
-    """The bump-versus-adjoint panel: measure on demand, chart speed-up against K (log-log)."""
+def show_timing(url: str) -> None:
+    """The bump-versus-adjoint panel: measure on demand (a role that may run jobs), chart speed-up against K
+    (log-log)."""
     st.header("Bump and revalue versus one adjoint pass")
     st.caption(
         "With K key rates, bump and revalue needs K + 1 valuations; one jax.value_and_grad pass gives "
@@ -152,7 +155,12 @@ def show_timing() -> None:
         key="timing_counts",
     )
     paths = right.number_input("Paths", min_value=16, max_value=8192, value=256, key="timing_paths")
-    if st.button("Measure", key="timing_run"):
+    if st.button("Measure", key="timing_run", disabled=app_login.blocked("run")):
+        try:
+            app_login.writer("run", url)
+        except InputError as err:
+            st.error(str(err))
+            return
         if not counts:
             st.error("timing_counts: choose at least one key-rate count")
         else:
@@ -177,5 +185,5 @@ page_skeleton.run_page(page_skeleton.DomainPage(
     domain=pension.DOMAIN, icon=":material/savings:", intro=INTRO,
     settings=form_inputs, job_spec=pension_views.job_spec, show=lambda report, _run_id, _url: show_report(report),
     loader=pension_views.load_run, parse_scenario=pension.Scenario.parse,
-    after=lambda _settings, _url: show_timing(),  # the bump-versus-adjoint panel, below any report
+    after=lambda _settings, url: show_timing(url),  # the bump-versus-adjoint panel, below any report
 ))

@@ -136,9 +136,27 @@ def show_plan(report: wealth_views.RecordedWealthRun, goal_years: list[int]) -> 
     app_common.download_csv(plan, "plan", report.run_id)
 
 
+def show_clients(report: wealth_views.RecordedWealthRun) -> None:
+    """A many-clients run: each client's planner against the exact DP, and every client's plan to download."""
+    clients, plans = report.table("clients"), report.table("plans")
+    st.subheader("Clients")
+    st.caption("One row per client: the planner's and the rule's share of the exact DP's expected utility "
+               "(where the DP fits), planned in one run.")
+    app_common.show_table(clients)
+    app_common.download_csv(clients, "clients", report.run_id)
+    if not plans.empty:
+        st.caption("Each client's plan by year (wealth percentiles, the portfolio most held, goals funded).")
+        app_common.download_csv(plans, "plans", report.run_id)
+
+
 def show_report(report: wealth_views.RecordedWealthRun) -> None:
-    """Draw a recorded run: headline figures, comparison, goals, wealth fan, plan."""
+    """Draw a recorded run: headline figures, comparison, then the clients (many clients) or the
+    goals, wealth fan and plan (one client)."""
     app_common.results_header(report.run_id, wealth_views.headline(report.metrics, report.table("comparison")))
+    if not report.table("clients").empty:
+        show_comparison(report)
+        show_clients(report)
+        return
     goals = report.table("goals")
     goal_years = sorted(set(int(y) for y in goals["year"])) if "year" in goals else []
     show_comparison(report)

@@ -1,4 +1,4 @@
-"""Fixtures of the app tests: a temporary run store and the paths of the app's scripts."""
+"""Fixtures of the app tests: a temporary run store (optionally with users) and the paths of the app's scripts."""
 
 from __future__ import annotations
 
@@ -25,6 +25,29 @@ def store_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     monkeypatch.delenv("DECISIONS_APP_PASSWORD", raising=False)
     yield url
     dispose_engines()
+
+
+USERS = {"boss": ("approver", "boss password"), "olga": ("operator", "olga password"),
+         "vera": ("viewer", "vera password")}
+"""The users of ``users_store``: name -> (role, password)."""
+
+
+@pytest.fixture
+def users_store(store_url: str) -> Iterator[str]:
+    """``store_url`` holding the ``USERS``, with the app's login limiter empty before and after."""
+    import sys
+
+    from decisions.store.users import add_user
+
+    if str(APPS) not in sys.path:
+        sys.path.insert(0, str(APPS))  # the pages import their helpers by name, as Streamlit runs them
+    import app_login
+
+    for name, (role, password) in USERS.items():
+        add_user(name, password, role, created_by="test", url=store_url)
+    app_login.limiter.clear()
+    yield store_url
+    app_login.limiter.clear()
 
 
 @pytest.fixture(autouse=True)

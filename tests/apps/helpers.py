@@ -1,5 +1,5 @@
-"""Steps shared by the page tests: open a page or its form, record a hand-made report, run a job from the form,
-check errors."""
+"""Steps shared by the page tests: log in, open a page or its form, record a hand-made report, run a job from the
+form, check errors."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from decisions.errors import InputError
 from decisions.kit.domain import Domain
 from decisions.kit.report import TablesReport
 from decisions.store import RunRecord, list_runs, recorded_run
-from tests.apps.conftest import HOME
+from tests.apps.conftest import HOME, USERS
 
 
 def open_page(page: str, *, run: int | str | None = None, timeout: float = 30) -> AppTest:
@@ -29,6 +29,36 @@ def open_page(page: str, *, run: int | str | None = None, timeout: float = 30) -
         The app after the page's first run.
     """
     at = AppTest.from_file(HOME, default_timeout=timeout)
+    if run is not None:
+        at.query_params["run"] = str(run)
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def log_in(at: AppTest, name: str, password: str | None = None) -> AppTest:
+    """Type a user name and password (default: the user's in ``conftest.USERS``) into the login form and
+    submit it.
+
+    Returns:
+        ``at``, after the run the form started.
+    """
+    at.text_input(key="login_name").input(name)
+    at.text_input(key="login_password").input(USERS[name][1] if password is None else password)
+    at.button(key="login_submit").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def open_as(name: str, page: str, *, run: int | None = None) -> AppTest:
+    """Log in as user ``name`` on Home (``log_in``), then switch to a page (``?run=<id>`` when ``run`` is
+    given); the page must not raise.
+
+    Returns:
+        The app after the page's first run.
+    """
+    at = log_in(AppTest.from_file(HOME, default_timeout=30).run(), name)
+    assert at.title[0].value == "decisions" and not at.error, [e.value for e in at.error]
     if run is not None:
         at.query_params["run"] = str(run)
     at.switch_page(page).run()

@@ -1,5 +1,5 @@
 """The Utility weights page: the form, a recorded run opened with ``?run=<id>``, choosing the operating
-point to deploy and its history, the views."""
+point to deploy and its history (and who may, once the store has users), the views."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from decisions.recsys.utility import DOMAIN, UtilityReport
 from decisions.recsys.utility.report import front_title
 from decisions.store import deployments, get_run, list_runs
 from tests.apps.conftest import APPS
-from tests.apps.helpers import open_form, open_report, record_report
+from tests.apps.helpers import open_as, open_form, open_report, record_report
 
 UTILITY_PAGE = DOMAIN.page
 
@@ -205,6 +205,21 @@ def test_deploying_an_operating_point_records_it_and_shows_the_history(store_url
     history = at.dataframe[1].value
     assert list(history["run"]) == [run_id] and list(history["lambda"]) == [0.5]
     assert list(history["note"]) == ["keep revenue near production"]
+
+
+def test_only_an_approver_deploys_an_operating_point_and_in_their_name(users_store: str, run_id: int) -> None:
+    at = open_as("olga", UTILITY_PAGE, run=run_id)
+    assert at.button(key="deploy").disabled
+    assert "Deploying needs an approver; you are an operator." in [c.value for c in at.caption]
+
+    at = open_as("boss", UTILITY_PAGE, run=run_id)
+    assert not any(w.key == "deploy_operator" for w in at.text_input)  # the name recorded is the user's
+    at.selectbox(key="deploy_point").select(("linear", 0.5))
+    at.button(key="deploy").click().run()
+    at.button(key="deploy_confirm").click().run()
+    assert at.success[0].value == f"Deployed learnt, linear, lambda 0.5 from run #{run_id} (chosen by boss)."
+    [record] = deployments.history(DOMAIN.name, url=users_store)
+    assert (record.run_id, record.chosen_by) == (run_id, "boss")
 
 
 def test_a_run_on_a_users_log_opens_with_its_estimated_front(store_url: str, tmp_path: Path) -> None:

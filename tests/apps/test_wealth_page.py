@@ -259,3 +259,17 @@ def test_small_plan_from_the_form_is_recorded_and_shown(
     assert len(at.dataframe[2].value) == 2  # one row per goal (dataframe 0: the goals editor)
     assert len(at.get("vega_lite_chart")) == 6
     assert {"expected_utility_planner", "plan_ms", "dp_ms", "planner_vs_dp"} <= set(run.latest_metrics())
+
+
+def test_a_many_clients_run_shows_each_client_against_the_dp(store_url: str, tmp_path: Path) -> None:
+    tables = _hand_made_tables()
+    clients = pd.DataFrame({"client": ["Ann", "Bob"], "dp_solved": [False, True], "planner_vs_dp": [np.nan, 0.98],
+                            "rule_vs_dp": [np.nan, 0.95]})
+    plans = pd.DataFrame({"client": ["Ann", "Ann", "Bob"], "year": [0, 1, 0], "wealth_p50": [100.0, 104.0, 50.0]})
+    report = WealthReport(comparison=tables["comparison"], goals=tables["goals"].assign(client="Ann"),
+                          clients=clients, plans=plans, metrics={"clients": 2.0, "planner_vs_dp": 0.98})
+    run_id = record_report(store_url, report, tmp_path / "run", kind=DOMAIN.name, config={"clients": {}})
+    at = open_report(WEALTH_PAGE, run_id)
+    assert not at.exception
+    assert "Clients" in {s.value for s in at.subheader} and "Wealth over the years" not in {s.value for s in at.subheader}
+    assert {"download_comparison", "download_clients", "download_plans"} <= {b.key for b in at.download_button}
