@@ -1,4 +1,5 @@
-"""Home and district batteries on the CityLearn Challenge 2022 data (17 homes with PV, one year, hourly)."""
+"""Home and district batteries on the CityLearn Challenge 2022 data (17 homes with PV, one year, hourly), or on
+one home's own hourly data (``home.py``)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from decisions.energy.building.dataset import load_district
 from decisions.energy.building.deployable import load_scenario
 from decisions.energy.building.env import BuildingEnv, meter_bill
 from decisions.energy.building.forecast_error import seasonal_forecast
@@ -67,7 +66,7 @@ def asset_steps(run_folder: Path, *, seed: int, shift_at: int | None = None) -> 
     """
     scenario = load_scenario(run_folder)
     _, params = BuildingEnv.from_scenario(scenario, Split.EVAL)
-    district = load_district()
+    district = scenario.data()
     load, pv = np.asarray(params.load, np.float64), np.asarray(params.pv, np.float64)
     price = np.asarray(params.price, np.float64)
     meter = _meter(params)

@@ -1,4 +1,7 @@
-"""The CityLearn 2022 district as typed numpy arrays: loads, PV, batteries, tariff, carbon, weather, calendar."""
+"""The CityLearn 2022 district as typed numpy arrays: loads, PV, batteries, tariff, carbon, weather, calendar.
+
+A home's own data (``home.py``) comes in the same ``District`` shape, one home wide.
+"""
 
 from __future__ import annotations
 
@@ -46,7 +49,9 @@ class District:
     hour: np.ndarray  # (T,) int, 1-24 (CityLearn convention: 24 is the day's last hour)
     day_type: np.ndarray  # (T,) int, 1 = Monday ... 7 = Sunday
     holiday: np.ndarray  # (T,) bool, US federal holiday (observed date)
-    day: np.ndarray  # (T,) int, days since ``FIRST_ROW_DATE`` (row 0 is day 0)
+    day: np.ndarray  # (T,) int, days since ``first_date`` (row 0 is day 0)
+    first_date: date = FIRST_ROW_DATE
+    """Calendar date of day 0."""
 
     @property
     def pv(self) -> np.ndarray:
@@ -56,7 +61,12 @@ class District:
     @property
     def dates(self) -> list[date]:
         """Calendar date of each row: ``T`` dates."""
-        return [FIRST_ROW_DATE + timedelta(days=int(d)) for d in self.day]
+        return [self.first_date + timedelta(days=int(d)) for d in self.day]
+
+    @property
+    def ordinals(self) -> np.ndarray:
+        """Proleptic Gregorian ordinal (``date.fromordinal``) of each row's date: ``(T,)`` int64."""
+        return self.first_date.toordinal() + np.asarray(self.day, dtype=np.int64)
 
     @property
     def weekend(self) -> np.ndarray:

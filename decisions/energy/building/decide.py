@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 from jax import Array
 
-from decisions.energy.building.dataset import load_district
 from decisions.energy.building.deployable import (
     BASELINES,
     Controller,
@@ -156,8 +155,8 @@ def load(run_folder: Path, candidate: str) -> BuildingPolicy:
     deployed = controller(run_folder, scenario, candidate, offered[candidate][2])
     other = controller(run_folder, scenario, alternative, offered[alternative][2])
     _, params = BuildingEnv.from_scenario(scenario, Split.EVAL)
-    district = load_district()
-    rows = np.flatnonzero(np.isin(district.month, scenario.train_months))
+    district = scenario.data()
+    rows = np.flatnonzero(scenario.split_rows(Split.TRAIN))
     names, matrix = _group_matrix(scenario)
     answer = _compiled(deployed, other, params, reference_observation(params, jnp.asarray(rows)),
                        jnp.asarray(matrix))
@@ -220,7 +219,7 @@ def decide(policy: BuildingPolicy, states: Sequence[HourState]) -> list[Decision
 
 def _example(scenario: Scenario, params: BuildingParams) -> dict[str, Any]:
     """The first held-out day's 5 to 6 pm hour, the batteries half-charged."""
-    district = load_district()
+    district = scenario.data()
     row = scenario.eval_window().start_hour + 17
     return state_at(params, row, hour=int(district.hour[row]), month=int(district.month[row]),
                     weekend=bool(district.weekend[row]), holiday=bool(district.holiday[row]),

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from decisions.energy.building.dataset import load_district
 from decisions.energy.building.simulate import Trajectory
 
 RAW_KPIS = ("cost", "emissions", "ramping", "one_minus_load_factor", "daily_peak", "annual_peak")
@@ -26,10 +25,8 @@ def raw_kpis(trajectory: Trajectory) -> dict[str, float]:
     Returns:
         ``{name: value}`` for every name of ``RAW_KPIS``.
     """
-    district = load_district()
-    rows = trajectory.window.rows
     net = trajectory.district_net_load
-    months, days = district.month[rows], district.day[rows]
+    months, _, days = trajectory.calendar()
     load_factors = [1.0 - net[months == m].mean() / net[months == m].max() for m in np.unique(months)]
     return {
         "cost": float(trajectory.cost.sum()),

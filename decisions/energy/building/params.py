@@ -9,10 +9,9 @@ from flax import struct
 from jax import Array
 
 from decisions.energy.building.battery import BatteryStep, battery_step
-from decisions.energy.building.dataset import load_district
 from decisions.energy.building.observation import shared_features
 from decisions.energy.building.scenario import Scenario, Split
-from decisions.energy.building.windows import episode_starts, padded_starts
+from decisions.energy.building.windows import padded_starts, starts_inside
 
 
 @struct.dataclass
@@ -39,6 +38,9 @@ class BuildingParams:
     episode_length: Array  # () int32, steps before truncation
     reward_scale: Array  # () float32, reward multiplier
     relative_reward: Array  # () float32, 1: subtract the no-battery cost from the cost in the reward
+    month: Array  # (T,) int32, calendar month of each row, 1-12
+    hour: Array  # (T,) int32, hour of the day of each row, 1-24
+    date_ordinal: Array  # (T,) int32, proleptic Gregorian ordinal of each row's date (``date.fromordinal``)
 
     @property
     def num_hours(self) -> int:
@@ -70,14 +72,14 @@ def to_params(scenario: Scenario, split: Split | str = Split.TRAIN) -> BuildingP
     """Build the traced params of a validated scenario for one split.
 
     Args:
-        split: ``"train"`` or ``"eval"``: which months ``reset`` draws episode starts from
-            (``reset_at`` and ``simulate`` may start anywhere).
+        split: ``"train"`` or ``"eval"``: which rows (months, or an own home's days) ``reset`` draws
+            episode starts from (``reset_at`` and ``simulate`` may start anywhere).
     """
-    district = load_district()
+    district = scenario.data()
     idx = scenario.indices
     prices = scenario.prices()
     starts, count = padded_starts(
-        episode_starts(district, scenario.months(Split(split)), scenario.episode_hours)
+        starts_inside(district, scenario.split_rows(Split(split)), scenario.episode_hours)
     )
     battery = scenario.battery_constants()
 
@@ -105,6 +107,9 @@ def to_params(scenario: Scenario, split: Split | str = Split.TRAIN) -> BuildingP
         episode_length=jnp.asarray(scenario.episode_hours, dtype=jnp.int32),
         reward_scale=f32(scenario.default_reward_scale),
         relative_reward=f32(1.0 if scenario.relative_reward else 0.0),
+        month=jnp.asarray(district.month, dtype=jnp.int32),
+        hour=jnp.asarray(district.hour, dtype=jnp.int32),
+        date_ordinal=jnp.asarray(district.ordinals, dtype=jnp.int32),
     )
 
 

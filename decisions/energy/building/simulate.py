@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from functools import partial
 from typing import Any
 
@@ -42,6 +43,17 @@ class Trajectory:
     reward: np.ndarray  # (T,) environment reward
     observations: np.ndarray | None = None  # (T, F) what the controller saw (None for a fixed schedule)
     actions: np.ndarray | None = None  # (T, ...) what the controller chose (None for a fixed schedule)
+    month: np.ndarray | None = None  # (T,) int, calendar month of each hour (None: the shipped year's at the rows)
+    hour: np.ndarray | None = None  # (T,) int, hour of the day, 1-24 (None: as ``month``)
+    date_ordinal: np.ndarray | None = None  # (T,) int, ``date.toordinal()`` of each hour's date (None: as ``month``)
+
+    def calendar(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(month, hour, date ordinal)`` of each hour, ``(T,)`` int each: the trajectory's own, else
+        the shipped year's at the window's rows."""
+        if self.month is not None and self.hour is not None and self.date_ordinal is not None:
+            return self.month, self.hour, self.date_ordinal
+        district, rows = load_district(), self.window.rows
+        return district.month[rows], district.hour[rows], district.ordinals[rows]
 
     @property
     def district_net_load(self) -> np.ndarray:
@@ -66,15 +78,13 @@ class Trajectory:
             ``carbon``, ``load``, ``pv``, ``net_load``, ``battery`` (sums over homes, kWh),
             ``soc`` (mean over homes), ``cost`` ($) and ``emissions`` (kg CO2).
         """
-        district = load_district()
-        rows = self.window.rows
-        dates = district.dates
+        month, hour, ordinals = self.calendar()
         return pd.DataFrame(
             {
-                "row": rows,
-                "date": pd.to_datetime([dates[r] for r in rows]),
-                "month": district.month[rows],
-                "hour": district.hour[rows],
+                "row": self.window.rows,
+                "date": pd.to_datetime([date.fromordinal(int(o)) for o in ordinals]),
+                "month": month,
+                "hour": hour,
                 "price": self.price,
                 "carbon": self.carbon,
                 "load": self.load.sum(axis=1),
@@ -115,6 +125,9 @@ def _trajectory(
         reward=np.asarray(rewards, dtype=np.float64),
         observations=None if observed is None else np.asarray(observed, dtype=np.float32),
         actions=as_np.get("action"),
+        month=np.asarray(params.month, dtype=np.int64)[rows],
+        hour=np.asarray(params.hour, dtype=np.int64)[rows],
+        date_ordinal=np.asarray(params.date_ordinal, dtype=np.int64)[rows],
     )
 
 

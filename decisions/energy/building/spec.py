@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from decisions.core.settings import Settings, refuse_unused
-from decisions.energy.building.scenario import Scenario
+from decisions.energy.building.scenario import Scenario, read_home
 from decisions.errors import InputError
 from decisions.kit.base import JobBase, spec_path
 
@@ -75,6 +75,7 @@ class BuildingJob(JobBase):
     """A validated building job."""
 
     SECTIONS = ("scenario", "agents", "evaluation")
+    SPEC_PATHS = ("scenario.home",)
 
     name: str = Field("building", min_length=1, max_length=200)
     scenario: Scenario = Field(default_factory=Scenario)
@@ -98,14 +99,17 @@ JOB_MODEL = BuildingJob
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> BuildingJob:
-    """Validate a job spec into a ``BuildingJob`` (see ``BuildingJob.rewrite`` for tariff files).
+    """Validate a job spec into a ``BuildingJob`` (see ``BuildingJob.rewrite`` for tariff files; an own
+    home's file, ``scenario.home``, is also read relative to ``base_dir``).
 
     Raises:
         InputError: naming the first bad field, also a setting the job would ignore: the steps of
             agents not trained, ``explain = true`` with no continuous-action agent, ``tree_depth``
-            with no explanation.
+            with no explanation, and with an own home the buildings, the months, or a tariff beside
+            the file's own price.
     """
     job = BuildingJob.from_spec(spec, base_dir)
+    _refuse_unused_with_home(job.scenario)
     names = job.agents.names
     if AgentName.DQN in names and job.scenario.num_buildings > 1:
         raise InputError("agents.names", "dqn acts on discrete levels of one battery; choose one building")
@@ -126,3 +130,16 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> BuildingJo
             problem="is used only with evaluation.explain = true and a continuous-action agent (ppo, a2c or sac)",
         )
     return job
+
+
+def _refuse_unused_with_home(scenario: Scenario) -> None:
+    """With an own home, refuse the settings its file replaces (given explicitly)."""
+    if scenario.home is None:
+        return
+    refuse_unused(scenario, ["buildings"], prefix="scenario", problem="an own home (scenario.home) is the one home "
+                  "of its file: leave buildings out")
+    refuse_unused(scenario, ["train_months", "eval_months"], prefix="scenario", problem="an own home's file splits "
+                  "by days, not months: set scenario.eval_days, the number of its last days held out")
+    if read_home(scenario.home).has_price:
+        refuse_unused(scenario, ["tariff"], prefix="scenario", problem=f"{Path(scenario.home).name} gives its own "
+                      "price_usd_per_kwh column: leave tariff out")

@@ -1,4 +1,4 @@
-"""Train/evaluation splits by calendar month, episode start hours, and evaluation windows."""
+"""Train/evaluation splits (by calendar month, or any set of rows), episode start hours, and evaluation windows."""
 
 from __future__ import annotations
 
@@ -35,8 +35,12 @@ class Window:
 
 def episode_starts(district: District, months: Iterable[int], episode_hours: int) -> np.ndarray:
     """Sorted rows (int64, possibly empty) at which an episode of ``episode_hours`` can start inside the ``months``."""
-    months = set(months)
-    in_split = np.isin(district.month, list(months))
+    return starts_inside(district, np.isin(district.month, list(set(months))), episode_hours)
+
+
+def starts_inside(district: District, in_split: np.ndarray, episode_hours: int) -> np.ndarray:
+    """Sorted rows (int64, possibly empty) at which an episode of ``episode_hours`` can start at a day's first
+    hour with every row of it inside ``in_split`` (``(T,)`` bool) and one row after it for the last observation."""
     total = len(in_split)
     # outside[t]: rows t..t+L-1 contain a row outside the split (prefix sums of the complement).
     outside = np.concatenate([[0], np.cumsum(~in_split)])
@@ -63,7 +67,16 @@ def month_blocks(district: District, months: Iterable[int]) -> list[Window]:
     Returns:
         One ``Window`` per contiguous run.
     """
-    inside = np.isin(district.month, list(set(months))).astype(np.int8)
+    return blocks(np.isin(district.month, list(set(months))))
+
+
+def blocks(inside: np.ndarray) -> list[Window]:
+    """Maximal runs of consecutive ``True`` rows of ``inside`` (``(T,)`` bool), in time order.
+
+    Returns:
+        One ``Window`` per contiguous run.
+    """
+    inside = np.asarray(inside).astype(np.int8)
     edges = np.diff(np.concatenate([[0], inside, [0]]))
     begins, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     return [Window(int(b), int(e - b)) for b, e in zip(begins, ends, strict=True)]
