@@ -6,13 +6,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import SnapoSettingsBase, Temperature
 from decisions.core.strict_input import Seed
-from decisions.finance.pension.scenario import Scenario
-from decisions.kit.base import JobBase
+from decisions.errors import InputError
+from decisions.finance.pension.scenario import Population, Scenario
+from decisions.kit.base import JobBase, spec_path
 
 if TYPE_CHECKING:
     from decisions.finance.pension.policy import AllocationNet
@@ -62,12 +63,41 @@ class PensionJob(JobBase):
     snapo: PensionSnapoSettings = Field(default_factory=PensionSnapoSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
 
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """``scenario.population.members_csv`` (relative to ``base_dir``) replaces the cohorts with the
+        fund's members (``members.read_members``)."""
+        scenario = data.get("scenario")
+        population = scenario.get("population") if isinstance(scenario, Mapping) else None
+        if not isinstance(population, Mapping) or "members_csv" not in population:
+            return
+        from decisions.finance.pension.members import FIELD, read_members  # pandas: only for a CSV
+
+        population = dict(population)
+        path = population.pop("members_csv")
+        if not isinstance(path, str):
+            raise InputError(FIELD, "must be the path of a CSV file")
+        if "cohorts" in population:
+            raise InputError(FIELD, "give the members' file or scenario.population.cohorts, not both")
+        population["cohorts"] = read_members(spec_path(path, base_dir), _retirement_age(population))
+        data["scenario"] = {**scenario, "population": population}
+
+
+def _retirement_age(population: Mapping[str, Any]) -> float | None:
+    """The population's retirement age when it is valid (its default when absent), else None."""
+    try:
+        given = {key: population[key] for key in ("retirement_age",) if key in population}
+        return Population.model_validate(given).retirement_age
+    except ValidationError:
+        return None
+
 
 JOB_MODEL = PensionJob
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> PensionJob:
-    """Validate a job spec into a ``PensionJob`` (``base_dir`` is unused: the spec refers to no files).
+    """Validate a job spec into a ``PensionJob``; a relative ``scenario.population.members_csv`` is read
+    from ``base_dir`` (see ``PensionJob.rewrite``).
 
     Raises:
         InputError: naming the first bad field, also a setting the job would ignore:

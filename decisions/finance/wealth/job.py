@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decisions.core.progress import Progress, silent
+from decisions.finance.wealth.batch import run_clients
 from decisions.finance.wealth.report import WealthReport
 from decisions.finance.wealth.spec import (  # the light spec module, re-exported for existing callers
     JOB_MODEL,
@@ -25,7 +26,15 @@ RESUMABLE = True
 
 
 def run_job(job: WealthJob, *, progress: Progress = silent) -> WealthReport:
-    """Run the study a validated job describes (``study.run_study``) and turn it into the report."""
+    """Run the study a validated job describes (``study.run_study``, or ``batch.run_clients`` for many
+    clients) and turn it into the report."""
+    if job.clients is not None:
+        batch = run_clients(job.clients, job.planner, job.rule, job.evaluation, seed=job.seed, progress=progress)
+        return WealthReport(
+            comparison=batch.comparison, goals=batch.goals, clients=batch.clients, plans=batch.plans,
+            metrics=batch.metrics(), trained=batch.trained,
+        )
+    assert job.problem is not None  # prepare gives one of problem and clients
     study = run_study(job.problem, job.planner, job.rule, job.evaluation, seed=job.seed, progress=progress)
     return WealthReport(
         comparison=study.comparison, goals=study.goals, plan=study.plan, wealth_fan=study.wealth_fan,

@@ -70,11 +70,14 @@ class WealthReport(TablesReport):
     """Everything a wealth-planning run produced.
 
     Attributes:
-        comparison: one row per policy: ``policy, expected_utility, stderr, vs_dp``.
-        goals: funding probability of each goal option under each policy.
+        comparison: one row per policy: ``policy, expected_utility, stderr, vs_dp`` (many clients:
+            means over the clients, and ``clients``, how many were scored).
+        goals: funding probability of each goal option under each policy (many clients: with ``client``).
         plan: ``year, wealth, planner_portfolio, planner_option`` (and the DP's, when solved)
-            on the planner's table nodes.
-        wealth_fan: wealth percentiles per year and policy.
+            on the planner's table nodes; one client's run only.
+        wealth_fan: wealth percentiles per year and policy; one client's run only.
+        clients: many clients' run only: one row per client (``batch.run_clients``).
+        plans: many clients' run only: one row per client and year (``batch.run_clients``).
         metrics: headline figures recorded in the run store.
         trained: ``(planner, training metadata)`` when the run trained or refined its own planner.
         deployment: what deciding a client's year needs (``deployable.deployment``; saved as
@@ -83,19 +86,21 @@ class WealthReport(TablesReport):
 
     comparison: pd.DataFrame
     goals: pd.DataFrame
-    plan: pd.DataFrame
-    wealth_fan: pd.DataFrame
+    plan: pd.DataFrame | None = None
+    wealth_fan: pd.DataFrame | None = None
+    clients: pd.DataFrame | None = None
+    plans: pd.DataFrame | None = None
     trained: Any = None
     deployment: Any = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
-        """Write the chart (PNG), a planner the run trained or refined and the deployment (msgpack)."""
+        """Write the chart (PNG; one client's run), a planner the run trained or refined and the deployment (msgpack)."""
         from decisions.finance.wealth.deployable import save_deployment
         from decisions.finance.wealth.planner import write_planner
 
         deployed = {} if self.deployment is None else save_deployment(directory, self.deployment)
-        return {"chart": save_chart(self, directory / "wealth.png"),
-                **trained_file(directory, "planner", self.trained, lambda path, t: write_planner(path, *t)), **deployed}
+        chart = {} if self.wealth_fan is None else {"chart": save_chart(self, directory / "wealth.png")}
+        return {**chart, **trained_file(directory, "planner", self.trained, lambda path, t: write_planner(path, *t)), **deployed}
 
 
 def save_chart(report: WealthReport, path: Path) -> Path:

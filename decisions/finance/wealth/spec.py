@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from decisions.core.settings import Settings, refuse_unused
 from decisions.errors import InputError
@@ -56,13 +56,44 @@ class EvaluationSettings(Settings):
     dp_max_states: int = Field(4_000, gt=1, le=100_000, description="Largest DP grid to solve.")
 
 
-class WealthJob(JobBase):
-    """A validated wealth-planning job."""
+class Clients(Settings):
+    """Many clients' problems planned in one run (``[clients] csv``, read by ``clients.read_clients``)."""
 
-    SECTIONS = ("problem", "planner", "rule", "evaluation")
+    names: list[str] = Field(min_length=1, description="Each client's name, in file order.")
+    problems: list[WealthProblem] = Field(min_length=1, description="Each client's problem (default market).")
+
+    @field_validator("problems")
+    @classmethod
+    def _one_per_name(cls, value: list[WealthProblem], info: ValidationInfo) -> list[WealthProblem]:
+        names = info.data.get("names")
+        if names is not None and len(value) != len(names):
+            raise ValueError(f"needs one problem per client name ({len(names)}), got {len(value)}")
+        return value
+
+
+class WealthJob(JobBase):
+    """A validated wealth-planning job: one client's ``problem`` or many ``clients``."""
+
+    SECTIONS = ("problem", "clients", "planner", "rule", "evaluation")
 
     name: str = Field("wealth", min_length=1, max_length=200)
-    problem: WealthProblem
+    problem: WealthProblem | None = None
+    clients: Clients | None = None
+
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """``clients.csv`` (relative to ``base_dir``) becomes the clients' names and problems."""
+        clients = data.get("clients")
+        if not isinstance(clients, Mapping) or "csv" not in clients:
+            return
+        from decisions.finance.wealth.clients import FIELD, read_clients  # pandas: only for a CSV
+
+        clients = dict(clients)
+        path = clients.pop("csv")
+        if not isinstance(path, str):
+            raise InputError(FIELD, "must be the path of a CSV file")
+        clients["names"], clients["problems"] = read_clients(spec_path(path, base_dir))
+        data["clients"] = clients
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     rule: RuleSettings = Field(default_factory=RuleSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
@@ -78,14 +109,19 @@ _ENABLED_BY = {
 
 
 def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
-    """Validate a job spec into a ``WealthJob``; a relative ``planner.path`` is read from ``base_dir``.
+    """Validate a job spec into a ``WealthJob``; a relative ``planner.path`` or ``clients.csv`` is read
+    from ``base_dir``.
 
     Raises:
-        InputError: naming the first bad field (also a planner file that does not exist or one
+        InputError: naming the first bad field (also neither or both of ``problem`` and ``clients``, a
+            clients' file naming its row and column, a planner file that does not exist or one
             given with ``train_problems``, a setting of a stage that does not run, a rule with
             ``r2 <= r1``, or a problem beyond the planner's reach).
     """
     job = WealthJob.from_spec(spec, base_dir)
+    if (job.problem is None) == (job.clients is None):
+        raise InputError("problem", "give one client's [problem] or a [clients] csv file, not both"
+                         if job.problem is not None else "is required (or a [clients] csv file of many clients)")
     if job.planner.path is not None:
         path = spec_path(job.planner.path, base_dir)
         if not path.is_file():
@@ -109,5 +145,6 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> WealthJob:
         refuse_unused(job.evaluation, ["dp_max_states"], prefix="evaluation", problem="is used only with evaluation.dp = true")
     if job.rule.r2 <= job.rule.r1:
         raise InputError("rule.r2", f"must exceed rule.r1 ({job.rule.r1:g}), got {job.rule.r2:g}")
-    planner_option_sets(job.problem)  # raises InputError for a problem beyond the planner's padding
+    if job.problem is not None:
+        planner_option_sets(job.problem)  # raises InputError for a problem beyond the planner's padding
     return job
