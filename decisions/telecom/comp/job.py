@@ -28,8 +28,9 @@ def run_job(job: CompJob, *, progress: Progress = silent) -> CompReport:
     """Run the job's stages; the report carries the evaluation table and the figures."""
     train, unseen = job.tasks.resolve()
     folder = Path(job.study.folder)
-    ctx = StudyContext(folder, job.study.budget(), train, unseen, job.seed, progress, checkpoint_file)
+    own = job.own_tasks()
+    ctx = StudyContext(folder, job.study.budget(), train, unseen, job.seed, progress, checkpoint_file, own)
     result = run_study(ctx, job.study.stages)
-    offered = deployable(folder, [*train, *unseen], ctx.budget.eval_episodes, result.table)
+    offered = deployable(folder, [*train, *unseen, *own], ctx.budget.eval_episodes, result.table)
     return CompReport(metrics=result.figures, evaluation=result.table, folder=folder, conditioning=result.conditioning,
                       deployable=offered)

@@ -20,6 +20,7 @@ from decisions.errors import InputError
 from decisions.kit.base import JobBase, spec_path
 from decisions.kit.shipped import shipped_data
 from decisions.telecom.comp.dt.sizes import SIZES
+from decisions.telecom.comp.own_network import OwnNetwork, read_files
 from decisions.telecom.comp.sim.catalog import TRAINING_TASKS, UNSEEN_TASKS, Task, task_by_name
 from decisions.telecom.comp.study.budget import StudyBudget
 from decisions.telecom.comp.study.folder import dt_model_paths, task_file, writable
@@ -106,13 +107,30 @@ class TaskSettings(Settings):
 
 
 class CompJob(JobBase):
-    """A validated CoMP study job."""
+    """A validated CoMP study job; ``network``, a network of one's own, is evaluated beside its tasks."""
 
-    SECTIONS = ("study", "tasks")
+    SECTIONS = ("study", "tasks", "network")
+    SPEC_PATHS = ("network.cells_file", "network.users_file")
 
     name: str = Field("comp", min_length=1, max_length=200)
     study: StudySettings = Field(default_factory=StudySettings)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
+    network: OwnNetwork = Field(default_factory=OwnNetwork)
+
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """Read the ``network`` table's files into its cells and users (``own_network.read_files``), so
+        the job carries the network itself.
+
+        Raises:
+            InputError: the first bad cell of a file (naming the file, row and column).
+        """
+        del base_dir
+        read_files(data)
+
+    def own_tasks(self) -> list[Task]:
+        """The network of one's own as a task (``sim.catalog.OwnTask``), or none."""
+        return [self.network.task()] if self.network.cells else []
 
 
 JOB_MODEL = CompJob

@@ -51,6 +51,9 @@ class DeviceScenario(Settings):
     section = "devices"
 
     tiers: dict[str, Tier] = Field(default_factory=_default_tiers, description="Tiers of clients by name.")
+    fleet_file: str | None = Field(
+        None, description="CSV of one's own devices (``fleet_file.read_fleet``), read into ``tiers`` when the spec is read."
+    )
     server_macs_per_s: float = Field(
         50e9, gt=0.0, allow_inf_nan=False, description="Server's effective training MAC/s, shared by a round's clients."
     )

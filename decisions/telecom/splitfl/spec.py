@@ -163,7 +163,7 @@ class SplitFLJob(JobBase):
     """A validated split-federated learning study."""
 
     SECTIONS = SECTIONS
-    SPEC_PATHS = ("data.path",)
+    SPEC_PATHS = ("data.path", "devices.fleet_file")
 
     name: str = Field("splitfl", min_length=1, max_length=200)
     data: DataSettings = Field(default_factory=DataSettings)
@@ -171,6 +171,24 @@ class SplitFLJob(JobBase):
     devices: DeviceScenario = Field(default_factory=DeviceScenario)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     study: StudySettings = Field(default_factory=StudySettings)
+
+    @classmethod
+    def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
+        """Read a ``devices.fleet_file`` into ``devices.tiers`` (``fleet_file.read_fleet``), so every
+        strategy runs on the file's fleet as on tiers written in the spec.
+
+        Raises:
+            InputError: ``devices.tiers`` given beside the file, or the file's first bad cell.
+        """
+        del base_dir
+        devices = data.get("devices")
+        if not isinstance(devices, dict) or not isinstance(devices.get("fleet_file"), str):
+            return
+        if "tiers" in devices:
+            raise InputError("devices.tiers", "give the tiers or a fleet_file, not both")
+        from decisions.telecom.splitfl.fleet_file import read_fleet  # pandas: only for a fleet file
+
+        devices["tiers"] = read_fleet(devices["fleet_file"])
 
     @property
     def arch(self) -> Arch:

@@ -4,10 +4,13 @@ A ``Task`` names one network (cells, users, scheduler, station layout, channel);
 its ``NetworkParams``, ``task.name`` is a stable id (``"c7-u15-resource_fair-s0"``) and
 ``task.features()`` the vector multi-task policies read. No unseen task shares a (cells, users,
 scheduler) triple with a training task. The job's spec checks task names here before JAX loads.
+``OwnTask`` is a network of one's own as a task: its cells' places, powers, bandwidths and frequencies
+and where its users start.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +24,7 @@ from decisions.telecom.comp.sim.constants import (
     SCHEDULERS,
     SMALL_STATIONS,
 )
-from decisions.telecom.comp.sim.settings import NetworkSettings
+from decisions.telecom.comp.sim.settings import UE_VELOCITY, NetworkSettings
 
 if TYPE_CHECKING:
     from decisions.telecom.comp.sim.network import NetworkParams
@@ -144,11 +147,102 @@ class Task:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Task:
-        """Rebuild (and validate) a task from ``to_dict``'s output."""
+        """Rebuild (and validate) a task from ``to_dict``'s output (an ``OwnTask`` by its layout)."""
+        if data.get("layout") == OWN_LAYOUT:
+            return OwnTask.from_dict(data)
         return cls(**data)
 
     def __str__(self) -> str:
         return self.name
+
+
+OWN_LAYOUT = "own"
+"""``Task.layout`` of an ``OwnTask`` (``Task.from_dict`` rebuilds one by it)."""
+
+Cell = tuple[float, float, float, float, float, float]
+"""One cell: x, y (m), transmit power (dBm), bandwidth (Hz), frequency (MHz), antenna height (m)."""
+
+
+@dataclass(frozen=True)
+class OwnTask(Task):
+    """A network of one's own (frozen, hashable; ``ValueError`` naming a bad field): 1 to ``MAX_CELLS``
+    ``cells`` and ``n_users`` 1 to ``MAX_USERS`` users; ``user_home`` and ``user_spread`` (one per user)
+    place each user's start in the square of that half-side about that point (0: exactly there), or,
+    when empty, uniformly over the ``size`` area."""
+
+    layout: str = OWN_LAYOUT
+    label: str = "own"
+    cells: tuple[Cell, ...] = ()
+    size: tuple[float, float] = (200.0, 200.0)
+    user_home: tuple[tuple[float, float], ...] = ()
+    user_spread: tuple[float, ...] = ()
+    velocity: float = UE_VELOCITY
+
+    def __post_init__(self) -> None:
+        """Validate every field."""
+        if not 1 <= len(self.cells) <= MAX_CELLS or self.n_cells != len(self.cells):
+            raise ValueError(f"cells: 1 to {MAX_CELLS} cells, n_cells their number; got {len(self.cells)}")
+        if not 1 <= self.n_users <= MAX_USERS:
+            raise ValueError(f"n_users: must be in 1..{MAX_USERS}, got {self.n_users}")
+        if self.scheduler not in SCHEDULERS:
+            raise ValueError(f"scheduler: must be one of {list(SCHEDULER_NAMES)}, got {self.scheduler!r}")
+        if self.layout != OWN_LAYOUT or self.channel != "mobile_env":
+            raise ValueError(f"layout: an own network has layout {OWN_LAYOUT!r} and mobile-env's channel")
+        if len(self.user_home) != len(self.user_spread) or len(self.user_home) not in (0, self.n_users):
+            raise ValueError(f"user_home: one start point and spread per user ({self.n_users}) or none")
+        if not (math.isfinite(self.velocity) and self.velocity >= 0):
+            raise ValueError(f"velocity: must be a finite number >= 0, got {self.velocity!r}")
+
+    @property
+    def name(self) -> str:
+        """Stable id, e.g. ``"own-campus-c5-u12-resource_fair"``."""
+        return f"own-{self.label}-c{self.n_cells}-u{self.n_users}-{self.scheduler}"
+
+    def params(self) -> NetworkParams:
+        """The network's ``NetworkParams``: each cell's own power, bandwidth, frequency and height."""
+        import jax.numpy as jnp
+
+        from decisions.telecom.comp.sim.network import make_network
+
+        cells = np.asarray(self.cells, np.float32)
+        settings = NetworkSettings(n_cells=self.n_cells, n_users=self.n_users, scheduler=self.scheduler,
+                                   positions=tuple((float(x), float(y)) for x, y in cells[:, :2]), size=self.size,
+                                   velocity=self.velocity)
+        net = make_network(settings)
+
+        def per_cell(column: int, padding: np.ndarray) -> Any:
+            values = np.asarray(padding, np.float32).copy()
+            values[: self.n_cells] = cells[:, column]
+            return jnp.asarray(values)
+
+        net = net.replace(cell_tx_dbm=per_cell(2, net.cell_tx_dbm), cell_bandwidth_hz=per_cell(3, net.cell_bandwidth_hz),
+                          cell_freq_mhz=per_cell(4, net.cell_freq_mhz), cell_height_m=per_cell(5, net.cell_height_m))
+        if not self.user_home:
+            return net
+        home = np.zeros((MAX_USERS, 2), np.float32)
+        spread = np.full(MAX_USERS, -1.0, np.float32)
+        home[: self.n_users] = self.user_home
+        spread[: self.n_users] = self.user_spread
+        return net.replace(user_home=jnp.asarray(home), user_spread=jnp.asarray(spread))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON- and msgpack-able fields, tuples as lists (``Task.from_dict`` inverts it)."""
+        return {key: _lists(value) for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OwnTask:
+        """Rebuild (and validate) a network from ``to_dict``'s output (lists read back as tuples)."""
+        fields = dict(data)
+        fields["cells"] = tuple(tuple(float(v) for v in cell) for cell in fields.get("cells", ()))
+        fields["user_home"] = tuple(tuple(float(v) for v in p) for p in fields.get("user_home", ()))
+        fields["user_spread"] = tuple(float(v) for v in fields.get("user_spread", ()))
+        fields["size"] = tuple(float(v) for v in fields.get("size", (200.0, 200.0)))
+        return cls(**fields)
+
+
+def _lists(value: Any) -> Any:
+    """``value`` with its tuples, nested too, as lists."""
+    return [_lists(v) for v in value] if isinstance(value, tuple | list) else value
 
 
 TRAINING_TASKS: tuple[Task, ...] = (

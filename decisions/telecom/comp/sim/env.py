@@ -191,9 +191,10 @@ class CompEnv(Environment[CompState, NetworkParams]):
         return self.max_users * (2 * self.max_cells + 1)
 
     def reset(self, key: PRNGKey, params: NetworkParams) -> tuple[Array, CompState]:
-        """Users at uniform positions with uniform waypoints, no connections (see ``Environment.reset``)."""
+        """Users at their start points (``mobility.start_points``: uniform unless the network places
+        them) with uniform waypoints, no connections (see ``Environment.reset``)."""
         k_pos, k_way = jax.random.split(key)
-        pos = mobility.random_points(k_pos, self.max_users, params.size)
+        pos = mobility.start_points(k_pos, self.max_users, params.size, params.user_home, params.user_spread)
         state = CompState(
             pos=pos,
             waypoint=mobility.random_points(k_way, self.max_users, params.size),

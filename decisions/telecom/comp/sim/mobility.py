@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-__all__ = ["random_points", "waypoint_step"]
+__all__ = ["random_points", "start_points", "waypoint_step"]
 
 
 def random_points(key: Array, n: int, size: Array) -> Array:
@@ -22,6 +22,19 @@ def random_points(key: Array, n: int, size: Array) -> Array:
         ``(n, 2)`` points.
     """
     return jax.random.uniform(key, (n, 2)) * size
+
+
+def start_points(key: Array, n: int, size: Array, home: Array, spread: Array) -> Array:
+    """``n`` users' start points: uniform over ``[0, width] x [0, height]`` (``random_points``) where
+    ``spread`` is negative, else uniform over the square of half-side ``spread`` about ``home``, kept
+    inside the area (``spread`` 0: exactly at ``home``).
+
+    Returns:
+        ``(n, 2)`` points.
+    """
+    u = jax.random.uniform(key, (n, 2))
+    near = jnp.clip(home + (2.0 * u - 1.0) * spread[:, None], 0.0, size)
+    return jnp.where(spread[:, None] < 0.0, u * size, near)
 
 
 def waypoint_step(

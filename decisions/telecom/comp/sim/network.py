@@ -56,6 +56,8 @@ class NetworkParams:
     user_height_m: Array
     user_noise_mw: Array
     user_snr_threshold: Array  # linear SNR a link needs (strictly) to be connectable
+    user_home: Array  # (MAX_USERS, 2) centre of each user's start square, metres (used where user_spread >= 0)
+    user_spread: Array  # half-side of each user's start square, metres; negative: uniform over the area
     size: Array  # (2,) width and height of the area users roam, metres
     scheduler: Array  # int, an id of constants.SCHEDULERS
     path_loss_model: Array  # int, an id of constants.PATH_LOSS_MODELS
@@ -107,6 +109,8 @@ def make_network(settings: NetworkSettings, key: Array | None = None) -> Network
         user_height_m=users(settings.user_height_m),
         user_noise_mw=users(settings.noise_mw),
         user_snr_threshold=users(settings.snr_threshold),
+        user_home=jnp.zeros((MAX_USERS, 2), jnp.float32),
+        user_spread=users(-1.0),
         size=jnp.asarray(settings.roam_area, jnp.float32),
         scheduler=jnp.asarray(settings.scheduler_id, jnp.int32),
         path_loss_model=jnp.asarray(settings.path_loss_id, jnp.int32),
@@ -173,7 +177,7 @@ QoE ``10 log10(rate / 1 Mbit/s) / 20`` clipped to [0, 1], no use below 1 Mbit/s,
 
 
 def scaled(params: NetworkParams, scale: float) -> NetworkParams:
-    """``params`` with its stations, roaming area and user speed multiplied by ``scale``.
+    """``params`` with its stations, roaming area, users' start squares and speed multiplied by ``scale``.
 
     Raises:
         ValueError: ``scale`` not positive.
@@ -181,7 +185,8 @@ def scaled(params: NetworkParams, scale: float) -> NetworkParams:
     if not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"scale: must be positive, got {scale!r}")
     return params.replace(
-        cell_pos=params.cell_pos * scale, size=params.size * scale, user_velocity=params.user_velocity * scale
+        cell_pos=params.cell_pos * scale, size=params.size * scale, user_velocity=params.user_velocity * scale,
+        user_home=params.user_home * scale, user_spread=params.user_spread * scale,
     )
 
 

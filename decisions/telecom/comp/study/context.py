@@ -29,14 +29,17 @@ class StudyContext:
     seed: int = 0
     progress: Progress = silent
     checkpoints: CheckpointFor | None = None
+    own_tasks: tuple[Task, ...] = ()
+    """Networks of one's own (``sim.catalog.OwnTask``): scored apart from the study's tasks."""
 
     def __post_init__(self) -> None:
         """Hold the folder as a ``Path`` and the tasks as tuples."""
         object.__setattr__(self, "folder", Path(self.folder))
         object.__setattr__(self, "train_tasks", tuple(self.train_tasks))
         object.__setattr__(self, "unseen_tasks", tuple(self.unseen_tasks))
+        object.__setattr__(self, "own_tasks", tuple(self.own_tasks))
 
     @property
     def tasks(self) -> tuple[Task, ...]:
-        """The training tasks, then the unseen ones."""
-        return (*self.train_tasks, *self.unseen_tasks)
+        """The training tasks, then the unseen ones, then one's own."""
+        return (*self.train_tasks, *self.unseen_tasks, *self.own_tasks)

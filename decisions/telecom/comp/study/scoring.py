@@ -48,6 +48,8 @@ REFERENCE_POLICIES: dict[str, GreedyPlanner] = {"planner": GreedyPlanner()}
 """Policies evaluated as references, not baselines, by name: the greedy planner (``planner``)
 reads the environment state, which no learnt policy sees, so ``headline`` does not ask PromptDT
 to beat it. The planner is also the ``"planner"`` demonstrator."""
+OWN = "own"
+"""The evaluation table's split of a network of one's own."""
 REFERENCES = tuple(REFERENCE_POLICIES)
 """The reference policies' names."""
 EVAL_SEED = 77_000
@@ -100,11 +102,16 @@ def evaluate(
     unseen_tasks: Sequence[Task],
     budget: EvalBudget,
     progress: Progress = silent,
+    own_tasks: Sequence[Task] = (),
 ) -> pd.DataFrame:
     """Every policy on every task (common random numbers), with normalised QoE.
 
+    A network of one's own (``own_tasks``, split ``own``) has the expert and the (Prompt-)DTs only where
+    the folder holds its expert and demonstrations (the data stage made them): they need them; the
+    multi-task PPO, the baselines and the planner need nothing of the network.
+
     Returns:
-        One row per (task, policy): ``task``, ``split`` (``train`` / ``unseen``), ``policy``,
+        One row per (task, policy): ``task``, ``split`` (``train`` / ``unseen`` / ``own``), ``policy``,
         ``qoe``, ``jain_qoe``, ``return_mean``, the operators' ``RATE_COLUMNS`` and the normalised
         scores (``normalised_qoe``, ``expert_normalised_qoe``).
     """
@@ -112,21 +119,28 @@ def evaluate(
     multitask = expert_policy(folder / "models" / "multitask_ppo.msgpack")
     keys = jax.random.split(jax.random.PRNGKey(EVAL_SEED), budget.eval_episodes)
     rows: list[dict[str, Any]] = []
-    tasks = [(t, "train") for t in train_tasks] + [(t, "unseen") for t in unseen_tasks]
+    tasks = [(t, "train") for t in train_tasks] + [(t, "unseen") for t in unseen_tasks] + [(t, OWN) for t in own_tasks]
     for i, (task, split) in enumerate(tasks):
         progress("evaluate", i, len(tasks))
-        demos = load_datasets(folder, "demos", [task])[0]
-        policies: dict[str, Any] = {"expert": expert_of(folder, task), "multitask_ppo": multitask}
+        learnt = split != OWN or _has_own_expert(folder, task)
+        policies: dict[str, Any] = {"expert": expert_of(folder, task)} if learnt else {}
+        policies["multitask_ppo"] = multitask
         policies.update({name: SERVING_SET_POLICIES[name] for name in BASELINES})
         policies.update(REFERENCE_POLICIES)
         for name, policy in policies.items():
             scores = evaluate_policy(task, policy, budget.eval_episodes, seed=EVAL_SEED, rates=True)
             rows.append({"task": task.name, "split": split, "policy": name, **_pick(scores)})
-        for name, model in dt_models.items():
+        demos = load_datasets(folder, "demos", [task])[0] if learnt else None
+        for name, model in dt_models.items() if learnt else ():
             rows.append({"task": task.name, "split": split, "policy": name, **dt_scores(model, task, demos, keys)})
     progress("evaluate", len(tasks), len(tasks))
     table = pd.DataFrame(rows)
     return normalise(table)
+
+
+def _has_own_expert(folder: Path, task: Task) -> bool:
+    """Whether the folder holds the expert and the demonstrations of a network of one's own."""
+    return task_file(folder, "experts", task, "msgpack").exists() and task_file(folder, "demos", task, "npz").exists()
 
 
 def _pick(scores: dict[str, float]) -> dict[str, float]:
@@ -201,7 +215,7 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     On the training tasks, the best PromptDT size against the multi-task PPO, the baselines and the
     ``REFERENCES``; on the unseen tasks the same size on the normalised scale, on raw QoE (beside random's
     ratio) and on the scale of each network's own expert (``expert_normalised_qoe``); every policy's raw
-    QoE and the operators' ``RATE_COLUMNS``.
+    QoE and the operators' ``RATE_COLUMNS``; on the networks of one's own, ``_own_network_figures``.
     """
     train = table[table.split == "train"]
     unseen = table[table.split == "unseen"]
@@ -224,11 +238,23 @@ def headline(table: pd.DataFrame, sizes: Sequence[str] = tuple(SIZES)) -> dict[s
     if "expert_normalised_qoe" in train:
         out.update({f"expert_normalised_qoe_{p}": float(v)
                     for p, v in train.groupby("policy")["expert_normalised_qoe"].mean().items()})  # fmt: skip
+    out.update(_own_network_figures(table[table.split == OWN]))
     if len(unseen):
         out.update(_unseen_figures(unseen, best, names))
         out.update(_rate_figures(unseen, "unseen_"))
         if "expert_normalised_qoe" in unseen:
             out.update(_own_expert_figures(unseen, best, names))
+    return out
+
+
+def _own_network_figures(own: pd.DataFrame) -> dict[str, float]:
+    """``own_<figure>_<policy>``: each policy's QoE, normalised QoE and ``RATE_COLUMNS`` on the networks of
+    one's own (none without them; they stay out of every other figure)."""
+    if not len(own):
+        return {}
+    means = own.groupby("policy")[["qoe", "normalised_qoe"]].mean()
+    out = {f"own_{column}_{policy}": float(means.loc[policy, column]) for column in means for policy in means.index}
+    out.update(_rate_figures(own, "own_"))
     return out
 
 

@@ -330,7 +330,7 @@ def run_study(ctx: StudyContext, stages: Sequence[str] = ("data", "train", "eval
     table = conditioning = None
     if "evaluate" in stages:
         table, seconds = _timed(lambda: evaluate(ctx.folder, ctx.train_tasks, ctx.unseen_tasks, ctx.budget,
-                                                 ctx.progress))  # fmt: skip
+                                                 ctx.progress, ctx.own_tasks))  # fmt: skip
         figures["evaluate_seconds"] = seconds
         if write_tables:
             _write_once(evaluation_table(ctx.folder), lambda p: table.to_csv(p, index=False))
