@@ -149,10 +149,3 @@ def takers_of(job_type: str, *modules: Any) -> list[str]:
                     found.append(f"{module.__name__.rsplit('.', 1)[-1]}.{label}")
     return found
 
-
-
-def saved_smoke_run(domain: Any, folder: Path) -> Path:
-    """Run a domain's smoke job (``Domain.smoke_job``) and save its report (the files a recorded run
-    keeps) into ``folder``."""
-    domain.run_job(domain.prepare(domain.smoke_job(), folder)).save(folder)
-    return folder

@@ -27,15 +27,11 @@ from decisions.kit.report import TablesReport
 from decisions.platform import registry
 from decisions.platform.record import execute_recorded, load_run_report
 from decisions.store import RunStatus, dispose_engines, get_run
-from tests.smoke_runs import smoke_bench
+from tests.smoke_runs import smoke_bench, smoke_run
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAINS = {domain.name: domain for domain in registry.DOMAINS}
 NAMES = sorted(DOMAINS)
-
-
-def _smoke(domain: Domain) -> dict:
-    return domain.smoke_job()
 
 
 def test_every_domain_package_is_registered() -> None:
@@ -102,8 +98,8 @@ def _frames_equal(a: pd.DataFrame | None, b: pd.DataFrame | None) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_a_tiny_job_runs_is_recorded_and_its_report_loads_back_equal(name: str, tmp_path: Path) -> None:
     domain = DOMAINS[name]
-    job = domain.prepare(_smoke(domain), tmp_path)
-    report = domain.run_job(job)
+    run = smoke_run(name)  # the smoke job, run once per process: the domain's decide tests read its folder
+    job, report = run.job, run.report
     assert report.metrics and all(np.isfinite(v) for v in report.metrics.values())
 
     url = f"sqlite:///{tmp_path / 'runs.db'}"
@@ -201,7 +197,7 @@ def test_bad_input_is_refused_by_the_cli_before_jax_and_before_the_store(tmp_pat
     (and for a file the column or row), no run is recorded and JAX never loads."""
     cases: list[tuple[str, dict, str]] = []
     for name in NAMES:
-        spec = _smoke(DOMAINS[name])
+        spec = DOMAINS[name].smoke_job()
         spec["job"]["seed"] = 2**32
         cases.append((f"{name}_seed.toml", spec, "job.seed: Input should be less than or equal to 4294967295"))
     rows = ["0,0.5,1,0,1.5,0.1"] * 12

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -12,35 +13,17 @@ import pytest
 from decisions.energy.gas_storage import DOMAIN, decide, deploy, snapo_policy
 from decisions.energy.gas_storage.params import to_params
 from decisions.energy.gas_storage.scenario import Scenario
-from decisions.errors import InputError
-from decisions.kit.decide import best_candidate
-from tests.helpers import saved_smoke_run
+from tests import decide_contract as contract
 
-# Each module trains its own smoke run; the default suite covers every domain's decide through the
-# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.smoke_runs("gas_storage")  # the conformance kit's smoke run, shared
 
-
-@pytest.fixture(scope="module")
-def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("gas_storage_run"))
-
-
-@pytest.fixture(scope="module")
-def policy(run_folder: Path) -> decide.StoragePolicy:
-    return decide.load(run_folder, "snapo")
-
-
-def _state(run_folder: Path, **changes) -> decide.StorageState:
-    return decide.STATE_MODEL.parse({**decide.example_state(run_folder), **changes})
+run_folder = contract.smoke_folder("gas_storage")
+policy = contract.loaded_policy(decide, "snapo")
+_state = functools.partial(contract.state, decide)  # the run's example state with changes
 
 
 def test_candidates_have_finite_scores(run_folder: Path) -> None:
-    offered = decide.candidates(run_folder, {})
-    assert [c.name for c in offered] == ["snapo", "intrinsic_lp"]  # the smoke job runs SNAPO only
-    assert all(np.isfinite(c.score) for c in offered)
-    assert best_candidate(offered).name in {"snapo", "intrinsic_lp"}
-    assert DOMAIN.decider is not None and DOMAIN.decider() is decide
+    contract.offered(DOMAIN, decide, run_folder, ["snapo", "intrinsic_lp"])  # the smoke job runs SNAPO only
 
 
 def test_example_state_gets_a_feasible_move(run_folder: Path, policy: decide.StoragePolicy) -> None:
@@ -56,20 +39,15 @@ def test_example_state_gets_a_feasible_move(run_folder: Path, policy: decide.Sto
 
 def test_same_state_same_action_alone_and_in_a_batch(run_folder: Path, policy: decide.StoragePolicy) -> None:
     state, other = _state(run_folder), _state(run_folder, inventory=0.0)
-    alone = decide.decide(policy, [state])[0]
-    batch = decide.decide(policy, [other, state, other, state])
-    assert decide.decide(policy, [state])[0].action == alone.action
-    assert batch[1].action == batch[3].action
-    assert batch[1].action["net_injection"] == pytest.approx(alone.action["net_injection"], abs=1e-4)
-    assert batch[0].value == pytest.approx(decide.decide(policy, [other])[0].value, rel=1e-5)
+    alone, batch = contract.decided_alone_and_together(decide, policy, [other, state, other, state], figure="value",
+                                                       same_actions=False, rel=1e-5)
+    assert batch[1].action["net_injection"] == pytest.approx(alone[1].action["net_injection"], abs=1e-4)
 
 
 def test_batch_answers_in_order(run_folder: Path, policy: decide.StoragePolicy) -> None:
     curve = decide.example_state(run_folder)["forward_curve"]
     states = [_state(run_folder, spot=curve[0] * scale) for scale in (0.5, 1.0, 2.0)]
-    found = decide.decide(policy, states)
-    one_by_one = [decide.decide(policy, [s])[0] for s in states]
-    assert [d.expected for d in found] == pytest.approx([d.expected for d in one_by_one], rel=1e-5)
+    _, found = contract.decided_alone_and_together(decide, policy, states, same_actions=False, rel=1e-5)
     assert found[0].expected < found[1].expected < found[2].expected  # tomorrow's spot follows today's
 
 
@@ -91,28 +69,19 @@ def test_value_matches_the_simulator_from_day_zero(run_folder: Path, policy: dec
     ({"forward_curve": []}, "state.forward_curve"),
 ])
 def test_bad_state_names_the_field(run_folder: Path, changes: dict, field: str) -> None:
-    with pytest.raises(InputError) as caught:
-        _state(run_folder, **changes)
-    assert caught.value.field == field
+    contract.assert_bad_state_refused(decide, run_folder, changes, field)
 
 
 def test_missing_field_and_run_mismatch_refused(run_folder: Path, policy: decide.StoragePolicy) -> None:
-    state = decide.example_state(run_folder)
-    del state["inventory"]
-    with pytest.raises(InputError, match="^state.inventory"):
-        decide.STATE_MODEL.parse(state)
-    with pytest.raises(InputError, match="^state.forward_curve"):
-        decide.decide(policy, [_state(run_folder, day=0)])
-    with pytest.raises(InputError, match="^state.inventory"):
-        decide.decide(policy, [_state(run_folder, inventory=1e6)])
+    contract.assert_bad_state_refused(decide, run_folder, lambda state: state.pop("inventory"), "state.inventory")
+    contract.refused(decide.decide, policy, [_state(run_folder, day=0)], field="state.forward_curve")
+    contract.refused(decide.decide, policy, [_state(run_folder, inventory=1e6)], field="state.inventory")
 
 
 def test_unknown_candidate_and_empty_run_refused(run_folder: Path, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="^policy"):
-        decide.load(run_folder, "lsmc")
-    (tmp_path / "comparison.csv").write_text((run_folder / "comparison.csv").read_text())
-    with pytest.raises(InputError, match="^run"):
-        decide.load(tmp_path, "intrinsic_lp")
+    contract.assert_unknown_policies_refused(decide, run_folder, "lsmc")
+    contract.refused(decide.load, contract.copied_run(run_folder, tmp_path, only=["comparison.csv"]),
+                     "intrinsic_lp", field="run")
 
 
 def test_intrinsic_schedule_deployed_answers_its_saved_move(run_folder: Path) -> None:

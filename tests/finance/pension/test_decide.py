@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -9,38 +10,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from decisions.errors import InputError
 from decisions.finance.pension import DOMAIN, decide, deploy, snapo_policy
 from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.scenario import Scenario
-from decisions.kit.decide import best_candidate
-from tests.helpers import saved_smoke_run
+from tests import decide_contract as contract
 
-# Each module trains its own smoke run; the default suite covers every domain's decide through the
-# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.smoke_runs("pension")  # the conformance kit's smoke run, shared
 
-
-@pytest.fixture(scope="module")
-def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("pension_run"))
-
-
-@pytest.fixture(scope="module")
-def policy(run_folder: Path) -> decide.FundPolicy:
-    return decide.load(run_folder, "snapo")
-
-
-def _state(run_folder: Path, **changes) -> decide.FundState:
-    return decide.STATE_MODEL.parse({**decide.example_state(run_folder), **changes})
+run_folder = contract.smoke_folder("pension")
+policy = contract.loaded_policy(decide, "snapo")
+_state = functools.partial(contract.state, decide)  # the run's example state with changes
 
 
 def test_candidates_have_finite_scores(run_folder: Path) -> None:
-    offered = decide.candidates(run_folder, {})
-    assert [c.name for c in offered] == ["snapo", "fixed_mix"]
-    assert all(np.isfinite(c.score) for c in offered)
-    assert best_candidate(offered).score == max(c.score for c in offered)
-    assert DOMAIN.decider is not None and DOMAIN.decider() is decide
+    contract.offered(DOMAIN, decide, run_folder, ["snapo", "fixed_mix"])
 
 
 def test_example_state_gets_a_valid_allocation(run_folder: Path, policy: decide.FundPolicy) -> None:
@@ -60,19 +43,15 @@ def test_example_state_gets_a_valid_allocation(run_folder: Path, policy: decide.
 def test_same_state_same_action_alone_and_in_a_batch(run_folder: Path, policy: decide.FundPolicy) -> None:
     state = _state(run_folder)
     other = _state(run_folder, assets=state.assets * 0.7)
-    alone = decide.decide(policy, [state])[0]
-    batch = decide.decide(policy, [other, state, other, state])
-    assert decide.decide(policy, [state])[0].action == alone.action
-    assert batch[1].action == batch[3].action
-    assert batch[1].action["contribution_rate"] == pytest.approx(alone.action["contribution_rate"], abs=1e-6)
+    alone, batch = contract.decided_alone_and_together(decide, policy, [other, state, other, state], figure="value",
+                                                       same_actions=False, rel=1e-4)
+    assert batch[1].action["contribution_rate"] == pytest.approx(alone[1].action["contribution_rate"], abs=1e-6)
 
 
 def test_batch_answers_in_order(run_folder: Path, policy: decide.FundPolicy) -> None:
     base = _state(run_folder).assets
     states = [_state(run_folder, assets=base * scale) for scale in (0.6, 1.0, 1.4)]
-    found = decide.decide(policy, states)
-    one_by_one = [decide.decide(policy, [s])[0] for s in states]
-    assert [d.value for d in found] == pytest.approx([d.value for d in one_by_one], rel=1e-4)
+    _, found = contract.decided_alone_and_together(decide, policy, states, figure="value", same_actions=False, rel=1e-4)
     ratios = [d.reasons["funding_ratio"] for d in found]
     assert ratios[0] < ratios[1] < ratios[2]
 
@@ -95,33 +74,22 @@ def test_value_matches_the_simulator_from_the_start(run_folder: Path, policy: de
     ({"key_rates": [0.02, 0.9]}, "state.key_rates.1"),
 ])
 def test_bad_state_names_the_field(run_folder: Path, changes: dict, field: str) -> None:
-    with pytest.raises(InputError) as caught:
-        _state(run_folder, **changes)
-    assert caught.value.field == field
+    contract.assert_bad_state_refused(decide, run_folder, changes, field)
 
 
 def test_missing_field_and_run_mismatch_refused(run_folder: Path, policy: decide.FundPolicy) -> None:
-    state = decide.example_state(run_folder)
-    del state["members"]
-    with pytest.raises(InputError, match="^state.members"):
-        decide.STATE_MODEL.parse(state)
-    with pytest.raises(InputError, match="^state.month"):
-        decide.decide(policy, [_state(run_folder, month=policy.params.months)])
-    with pytest.raises(InputError, match="^state.key_rates"):
-        decide.decide(policy, [_state(run_folder, key_rates=[0.03])])
+    contract.assert_bad_state_refused(decide, run_folder, lambda state: state.pop("members"), "state.members")
+    contract.refused(decide.decide, policy, [_state(run_folder, month=policy.params.months)], field="state.month")
+    contract.refused(decide.decide, policy, [_state(run_folder, key_rates=[0.03])], field="state.key_rates")
 
 
 def test_unknown_candidate_and_empty_run_refused(run_folder: Path, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="^policy"):
-        decide.load(run_folder, "lsmc")
-    (tmp_path / "comparison.csv").write_text((run_folder / "comparison.csv").read_text())
+    contract.assert_unknown_policies_refused(decide, run_folder, "lsmc")
+    contract.copied_run(run_folder, tmp_path, only=["comparison.csv"])
     assert decide.candidates(tmp_path, {}) == []  # no saved network: nothing the run can deploy
-    with pytest.raises(InputError, match="^run"):
-        decide.load(tmp_path, "fixed_mix")
-    for name in (decide.POLICY_FILE, "fixed_mix_allocation.csv"):
-        (tmp_path / name).write_bytes((run_folder / name).read_bytes())
-    with pytest.raises(InputError, match="^run"):  # no scenario
-        decide.load(tmp_path, "fixed_mix")
+    contract.refused(decide.load, tmp_path, "fixed_mix", field="run")
+    contract.copied_run(run_folder, tmp_path, only=[decide.POLICY_FILE, "fixed_mix_allocation.csv"])
+    contract.refused(decide.load, tmp_path, "fixed_mix", field="run")  # no scenario
 
 
 def test_fixed_mix_deployed_answers_its_saved_weights(run_folder: Path) -> None:

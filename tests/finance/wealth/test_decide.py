@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from decisions.errors import InputError
 from decisions.finance.wealth import DOMAIN
 from decisions.finance.wealth import decide as wealth_decide
-from tests.helpers import saved_smoke_run
+from tests import decide_contract as contract
 
+pytestmark = pytest.mark.smoke_runs("wealth")
 
-@pytest.fixture(scope="module")
-def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("wealth_run"))
+run_folder = contract.smoke_folder("wealth")
 
 
 @pytest.fixture(scope="module")
@@ -29,16 +26,11 @@ def _states(*pairs: tuple[int, float]) -> list[wealth_decide.ClientState]:
     return [wealth_decide.STATE_MODEL.parse({"year": t, "wealth": w}) for t, w in pairs]
 
 
-def test_the_domain_registers_its_decider() -> None:
-    assert DOMAIN.decider is not None and DOMAIN.decider() is wealth_decide
-
-
 def test_candidates_carry_the_comparison_figures(run_folder: Path) -> None:
-    offered = {c.name: c for c in wealth_decide.candidates(run_folder, {})}
+    offered = contract.offered(DOMAIN, wealth_decide, run_folder, {"planner", "dp", "funding_rule"})
     comparison = pd.read_csv(run_folder / "comparison.csv").set_index("policy")
-    assert set(offered) == {"planner", "dp", "funding_rule"}
     for name, candidate in offered.items():
-        assert math.isfinite(candidate.score) and candidate.score == comparison.loc[name, "expected_utility"]
+        assert candidate.score == comparison.loc[name, "expected_utility"]
     assert offered["planner"].learnt and offered["planner"].network and not offered["dp"].network
 
 
@@ -70,26 +62,20 @@ def test_choices_match_the_runs_plan_table(run_folder: Path, policies: dict[str,
 
 def test_same_state_same_action_and_batches_answer_in_order(policies: dict[str, wealth_decide.WealthPolicy]) -> None:
     states = _states((0, 100.0), (2, 35.0), (2, 80.0), (5, 150.0), (6, 95.0), (3, 0.0))
-    singles = [wealth_decide.decide(policies["planner"], [s])[0] for s in states]
-    batch = wealth_decide.decide(policies["planner"], [*states, states[1], *states])
-    assert [d.action for d in batch] == [*(d.action for d in singles), singles[1].action, *(d.action for d in singles)]
-    assert [d.expected for d in batch[:6]] == [d.expected for d in singles]
+    singles, _ = contract.decided_alone_and_together(wealth_decide, policies["planner"], [*states, states[1], *states],
+                                                     rel=0, abs=0)
     assert singles[5].action["alive"] is False and singles[5].expected == 0.0
     assert any(d.action["goals"] for d in singles[1:3])
 
 
 def test_bad_states_are_refused_naming_the_field(policies: dict[str, wealth_decide.WealthPolicy]) -> None:
-    with pytest.raises(InputError, match=r"^state\.wealth"):
-        wealth_decide.STATE_MODEL.parse({"year": 1})
-    with pytest.raises(InputError, match=r"^state\.wealth"):
-        wealth_decide.STATE_MODEL.parse({"year": 1, "wealth": -5.0})
-    with pytest.raises(InputError, match=r"^state\.year: must be at most the run's horizon of 6"):
-        wealth_decide.decide(policies["dp"], _states((7, 100.0)))
+    contract.refused(wealth_decide.STATE_MODEL.parse, {"year": 1}, field="state.wealth")
+    contract.refused(wealth_decide.STATE_MODEL.parse, {"year": 1, "wealth": -5.0}, field="state.wealth")
+    contract.refused(wealth_decide.decide, policies["dp"], _states((7, 100.0)), field="state.year",
+                     starts="must be at most the run's horizon of 6")
 
 
 def test_unknown_policy_and_unusable_run_are_refused(run_folder: Path, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"^policy: 'oracle'"):
-        wealth_decide.load(run_folder, "oracle")
-    (tmp_path / "comparison.csv").write_text((run_folder / "comparison.csv").read_text())
-    with pytest.raises(InputError, match=r"^run: it saved no deployment"):
-        wealth_decide.load(tmp_path, "dp")
+    contract.assert_unknown_policies_refused(wealth_decide, run_folder, "oracle")
+    contract.refused(wealth_decide.load, contract.copied_run(run_folder, tmp_path, only=["comparison.csv"]), "dp",
+                     field="run", starts="it saved no deployment")

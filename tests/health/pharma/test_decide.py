@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import jax
@@ -9,39 +10,23 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from decisions.errors import InputError
 from decisions.health.pharma import DOMAIN, decide, deploy
 from decisions.health.pharma.evaluation import batch_cqas
 from decisions.health.pharma.params import constants, draw_constants, grid, uncertainty_cv
 from decisions.health.pharma.snapo_policy import load_profiles
-from decisions.kit.decide import best_candidate
-from tests.helpers import saved_smoke_run
+from tests import decide_contract as contract
 
-# Each module trains its own smoke run; the default suite covers every domain's decide through the
-# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
-pytestmark = pytest.mark.slow
+# the conformance kit's smoke run, shared; slow still, as compiling the batch answer (with its
+# sensitivities) takes several seconds more than the default suite can spare
+pytestmark = [pytest.mark.slow, pytest.mark.smoke_runs("pharma")]
 
-
-@pytest.fixture(scope="module")
-def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("pharma_run"))
-
-
-@pytest.fixture(scope="module")
-def policy(run_folder: Path) -> decide.BatchPolicy:
-    return decide.load(run_folder, "snapo")
-
-
-def _state(run_folder: Path, **changes) -> decide.BatchState:
-    return decide.STATE_MODEL.parse({**decide.example_state(run_folder), **changes})
+run_folder = contract.smoke_folder("pharma")
+policy = contract.loaded_policy(decide, "snapo")
+_state = functools.partial(contract.state, decide)  # the run's example state with changes
 
 
 def test_candidates_have_finite_scores(run_folder: Path) -> None:
-    offered = decide.candidates(run_folder, {})
-    assert [c.name for c in offered] == ["snapo", "best_constant"]
-    assert all(np.isfinite(c.score) for c in offered)
-    assert best_candidate(offered).score == max(c.score for c in offered)
-    assert DOMAIN.decider is not None and DOMAIN.decider() is decide
+    contract.offered(DOMAIN, decide, run_folder, ["snapo", "best_constant"])
 
 
 def test_example_batch_gets_the_saved_profiles(run_folder: Path, policy: decide.BatchPolicy) -> None:
@@ -63,19 +48,15 @@ def test_example_batch_gets_the_saved_profiles(run_folder: Path, policy: decide.
 def test_same_batch_same_answer_alone_and_in_a_batch(run_folder: Path, policy: decide.BatchPolicy) -> None:
     state = _state(run_folder)
     other = _state(run_folder, substrate=state.substrate * 1.2)
-    alone = decide.decide(policy, [state])[0]
-    batch = decide.decide(policy, [other, state, other, state])
-    assert decide.decide(policy, [state])[0] == alone
-    assert batch[1].action == batch[3].action == alone.action
-    assert batch[1].value == pytest.approx(alone.value, rel=1e-5)
+    alone, _ = contract.decided_alone_and_together(decide, policy, [other, state, other, state], figure="value",
+                                                   rel=1e-5)
+    assert decide.decide(policy, [state])[0] == alone[1]
 
 
 def test_batch_answers_in_order(run_folder: Path, policy: decide.BatchPolicy) -> None:
     base = _state(run_folder).substrate
     states = [_state(run_folder, substrate=base * scale) for scale in (0.8, 1.0, 1.2)]
-    found = decide.decide(policy, states)
-    one_by_one = [decide.decide(policy, [s])[0] for s in states]
-    assert [d.value for d in found] == pytest.approx([d.value for d in one_by_one], rel=1e-4)
+    _, found = contract.decided_alone_and_together(decide, policy, states, figure="value", same_actions=False, rel=1e-4)
     assert len({round(d.value, 4) for d in found}) == 3
 
 
@@ -96,25 +77,19 @@ def test_value_matches_the_chain_on_the_same_draws(run_folder: Path, policy: dec
     ({"seed_size": "big"}, "state.seed_size"),
 ])
 def test_bad_state_names_the_field(run_folder: Path, changes: dict, field: str) -> None:
-    with pytest.raises(InputError) as caught:
-        _state(run_folder, **changes)
-    assert caught.value.field == field
+    contract.assert_bad_state_refused(decide, run_folder, changes, field)
 
 
 def test_missing_field_refused(run_folder: Path) -> None:
-    state = decide.example_state(run_folder)
-    del state["cooling_time"]
-    with pytest.raises(InputError, match="^state.cooling_time"):
-        decide.STATE_MODEL.parse(state)
+    contract.assert_bad_state_refused(decide, run_folder, lambda state: state.pop("cooling_time"), "state.cooling_time")
 
 
 def test_unknown_candidate_and_empty_run_refused(run_folder: Path, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="^policy"):
-        decide.load(run_folder, "nominal")  # the smoke run compares SNAPO with the best constant only
-    (tmp_path / "comparison.csv").write_text((run_folder / "comparison.csv").read_text())
+    # the smoke run compares SNAPO with the best constant only
+    contract.assert_unknown_policies_refused(decide, run_folder, "nominal")
+    contract.copied_run(run_folder, tmp_path, only=["comparison.csv"])
     assert [c.name for c in decide.candidates(tmp_path, {})] == ["best_constant"]  # no saved profiles
-    with pytest.raises(InputError, match="^run"):
-        decide.load(tmp_path, "best_constant")
+    contract.refused(decide.load, tmp_path, "best_constant", field="run")
 
 
 def test_best_constant_deployed_answers_its_saved_temperatures(run_folder: Path) -> None:

@@ -4,43 +4,27 @@ agent's observation and the critic's value as the study builds them, the rules' 
 
 from __future__ import annotations
 
-import math
-import shutil
+import functools
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from decisions.errors import InputError
 from decisions.mobility.traffic import DOMAIN
 from decisions.mobility.traffic import decide as D
 from decisions.mobility.traffic.junctions import JUNCTIONS_FILE
-from tests.helpers import saved_smoke_run
+from tests import decide_contract as contract
 
-# Each module trains its own smoke run; the default suite covers every domain's decide through the
-# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.smoke_runs("traffic")  # the conformance kit's smoke run, shared
 
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("traffic_run"))
-
-
-@pytest.fixture(scope="module")
-def agent(run: Path) -> D.TrafficPolicy:
-    return D.load(run, "dqn_fair")
-
-
-def _state(run: Path, **changes: object) -> D.JunctionState:
-    return D.JunctionState.parse({**D.example_state(run), **changes})
+run = contract.smoke_folder("traffic", name="run")
+agent = contract.loaded_policy(D, "dqn_fair", name="agent", folder="run")
+_state = functools.partial(contract.state, D)  # the run's example state with changes
 
 
 def test_the_decider_is_registered_and_offers_the_agent_and_the_fixed_programme(run: Path) -> None:
-    assert DOMAIN.decider is not None and DOMAIN.decider() is D
-    offered = {c.name: c for c in D.candidates(run, {})}
-    assert set(offered) == {"dqn_fair", "fixed"}  # max-pressure needs outgoing lanes the state does not report
-    assert all(math.isfinite(c.score) for c in offered.values())
+    # max-pressure needs outgoing lanes the state does not report
+    offered = contract.offered(DOMAIN, D, run, {"dqn_fair", "fixed"})
     assert offered["dqn_fair"].learnt and offered["dqn_fair"].network and not offered["fixed"].learnt
 
 
@@ -72,11 +56,7 @@ def test_the_observation_is_the_studys(run: Path) -> None:
 def test_same_readings_same_phase_and_a_batch_answers_in_order(run: Path, agent: D.TrafficPolicy) -> None:
     states = [_state(run), _state(run, queue=[9.0, 9.0, 0.0, 0.0]), _state(run, phase=2, seconds_since_change=3.0),
               _state(run, crossing_pedestrians=[8.0, 0.0], crossing_longest_wait_s=[90.0, 0.0]), _state(run)]
-    alone = [D.decide(agent, [s])[0] for s in states]
-    together = D.decide(agent, states)
-    assert [d.action for d in together] == [d.action for d in alone]
-    assert [d.value for d in together] == pytest.approx([d.value for d in alone])
-    assert together[0].action == together[4].action
+    _, together = contract.decided_alone_and_together(D, agent, states, figure="value")
     assert together[2].action["phase"] == 2  # within the minimum green a change does not take effect
 
 
@@ -110,11 +90,7 @@ def test_greedy_rules_serve_the_longest_queue_and_ties_keep_the_phase() -> None:
     (lambda s: s.update(signal=""), "state.signal"),
 ])
 def test_bad_readings_name_the_field(run: Path, change, field: str) -> None:
-    state = D.example_state(run)
-    change(state)
-    with pytest.raises(InputError) as err:
-        D.JunctionState.parse(state)
-    assert err.value.field == field
+    contract.assert_bad_state_refused(D, run, change, field)
 
 
 @pytest.mark.parametrize(("changes", "field"), [
@@ -126,19 +102,10 @@ def test_bad_readings_name_the_field(run: Path, change, field: str) -> None:
 ])
 def test_readings_that_do_not_fit_the_junction_are_refused(run: Path, agent: D.TrafficPolicy, changes: dict,
                                                           field: str) -> None:
-    with pytest.raises(InputError) as err:
-        D.decide(agent, [_state(run), _state(run, **changes)])
-    assert err.value.field == field
+    contract.refused(D.decide, agent, [_state(run), _state(run, **changes)], field=field)
 
 
 def test_unknown_policy_and_a_run_without_junctions_are_refused(run: Path, tmp_path: Path) -> None:
-    for name in ("max_pressure", "nonsense"):
-        with pytest.raises(InputError) as err:
-            D.load(run, name)
-        assert err.value.field == "policy"
-    old = tmp_path / "old"
-    shutil.copytree(run, old)
-    (old / JUNCTIONS_FILE).unlink()
-    with pytest.raises(InputError) as err:
-        D.load(old, "dqn_fair")
-    assert err.value.field == "run"
+    contract.assert_unknown_policies_refused(D, run, "max_pressure", "nonsense")
+    contract.refused(D.load, contract.copied_run(run, tmp_path / "old", without=[JUNCTIONS_FILE]), "dqn_fair",
+                     field="run")

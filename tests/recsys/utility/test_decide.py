@@ -1,13 +1,12 @@
 """Utility's decide contract: candidates, loading and deciding on a run's saved folder.
 
-The smoke job simulates its logs for minutes, so the default tests read a folder that
-``UtilityReport.save`` writes from a small Q-network trained here and a front table in the study's
-form; the smoke run's own folder is checked end to end under ``-m slow``.
+Most tests read a folder that ``UtilityReport.save`` writes from a small Q-network trained here and
+a front table in the study's form, whose figures they know; the smoke run's own folder (the
+conformance kit's run, shared through ``tests.smoke_runs``) is checked end to end.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -15,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from decisions.errors import InputError
 from decisions.recsys.utility import DOMAIN, qnet
 from decisions.recsys.utility import decide as utility_decide
 from decisions.recsys.utility import objectives as obj
@@ -23,7 +21,9 @@ from decisions.recsys.utility.report import UtilityReport
 from decisions.recsys.utility.scenario import WeightSet
 from decisions.recsys.utility.simulator import CONTEXT_DIM, SEGMENTS, Profile
 from decisions.recsys.utility.spec import QNetSettings
-from tests.helpers import saved_smoke_run
+from tests import decide_contract as contract
+
+pytestmark = pytest.mark.smoke_runs("utility")
 
 WEIGHTS = WeightSet(grid_step=3).matrix()
 GLOBAL, PRODUCTION = 3, 7
@@ -63,9 +63,8 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def learnt(run_folder: Path) -> utility_decide.UtilityPolicy:
-    return utility_decide.load(run_folder, "learnt")
+learnt = contract.loaded_policy(utility_decide, "learnt", name="learnt")
+smoke_folder = contract.smoke_folder("utility", name="smoke_folder")
 
 
 def _states(*rows: tuple[str, float, bool, float, float]) -> list[utility_decide.RequestState]:
@@ -73,14 +72,9 @@ def _states(*rows: tuple[str, float, bool, float, float]) -> list[utility_decide
     return [utility_decide.STATE_MODEL.parse(dict(zip(names, row, strict=True))) for row in rows]
 
 
-def test_the_domain_registers_its_decider() -> None:
-    assert DOMAIN.decider is not None and DOMAIN.decider() is utility_decide
-
-
 def test_candidates_are_scored_at_the_reference_lambda(run_folder: Path) -> None:
-    offered = {c.name: c for c in utility_decide.candidates(run_folder, {})}
-    assert list(offered) == ["learnt", "global", "production"]
-    assert all(math.isfinite(c.score) and c.score_name == "lambda_utility" for c in offered.values())
+    offered = contract.offered(DOMAIN, utility_decide, run_folder, ["learnt", "global", "production"])
+    assert all(c.score_name == "lambda_utility" for c in offered.values())
     # linear utility at lambda 0.5 with scales (0.5, 5): 0.5 e / 0.5 + 0.5 r / 5
     assert offered["learnt"].score == pytest.approx(0.45 + 0.5) and offered["production"].score == pytest.approx(0.8)
     assert offered["learnt"].network and not offered["global"].learnt
@@ -105,11 +99,7 @@ def test_decides_as_the_q_network_predicts(run_folder: Path, learnt: utility_dec
 
 def test_same_state_same_action_and_batches_answer_in_order(learnt: utility_decide.UtilityPolicy) -> None:
     states = _states(*((segment, t, m, h, 0.0) for segment in SEGMENTS for t, m, h in ((-2.0, True, 3.0), (2.0, False, 15.0))))
-    singles = [utility_decide.decide(learnt, [s])[0] for s in states]
-    batch = utility_decide.decide(learnt, [*states, *states[:3]] * 40)
-    assert [d.action for d in batch[: len(states)]] == [d.action for d in singles]
-    assert [d.action for d in batch[len(states) : len(states) + 3]] == [d.action for d in singles[:3]]
-    assert [d.expected for d in batch[-3:]] == [d.expected for d in singles[:3]]
+    singles, _ = contract.decided_alone_and_together(utility_decide, learnt, [*states, *states[:3]] * 40, rel=0, abs=0)
     assert len({d.action["vector"] for d in singles}) > 1
 
 
@@ -121,26 +111,17 @@ def test_fixed_weights_answer_their_vector(run_folder: Path) -> None:
 
 
 def test_bad_states_and_policies_are_refused(run_folder: Path, tmp_path: Path) -> None:
-    example = utility_decide.example_state(run_folder)
-    with pytest.raises(InputError, match=r"^state\.segment"):
-        utility_decide.STATE_MODEL.parse({**example, "segment": "vip"})
-    with pytest.raises(InputError, match=r"^state\.hour"):
-        utility_decide.STATE_MODEL.parse({**example, "hour": 24.0})
-    with pytest.raises(InputError, match=r"^state\.mobile"):
-        utility_decide.STATE_MODEL.parse({k: v for k, v in example.items() if k != "mobile"})
-    with pytest.raises(InputError, match=r"^policy: 'linucb'"):
-        utility_decide.load(run_folder, "linucb")
-    (tmp_path / "front.csv").write_text((run_folder / "front.csv").read_text())
-    with pytest.raises(InputError, match=r"^run: it saved no Q-network"):
-        utility_decide.load(tmp_path, "global")
+    contract.assert_bad_state_refused(utility_decide, run_folder, {"segment": "vip"}, "state.segment")
+    contract.assert_bad_state_refused(utility_decide, run_folder, {"hour": 24.0}, "state.hour")
+    contract.assert_bad_state_refused(utility_decide, run_folder, lambda state: state.pop("mobile"), "state.mobile")
+    contract.assert_unknown_policies_refused(utility_decide, run_folder, "linucb")
+    contract.refused(utility_decide.load, contract.copied_run(run_folder, tmp_path, only=["front.csv"]), "global",
+                     field="run", starts="it saved no Q-network")
 
 
-@pytest.mark.slow
-def test_the_smoke_runs_folder_decides(tmp_path: Path) -> None:
-    saved_smoke_run(DOMAIN, tmp_path)
-    offered = utility_decide.candidates(tmp_path, {})
-    assert [c.name for c in offered] == ["learnt", "global", "production"]
-    policy = utility_decide.load(tmp_path, "learnt")
-    state = utility_decide.STATE_MODEL.parse(utility_decide.example_state(tmp_path))
+def test_the_smoke_runs_folder_decides(smoke_folder: Path) -> None:
+    contract.offered(DOMAIN, utility_decide, smoke_folder, ["learnt", "global", "production"])
+    policy = utility_decide.load(smoke_folder, "learnt")
+    state = contract.state(utility_decide, smoke_folder)
     first, again = utility_decide.decide(policy, [state, state])
     assert first.action == again.action and 0.0 <= first.expected <= 1.0

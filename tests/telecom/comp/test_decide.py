@@ -5,18 +5,17 @@ measurements refused, the rate and reward equal to the simulator's step."""
 
 from __future__ import annotations
 
-import math
-import shutil
+import functools
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from decisions.errors import InputError
 from decisions.telecom.comp import DOMAIN
 from decisions.telecom.comp import decide as D
 from decisions.telecom.comp.deployable import FILE
+from tests import decide_contract as contract
 
 TASKS = ("c7-u15-resource_fair-me-jt", "c10-u25-resource_fair-s25-jt")
 
@@ -34,20 +33,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def expert(run: Path) -> D.CompPolicy:
-    return D.load(run, "expert")
-
-
-def _state(run: Path, **changes: object) -> D.UsersState:
-    return D.UsersState.parse({**D.example_state(run), **changes})
+expert = contract.loaded_policy(D, "expert", name="expert", folder="run")
+_state = functools.partial(contract.state, D)  # the run's example state with changes
 
 
 def test_the_decider_is_registered_and_offers_the_policies_that_read_one_step(run: Path) -> None:
-    assert DOMAIN.decider is not None and DOMAIN.decider() is D
-    offered = {c.name: c for c in D.candidates(run, {})}
-    assert set(offered) == {"expert", "multitask_ppo", "max_snr", "top2"}  # no random, planner or (Prompt-)DT
-    assert all(math.isfinite(c.score) for c in offered.values())
+    # no random, planner or (Prompt-)DT
+    offered = contract.offered(DOMAIN, D, run, {"expert", "multitask_ppo", "max_snr", "top2"})
     assert offered["expert"].network and not offered["max_snr"].learnt
 
 
@@ -92,11 +84,8 @@ def test_same_measurements_same_cells_and_a_batch_of_two_tasks_answers_in_order(
     weaker = [[v - 25.0 for v in row] for row in first["snr_db"]]
     other = {"task": TASKS[1], "snr_db": [[float(10 + (u * 7 + c * 3) % 20) for c in range(10)] for u in range(25)]}
     states = [D.UsersState.parse(s) for s in (first, {**first, "snr_db": weaker}, other, first)]
-    alone = [D.decide(expert, [s])[0] for s in states]
-    together = D.decide(expert, states)
-    assert [d.action for d in together] == [d.action for d in alone]
-    assert [d.expected for d in together] == pytest.approx([d.expected for d in alone], rel=1e-5)
-    assert together[0].action == together[3].action and len(together[2].action["serving_cells"]) == 25
+    _, together = contract.decided_alone_and_together(D, expert, states, rel=1e-5)
+    assert len(together[2].action["serving_cells"]) == 25
 
 
 @pytest.mark.parametrize(("change", "field"), [
@@ -106,11 +95,7 @@ def test_same_measurements_same_cells_and_a_batch_of_two_tasks_answers_in_order(
     (lambda s: s.update(average_rate_mbps=[-1.0]), "state.average_rate_mbps.0"),
 ])
 def test_bad_measurements_name_the_field(run: Path, change, field: str) -> None:
-    state = D.example_state(run)
-    change(state)
-    with pytest.raises(InputError) as err:
-        D.UsersState.parse(state)
-    assert err.value.field == field
+    contract.assert_bad_state_refused(D, run, change, field)
 
 
 @pytest.mark.parametrize(("changes", "field"), [
@@ -121,19 +106,9 @@ def test_bad_measurements_name_the_field(run: Path, change, field: str) -> None:
 ])
 def test_measurements_that_do_not_fit_the_task_are_refused(run: Path, expert: D.CompPolicy, changes: dict,
                                                            field: str) -> None:
-    with pytest.raises(InputError) as err:
-        D.decide(expert, [_state(run, **changes)])
-    assert err.value.field == field
+    contract.refused(D.decide, expert, [_state(run, **changes)], field=field)
 
 
 def test_unknown_policy_and_a_run_without_policies_are_refused(run: Path, tmp_path: Path) -> None:
-    for name in ("random", "promptdt-small", "planner"):
-        with pytest.raises(InputError) as err:
-            D.load(run, name)
-        assert err.value.field == "policy"
-    old = tmp_path / "old"
-    shutil.copytree(run, old)
-    (old / FILE).unlink()
-    with pytest.raises(InputError) as err:
-        D.load(old, "expert")
-    assert err.value.field == "run"
+    contract.assert_unknown_policies_refused(D, run, "random", "promptdt-small", "planner")
+    contract.refused(D.load, contract.copied_run(run, tmp_path / "old", without=[FILE]), "expert", field="run")

@@ -4,8 +4,6 @@ cost terms equal to the fleet model's."""
 
 from __future__ import annotations
 
-import math
-import shutil
 from pathlib import Path
 
 import jax
@@ -13,25 +11,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from decisions.errors import InputError
 from decisions.telecom.splitfl import DOMAIN
 from decisions.telecom.splitfl import decide as D
 from decisions.telecom.splitfl.deployable import FLEET_FILE
-from tests.helpers import saved_smoke_run
+from tests import decide_contract as contract
 
-# Each module trains its own smoke run; the default suite covers every domain's decide through the
-# conformance kit's operator loop (tests/jobs/test_conformance.py) on its tiny recorded run.
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.smoke_runs("splitfl")  # the conformance kit's smoke run, shared
 
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return saved_smoke_run(DOMAIN, tmp_path_factory.mktemp("splitfl_run"))
-
-
-@pytest.fixture(scope="module")
-def agent(run: Path) -> D.SplitPolicy:
-    return D.load(run, "dqn_client")
+run = contract.smoke_folder("splitfl", name="run")
+agent = contract.loaded_policy(D, "dqn_client", name="agent", folder="run")
 
 
 def _state(run: Path, **changes: object) -> D.FleetReport:
@@ -42,10 +30,7 @@ def _state(run: Path, **changes: object) -> D.FleetReport:
 
 
 def test_the_decider_is_registered_and_offers_its_agent_and_baselines(run: Path) -> None:
-    assert DOMAIN.decider is not None and DOMAIN.decider() is D
-    offered = {c.name: c for c in D.candidates(run, {})}
-    assert set(offered) == {"dqn_client", "fixed_3", "fixed_9", "greedy", "fastest"}  # no random split
-    assert all(math.isfinite(c.score) for c in offered.values())
+    offered = contract.offered(DOMAIN, D, run, {"dqn_client", "fixed_3", "fixed_9", "greedy", "fastest"})  # no random
     assert offered["dqn_client"].learnt and not offered["greedy"].learnt
 
 
@@ -66,12 +51,7 @@ def test_same_reports_same_splits_and_a_batch_answers_in_order(run: Path, agent:
     n = len(D.example_state(run)["clients"])
     states = [_state(run), _state(run, battery=[0.05] * 4 + [1.0] * (n - 4)),
               _state(run, available=[i % 2 == 0 for i in range(n)], cpu_share=0.5), _state(run)]
-    alone = [D.decide(agent, [s])[0] for s in states]
-    together = D.decide(agent, states)
-    assert [d.action for d in together] == [d.action for d in alone]
-    assert [d.expected for d in together] == pytest.approx([d.expected for d in alone])
-    assert together[0].action == together[3].action
-    assert D.decide(agent, states[:1])[0].action == alone[0].action
+    contract.decided_alone_and_together(D, agent, states)
 
 
 def test_duration_and_value_are_the_fleet_models_and_the_agent_is_the_studys(run: Path, agent: D.SplitPolicy) -> None:
@@ -109,32 +89,18 @@ def test_a_fixed_split_and_its_alternative(run: Path) -> None:
     (lambda s: s["clients"][2].update(uplink_mbps=-1.0), "state.clients.2.uplink_mbps"),
 ])
 def test_bad_reports_name_the_field(run: Path, change, field: str) -> None:
-    state = D.example_state(run)
-    change(state)
-    with pytest.raises(InputError) as err:
-        D.FleetReport.parse(state)
-    assert err.value.field == field
+    contract.assert_bad_state_refused(D, run, change, field)
 
 
 def test_reports_that_do_not_fit_the_run_are_refused(run: Path, agent: D.SplitPolicy) -> None:
     state = D.example_state(run)
-    with pytest.raises(InputError, match="10 clients") as err:
-        D.decide(agent, [D.FleetReport.parse({**state, "clients": state["clients"][:3]})])
-    assert err.value.field == "state.clients"
-    with pytest.raises(InputError) as err:
-        D.decide(agent, [D.FleetReport.parse({**state, "round": 2})])
-    assert err.value.field == "state.round"
+    contract.refused(D.decide, agent, [D.FleetReport.parse({**state, "clients": state["clients"][:3]})],
+                     field="state.clients", words="10 clients")
+    contract.refused(D.decide, agent, [D.FleetReport.parse({**state, "round": 2})], field="state.round")
 
 
 def test_unknown_policy_and_a_run_without_its_fleet_are_refused(run: Path, tmp_path: Path) -> None:
-    for name in ("random", "nonsense"):
-        with pytest.raises(InputError) as err:
-            D.load(run, name)
-        assert err.value.field == "policy"
-    old = tmp_path / "old"
-    shutil.copytree(run, old)
-    (old / FLEET_FILE).unlink()
-    with pytest.raises(InputError) as err:
-        D.load(old, "greedy")
-    assert err.value.field == "run"
+    contract.assert_unknown_policies_refused(D, run, "random", "nonsense")
+    old = contract.copied_run(run, tmp_path / "old", without=[FLEET_FILE])
+    contract.refused(D.load, old, "greedy", field="run")
     assert np.isfinite([c.score for c in D.candidates(old, {})]).all()
