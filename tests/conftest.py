@@ -3,7 +3,7 @@
 ``make test`` runs ``pytest -n 2 --dist loadgroup``: each test module is one group (kept on
 one worker, so its module-scoped fixtures run once), except the domain conformance kit, whose
 tests are grouped per domain (``domain-<name>``) with the domain's modules marked ``smoke_runs``,
-so that one process runs each domain's smoke bench once for all of them (``tests/smoke_runs.py``).
+so that one process runs each domain's smoke bench and smoke job once for all of them (``tests/smoke_runs.py``).
 xdist reads a group from the test id's ``@<group>`` suffix, and only when the group does not end
 with ``]``; it writes that suffix in a way pytest 9.2 ignores, hence ``pytest<9.2``.
 
