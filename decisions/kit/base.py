@@ -9,12 +9,29 @@ from typing import Any, ClassVar, Self
 from pydantic import ConfigDict, Field
 
 from decisions.core.strict_input import Seed, StrictInput
+from decisions.errors import InputError
 from decisions.kit.validate import spec_data, validate_job
 
 
 def spec_path(path: str | Path, base_dir: str | Path | None) -> Path:
     """A path written in a spec, relative to ``base_dir`` unless absolute (None: the working directory)."""
     return Path(path) if base_dir is None else Path(base_dir) / path
+
+
+def popped_path(table: object, key: str, field: str, base_dir: str | Path | None) -> tuple[dict[str, Any], Path | None]:
+    """``table`` (a spec's table) without ``key``, and the file ``key`` names as a ``spec_path`` (None:
+    the table is not a mapping or has no ``key``, and comes back as it was, as a dict when it is one).
+
+    Raises:
+        InputError: on ``field`` when ``key`` holds something other than a path.
+    """
+    if not isinstance(table, Mapping) or key not in table:
+        return (dict(table) if isinstance(table, Mapping) else {}), None
+    rest = dict(table)
+    path = rest.pop(key)
+    if not isinstance(path, str):
+        raise InputError(field, "must be the path of a CSV file")
+    return rest, spec_path(path, base_dir)
 
 
 def resolve_spec_paths(data: dict[str, Any], entries: tuple[str, ...], base_dir: Path | None) -> None:

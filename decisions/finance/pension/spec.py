@@ -13,7 +13,7 @@ from decisions.core.snapo_settings import SnapoSettingsBase, Temperature
 from decisions.core.strict_input import Seed
 from decisions.errors import InputError
 from decisions.finance.pension.scenario import Population, Scenario
-from decisions.kit.base import JobBase, spec_path
+from decisions.kit.base import JobBase, popped_path
 
 if TYPE_CHECKING:
     from decisions.finance.pension.policy import AllocationNet
@@ -68,18 +68,15 @@ class PensionJob(JobBase):
         """``scenario.population.members_csv`` (relative to ``base_dir``) replaces the cohorts with the
         fund's members (``members.read_members``)."""
         scenario = data.get("scenario")
-        population = scenario.get("population") if isinstance(scenario, Mapping) else None
-        if not isinstance(population, Mapping) or "members_csv" not in population:
+        table = scenario.get("population") if isinstance(scenario, Mapping) else None
+        population, path = popped_path(table, "members_csv", "scenario.population.members_csv", base_dir)
+        if path is None:
             return
         from decisions.finance.pension.members import FIELD, read_members  # pandas: only for a CSV
 
-        population = dict(population)
-        path = population.pop("members_csv")
-        if not isinstance(path, str):
-            raise InputError(FIELD, "must be the path of a CSV file")
         if "cohorts" in population:
             raise InputError(FIELD, "give the members' file or scenario.population.cohorts, not both")
-        population["cohorts"] = read_members(spec_path(path, base_dir), _retirement_age(population))
+        population["cohorts"] = read_members(path, _retirement_age(population))
         data["scenario"] = {**scenario, "population": population}
 
 

@@ -19,7 +19,7 @@ from decisions.finance.wealth.planner_limits import (
 )
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule
-from decisions.kit.base import JobBase, spec_path
+from decisions.kit.base import JobBase, popped_path, spec_path
 
 RoundSteps = Annotated[int, Field(ge=1, le=10**7)]
 """Gradient steps of one refinement round."""
@@ -83,16 +83,12 @@ class WealthJob(JobBase):
     @classmethod
     def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
         """``clients.csv`` (relative to ``base_dir``) becomes the clients' names and problems."""
-        clients = data.get("clients")
-        if not isinstance(clients, Mapping) or "csv" not in clients:
+        clients, path = popped_path(data.get("clients"), "csv", "clients.csv", base_dir)
+        if path is None:
             return
-        from decisions.finance.wealth.clients import FIELD, read_clients  # pandas: only for a CSV
+        from decisions.finance.wealth.clients import read_clients  # pandas: only for a CSV
 
-        clients = dict(clients)
-        path = clients.pop("csv")
-        if not isinstance(path, str):
-            raise InputError(FIELD, "must be the path of a CSV file")
-        clients["names"], clients["problems"] = read_clients(spec_path(path, base_dir))
+        clients["names"], clients["problems"] = read_clients(path)
         data["clients"] = clients
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     rule: RuleSettings = Field(default_factory=RuleSettings)
