@@ -4,8 +4,8 @@ the row as the file counts it (the header is row 1) and the column.
 ``CsvTable.read`` reads the text (``csv_input.read_text_csv``), refuses an unknown or missing column
 and an empty table, and keeps the rows that are not blank. Its readers turn one column into an array,
 refusing its first bad cell in file order: ``text``, ``numbers`` (a range, with a hint for a value
-that looks like another unit), ``integers``, ``choices``, ``booleans`` and ``dates`` (ISO dates or
-times, optionally strictly increasing by a fixed step).
+that looks like another unit), ``integers``, ``choices``, ``booleans``, ``clock_seconds`` (a time of day
+or seconds) and ``dates`` (ISO dates or times, optionally strictly increasing by a fixed step).
 """
 
 from __future__ import annotations
@@ -150,6 +150,20 @@ class CsvTable:
         """Column ``name`` as booleans: true/yes/1 or false/no/0 (case ignored)."""
         return self.choices(name, (*FALSE, *TRUE)) >= len(FALSE)
 
+    def clock_seconds(self, name: str, *, high: float = 7 * 86_400.0) -> np.ndarray:
+        """Column ``name`` as seconds: a clock time ``07:30`` or ``07:30:15`` (seconds after midnight; hours
+        past 23 run into the next day) or a number of seconds, in ``[0, high]``."""
+        values = np.empty(len(self), np.float64)
+        for index, cell in enumerate(self.text(name)):
+            parts = cell.split(":")
+            number = cell_number(cell) if len(parts) == 1 else _clock(parts)
+            if number is None or not math.isfinite(number):
+                raise self.refuse(index, name, f"{cell!r} is neither a clock time like 07:30 nor seconds")
+            if not 0 <= number <= high:
+                raise self.refuse(index, name, f"{cell} is outside 0-{high:g} s")
+            values[index] = number
+        return values
+
     def dates(self, name: str, *, step: timedelta | None = None, increasing: bool = True) -> pd.DatetimeIndex:
         """Column ``name`` as ISO dates or date-times (``2026-04-01``, ``2026-04-01 13:00``), strictly
         increasing when ``increasing``, each ``step`` after the one before when ``step`` is given."""
@@ -183,6 +197,13 @@ class CsvTable:
         index = next((i for i, t in enumerate(offsets) if not pd.isna(t) and t.utcoffset() != first), 0)
         return self.refuse(index, name, f"{cells[index]} has another UTC offset than {cells[0]} of the first row: "
                                         "give every time in one offset (no daylight-saving change), or none")
+
+
+def _clock(parts: list[str]) -> float | None:
+    """Seconds of ``HH:MM`` or ``HH:MM:SS`` split at the colons (minutes and seconds below 60), else None."""
+    if len(parts) > 3 or not all(p.isdigit() for p in parts) or any(int(p) >= 60 for p in parts[1:]):
+        return None
+    return sum(int(p) * 60.0 ** (2 - i) for i, p in enumerate((*parts, "0")[:3]))
 
 
 def _words(step: timedelta) -> str:

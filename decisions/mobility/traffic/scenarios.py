@@ -7,6 +7,7 @@ import os
 import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -24,9 +25,12 @@ __all__ = [
     "custom_scenario",
     "default_cache_dir",
     "get_scenario",
+    "build_net",
+    "net_root",
     "network",
     "pedestrian_network",
     "scenario_names",
+    "xml_root",
 ]
 
 PEDESTRIAN_OPTIONS: tuple[str, ...] = (
@@ -161,6 +165,18 @@ def default_cache_dir() -> Path:
 
 def check_net(path: Path, field: str = "scenario.net_file") -> Path:
     """``path``, checked to be a readable SUMO network (``<net>`` root); else ``InputError`` naming ``field``."""
+    net_root(path, field)
+    return Path(path)
+
+
+def net_root(path: Path, field: str = "scenario.net_file") -> ET.Element:
+    """The ``<net>`` element of the SUMO network ``path``; ``InputError`` naming ``field`` when it is not one."""
+    return xml_root(path, field, "net", "a SUMO network")
+
+
+def xml_root(path: Path, field: str, tag: str, what: str) -> ET.Element:
+    """The root element of the XML file ``path``, checked to be ``<tag>`` (``what`` the file should be);
+    ``InputError`` naming ``field`` when the file is missing, does not parse or has another root."""
     path = Path(path)
     if not path.is_file():
         raise InputError(field, f"{path} does not exist")
@@ -168,9 +184,9 @@ def check_net(path: Path, field: str = "scenario.net_file") -> Path:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
         raise InputError(field, f"{path} does not parse as XML ({exc})") from None
-    if root.tag != "net":
-        raise InputError(field, f"{path} is not a SUMO network (root <{root.tag}>, expected <net>)")
-    return path
+    if root.tag != tag:
+        raise InputError(field, f"{path} is not {what} (root <{root.tag}>, expected <{tag}>)")
+    return root
 
 
 def _digest(scenario: Scenario) -> str:
@@ -210,21 +226,33 @@ def pedestrian_network(scenario: str | Scenario, cache_dir: Path | None = None) 
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = cache_dir / f"{scenario.name}.ped.{_digest(scenario)}.net.xml"
+
+    def inputs(tmp: Path) -> list[str]:
+        if scenario.node_file:
+            nodes = _signalised_node_file(scenario, tmp / "nodes.nod.xml")
+            return ["--node-files", str(nodes), "--edge-files", str(scenario.edge_file), *PEDESTRIAN_OPTIONS]
+        return ["--sumo-net-file", str(scenario.net_file), *PEDESTRIAN_OPTIONS]
+
+    return build_net(inputs, target, source_field, str(sources[0]))
+
+
+def build_net(arguments: Callable[[Path], Sequence[str]], target: Path, field: str, source: str) -> Path:
+    """``target``, unless it exists written by netconvert with ``arguments(tmp)`` (inputs and options; ``tmp``
+    a folder for input files it writes) in a temporary folder beside it and moved in place, so concurrent
+    or interrupted builds never leave a partial net. Raises ``InputError`` naming ``field`` and ``source``
+    when netconvert fails."""
     if target.is_file():
         return target
-    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".build-") as tmp:
-        partial = Path(tmp) / "ped.net.xml"
-        if scenario.node_file:
-            nodes = _signalised_node_file(scenario, Path(tmp) / "nodes.nod.xml")
-            inputs = ["--node-files", str(nodes), "--edge-files", str(scenario.edge_file)]
-        else:
-            inputs = ["--sumo-net-file", str(scenario.net_file)]
-        cmd = [str(binary("netconvert")), *inputs, *PEDESTRIAN_OPTIONS, "--no-warnings", "-o", str(partial)]
-        env = {**os.environ, "SUMO_HOME": str(ensure_sumo())}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp:
+        partial = Path(tmp) / "built.net.xml"
+        cmd = [str(binary("netconvert")), *arguments(Path(tmp)), "--no-warnings", "-o", str(partial)]
+        home = ensure_sumo()
+        env = {**os.environ, "SUMO_HOME": str(home), "PROJ_DATA": str(home / "data" / "proj")}
         result = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         if result.returncode != 0 or not partial.is_file():
             problem = " ".join((result.stderr or result.stdout).split())[-300:]
-            raise InputError(source_field, f"netconvert could not read {sources[0]}: {problem}")
+            raise InputError(field, f"netconvert could not read {source}: {problem}")
         os.replace(partial, target)
     return target
 

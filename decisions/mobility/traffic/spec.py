@@ -1,4 +1,5 @@
-"""The traffic-signal job spec: its validated model and ``prepare``, with no JAX and no SUMO."""
+"""The traffic-signal job spec: its validated model and ``prepare``, with no JAX and no SUMO simulation
+(SUMO's netconvert runs only to convert an OpenStreetMap extract of the 'custom' scenario, cached)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ CONTROLLER_NAMES = ("fixed", "webster", "actuated", "max_pressure", "queue_greed
 """The baseline controllers ``controllers.CONTROLLERS`` registers (a test keeps them equal)."""
 
 CUSTOM = "custom"
-"""The scenario name of a user's own network (``scenarios.net_file`` and ``scenarios.route_file``)."""
+"""The scenario name of a user's own network (``scenarios.net_file`` or ``osm_file``, and its demand)."""
+CUSTOM_FILES = ("net_file", "osm_file", "route_file", "counts_file")
+"""The 'custom' scenario's files in ``[scenarios]``: one network, one demand."""
 
 HEURISTICS = ("fixed", "webster", "actuated", "max_pressure", "queue_greedy")
 """The heuristics the fair agent's vehicle delay is held against (the best per scenario)."""
@@ -70,6 +73,12 @@ class ScenarioSettings(Settings):
     )
     net_file: str | None = Field(None, description="Network of the 'custom' scenario (.net.xml).")
     route_file: str | None = Field(None, description="Vehicle demand of the 'custom' scenario (.rou.xml).")
+    osm_file: str | None = Field(
+        None, description="Network of the 'custom' scenario as an OpenStreetMap extract (.osm), converted by netconvert."
+    )
+    counts_file: str | None = Field(
+        None, description="Vehicle demand of the 'custom' scenario as counts per approach (CSV: edge, vehicles_per_hour).",
+    )
     begin: int = Field(0, ge=0, description="First simulated second of the 'custom' scenario.")
 
     @field_validator("names")
@@ -155,8 +164,8 @@ class AgentSettings(Settings):
     @classmethod
     def _scenario_steps(cls, steps: dict[str, int]) -> dict[str, int]:
         for name, count in steps.items():
-            if name not in SCENARIO_NAMES:
-                raise ValueError(f"unknown scenario {name!r}; choose from {list(SCENARIO_NAMES)}")
+            if name not in (*SCENARIO_NAMES, CUSTOM):
+                raise ValueError(f"unknown scenario {name!r}; choose from {[*SCENARIO_NAMES, CUSTOM]}")
             if not 100 <= count <= 10_000_000:
                 raise ValueError(f"{name}: decisions must lie in [100, 10000000], got {count}")
         return steps
@@ -210,7 +219,7 @@ class TrafficJob(JobBase):
     """A validated traffic-signal study."""
 
     SECTIONS = SECTIONS
-    SPEC_PATHS = ("scenarios.net_file", "scenarios.route_file")
+    SPEC_PATHS = ("scenarios.net_file", "scenarios.route_file", "scenarios.osm_file", "scenarios.counts_file")
 
     name: str = Field("traffic", min_length=1, max_length=200)
     scenarios: ScenarioSettings = Field(default_factory=ScenarioSettings)
@@ -228,20 +237,19 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> TrafficJob
 
     Raises:
         InputError: naming the first bad field: also no scenario at all, fair-reward weights that are all zero,
-            training seeds that overlap the held-out ones, and a custom network that is missing
-            or does not parse as a SUMO network.
+            training seeds that overlap the held-out ones, and a custom network or demand file that is
+            missing or bad (``own_network.own_scenario``: naming the file, its row or element and field).
     """
     job = TrafficJob.from_spec(spec, base_dir)
     s = job.scenarios
     if not s.names and not job.study.without_pedestrians:
         raise InputError("scenarios.names", "name at least one scenario (or some in study.without_pedestrians)")
     if CUSTOM in s.names:
-        for key in ("net_file", "route_file"):
-            if getattr(s, key) is None:
-                raise InputError(f"scenarios.{key}", "is required with the 'custom' scenario")
-        _check_custom_files(Path(s.net_file or ""), Path(s.route_file or ""))
-    elif s.net_file is not None or s.route_file is not None:
-        raise InputError("scenarios.net_file", "is used only with the 'custom' scenario in scenarios.names")
+        _check_custom(s)
+    else:
+        for key in CUSTOM_FILES:
+            if getattr(s, key) is not None:
+                raise InputError(f"scenarios.{key}", "is used only with the 'custom' scenario in scenarios.names")
     r = job.reward
     if r.veh_weight == r.ped_weight == r.fairness_weight == 0.0:
         raise InputError("reward.weights", "veh_weight, ped_weight and fairness_weight are all zero")
@@ -257,18 +265,14 @@ def prepare(spec: Mapping[str, Any], base_dir: Path | None = None) -> TrafficJob
     return job
 
 
-def _check_custom_files(net_file: Path, route_file: Path) -> None:
-    """A custom network must parse as a SUMO network (``scenarios.check_net``), its routes as XML."""
-    import xml.etree.ElementTree as ET
+def _check_custom(s: ScenarioSettings) -> None:
+    """One network and one demand for the custom scenario, each file checked (``own_network.own_scenario``)."""
+    from decisions.mobility.traffic.own_network import own_scenario
 
-    from decisions.mobility.traffic.scenarios import check_net
-
-    check_net(net_file, "scenarios.net_file")
-    if not route_file.is_file():
-        raise InputError("scenarios.route_file", f"{route_file} does not exist")
-    try:
-        root = ET.parse(route_file).getroot()
-    except ET.ParseError as exc:
-        raise InputError("scenarios.route_file", f"{route_file} does not parse as XML ({exc})") from None
-    if root.tag != "routes":
-        raise InputError("scenarios.route_file", f"{route_file} has root <{root.tag}>, expected <routes>")
+    for one, other in (("net_file", "osm_file"), ("route_file", "counts_file")):
+        given = (getattr(s, one) is not None, getattr(s, other) is not None)
+        if not any(given):
+            raise InputError(f"scenarios.{one}", f"is required with the 'custom' scenario (or scenarios.{other})")
+        if all(given):
+            raise InputError(f"scenarios.{other}", f"give scenarios.{one} or scenarios.{other}, not both")
+    own_scenario(s)

@@ -32,8 +32,9 @@ from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.figures import headline_figures, summarise, value
 from decisions.mobility.traffic.junctions import network_junctions
 from decisions.mobility.traffic.metrics import METRIC_NAMES
+from decisions.mobility.traffic.own_network import own_scenario
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
-from decisions.mobility.traffic.scenarios import Scenario, custom_scenario, get_scenario
+from decisions.mobility.traffic.scenarios import Scenario, get_scenario
 from decisions.mobility.traffic.simulate import EpisodeTask, read_phase_trace, simulate_many
 from decisions.mobility.traffic.spec import (
     CUSTOM,
@@ -90,11 +91,10 @@ class Study:
 
 
 def scenario_of(scenarios: ScenarioSettings, name: str) -> Scenario:
-    """The scenario of that name: a registered one, or the custom network of ``scenarios``."""
-    s = scenarios
+    """The scenario of that name: a registered one, or the custom network of ``scenarios``
+    (``own_network.own_scenario``)."""
     if name == CUSTOM:
-        net, routes = Path(s.net_file or ""), Path(s.route_file or "")
-        return custom_scenario(net, routes, begin=s.begin, seconds=s.seconds)
+        return own_scenario(scenarios)
     return get_scenario(name)
 
 
