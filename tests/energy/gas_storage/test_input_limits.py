@@ -129,6 +129,33 @@ def test_forward_curve_csv_with_nan_inf_or_huge_price_is_refused(tmp_path: Path,
         gas_job.prepare(spec, tmp_path)
 
 
+@pytest.mark.parametrize(("rows", "message"), [
+    ("01/04/2026,20\n02/04/2026,21\n", "curve.csv, row 2, column 'date': '01/04/2026' is not an ISO date"),
+    ("2026-04-01,20\n2026-04-03,21\n", "curve.csv, row 3, column 'date': 2026-04-03 is not the day after 2026-04-01"),
+    ("2026-04-02,20\n2026-04-01,21\n", "curve.csv, row 3, column 'date': 2026-04-01 is not the day after 2026-04-02"),
+    ("2026-04-01,20\n2026-04-02,21000\n", "curve.csv, column 'price', row 3: price 21000.0 is above 2000 (is the file"),
+])
+def test_a_real_world_curve_file_gets_a_clear_answer(tmp_path: Path, rows: str, message: str) -> None:
+    """Another date format, a gap, dates out of order, prices in another unit: the file, row and column named."""
+    (tmp_path / "curve.csv").write_text(f"date,price\n{rows}")
+    spec = _spec()
+    del spec["scenario"]["forward_curve"]
+    spec["scenario"]["forward_curve_csv"] = "curve.csv"
+    with pytest.raises(InputError) as refused:
+        gas_job.prepare(spec, tmp_path)
+    assert refused.value.field == "scenario.forward_curve_csv" and refused.value.problem.startswith(message)
+
+
+def test_a_curve_shorter_than_the_stated_horizon_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "curve.csv").write_text("date,price\n2026-04-01,20\n2026-04-02,21\n2026-04-03,22\n")
+    spec = _spec()
+    del spec["scenario"]["forward_curve"]
+    spec["scenario"].update(forward_curve_csv="curve.csv", horizon_days=365)
+    with pytest.raises(InputError) as refused:
+        gas_job.prepare(spec, tmp_path)
+    assert refused.value.field.startswith("scenario") and "horizon" in str(refused.value)
+
+
 def test_intrinsic_time_limit_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     params = to_params(Scenario())  # the default 365-day problem
     monkeypatch.setattr(optimal, "DEFAULT_TIME_LIMIT", 1e-6)
