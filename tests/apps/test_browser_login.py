@@ -1,6 +1,6 @@
 """The login in a real (headless Chromium) browser: with users in the store the app opens on the login form; a
 wrong password is refused with the one message; the right one shows Home with the user and role in the
-sidebar. Each step's screenshot is kept in the test's folder (and in ``DECISIONS_KEEP_SCREENSHOTS=<folder>``
+sidebar; a viewer's domain page shows its Run button disabled with the role it needs. Each step's screenshot is kept in the test's folder (and in ``DECISIONS_KEEP_SCREENSHOTS=<folder>``
 when set)."""
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ HOME_DRAWN = """(() => { const t = document.body ? document.body.innerText : "";
     && !document.querySelector('input[aria-label="User name"]'); })()"""
 FOCUS = """(() => { const el = document.querySelector('input[aria-label=%s]'); if (!el) return false;
   el.focus(); el.select(); return document.activeElement === el; })()"""
+VIEWER_PAGE = """(() => { const t = document.body ? document.body.innerText : "";
+  const run = Array.from(document.querySelectorAll("button")).find(b => b.innerText.trim() === "Run");
+  return t.includes("Logged in as vera (viewer)") && t.includes("Running a job needs an operator; you are a viewer.")
+    && !!run && run.disabled; })()"""
 CLICK_LOG_IN = """(() => { const b = Array.from(document.querySelectorAll("button")).find(b => b.innerText.trim() === "Log in");
   if (b) { b.click(); return true; } return false; })()"""
 
@@ -51,6 +55,7 @@ def test_logging_in_in_a_browser(tmp_path: Path) -> None:
     try:
         add_user("boss", "boss password", "approver", url=url)
         add_user("olga", "olga password", "operator", url=url)
+        add_user("vera", "vera password", "viewer", url=url)
     finally:
         dispose_engines()
     env = {**os.environ, "DECISIONS_DB_URL": url}
@@ -69,6 +74,13 @@ def test_logging_in_in_a_browser(tmp_path: Path) -> None:
         time.sleep(1.0)
         shots.append(tab.screenshot(tmp_path / "logged_in.png"))
         errors = tab.evaluate(ERRORS)
+        tab.open(f"{base}/Gas_storage")  # a new session: the login again, as a viewer
+        tab.wait_for(LOGIN_DRAWN, 60, "the login form on the gas storage page")
+        _log_in(tab, "vera", "vera password")
+        tab.wait_for(VIEWER_PAGE, 90, "the gas storage page with Run disabled for a viewer")
+        time.sleep(1.0)
+        shots.append(tab.screenshot(tmp_path / "viewer_page.png"))
+        errors += tab.evaluate(ERRORS)
     keep = os.environ.get("DECISIONS_KEEP_SCREENSHOTS")
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
