@@ -37,7 +37,10 @@ def load_forward_curve_csv(
     """
     label = source_label(source, "the forward curve")
     frame = read_text_csv(source, field)
-    column = price_column(frame, PRICE_COLUMNS, field)
+    try:
+        column = price_column(frame, PRICE_COLUMNS, field)
+    except InputError as missing:
+        raise InputError(field, f"{label}: {missing.problem}") from None
     try:
         prices = row_prices(frame[column].tolist(), _price_problem)
     except ValueError as exc:

@@ -146,6 +146,13 @@ def test_a_real_world_curve_file_gets_a_clear_answer(tmp_path: Path, rows: str, 
     assert refused.value.field == "scenario.forward_curve_csv" and refused.value.problem.startswith(message)
 
 
+def test_a_curve_without_a_price_column_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "curve.csv").write_text("date,value,note\n2026-04-01,20,a\n2026-04-02,21,b\n")
+    with pytest.raises(InputError) as refused:
+        load_forward_curve_csv(tmp_path / "curve.csv", field="scenario.forward_curve_csv")
+    assert refused.value.problem == "curve.csv: no price column: expected one of forward, price, forward_price"
+
+
 def test_a_curve_shorter_than_the_stated_horizon_is_refused(tmp_path: Path) -> None:
     (tmp_path / "curve.csv").write_text("date,price\n2026-04-01,20\n2026-04-02,21\n2026-04-03,22\n")
     spec = _spec()
