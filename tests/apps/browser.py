@@ -154,3 +154,13 @@ def chromium_tab(profile: Path, width: int = 1400, height: int = 1800) -> Iterat
             yield tab
     finally:
         stop(browser)
+
+
+def keep_screenshots(shots: list[Path], prefix: str = "") -> None:
+    """Copy ``shots`` to ``$DECISIONS_KEEP_SCREENSHOTS`` (made if need be) as ``<prefix><name>``, when it is set."""
+    keep = os.environ.get("DECISIONS_KEEP_SCREENSHOTS")
+    if not keep:
+        return
+    Path(keep).mkdir(parents=True, exist_ok=True)
+    for shot in shots:
+        shutil.copy(shot, Path(keep) / f"{prefix}{shot.name}")

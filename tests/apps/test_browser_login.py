@@ -1,13 +1,12 @@
 """The login in a real (headless Chromium) browser: with users in the store the app opens on the login form; a
 wrong password is refused with the one message; the right one shows Home with the user and role in the
-sidebar; a viewer's domain page shows its Run button disabled with the role it needs. Each step's screenshot is kept in the test's folder (and in ``DECISIONS_KEEP_SCREENSHOTS=<folder>``
-when set)."""
+sidebar; a viewer's domain page shows its Run button disabled with the role it needs. Each step's
+screenshot is kept in the test's folder (and in ``DECISIONS_KEEP_SCREENSHOTS=<folder>`` when set)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from decisions.store import dispose_engines
 from decisions.store.users import add_user
-from tests.apps.browser import CHROMIUM, Tab, chromium_tab, streamlit_app
+from tests.apps.browser import CHROMIUM, Tab, chromium_tab, keep_screenshots, streamlit_app
 from tests.apps.test_browser_pages import ERRORS, WIDTH
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -81,11 +80,7 @@ def test_logging_in_in_a_browser(tmp_path: Path) -> None:
         time.sleep(1.0)
         shots.append(tab.screenshot(tmp_path / "viewer_page.png"))
         errors += tab.evaluate(ERRORS)
-    keep = os.environ.get("DECISIONS_KEEP_SCREENSHOTS")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        for shot in shots:
-            shutil.copy(shot, Path(keep) / f"login_{shot.name}")
+    keep_screenshots(shots, "login_")
     print("screenshots:", *shots)
     assert all(s.stat().st_size > 5_000 for s in shots)
     assert not errors, errors

@@ -6,7 +6,6 @@ the Monitor page's alarm and charts (none flat), each page's screenshot kept in 
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from decisions.platform import registry
 from decisions.platform.operations import decide, deploy
 from decisions.platform.record import execute_recorded
 from decisions.store import create_asset, dispose_engines, record_outcome
-from tests.apps.browser import CHROMIUM, chromium_tab, streamlit_app
+from tests.apps.browser import CHROMIUM, chromium_tab, keep_screenshots, streamlit_app
 from tests.apps.test_browser_pages import CHARTS, ERRORS, MIN_PLOT_PX, PAGE_HEIGHT, WIDTH
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -93,11 +92,7 @@ def test_the_today_panel_and_the_monitor_page_in_a_browser(tmp_path: Path) -> No
                 problems.append("monitor: no alarm shown for the drifting asset")
             if name == "monitor" and len(charts) < 2:
                 problems.append("monitor: the detector's and the residuals' charts are missing")
-    keep = os.environ.get("DECISIONS_KEEP_SCREENSHOTS")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        for shot in shots:
-            shutil.copy(shot, Path(keep) / f"operations_{shot.name}")
+    keep_screenshots(shots, "operations_")
     print("screenshots:", *shots)
     assert all(s.stat().st_size > 10_000 for s in shots)
     assert not problems, "\n".join(problems)

@@ -9,7 +9,6 @@ recording them. ``DECISIONS_KEEP_SCREENSHOTS=<folder>`` keeps each page's screen
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from decisions.platform import registry
 from decisions.store import RunStatus, dispose_engines, list_runs
-from tests.apps.browser import CHROMIUM, Tab, chromium_tab, streamlit_app
+from tests.apps.browser import CHROMIUM, Tab, chromium_tab, keep_screenshots, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH (apt-get install chromium)")]
@@ -127,15 +126,12 @@ def test_every_page_draws_its_recorded_run_with_no_flat_chart(recorded: tuple[st
     assert set(ids) == set(pages), f"no recorded run of {sorted(set(pages) - set(ids))}"
     env = {**os.environ, "DECISIONS_DB_URL": url}
     env.pop("DECISIONS_APP_PASSWORD", None)
-    keep = os.environ.get("DECISIONS_KEEP_SCREENSHOTS")
     problems = []
     with streamlit_app(env, tmp_path / "streamlit.log") as base, chromium_tab(tmp_path / "chromium") as tab:
         for name, page in pages.items():
             shot = tmp_path / f"{name}.png"
             charts, errors = _measure(tab, _page_url(base, page), ids[name], shot)
-            if keep:
-                Path(keep).mkdir(parents=True, exist_ok=True)
-                shutil.copy(shot, Path(keep) / shot.name)
+            keep_screenshots([shot])
             if not charts:
                 problems.append(f"{name}: no chart on the page")
             problems += [f"{name}: chart {c['index']} ({c['kind']}, under {c['section']!r}) has a "
