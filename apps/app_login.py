@@ -228,7 +228,7 @@ def needs(action: str, role: Role | None) -> str | None:
     if access.may(role, action):
         return None
     assert role is not None
-    return f"{GERUNDS[action]} needs {_article(access.NEEDS[action])}; you are {_article(role)}."
+    return f"{GERUNDS[action]} needs {access.NEEDS[action].with_article}; you are {role.with_article}."
 
 
 def blocked(action: str, where: Any = st) -> bool:
@@ -260,7 +260,3 @@ def writer(action: str, url: str | None, typed: str | None = None) -> str | None
     if users.has_users(url=url):
         raise access.AccessDenied("log in to do this")
     return access.require(action, user=typed or actor.name, url=url)
-
-
-def _article(role: Role) -> str:
-    return f"{'an' if role.value[0] in 'aeiou' else 'a'} {role.value}"

@@ -54,10 +54,7 @@ def require(action: str, *, user: str | None = None, url: str | None = None) -> 
         raise AccessDenied(f"{who!r} is not a user of this store: ask an approver to add you "
                            "(`decisions users add`)")
     if not may(found.role, action):
-        raise AccessDenied(f"{who!r} is {_with_article(found.role)}: to {action} needs "
-                           f"{_with_article(NEEDS[action])} or above")
+        raise AccessDenied(f"{who!r} is {found.role.with_article}: to {action} needs "
+                           f"{NEEDS[action].with_article} or above")
     return who
 
-
-def _with_article(role: Role) -> str:
-    return f"{'an' if role.value[0] in 'aeiou' else 'a'} {role.value}"

@@ -43,6 +43,11 @@ class Role(enum.StrEnum):
         """0 for a viewer, 1 for an operator, 2 for an approver."""
         return list(Role).index(self)
 
+    @property
+    def with_article(self) -> str:
+        """The role in a sentence: "a viewer", "an operator", "an approver"."""
+        return f"{'an' if self.value[0] in 'aeiou' else 'a'} {self.value}"
+
 
 @dataclass(frozen=True)
 class UserRecord:
@@ -166,9 +171,9 @@ def check_password(name: str, password: str, *, url: str | None = None) -> UserR
     answer's time does not tell whether the user exists)."""
     with session_scope(url, read_only=True) as session:
         row = session.scalars(select(User).where(User.name == name)).first()
-        digest = row.password_hash if row is not None else _DUMMY_HASH
-        try:
-            _HASHER.verify(digest, password)
-        except (VerifyMismatchError, VerificationError, InvalidHashError):
-            return None
-        return _record(row) if row is not None else None
+        found = (_record(row), row.password_hash) if row is not None else None
+    try:  # hashed after the read, so no transaction waits on it
+        _HASHER.verify(found[1] if found is not None else _DUMMY_HASH, password)
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return None
+    return found[0] if found is not None else None
