@@ -193,9 +193,28 @@ _FLOAT32_TINY = 1e-44
 """Below this magnitude a float may round to 0 in float32: the full check decides."""
 
 
+def _items_kind(annotation: Any, float64: bool) -> str | None:
+    """``"list:<kind>"`` for a list or homogeneous tuple of a plain scalar (``Annotated`` unwrapped), else None."""
+    while get_origin(annotation) is Annotated:
+        annotation, *metadata = get_args(annotation)
+        float64 = float64 or any(isinstance(m, Float64) for m in metadata)
+    args = get_args(annotation)
+    if (get_origin(annotation) is list and len(args) == 1) or (get_origin(annotation) is tuple and args[1:] == (Ellipsis,)):
+        kind = _scalar_check(args[0], float64)[1]
+        return None if kind is None else f"list:{kind}"
+    return None
+
+
 def _plainly_fine(kind: str | None, value: object) -> bool:
-    """Whether ``value`` passes a scalar field of ``kind`` at a glance (the common case; a False
-    sends it to the full check, which names any problem)."""
+    """Whether ``value`` passes a field of ``kind`` (a scalar's, or ``list:`` one's) at a glance (the
+    common case; a False sends it to the full check, which names any problem)."""
+    if kind is not None and kind.startswith("list:"):
+        if type(value) is not list and type(value) is not tuple:
+            return False
+        if kind == "list:f32":  # the common list, inline
+            return all(type(v) is float and (v == 0.0 or _FLOAT32_TINY <= abs(v) <= FLOAT32_MAX) for v in value)
+        item = kind[5:]
+        return all(_plainly_fine(item, v) for v in value)
     if kind == "f32":
         return type(value) is float and (value == 0.0 or _FLOAT32_TINY <= abs(value) <= FLOAT32_MAX)
     if kind == "f64":
@@ -212,7 +231,8 @@ def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any, st
     found = []
     for name, field in model.model_fields.items():
         float64 = any(isinstance(m, Float64) for m in field.metadata)
-        found.append((field.alias or name, field, *_scalar_check(field.annotation, float64)))
+        scalar, kind = _scalar_check(field.annotation, float64)
+        found.append((field.alias or name, field, scalar, kind or _items_kind(field.annotation, float64)))
     return tuple(found)
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import platformdirs
-from sqlalchemy import Connection, Engine, Select, create_engine, event, text
+from sqlalchemy import Connection, Engine, Select, create_engine, event, func, insert, select, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from decisions.errors import InputError
 from decisions.store import migrations
 from decisions.store.migrations.legacy import LegacyMismatch, adopt
+from decisions.store.plain import json_text, json_value
 
 ENV_VAR = "DECISIONS_DB_URL"  # overrides the default database URL
 BUSY_TIMEOUT_S = 30.0  # how long a SQLite connection waits for a lock
@@ -300,7 +301,7 @@ def _make_sqlite_folder(url: str, folder: Path) -> None:
 def _create(url: str, parsed: URL, connect_args: dict[str, Any]) -> Engine:
     """``create_engine``, with an unknown database kind or a missing driver as one-line errors."""
     try:
-        return create_engine(url, connect_args=connect_args)
+        return create_engine(url, connect_args=connect_args, json_serializer=json_text, json_deserializer=json_value)
     except NoSuchModuleError:
         raise store_error(
             url, f"unknown database kind '{parsed.drivername}' (expected e.g. {URL_EXAMPLES})"
@@ -370,6 +371,26 @@ def read_records(query: Select[Any], record: Callable[[Any], Rec], *, url: str |
     """``record`` of each ORM row ``query`` selects, in its order, read in a read-only session."""
     with session_scope(url, read_only=True) as session:
         return [record(row) for row in session.scalars(query)]
+
+
+def insert_rows(session: Session, model: type[Any], params: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Insert ``params`` (column values) into ``model``'s table in one statement; their ids, in order.
+
+    SQLite runs one ``executemany`` and reads the new ids back (its write transaction holds the
+    database, so they are the ids above the largest before it); other databases batch the insert with
+    ``RETURNING`` in parameter order.
+    """
+    if not params:
+        return []
+    id_column = model.__table__.c.id
+    if session.get_bind().dialect.name != "sqlite":
+        return list(session.scalars(insert(model).returning(id_column, sort_by_parameter_order=True), params))
+    before = session.scalar(select(func.max(id_column))) or 0
+    session.execute(insert(model.__table__), params)
+    ids = list(session.scalars(select(id_column).where(id_column > before).order_by(id_column)))
+    if len(ids) != len(params):
+        raise RuntimeError(f"inserted {len(params)} rows but read back {len(ids)} new ids")
+    return ids
 
 
 def add_records(session: Session, rows: Sequence[Row], record: Callable[[Row], Rec]) -> list[Rec]:

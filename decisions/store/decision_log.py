@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from decisions.errors import InputError
 from decisions.store.assets import asset_row
-from decisions.store.db import add_records, read_records, session_scope
+from decisions.store.db import add_records, insert_rows, read_records, session_scope
 from decisions.store.models import Asset, DecisionRow, Deployment, Outcome, utc_now
 from decisions.store.plain import finite_or_none, plain_json
 from decisions.store.who import acting_user
@@ -163,8 +163,7 @@ def record_decisions(asset_name: str, deployment_id: int | None, decisions: Sequ
         common = {"asset_id": asset.id, "deployment_id": deployment_id, "policy_digest": digest,
                   "decided_by": decided_by or acting_user(), "decided_at": utc_now()}
         params = [{**row, **common} for row in rows]
-        ids = session.scalars(insert(DecisionRow).returning(DecisionRow.id, sort_by_parameter_order=True),
-                              params).all()
+        ids = insert_rows(session, DecisionRow, params)
         return [DecisionRecord(i, asset.name, deployment_id, digest, p["state"], p["action"], p["expected_value"],
                                p["interval_low"], p["interval_high"], p["details"], common["decided_by"],
                                common["decided_at"]) for i, p in zip(ids, params, strict=True)]

@@ -1,4 +1,6 @@
-"""The store's check of the JSON it keeps (settings, figures, states, actions, outcomes): plain JSON only."""
+"""The store's JSON: the check of what it keeps (settings, figures, states, actions, outcomes: plain
+JSON only) and the engine's encoder and decoder (orjson, with the standard library where orjson
+refuses a value the standard library takes: an integer beyond 64 bits, a non-finite literal)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,34 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from decisions.errors import InputError
+
+_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+def _float_subclass(value: Any) -> float:
+    """orjson's ``default``: a float subclass (numpy's float64) as the float the standard library writes."""
+    if isinstance(value, float):
+        return float(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text (the engine's ``json_serializer``); non-finite floats become null."""
+    try:
+        return orjson.dumps(value, default=_float_subclass, option=_OPTIONS).decode()
+    except TypeError:
+        return json.dumps(_finite(value))
+
+
+def json_value(text: str | bytes) -> Any:
+    """JSON text read back (the engine's ``json_deserializer``)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _finite(value: Any) -> Any:
@@ -22,7 +51,8 @@ def _finite(value: Any) -> Any:
 
 
 def plain_json(value: Mapping[str, Any], field: str = "settings") -> dict[str, Any]:
-    """``value`` as a strict JSON object: non-finite numbers (at any depth) become None.
+    """``value`` as a strict JSON object, as the store will read it back: non-finite numbers (at any
+    depth) become None, tuples lists.
 
     Raises:
         InputError: on ``field`` when ``value`` is not a mapping or holds something JSON cannot hold (an
@@ -31,10 +61,9 @@ def plain_json(value: Mapping[str, Any], field: str = "settings") -> dict[str, A
     if not isinstance(value, Mapping):
         raise InputError(field, f"must be a JSON object, not {type(value).__name__}")
     if type(value) is dict:
-        try:  # the usual case, checked at C speed: plain and finite already
-            json.dumps(value, allow_nan=False)
-            return value
-        except (TypeError, ValueError):
+        try:  # the usual case, at C speed
+            return orjson.loads(orjson.dumps(value, default=_float_subclass))
+        except TypeError:
             pass
     clean = _finite(value)
     try:
