@@ -61,16 +61,19 @@ def candidates(run_folder: Path, metrics: Mapping[str, float]) -> list[Candidate
 
 @dataclass(frozen=True)
 class TaskAnswers:
-    """One task's compiled answer to a padded batch and its sizes."""
+    """One task's compiled answer to a padded batch, its sizes and the alternative answering beside
+    the deployed policy there (the best other candidate with a policy on the task)."""
 
     run: Callable[[Any], dict[str, Any]]
     users: int
     cells: int
+    alternative: str
 
 
 @dataclass(frozen=True)
 class CompPolicy:
-    """A loaded candidate (``name``), the best other one (``alternative``) and per task their answers."""
+    """A loaded candidate (``name``), the best other one (``alternative``) and per task the answers
+    (where the best other saved no policy on a task, the next best that did answers there)."""
 
     name: str
     alternative: str
@@ -132,11 +135,16 @@ def load(run_folder: Path, candidate: str) -> CompPolicy:
     tasks, _ = read_deployable(run_folder)
     offered = candidates(run_folder, {})
     candidate, alternative = deployed_and_alternative(offered, candidate)
+    others = [c.name for c in sorted(offered, key=lambda c: -c.score) if c.name != candidate]
     answers = {}
     for name, task in tasks.items():
-        deployed, other = (_task_policy(run_folder, n, name) for n in (candidate, alternative))
-        if deployed is not None and other is not None:
-            answers[name] = TaskAnswers(_compiled(task.params(), deployed, other), task.n_users, task.n_cells)
+        deployed = _task_policy(run_folder, candidate, name)
+        if deployed is None:
+            continue
+        found = ((n, p) for n in others if (p := _task_policy(run_folder, n, name)) is not None)
+        other_name, other = next(found, (candidate, deployed))
+        answers[name] = TaskAnswers(_compiled(task.params(), deployed, other), task.n_users, task.n_cells,
+                                    other_name)
     policy = CompPolicy(candidate, alternative, {c.name: c.label for c in offered}, answers)
     decide(policy, [UsersState.parse(example_state(run_folder))])
     return policy
@@ -197,9 +205,9 @@ def decide(policy: CompPolicy, states: Sequence[UsersState]) -> list[Decision]:
         _check(policy, state)
         groups.setdefault(state.task, []).append(i)
     out: dict[int, Decision] = {}
-    label = policy.labels[policy.alternative]
     for index in groups.values():
         answers, inputs = _inputs(policy, [states[i] for i in index])
+        label = policy.labels[answers.alternative]
         size = len(index)
         found = answers.run(tuple(padded(a, bucket(size)) for a in inputs))
         found = jax.tree.map(lambda a, size=size: np.asarray(a)[:size], found)

@@ -112,3 +112,16 @@ def test_measurements_that_do_not_fit_the_task_are_refused(run: Path, expert: D.
 def test_unknown_policy_and_a_run_without_policies_are_refused(run: Path, tmp_path: Path) -> None:
     contract.assert_unknown_policies_refused(D, run, "random", "promptdt-small", "planner")
     contract.refused(D.load, contract.copied_run(run, tmp_path / "old", without=[FILE]), "expert", field="run")
+
+
+def test_a_task_without_the_best_others_policy_is_answered_beside_the_next_best(run: Path, tmp_path: Path) -> None:
+    from decisions.kit.decide import deployed_and_alternative
+
+    deployed = next(c.name for c in D.candidates(run, {}) if c.name != "expert")
+    assert deployed_and_alternative(D.candidates(run, {}), deployed)[1] == "expert"
+    folder = contract.copied_run(run, tmp_path / "own", without=[f"expert_{TASKS[0]}.msgpack"])
+    policy = D.load(folder, deployed)
+    (decision,) = D.decide(policy, [D.UsersState.parse(D.example_state(folder))])
+    assert D.example_state(folder)["task"] == TASKS[0]
+    assert decision.alternative["policy"] not in (policy.labels["expert"], policy.labels[deployed])
+    assert policy.tasks[TASKS[1]].alternative == "expert"
