@@ -12,14 +12,18 @@ never merged into one number:
 - ``controller_table``: one row per controller of a scenario, both groups' figures side by side;
 - ``distribution_frame`` / ``distribution_chart``: per-seed figures of every controller (box and points);
 - phase replays, the fairness-weight frontier and training curves: :mod:`traffic_replay_views`;
-- ``headline`` / ``ratio_table`` / ``choice_text``: the figures and the lines on top of the report.
+- ``headline`` / ``ratio_table`` / ``choice_text``: the figures and the lines on top of the report;
+- ``upload_key`` / ``saved_uploads``: an own network's uploaded files, saved for the run's spec.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import altair as alt
@@ -390,3 +394,34 @@ def choice_text(summary: pd.DataFrame, scenario: str, pedestrians: bool = True) 
     if agent is not None:
         parts.append(f"**{controller_label(agent)}**: {figures(agent)}.")
     return " ".join(parts)
+
+
+OWN_FILES = {"net_file": ".net.xml", "osm_file": ".osm", "route_file": ".rou.xml", "counts_file": ".csv"}
+"""An own network's files: the ``[scenarios]`` key of each kind and the name ending it is saved with."""
+
+
+def upload_key(file_name: str) -> str:
+    """The ``[scenarios]`` key of an uploaded file by its name: ``osm_file`` (.osm), ``counts_file``
+    (.csv), ``route_file`` (.rou.xml), else ``net_file``."""
+    name = file_name.lower()
+    if name.endswith(".osm"):
+        return "osm_file"
+    if name.endswith(".csv"):
+        return "counts_file"
+    return "route_file" if name.endswith(".rou.xml") else "net_file"
+
+
+def saved_uploads(files: Mapping[str, tuple[str, bytes]], output_dir: str | None) -> dict[str, str]:
+    """Each upload (``[scenarios]`` key -> (its name, its bytes)) written once under the run's output folder
+    (else the temporary folder), in a folder named by its content's digest and under a name of the page's
+    choosing (the user's name is not used as a path): ``[scenarios]`` key -> path."""
+    root = Path(output_dir or tempfile.gettempdir()) / "uploads"
+    paths = {}
+    for key, (_, content) in files.items():
+        folder = root / hashlib.sha256(content).hexdigest()[:16]
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{key.removesuffix('_file')}{OWN_FILES[key]}"
+        if not path.is_file():
+            path.write_bytes(content)
+        paths[key] = str(path)
+    return paths

@@ -23,7 +23,9 @@ from decisions.mobility.traffic import DOMAIN, SCENARIO_NAMES, TrafficReport
 
 # Budgets small enough for an interactive run of a few minutes on a CPU (no bare string literals at
 # module level here: Streamlit's "magic" would print them).
-SCENARIOS = tuple(SCENARIO_NAMES)  # the registered networks (not 'custom': CLI only)
+SCENARIOS = tuple(SCENARIO_NAMES)  # the registered networks
+OWN = "custom"  # the scenario of an uploaded network
+OWN_LABEL = "your own network (upload)"
 INTERACTIVE_DEFAULTS = {"seconds": 600, "env_steps": 3000, "test_seeds": 2, "ped_rate": 120.0,
                         "fairness_weight": 1.0}
 TEST_SEED_BASE = 100
@@ -39,12 +41,16 @@ def settings_inputs() -> dict[str, Any]:
         data: dict[str, Any] = {
             "name": st.text_input("Run name", value="traffic-app", key="run_name"),
             "scenarios": st.multiselect("Scenarios (each with sidewalks, crossings and pedestrian flows)",
-                                        list(SCENARIOS), default=[SCENARIOS[0]], key="scenarios"),
+                                        [*SCENARIOS, OWN_LABEL], default=[SCENARIOS[0]], key="scenarios"),
             "ped_rate": st.number_input("Pedestrians per hour per pedestrian flow", min_value=0.0,
                                         value=INTERACTIVE_DEFAULTS["ped_rate"], step=30.0, key="ped_rate"),
             "seconds": st.number_input("Simulated seconds per episode", min_value=0,
                                        value=INTERACTIVE_DEFAULTS["seconds"], step=300, key="seconds"),
         }
+        if OWN_LABEL in data["scenarios"]:
+            data["own_files"] = own_network_uploads()
+            data["begin"] = st.number_input("Your network's first simulated second (e.g. 25200 for demand "
+                                            "counted from 07:00)", min_value=0, value=0, step=1800, key="begin")
     with right:
         st.subheader("Agents and study")
         data |= {
@@ -61,19 +67,34 @@ def settings_inputs() -> dict[str, Any]:
         st.caption("The fair agent, the vehicle-only agent (the ablation) and an agent on sumo-rl's default "
                    "reward train on their own demand draws; every baseline (fixed-time, Webster, actuated, "
                    "max-pressure, queue-greedy, pedestrian-aware greedy) and every agent is then scored on the "
-                   "held-out draws. Longer studies, runs without pedestrians and custom networks run from the "
-                   "command line.")
+                   "held-out draws. Longer studies and runs without pedestrians run from the command line.")
     data["seed"] = 0
     return data
 
 
+def own_network_uploads() -> dict[str, tuple[str, bytes]]:
+    """The uploaded network (SUMO .net.xml or an OpenStreetMap .osm extract) and demand (SUMO .rou.xml
+    or counts per approach, CSV: edge, vehicles_per_hour): ``[scenarios]`` key -> (file name, bytes)."""
+    network = st.file_uploader("Your network: SUMO .net.xml, or an OpenStreetMap .osm extract",
+                               type=["xml", "osm"], key="own_network")
+    demand = st.file_uploader("Its demand: SUMO .rou.xml, or a CSV of vehicles per hour per approach "
+                              "(columns edge, vehicles_per_hour)", type=["xml", "csv"], key="own_demand")
+    return {traffic_views.upload_key(f.name): (f.name, f.getvalue()) for f in (network, demand) if f is not None}
+
+
 def job_spec(settings: dict[str, Any], output_dir: str | None) -> dict[str, Any]:
-    """The job spec (``[job]``, ``[scenarios]``, ``[demand]``, ``[reward]``, ``[agent]``, ``[study]``) of the form."""
+    """The job spec (``[job]``, ``[scenarios]``, ``[demand]``, ``[reward]``, ``[agent]``, ``[study]``) of the
+    form; an own network's uploads are saved (``traffic_views.saved_uploads``) and named in ``[scenarios]``."""
     weight = float(settings["fairness_weight"])
     sweep = sorted({weight, *SWEEP_WEIGHTS}) if settings.get("sweep") else []
+    names = [OWN if name == OWN_LABEL else name for name in settings["scenarios"]]
+    scenarios = {"names": names, "pedestrians": True, "seconds": int(settings["seconds"])}
+    if OWN in names:
+        scenarios |= traffic_views.saved_uploads(settings.get("own_files", {}), output_dir)
+        scenarios["begin"] = int(settings.get("begin", 0))
     return {
         "job": app_common.job_table(DOMAIN, settings, output_dir),
-        "scenarios": {"names": list(settings["scenarios"]), "pedestrians": True, "seconds": int(settings["seconds"])},
+        "scenarios": scenarios,
         "demand": {"ped_rate_per_hour": float(settings["ped_rate"]),
                    "test_seeds": [TEST_SEED_BASE + k for k in range(int(settings["test_seeds"]))]},
         "reward": {"fairness_weight": weight},

@@ -257,6 +257,7 @@ def test_page_renders_its_form_and_sends_a_spec_prepare_accepts(
     at, prepared = open_form(DOMAIN, monkeypatch)
     assert at.multiselect(key="scenarios").value == ["single-intersection"]
     assert "custom" not in at.multiselect(key="scenarios").options
+    assert "your own network (upload)" in at.multiselect(key="scenarios").options
     assert at.number_input(key="seconds").value == 600 and at.number_input(key="env_steps").value == 3000
     at.button(key="run").click().run()
     at.multiselect(key="scenarios").set_value(["single-intersection", "cologne1"])
@@ -282,7 +283,24 @@ def test_bad_input_shows_one_line_error_and_records_nothing(store_url: str) -> N
     at.multiselect(key="scenarios").set_value(["cologne1"])
     one_line_error(submit(at, {"seconds": 10}), "scenarios.seconds:")
     one_line_error(submit(at, {"seconds": 600, "env_steps": 0}), "agent.env_steps:")
+    at.multiselect(key="scenarios").set_value(["your own network (upload)"])
+    one_line_error(submit(at, {"env_steps": 3000}), "scenarios.net_file:")  # nothing uploaded
     assert list_runs(url=store_url) == [] and not at.status
+
+
+def test_an_own_networks_uploads_are_saved_once_under_names_of_the_pages_choosing(tmp_path: Path) -> None:
+    examples = Path(__file__).parents[2] / "examples"
+    uploads = {traffic_views.upload_key(name): (name, (examples / name).read_bytes())
+               for name in ("traffic_own.osm", "traffic_own_counts.csv")}
+    assert set(uploads) == {"osm_file", "counts_file"}
+    assert traffic_views.upload_key("../../x.rou.xml") == "route_file" and traffic_views.upload_key("a.xml") == "net_file"
+    paths = traffic_views.saved_uploads(uploads, str(tmp_path))
+    assert traffic_views.saved_uploads(uploads, str(tmp_path)) == paths
+    assert [Path(p).name for p in paths.values()] == ["osm.osm", "counts.csv"]
+    assert all(Path(p).is_relative_to(tmp_path / "uploads") for p in paths.values())
+    job = DOMAIN.prepare({"job": {"kind": "traffic", "name": "own"},
+                          "scenarios": {"names": ["custom"], "begin": 25200, "seconds": 600, **paths}})
+    assert job.scenarios.osm_file == paths["osm_file"]
 
 
 def test_recorded_run_opens_with_every_section(store_url: str, run_id: int) -> None:
