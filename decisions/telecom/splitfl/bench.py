@@ -1,4 +1,10 @@
-"""``decisions bench splitfl``: the figures the split-point agent promises, measured."""
+"""``decisions bench splitfl``: the figures the split-point agent promises, measured.
+
+Per dataset two studies: the independent-draw fleet, every strategy seeing the round's draws (the stored
+figures' study), and (``server``) a fleet with persistence (``PERSISTENT_DEVICES``) where the per-client
+agent and the fastest-split rule see only what the server knows (``server_view``), beside that rule
+on the round's draws (the oracle bound); its figures are ``server_figures.deployable_figures``'.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ ProgressFn = Callable[[str, int, int], None]
 
 SMOKE_BUDGET: dict[str, Any] = {
     "rounds": 2, "seeds": 1, "env_steps": 200, "fashion_rounds": 0, "ablations": False, "fixed_splits": [3, 9],
-    "committee": 1,
+    "committee": 1, "server": False,
 }
 """A benchmark that runs in seconds (the conformance test's): digits only, a few rounds, no ablations,
 one DQN per agent instead of a committee."""
@@ -47,6 +53,36 @@ FASHION_SPEC: dict[str, Any] = {
 """The Fashion-MNIST study, sized for a 2-core CPU: 6,000 training images, 1,000 test images scoring every
 round and all 10,000 scoring each run's final model, 8 local steps, plain SGD at 0.05, Dirichlet 0.1, 60
 rounds, the target 65% of the centralised accuracy; the weak tier has 3 MB (docs/notes/splitfl.md)."""
+
+
+PERSISTENT_DEVICES: dict[str, Any] = {
+    "load_persistence": 0.8, "link_persistence": 0.8, "battery_fade": 0.1, "leave_prob": 0.02, "join_prob": 0.2,
+}
+"""The server study's fleet persistence (design values, ``devices.DeviceScenario``): background load and
+links correlated 0.8 round to round, batteries losing 10% of their capacity per full discharge, a client
+leaving with chance 0.02 a round and an empty slot filled with chance 0.2."""
+
+SERVER_AGENT_INFORMATION = "smoothed"
+"""What the server study's agent sees (``server_view.INFORMATION``)."""
+
+
+def server_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` (a study's, budget set) as its server study: the persistent fleet, the per-client agent on
+    the server's smoothed forecast, the fixed splits, the oracle and the deployable fastest-split rules."""
+    study = {**spec.get("study", {}), "random": False, "greedy": False, "committees": [], "decays": [],
+             "time_weights": [], "deployable_rules": True}
+    agent = {**spec.get("agent", {}), "modes": ["client"], "information": SERVER_AGENT_INFORMATION}
+    devices = {**spec.get("devices", {}), **PERSISTENT_DEVICES}
+    return {**spec, "devices": devices, "agent": agent, "study": study}
+
+
+def server_study_figures(spec: dict[str, Any], progress: ProgressFn, prefix: str = "") -> dict[str, float]:
+    """Run ``spec``'s server study (``server_spec``) and return ``deployable_figures``, names prefixed."""
+    from decisions.telecom.splitfl.server_figures import deployable_figures
+
+    job = prepare(with_default_tiers(server_spec(spec)))
+    study = run_study(job, lambda task, done, total: progress(f"server {task}", done, total))
+    return {f"{prefix}{k}": float(v) for k, v in deployable_figures(study.runs, "dqn_client").items()}
 
 
 def with_default_tiers(spec: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +141,7 @@ def run_bench(
     fixed_splits: list[int] | None = None,
     committee: int | None = None,
     digits: bool = True,
+    server: bool = True,
 ) -> dict[str, Any]:
     """Run the digits study (unless ``digits`` is false) and (when ``fashion_rounds`` > 0) the Fashion-MNIST study.
 
@@ -119,6 +156,7 @@ def run_bench(
         fixed_splits: the fixed splits run (default: every split of the network).
         committee: DQNs per agent (default: the spec's).
         digits: run the digits study (false: only Fashion-MNIST, a part to ``--merge`` into a stored result).
+        server: also run each dataset's server study (module docstring) at the same budget.
 
     Raises:
         InputError: (``digits``) neither study runs.
@@ -135,10 +173,16 @@ def run_bench(
         agent: dict[str, Any] = {"env_steps": env_steps, **({"committee": committee} if committee else {})}
         return {**spec, "job": {"name": "bench"}, "training": training, "agent": agent, "study": study}
 
-    figures = study_figures(budget(DIGITS_SPEC, rounds, seeds, ablations), report) if digits else {}
+    figures: dict[str, Any] = {}
+    if digits:
+        figures.update(study_figures(budget(DIGITS_SPEC, rounds, seeds, ablations), report))
+        if server:
+            figures.update(server_study_figures(budget(DIGITS_SPEC, rounds, seeds, False), report))
     if fashion_rounds > 0:
         fashion = budget(FASHION_SPEC, fashion_rounds, fashion_seeds, False)
         figures.update(study_figures(fashion, report, "fashion_"))
+        if server:
+            figures.update(server_study_figures(fashion, report, "fashion_"))
         figures["fashion_seeds"] = float(fashion_seeds)
         figures["fashion_rounds"] = float(fashion_rounds)
     return figures

@@ -103,7 +103,8 @@ def policy_function(run_folder: Path, name: str, pe: E.SplitEnvParams) -> Policy
         return _rule(lambda state: split, pe)
     if name == "greedy":
         return _rule(lambda state: greedy_split(state, p), pe)
-    if name == "fastest":
+    if name == "fastest" or name.removeprefix("fastest_") in ("last", "mean", "smoothed"):
+        # the same rule: the state given holds the round's draws or the server's forecast of them
         return _rule(lambda state: fastest_splits(state, p), pe)
     if not name.startswith((ROUND_AGENT, CLIENT_AGENT)):
         raise InputError("policy", f"{name!r} is not a split policy of this run")

@@ -72,6 +72,25 @@ class DeviceScenario(Settings):
         0.3, ge=0.0, le=2.0, description="Log-std of the per-round link-rate factor (log-normal, mean 1)."
     )
     dropout_prob: float = Field(0.0, ge=0.0, le=1.0, description="Chance an available client misses a round.")
+    load_persistence: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Round-to-round correlation of each client's background load (AR(1) on a "
+        "Gaussian copula: the free CPU share stays uniform on [cpu_share_min, 1]; 0: independent draws each round)."
+    )
+    link_persistence: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Round-to-round correlation of each client's log link-rate factor (AR(1), "
+        "still log-normal with mean 1 and log-std link_jitter; 0: independent draws each round)."
+    )
+    battery_fade: float = Field(
+        0.0, ge=0.0, le=0.5, description="Share of the energy a client draws that its battery's capacity loses "
+        "(cycle ageing: 0.05 loses 5% of the capacity per full discharge; 0: no ageing)."
+    )
+    leave_prob: float = Field(
+        0.0, ge=0.0, le=1.0, description="Chance per round that an enrolled client leaves the fleet (0: none leaves)."
+    )
+    join_prob: float = Field(
+        0.0, ge=0.0, le=1.0, description="Chance per round that a client's empty slot is filled by a fresh device of "
+        "its tier (full capacity, charged at initial_charge)."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> DeviceScenario:
@@ -83,6 +102,8 @@ class DeviceScenario(Settings):
             raise ValueError(
                 f"rejoin_share: {self.rejoin_share} must exceed battery_reserve ({self.battery_reserve})"
             )
+        if self.leave_prob > 0 and self.join_prob == 0:
+            raise ValueError("join_prob: must be positive when leave_prob is (else the fleet only shrinks)")
         return self
 
     def tier_specs(self) -> tuple[tuple[str, ...], ClientSpecs]:

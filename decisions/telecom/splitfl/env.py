@@ -17,6 +17,11 @@ The reward of a round (``round_reward``) is QSplitFL's decayed loss drop with th
 so the split acts through time and energy and through who makes the round (the loss drop alone
 would not depend on the split: split training equals unsplit training).
 
+What the agent sees of the fleet is ``SplitEnvParams.information`` (``server_view``): the round's
+draws (the oracle), or what the server knows before the round, its reports and a forecast of the
+round's load and links from earlier rounds' measurements; the observations below are of that fleet,
+the rewards of the real one.
+
 - ``RoundSplitEnv``: one decision a round, the split for every client. Observation: the capability
   state (``fleet.CAPABILITY_FEATURES``), the round's progress, and per split the slowest available
   client's round time over the deadline and the share of available clients that would miss the
@@ -42,6 +47,7 @@ from jax import Array
 from decisions.core.env import Environment, Info, PRNGKey
 from decisions.core.spaces import Box, Discrete
 from decisions.telecom.splitfl import fleet as fl
+from decisions.telecom.splitfl import server_view as sv
 from decisions.telecom.splitfl.costs import SplitCosts
 
 TIME_CAP = 3.0
@@ -64,6 +70,12 @@ class SplitEnvParams:
     time_weight: Array
     dropout_weight: Array
     energy_weight: Array
+    information: str = struct.field(pytree_node=False, default="oracle")
+    """What the agent sees (``server_view.INFORMATION``)."""
+    window: int = struct.field(pytree_node=False, default=5)
+    """Measurements in the server's moving mean."""
+    alpha: float = struct.field(pytree_node=False, default=0.3)
+    """Weight of the newest measurement in the server's smoothed forecast."""
 
 
 def env_params(
@@ -79,8 +91,12 @@ def env_params(
     loss_start: float = 2.3,
     loss_floor: float = 0.3,
     learn_rounds: float | None = None,
+    information: str = "oracle",
+    window: int = 5,
+    alpha: float = 0.3,
 ) -> SplitEnvParams:
-    """Build ``SplitEnvParams`` (``learn_rounds`` defaults to a quarter of ``rounds``)."""
+    """Build ``SplitEnvParams`` (``learn_rounds`` defaults to a quarter of ``rounds``; ``information``,
+    ``window``, ``alpha``: what the agent sees, ``server_view``)."""
     f32 = lambda v: jnp.asarray(v, jnp.float32)  # noqa: E731
     share = jnp.asarray(data_share, jnp.float32)
     return SplitEnvParams(
@@ -95,6 +111,9 @@ def env_params(
         time_weight=f32(time_weight),
         dropout_weight=f32(dropout_weight),
         energy_weight=f32(energy_weight),
+        information=information,
+        window=int(window),
+        alpha=float(alpha),
     )
 
 
@@ -204,6 +223,11 @@ def client_share(
     return reward, new_running
 
 
+def seen(pe: SplitEnvParams, fleet: fl.FleetState, view: sv.ServerView) -> fl.FleetState:
+    """The fleet as the agent sees it (``SplitEnvParams.information``)."""
+    return sv.seen_state(view, fleet, pe.information)
+
+
 @struct.dataclass
 class RoundEnvState:
     """State of ``RoundSplitEnv``."""
@@ -211,6 +235,7 @@ class RoundEnvState:
     fleet: fl.FleetState
     t: Array
     progress: Array
+    view: sv.ServerView
 
 
 @struct.dataclass
@@ -225,15 +250,22 @@ class ClientEnvState:
     running: Array
     partial: Array
     """Sum of the round's rewards so far."""
+    view: sv.ServerView
+    seen_running: Array
+    """The running straggler time as the agent sees it (its observation's)."""
 
 
-def _advance(pe: SplitEnvParams, key: Array, fleet_state: fl.FleetState, t: Array, progress: Array, splits: Array):
+def _advance(
+    pe: SplitEnvParams, key: Array, fleet_state: fl.FleetState, view: sv.ServerView, t: Array, progress: Array,
+    splits: Array,
+) -> tuple[fl.FleetState, sv.ServerView, Array, Array, dict[str, Array]]:
     new_fleet, outcome = fl.play_round(key, fleet_state, pe.fleet, splits)
+    new_view = sv.observe(view, fleet_state, outcome, new_fleet, pe.fleet, pe.alpha)
     new_progress = progress + jnp.sum(jnp.where(outcome.participated, pe.data_share, 0.0))
     reward = round_reward(pe, outcome, t.astype(jnp.float32), surrogate_loss(pe, progress),
                           surrogate_loss(pe, new_progress))
     info = {"round_time_s": outcome.round_time_s, "participated": jnp.mean(outcome.participated)}
-    return new_fleet, new_progress, reward, info
+    return new_fleet, new_view, new_progress, reward, info
 
 
 class _SplitEnv:
@@ -261,18 +293,21 @@ class RoundSplitEnv(_SplitEnv, Environment[RoundEnvState, SplitEnvParams]):
 
     def reset(self, key: PRNGKey, params: SplitEnvParams) -> tuple[Array, RoundEnvState]:
         """Fresh fleet, round 0."""
-        state = RoundEnvState(fl.reset(key, params.fleet), jnp.zeros((), jnp.int32), jnp.zeros(()))
-        return round_obs(state.fleet, params, state.t), state
+        state = RoundEnvState(fl.reset(key, params.fleet), jnp.zeros((), jnp.int32), jnp.zeros(()),
+                              sv.initial_view(params.fleet, params.window))
+        return round_obs(seen(params, state.fleet, state.view), params, state.t), state
 
     def step(
         self, key: PRNGKey, state: RoundEnvState, action: Array, params: SplitEnvParams
     ) -> tuple[Array, RoundEnvState, Array, Array, Array, Info]:
         """Play a round at split ``action + 1`` for everyone."""
         splits = jnp.full(params.fleet.clients, action + 1, jnp.int32)
-        fleet_state, progress, reward, info = _advance(params, key, state.fleet, state.t, state.progress, splits)
-        new = RoundEnvState(fleet_state, state.t + 1, progress)
+        fleet_state, view, progress, reward, info = _advance(params, key, state.fleet, state.view, state.t,
+                                                             state.progress, splits)
+        new = RoundEnvState(fleet_state, state.t + 1, progress, view)
         truncated = new.t >= params.rounds
-        return round_obs(fleet_state, params, new.t), new, reward, jnp.zeros((), bool), truncated, info
+        obs = round_obs(seen(params, fleet_state, view), params, new.t)
+        return obs, new, reward, jnp.zeros((), bool), truncated, info
 
     def observation_space(self, params: SplitEnvParams) -> Box:
         """``7 + 1 + 2L`` features."""
@@ -287,16 +322,18 @@ class ClientSplitEnv(_SplitEnv, Environment[ClientEnvState, SplitEnvParams]):
     """
 
     def _obs(self, state: ClientEnvState, params: SplitEnvParams) -> Array:
-        costs = all_split_costs(state.fleet, params.fleet)
+        fleet = seen(params, state.fleet, state.view)
+        costs = all_split_costs(fleet, params.fleet)
         client = client_order(params.fleet)[state.turn]
-        return client_obs(state.fleet, params, costs, client, state.running, state.turn, state.t)
+        return client_obs(fleet, params, costs, client, state.seen_running, state.turn, state.t)
 
     def reset(self, key: PRNGKey, params: SplitEnvParams) -> tuple[Array, ClientEnvState]:
         """Fresh fleet, round 0, the first client's turn."""
         n = params.fleet.clients
         zero = jnp.zeros(())
         state = ClientEnvState(fl.reset(key, params.fleet), jnp.zeros((), jnp.int32), zero,
-                               jnp.zeros((), jnp.int32), jnp.ones(n, jnp.int32), zero, zero)
+                               jnp.zeros((), jnp.int32), jnp.ones(n, jnp.int32), zero, zero,
+                               sv.initial_view(params.fleet, params.window), zero)
         return self._obs(state, params), state
 
     def step(
@@ -308,9 +345,12 @@ class ClientSplitEnv(_SplitEnv, Environment[ClientEnvState, SplitEnvParams]):
         client = client_order(p)[state.turn]
         split = (action + 1).astype(jnp.int32)
         part_reward, running = client_share(params, state.fleet, costs, client, split, state.running)
+        fleet = seen(params, state.fleet, state.view)
+        _, seen_running = client_share(params, fleet, all_split_costs(fleet, p), client, split, state.seen_running)
         splits = state.splits.at[client].set(split)
         last = state.turn == p.clients - 1
-        fleet_state, progress, round_r, info = _advance(params, key, state.fleet, state.t, state.progress, splits)
+        fleet_state, view, progress, round_r, info = _advance(params, key, state.fleet, state.view, state.t,
+                                                              state.progress, splits)
         reward = jnp.where(last, round_r - state.partial, part_reward)
         zero = jnp.zeros(())
         new = ClientEnvState(
@@ -321,6 +361,8 @@ class ClientSplitEnv(_SplitEnv, Environment[ClientEnvState, SplitEnvParams]):
             splits=splits,
             running=jnp.where(last, zero, running),
             partial=jnp.where(last, zero, state.partial + part_reward),
+            view=jax.tree.map(lambda a, b: jnp.where(last, a, b), view, state.view),
+            seen_running=jnp.where(last, zero, seen_running),
         )
         truncated = new.t >= params.rounds
         return self._obs(new, params), new, reward, jnp.zeros((), bool), truncated, info

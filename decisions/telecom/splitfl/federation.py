@@ -13,6 +13,7 @@ import optax
 
 from decisions.telecom.splitfl import env as E
 from decisions.telecom.splitfl import fleet as fl
+from decisions.telecom.splitfl import server_view as sv
 from decisions.telecom.splitfl.model import Params, SplitNet
 from decisions.telecom.splitfl.split import ClientData, RoundFn, evaluate, make_round
 from decisions.telecom.splitfl.strategies import Strategy
@@ -129,6 +130,8 @@ class History:
 
 
 _play_round = jax.jit(fl.play_round)
+_observe = jax.jit(sv.observe, static_argnums=5)
+_seen_state = jax.jit(sv.seen_state, static_argnums=2)
 
 
 def _round_keys(seed: int, t: int, clients: int) -> tuple[jax.Array, jax.Array]:
@@ -169,23 +172,28 @@ def run_federation(
     """The run's ``History``: ``rounds`` rounds of ``fed`` under ``strategy`` (module docstring).
 
     ``cache`` shares models by participation history with other runs of ``fed``; ``progress(done,
-    total)`` is called after each round.
+    total)`` is called after each round. The strategy sees the fleet its ``information`` allows
+    (``server_view.seen_state``; the server's view kept with ``fed.pe``'s window and alpha).
     """
     cache = LearningCache() if cache is None else cache
     pe, p = fed.pe, fed.pe.fleet
     params = fed.net.init(jax.random.PRNGKey(fed.seed))
     loss0, acc0 = evaluate(fed.net, params, *fed.val)[0], evaluate(fed.net, params, *fed.test)[1]
     state = fl.reset(jax.random.PRNGKey(fed.seed + 7919), p)
+    view = sv.initial_view(p, pe.window)
+    information = getattr(strategy, "information", "oracle")
     history_key = b""
     rows: dict[str, list[Any]] = {k: [] for k in (
         "test_acc", "val_loss", "round_time_s", "splits", "participated", "eligible", "timed_out", "refused",
         "died", "energy_j", "bytes_sent", "battery_share", "cpu_share", "reward")}
     loss_prev = loss0
     for t in range(rounds):
-        splits = np.asarray(strategy.decide(state, pe, t), np.int32)
+        splits = np.asarray(strategy.decide(_seen_state(view, state, information), pe, t), np.int32)
         cpu_share = np.asarray(state.cpu_share)
         fleet_key, train_keys = _round_keys(fed.seed, t, p.clients)
+        before = state
         state, out = _play_round(fleet_key, state, p, jnp.asarray(splits))
+        view = _observe(view, before, out, state, p, pe.alpha)
         part = np.asarray(out.participated)
         history_key += np.packbits(part).tobytes()
         if history_key in cache.entries:
@@ -205,7 +213,7 @@ def run_federation(
             ("timed_out", np.asarray(out.timed_out)), ("refused", np.asarray(out.refused)),
             ("died", np.asarray(out.died)), ("energy_j", np.asarray(out.energy_j)),
             ("bytes_sent", np.asarray(out.bytes_sent)),
-            ("battery_share", np.asarray(state.battery_j / p.capacity_j)), ("cpu_share", cpu_share),
+            ("battery_share", np.asarray(state.battery_j / fl.capacity(state, p))), ("cpu_share", cpu_share),
             ("reward", reward),
         ):
             rows[name].append(value)

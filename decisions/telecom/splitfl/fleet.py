@@ -1,4 +1,11 @@
-"""The fleet in JAX: per-round costs of the chosen splits, battery dynamics, dropouts, the capability state."""
+"""The fleet in JAX: per-round costs of the chosen splits, battery dynamics, dropouts, the capability state.
+
+Persistence (``DeviceScenario``'s ``*_persistence``, ``battery_fade``, ``leave_prob`` / ``join_prob``):
+each client's free CPU share and log link factor follow AR(1) processes across rounds (a latent unit
+Gaussian each, ``FleetState.load_z`` / ``link_z``), its battery's capacity fades with the energy it
+draws, and it leaves the fleet or a fresh device joins its empty slot with a probability per round.
+With every one of them 0 the draws are the independent ones of a fleet without persistence, bit for bit.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +47,11 @@ class FleetParams:
     cpu_share_min: Array
     link_jitter: Array
     dropout_prob: Array
+    load_persistence: Array
+    link_persistence: Array
+    battery_fade: Array
+    leave_prob: Array
+    join_prob: Array
 
     @property
     def clients(self) -> int:
@@ -54,13 +66,25 @@ class FleetParams:
 
 @struct.dataclass
 class FleetState:
-    """The fleet between rounds."""
+    """The fleet between rounds: the next round's CPU share and link factor drawn, each ``(n,)``.
+
+    The persistence fields are None in a state built from reports (``capacity`` / ``present`` read
+    None as the nominal capacity / every client enrolled; ``play_round`` starts None latents at 0).
+    """
 
     battery_j: Array
     powered: Array
     available: Array
     cpu_share: Array
     link_factor: Array
+    capacity_j: Array | None = None
+    """The battery's capacity now (it fades with use)."""
+    present: Array | None = None
+    """Enrolled in the fleet (clients leave and join)."""
+    load_z: Array | None = None
+    """Latent unit Gaussian of the background load (AR(1))."""
+    link_z: Array | None = None
+    """Latent unit Gaussian of the log link factor (AR(1))."""
 
 
 @struct.dataclass
@@ -107,23 +131,50 @@ def fleet_params(
         cpu_share_min=f32(scenario.cpu_share_min),
         link_jitter=f32(scenario.link_jitter),
         dropout_prob=f32(scenario.dropout_prob),
+        load_persistence=f32(scenario.load_persistence),
+        link_persistence=f32(scenario.link_persistence),
+        battery_fade=f32(scenario.battery_fade),
+        leave_prob=f32(scenario.leave_prob),
+        join_prob=f32(scenario.join_prob),
     )
 
 
-def _draw_load(key: Array, p: FleetParams) -> tuple[Array, Array]:
+def _draw_load(key: Array, p: FleetParams, latent: tuple[Array, Array] | None) -> tuple[Array, Array, Array, Array]:
+    """``(cpu_share, link_factor, load_z, link_z)`` of the next round; ``latent`` None draws the stationary law."""
     k_cpu, k_link = jax.random.split(key)
     n = p.clients
-    cpu = jax.random.uniform(k_cpu, (n,), minval=p.cpu_share_min, maxval=1.0)
+    iid = jax.random.uniform(k_cpu, (n,), minval=p.cpu_share_min, maxval=1.0)
+    span = 1.0 - p.cpu_share_min
+    u = jnp.where(span > 0, (iid - p.cpu_share_min) / jnp.maximum(span, 1e-12), 0.5)
+    fresh_load = jax.scipy.special.ndtri(jnp.clip(u, 1e-6, 1.0 - 1e-6))
+    fresh_link = jax.random.normal(k_link, (n,))
+    load_prev, link_prev = (jnp.zeros(n), jnp.zeros(n)) if latent is None else latent
+    rho_load = 0.0 if latent is None else p.load_persistence
+    rho_link = 0.0 if latent is None else p.link_persistence
+    load_z = rho_load * load_prev + jnp.sqrt(1.0 - rho_load**2) * fresh_load
+    link_z = rho_link * link_prev + jnp.sqrt(1.0 - rho_link**2) * fresh_link
+    cpu = jnp.where(rho_load > 0, p.cpu_share_min + span * jax.scipy.special.ndtr(load_z), iid)
     sigma = p.link_jitter
-    link = jnp.exp(sigma * jax.random.normal(k_link, (n,)) - sigma**2 / 2)
-    return cpu, link
+    link = jnp.exp(sigma * link_z - sigma**2 / 2)
+    return cpu, link, load_z, link_z
 
 
 def reset(key: Array, p: FleetParams) -> FleetState:
-    """The fleet at round 0: batteries at ``initial_charge``, every client available, the first load drawn."""
-    cpu, link = _draw_load(key, p)
+    """The fleet at round 0: batteries at ``initial_charge`` of a new battery, every client enrolled and
+    available, the first load drawn from its stationary law."""
+    cpu, link, load_z, link_z = _draw_load(key, p, None)
     on = jnp.ones(p.clients, bool)
-    return FleetState(p.capacity_j * p.initial_charge, on, on, cpu, link)
+    return FleetState(p.capacity_j * p.initial_charge, on, on, cpu, link, p.capacity_j, on, load_z, link_z)
+
+
+def capacity(state: FleetState, p: FleetParams) -> Array:
+    """``(n,)`` each battery's capacity now (the nominal one when the state does not track ageing)."""
+    return p.capacity_j if state.capacity_j is None else state.capacity_j
+
+
+def present(state: FleetState, p: FleetParams) -> Array:
+    """``(n,)`` whether each client is enrolled (all when the state does not track membership)."""
+    return jnp.ones(p.clients, bool) if state.present is None else state.present
 
 
 def effective_specs(state: FleetState, p: FleetParams) -> ClientSpecs:
@@ -159,8 +210,31 @@ def play_round(key: Array, state: FleetState, p: FleetParams, splits: Array) -> 
     """``(next_state, RoundOutcome)``: one round at per-client ``splits`` (``(n,)`` in ``[1, L]``).
 
     Who trains, how long and what it costs, from ``state`` and the params ``p``; ``key`` draws the
-    next round's random misses, CPU load and link jitter. Unavailable clients' splits are ignored.
+    next round's random misses, CPU load and link jitter, and who leaves or joins (module docstring).
+    Unavailable clients' splits are ignored.
     """
+    outcome, spent, idle = _round_costs(state, p, splits)
+    cap = jnp.maximum(capacity(state, p) - p.battery_fade * (spent + idle), 1e-3 * p.capacity_j)
+    battery = jnp.clip(state.battery_j - spent - idle + p.recharge_w * outcome.round_time_s, 0.0, cap)
+    share = battery / cap
+    powered = jnp.where(state.powered & ~outcome.died, share >= p.reserve, share >= p.rejoin)
+    k_miss, k_load = jax.random.split(key)
+    missed = jax.random.uniform(k_miss, (p.clients,)) < p.dropout_prob
+    latent = None if state.load_z is None or state.link_z is None else (state.load_z, state.link_z)
+    cpu, link, load_z, link_z = _draw_load(k_load, p, latent)
+    was = present(state, p)
+    move = jax.random.uniform(jax.random.fold_in(key, 1), (p.clients,))
+    now = jnp.where(was, move >= p.leave_prob, move < p.join_prob)
+    joined = now & ~was
+    cap = jnp.where(joined, p.capacity_j, cap)
+    battery = jnp.where(joined, p.capacity_j * p.initial_charge, battery)
+    powered = powered | joined
+    available = now & powered & ~missed
+    return FleetState(battery, powered, available, cpu, link, cap, now, load_z, link_z), outcome
+
+
+def _round_costs(state: FleetState, p: FleetParams, splits: Array) -> tuple[RoundOutcome, Array, Array]:
+    """The round's outcome at ``splits`` and the energy each battery gives training and idle."""
     c = split_costs(state, p, splits)
     part, timed_out, refused, died = client_fate(state, p, c)
     trains = part | timed_out | died
@@ -171,12 +245,6 @@ def play_round(key: Array, state: FleetState, p: FleetParams, splits: Array) -> 
     spent = jnp.where(died, state.battery_j, spent)
     wait = jnp.where(part, round_time - c.round_time_s, jnp.where(trains, 0.0, round_time))
     idle = jnp.where(state.powered & ~died, p.nominal.power_idle_w * wait, 0.0)
-    battery = jnp.clip(state.battery_j - spent - idle + p.recharge_w * round_time, 0.0, p.capacity_j)
-    share = battery / p.capacity_j
-    powered = jnp.where(state.powered & ~died, share >= p.reserve, share >= p.rejoin)
-    k_miss, k_load = jax.random.split(key)
-    missed = jax.random.uniform(k_miss, (p.clients,)) < p.dropout_prob
-    cpu, link = _draw_load(k_load, p)
     outcome = RoundOutcome(
         participated=part,
         timed_out=timed_out,
@@ -188,7 +256,7 @@ def play_round(key: Array, state: FleetState, p: FleetParams, splits: Array) -> 
         bytes_sent=jnp.where(part, c.bytes_up + c.bytes_down, 0.0),
         round_time_s=round_time,
     )
-    return FleetState(battery, powered, powered & ~missed, cpu, link), outcome
+    return outcome, spent, idle
 
 
 def client_scores(state: FleetState, p: FleetParams) -> Array:
@@ -200,7 +268,7 @@ def client_scores(state: FleetState, p: FleetParams) -> Array:
     spec = effective_specs(state, p)
     cpu = spec.macs_per_s / jnp.max(p.nominal.macs_per_s)
     mem = spec.memory_mb / jnp.max(p.nominal.memory_mb)
-    bat = state.battery_j / p.capacity_j
+    bat = state.battery_j / capacity(state, p)
     net = jnp.minimum(spec.uplink_mbps / jnp.max(p.nominal.uplink_mbps), 1.0)
     scores = jnp.stack([cpu, mem, bat, net], axis=1)
     return jnp.concatenate([scores, scores.mean(axis=1, keepdims=True)], axis=1)

@@ -100,6 +100,19 @@ class Mode(StrEnum):
     """One split per client, clients in turn."""
 
 
+class Information(StrEnum):
+    """What a strategy sees of a round's background load and links (``server_view``)."""
+
+    ORACLE = "oracle"
+    """The round's draws, which no server knows before the round (the bound)."""
+    LAST = "last"
+    """Each client's last measurement."""
+    MEAN = "mean"
+    """The mean of its last ``study.forecast_window`` measurements."""
+    SMOOTHED = "smoothed"
+    """Its exponentially smoothed measurements (``study.forecast_alpha`` on the newest)."""
+
+
 class AgentSettings(Settings):
     """The committee DQN (the core's DQN, M members voting) and its reward."""
 
@@ -117,6 +130,10 @@ class AgentSettings(Settings):
     gamma: float = Field(0.95, ge=0.0, lt=1.0, description="Discount per decision.")
     learning_rate: float = Field(1e-3, gt=0.0, le=1.0, allow_inf_nan=False, description="Adam step size.")
     seed: Seed = Field(0, description="Seed of the agents' training.")
+    information: Information = Field(
+        Information.ORACLE, description="What the agents see of a round's load and links: oracle (the round's draws, "
+        "which no server knows before the round) | last | mean | smoothed (the server's forecasts)."
+    )
 
     @field_validator("modes")
     @classmethod
@@ -141,6 +158,14 @@ class StudySettings(Settings):
     decays: list[float] = Field([0.0], max_length=6, description="Loss-drop decays of the ablation (client mode).")
     time_weights: list[float] = Field(
         [], max_length=6, description="Reward weights on round time / deadline of the ablation (client mode)."
+    )
+    deployable_rules: bool = Field(
+        False, description="Run the fastest-split rule on what the server knows: the last report (fastest_last), "
+        "the moving mean (fastest_mean) and the smoothed forecast (fastest_smoothed)."
+    )
+    forecast_window: int = Field(5, ge=1, le=100, description="Measurements in the server's moving mean.")
+    forecast_alpha: float = Field(
+        0.3, gt=0.0, le=1.0, allow_inf_nan=False, description="Weight of the newest measurement in the smoothed forecast."
     )
 
     @field_validator("committees", "decays", "time_weights")

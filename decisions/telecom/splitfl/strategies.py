@@ -1,4 +1,10 @@
-"""Split strategies: who decides each round's splits, from the fleet's state."""
+"""Split strategies: who decides each round's splits, from the fleet as each sees it.
+
+A strategy's ``information`` (``server_view.INFORMATION``) says what the runner shows it: the round's
+draws (``"oracle"``: no server knows them before the round) or the server's reports and a forecast of
+the round's load and links (``server_view.seen_state``). The per-client fastest-split rule and the
+agents run on any; the fixed, random and greedy strategies see the oracle's fleet.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ class Strategy(Protocol):
     """Chooses each round's splits."""
 
     name: str
+    information: str
+    """What it sees (module docstring)."""
 
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """``(n,)`` splits in ``[1, L]`` for round ``t`` (0-based)."""
@@ -33,6 +41,7 @@ class FixedSplit:
 
     split: int
     name: str = ""
+    information: str = "oracle"
 
     def __post_init__(self) -> None:
         self.name = self.name or f"fixed_{self.split}"
@@ -48,6 +57,7 @@ class RandomSplit:
 
     seed: int
     name: str = "random"
+    information: str = "oracle"
     rng: np.random.Generator = field(init=False)
 
     def __post_init__(self) -> None:
@@ -60,7 +70,7 @@ class RandomSplit:
 
 def keeps_reserve(state: fl.FleetState, p: fl.FleetParams, costs: SplitCosts) -> Array:
     """``(L, n)`` bool: the splits after whose round each client's battery is still above the reserve."""
-    return state.battery_j - costs.energy_j >= p.reserve * p.capacity_j
+    return state.battery_j - costs.energy_j >= p.reserve * fl.capacity(state, p)
 
 
 @jax.jit
@@ -82,6 +92,7 @@ class GreedyRule:
     """The deepest split that keeps every available client within the deadline, memory and battery reserve."""
 
     name: str = "greedy"
+    information: str = "oracle"
 
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """The rule's split for every client (module docstring)."""
@@ -100,9 +111,17 @@ def fastest_splits(state: fl.FleetState, p: fl.FleetParams) -> Array:
 
 @dataclass
 class FastestSplit:
-    """Per client, the fastest split it can hold within its battery reserve (module docstring)."""
+    """Per client, the fastest split it can hold within its battery reserve, on the fleet it sees.
 
-    name: str = "fastest"
+    ``information`` "oracle" is the bound no one can deploy (named ``fastest``); the others are named
+    ``fastest_<information>`` unless ``name`` is given.
+    """
+
+    name: str = ""
+    information: str = "oracle"
+
+    def __post_init__(self) -> None:
+        self.name = self.name or ("fastest" if self.information == "oracle" else f"fastest_{self.information}")
 
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """Each client's fastest split."""
@@ -121,6 +140,7 @@ class RoundAgent:
 
     committee: Committee
     name: str = "dqn_round"
+    information: str = "oracle"
 
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """The committee's split for every client."""
@@ -165,6 +185,7 @@ class ClientAgent:
 
     committee: Committee
     name: str = "dqn_client"
+    information: str = "oracle"
 
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """The committee's split per client."""

@@ -47,6 +47,9 @@ ProgressFn = Callable[[str, int, int], None]
 
 HEADLINE_AGENT = {Mode.CLIENT: "dqn_client", Mode.ROUND: "dqn_round"}
 
+DEPLOYABLE_RULES = ("last", "mean", "smoothed")
+"""The server's forecasts the fastest-split rule runs on (``fastest_<forecast>``) with ``study.deployable_rules``."""
+
 SMOOTHING_WINDOW = 3
 """Rounds in the trailing mean of ``time_to_target_smoothed_s``, reported beside the first-touch time
 to the target for every strategy alike."""
@@ -99,18 +102,22 @@ def fleet_for(devices: DeviceScenario, t: TrainingSettings, net: SplitNet) -> fl
 
 def env_params_for(
     a: AgentSettings, rounds: int, fleet: fl.FleetParams, data_share: Any, decay: float | None = None,
-    time_weight: float | None = None,
+    time_weight: float | None = None, study: StudySettings | None = None,
 ) -> E.SplitEnvParams:
-    """The split environment's params (``decay`` and ``time_weight`` override the agent's)."""
+    """The split environment's params (``decay`` and ``time_weight`` override the agent's; ``study``'s
+    forecast window and alpha, the defaults' without it)."""
+    s = study or StudySettings()
     return E.env_params(
         fleet, data_share, rounds, decay=a.decay if decay is None else decay,
         loss_weight=a.loss_weight, time_weight=a.time_weight if time_weight is None else time_weight,
-        dropout_weight=a.dropout_weight, energy_weight=a.energy_weight,
+        dropout_weight=a.dropout_weight, energy_weight=a.energy_weight, information=a.information.value,
+        window=s.forecast_window, alpha=s.forecast_alpha,
     )
 
 
 def build_federation(
-    d: DataSettings, t: TrainingSettings, agent: AgentSettings, devices: DeviceScenario, arch: str, seed: int
+    d: DataSettings, t: TrainingSettings, agent: AgentSettings, devices: DeviceScenario, arch: str, seed: int,
+    study: StudySettings | None = None,
 ) -> tuple[Federation, tuple[np.ndarray, np.ndarray]]:
     """One seed's task: validation split, Dirichlet partition, padded client data; and the pooled client data.
 
@@ -132,7 +139,7 @@ def build_federation(
         data=pad_clients(clients),
         val=(data.x_train[val_idx], data.y_train[val_idx]),
         test=(data.x_test, data.y_test),
-        pe=env_params_for(agent, t.rounds, fleet, counts),
+        pe=env_params_for(agent, t.rounds, fleet, counts, study=study),
         optimizer=optimizer(t),
         local_steps=t.local_steps,
         batch_size=t.batch_size,
@@ -194,7 +201,7 @@ def train_agents(
         return None if progress is None else (lambda _t, done, total: progress(task, done, total))
 
     for mode in a.modes:
-        pe = env_params_for(a, rounds, fleet, share)
+        pe = env_params_for(a, rounds, fleet, share, study=study)
         environment = E.ClientSplitEnv(pe) if mode is Mode.CLIENT else E.RoundSplitEnv(pe)
         size = a.committee
         if mode is Mode.CLIENT:
@@ -213,7 +220,8 @@ def train_agents(
             variants += [(f"tw{w:g}", f"time weight {w:g}", {"time_weight": w})
                          for w in study.time_weights if w != a.time_weight]  # fmt: skip
             for suffix, label, reward in variants:
-                ablation = train_committee(E.ClientSplitEnv(env_params_for(a, rounds, fleet, share, **reward)),
+                ablation = train_committee(E.ClientSplitEnv(env_params_for(a, rounds, fleet, share, study=study,
+                                                                           **reward)),
                                            dqn_config(a, mode), members=a.committee,
                                            key=jax.random.fold_in(key, 2), progress=report(f"agent ({label})"))
                 seconds += ablation.train_seconds
@@ -226,8 +234,11 @@ def first_members(committee: Committee, m: int) -> Committee:
     return Committee(committee.policy, jax.tree.map(lambda a: a[:m], committee.params), committee.train_seconds)
 
 
-def strategies(study: StudySettings, layers: int, agents: dict[str, Committee], seed: int) -> list[Strategy]:
-    """Every strategy the study runs for a seed: fixed splits, random, greedy, fastest, agents, ablations."""
+def strategies(
+    study: StudySettings, layers: int, agents: dict[str, Committee], seed: int, information: str = "oracle"
+) -> list[Strategy]:
+    """Every strategy the study runs for a seed: fixed splits, random, greedy, fastest, the fastest-split
+    rule on the server's forecasts, agents and ablations (the agents see ``information``)."""
     out: list[Strategy] = [FixedSplit(s) for s in (study.fixed_splits or range(1, layers + 1))]
     if study.random:
         out.append(RandomSplit(seed))
@@ -235,9 +246,11 @@ def strategies(study: StudySettings, layers: int, agents: dict[str, Committee], 
         out.append(GreedyRule())
     if study.fastest:
         out.append(FastestSplit())
+    if study.deployable_rules:
+        out += [FastestSplit(information=kind) for kind in DEPLOYABLE_RULES]
     for name, committee in agents.items():
         agent = ClientAgent if name.startswith(HEADLINE_AGENT[Mode.CLIENT]) else RoundAgent
-        out.append(agent(committee, name=name))
+        out.append(agent(committee, name=name, information=information))
     return out
 
 
@@ -353,12 +366,12 @@ def run_study(job: SplitFLJob, progress: ProgressFn | None = None) -> Study:
     speed = float("nan")
     tier_names = tuple(devices.tiers)
     for seed in training.seeds:
-        fed, pooled = build_federation(job.data, training, job.agent, devices, arch, seed)
+        fed, pooled = build_federation(job.data, training, job.agent, devices, arch, seed, job.study)
         centralised[seed] = centralised_accuracy(training, fed, pooled)
         target = training.target_share * centralised[seed]
         cache = LearningCache()
         histories[seed] = {}
-        for strategy in strategies(job.study, net.num_layers, agents, seed):
+        for strategy in strategies(job.study, net.num_layers, agents, seed, job.agent.information.value):
             task = f"seed {seed}: {strategy.name}"
             report = None if progress is None else (lambda d, n, task=task: progress(task, d, n))
             start = time.perf_counter()
