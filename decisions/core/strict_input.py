@@ -194,13 +194,14 @@ _FLOAT32_TINY = 1e-44
 
 
 def _items_kind(annotation: Any, float64: bool) -> str | None:
-    """``"list:<kind>"`` for a list or homogeneous tuple of a plain scalar (``Annotated`` unwrapped), else None."""
+    """``"list:<kind>"`` for a list or homogeneous tuple of a plain scalar or of such lists (``Annotated``
+    unwrapped; ``"list:list:f32"`` for a table of floats), else None."""
     while get_origin(annotation) is Annotated:
         annotation, *metadata = get_args(annotation)
         float64 = float64 or any(isinstance(m, Float64) for m in metadata)
     args = get_args(annotation)
     if (get_origin(annotation) is list and len(args) == 1) or (get_origin(annotation) is tuple and args[1:] == (Ellipsis,)):
-        kind = _scalar_check(args[0], float64)[1]
+        kind = _scalar_check(args[0], float64)[1] or _items_kind(args[0], float64)
         return None if kind is None else f"list:{kind}"
     return None
 

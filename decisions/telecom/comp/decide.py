@@ -163,12 +163,11 @@ def _inputs(policy: CompPolicy, states: Sequence[UsersState]) -> tuple[TaskAnswe
     l_snr = np.full((len(states), MAX_USERS, MAX_CELLS), -30.0, np.float32)
     utility = np.full((len(states), MAX_USERS), -1.0, np.float32)
     avg_rate = np.zeros((len(states), MAX_USERS), np.float32)
-    for i, s in enumerate(states):
-        l_snr[i, :n, :c] = np.asarray(s.snr_db, np.float32) / 10.0
-        if s.utility:
-            utility[i, :n] = s.utility
-        if s.average_rate_mbps:
-            avg_rate[i, :n] = np.asarray(s.average_rate_mbps) * 1e6
+    l_snr[:, :n, :c] = np.array([s.snr_db for s in states], np.float32) / 10.0
+    for field, into, scale in (("utility", utility, 1.0), ("average_rate_mbps", avg_rate, 1e6)):
+        given = [i for i, s in enumerate(states) if getattr(s, field)]
+        if given:
+            into[given, :n] = np.array([getattr(states[i], field) for i in given], np.float32) * np.float32(scale)
     return answers, (l_snr, utility, avg_rate)
 
 
