@@ -16,12 +16,17 @@ transform of N(0, 1) draws; a shift of its residuals is N(shift, ratio^2). The p
 Bonferroni split) fixes the ratio of the two thresholds, and one simulation of the running peak of
 ``max(max(S+, S-), S_scale * h_mean / h_scale)`` scales the pair so the combined in-control run
 length (to the first alarm of either channel) is ``arl0``.
+
+Residuals in the field are rarely independent N(0, 1): an ``InControl`` design draws the simulated
+residuals from a period in control instead (a moving-block bootstrap, each clipped to ``±clip``), so the
+stated false-alarm rate holds on residuals with that period's autocorrelation and tails.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -33,6 +38,7 @@ from decisions.core.monitor import (
     check_h,
     check_k,
     finite_number,
+    finite_series,
     lindley,
     reflected,
     scale_score,
@@ -61,6 +67,42 @@ CHANNELS = ("mean", "scale")
 Design = tuple[float, float, float, float]
 """``(k_mean, k_scale, w_mean, w_scale)``: the statistic simulated is ``max(w_mean * max(S+, S-),
 w_scale * S_scale)``, a channel of weight 0 left out."""
+
+CLIP = 3.0
+"""By default an ``InControl`` design winsorises residuals to ``[-CLIP, CLIP]`` (a robust CUSUM): one wild
+outcome moves a statistic by at most ``CLIP - k``, not to an alarm on its own."""
+
+
+@dataclass(frozen=True)
+class InControl:
+    """Standardised residuals of a period in control (say the training period's), resampled in blocks of
+    ``block`` consecutive decisions (a moving-block bootstrap, which keeps their autocorrelation and
+    their distribution) in place of N(0, 1) draws, each winsorised to ``[-clip, clip]`` as the monitored
+    residuals are. ``InputError`` names a bad field."""
+
+    residuals: tuple[float, ...]
+    block: int
+    clip: float = CLIP
+
+    def __post_init__(self) -> None:
+        values = finite_series("residuals", self.residuals)
+        if isinstance(self.block, bool) or not isinstance(self.block, int | np.integer) or self.block < 1:
+            raise InputError("block", f"expected a whole number at least 1, got {self.block!r}")
+        if values.size < 2 * self.block:
+            raise InputError("residuals", f"has {values.size} values, fewer than two blocks of {self.block}")
+        if finite_number("clip", self.clip) <= 0:
+            raise InputError("clip", f"{self.clip:g} is not above 0")
+        object.__setattr__(self, "residuals", tuple(float(v) for v in values))
+
+    def clipped(self, z: FloatArray) -> FloatArray:
+        """``z`` winsorised to ``[-clip, clip]``."""
+        return np.clip(z, -self.clip, self.clip)
+
+    def words(self) -> str:
+        """The calibration in words, for a page."""
+        return (f"calibrated on {len(self.residuals):,} in-control residuals resampled in blocks of {self.block} "
+                f"decisions, each residual clipped to ±{self.clip:g}")
+
 
 _BLOCK = 256  # decisions simulated at a time
 _PEAK_MAX = 1e3  # peaks above this count as this on the threshold grid
@@ -113,18 +155,20 @@ def pair_thresholds(
     k_scale: float = DEFAULT_K_SCALE,
     chains: int = CHAINS,
     seed: int = 0,
+    in_control: InControl | None = None,
 ) -> tuple[float, float]:
     """``(h_mean, h_scale)`` of the two channels run together on the same residuals, whose combined
-    in-control average run length (to the first alarm of either) on N(0, 1) residuals is ``arl0``:
-    their ratio is that of each channel alone at ``2 * arl0``, and ``h_mean`` is on the ``H_STEP`` grid.
+    in-control average run length (to the first alarm of either) on N(0, 1) residuals (or on
+    ``in_control``'s, resampled and clipped) is ``arl0``: their ratio is that of each channel alone at
+    ``2 * arl0``, and ``h_mean`` is on the ``H_STEP`` grid.
 
     Raises:
         InputError: ``arl0`` out of [2, ``ARL0_MAX``] or below what the ``k`` give; ``k_mean``,
-            ``k_scale``, ``chains`` or ``seed`` bad.
+            ``k_scale``, ``chains``, ``seed`` or ``in_control`` bad.
     """
     arl = _check_arl0(arl0)
     ks = (check_k(k_mean, "k_mean"), check_k(k_scale, "k_scale"))
-    return _pair(arl, *ks, _check_chains(chains), _check_seed(seed))
+    return _pair(arl, *ks, _check_chains(chains), _check_seed(seed), _check_in_control(in_control))
 
 
 def pair_delay(
@@ -137,18 +181,21 @@ def pair_delay(
     k_scale: float = DEFAULT_K_SCALE,
     chains: int = CHAINS,
     seed: int = 0,
+    in_control: InControl | None = None,
 ) -> float:
     """``expected_delay`` of the two channels run together: the average run length to the first alarm
-    of either, started at 0, on N(``shift``, ``ratio``^2) residuals.
+    of either, started at 0, on N(``shift``, ``ratio``^2) residuals (or ``in_control``'s, resampled and
+    clipped, times ``ratio`` plus ``shift``).
 
     Raises:
         InputError: ``shift``, ``ratio``, ``h_mean``, ``h_scale``, ``k_mean``, ``k_scale``,
-            ``chains`` or ``seed`` bad, each named.
+            ``chains``, ``seed`` or ``in_control`` bad, each named.
     """
     move, spread = _check_shift(shift), _check_ratio(ratio)
     limits = (check_h(h_mean, "h_mean"), check_h(h_scale, "h_scale"))
     design = (check_k(k_mean, "k_mean"), check_k(k_scale, "k_scale"), 1.0, limits[0] / limits[1])
-    return _delay(move, spread, limits[0], design, _check_chains(chains), _check_seed(seed))
+    return _delay(move, spread, limits[0], design, _check_chains(chains), _check_seed(seed),
+                  _check_in_control(in_control))
 
 
 def false_alarm_words(arl0: float) -> str:
@@ -177,12 +224,12 @@ def _decisions(count: float) -> str:
 
 
 @lru_cache(maxsize=256)
-def _threshold(arl0: float, design: Design, chains: int, seed: int) -> float:
+def _threshold(arl0: float, design: Design, chains: int, seed: int, in_control: InControl | None = None) -> float:
     """The threshold on the statistic ``design`` simulates whose in-control run length is ``arl0``."""
     horizon = _BLOCK * math.ceil(arl0 / _BLOCK)
     seen = np.zeros(1, dtype=np.int64)
     peaks = np.zeros(chains)
-    for peaks_block in _peaks(0.0, 1.0, design, chains, horizon, seed):
+    for peaks_block in _peaks(0.0, 1.0, design, chains, horizon, seed, in_control):
         seen = _add(seen, np.bincount(_grid_bins(peaks_block).ravel()))
         peaks = peaks_block[:, -1]
     last = np.bincount(_grid_bins(peaks), minlength=seen.size)
@@ -199,29 +246,31 @@ def _threshold(arl0: float, design: Design, chains: int, seed: int) -> float:
 
 
 @lru_cache(maxsize=256)
-def _pair(arl0: float, k_mean: float, k_scale: float, chains: int, seed: int) -> tuple[float, float]:
+def _pair(arl0: float, k_mean: float, k_scale: float, chains: int, seed: int,
+          in_control: InControl | None = None) -> tuple[float, float]:
     """``pair_thresholds`` on checked arguments."""
     try:
-        h_mean = _threshold(2.0 * arl0, _channel_design("mean", k_mean), chains, seed)
-        h_scale = _threshold(2.0 * arl0, _channel_design("scale", k_scale), chains, seed)
+        h_mean = _threshold(2.0 * arl0, _channel_design("mean", k_mean), chains, seed, in_control)
+        h_scale = _threshold(2.0 * arl0, _channel_design("scale", k_scale), chains, seed, in_control)
     except InputError as err:  # a channel alone would alarm more often than once per 2 * arl0
         raise InputError(
             "arl0", f"{arl0:g} is too short for k_mean={k_mean:g}, k_scale={k_scale:g}: {err.problem}"
         ) from None
     weight = h_mean / h_scale
-    joint = _threshold(arl0, (k_mean, k_scale, 1.0, weight), chains, seed)
+    joint = _threshold(arl0, (k_mean, k_scale, 1.0, weight), chains, seed, in_control)
     return joint, joint / weight
 
 
 @lru_cache(maxsize=256)
-def _delay(shift: float, ratio: float, h: float, design: Design, chains: int, seed: int) -> float:
+def _delay(shift: float, ratio: float, h: float, design: Design, chains: int, seed: int,
+           in_control: InControl | None = None) -> float:
     """The run length of the statistic ``design`` simulates to pass ``h``: the horizon grows until
     most series alarmed."""
     horizon = _BLOCK // 4
     while True:
         seen = 0
         peaks = np.zeros(chains)
-        for peaks_block in _peaks(shift, ratio, design, chains, horizon, seed):
+        for peaks_block in _peaks(shift, ratio, design, chains, horizon, seed, in_control):
             seen += int(np.count_nonzero(peaks_block <= h))
             peaks = peaks_block[:, -1]
         alarmed = int(np.count_nonzero(peaks > h))
@@ -231,17 +280,19 @@ def _delay(shift: float, ratio: float, h: float, design: Design, chains: int, se
 
 
 def _peaks(
-    shift: float, ratio: float, design: Design, chains: int, horizon: int, seed: int
+    shift: float, ratio: float, design: Design, chains: int, horizon: int, seed: int,
+    in_control: InControl | None = None,
 ) -> Iterator[FloatArray]:
     """Blocks of ``horizon`` decisions of the running peak of the statistic ``design`` weighs on
-    ``chains`` series of N(shift, ratio^2) residuals started at 0, one row a series (the same first
-    blocks for any horizon)."""
+    ``chains`` series of N(shift, ratio^2) residuals (``in_control``'s resampled, in place of N(0, 1))
+    started at 0, one row a series (the same first blocks for any horizon)."""
     k_mean, k_scale, w_mean, w_scale = design
     rng = np.random.default_rng(seed)
+    sample = _sampler(in_control, chains, rng)
     s_plus, s_minus, s_scale, peak = np.zeros(chains), np.zeros(chains), np.zeros(chains), np.zeros(chains)
     for start in range(0, horizon, _BLOCK):
         width = min(_BLOCK, horizon - start)
-        draws = ratio * rng.standard_normal((chains, width))
+        draws = ratio * sample(start, width)
         statistic = np.zeros((chains, width))
         if w_mean:
             walk = np.cumsum(draws, axis=1)
@@ -257,6 +308,24 @@ def _peaks(
         block = np.maximum.accumulate(np.maximum(statistic, peak[:, None]), axis=1)
         peak = block[:, -1]
         yield block
+
+
+def _sampler(in_control: InControl | None, chains: int, rng: np.random.Generator) -> Callable[[int, int], FloatArray]:
+    """``draw(start, width)``: the ``(chains, width)`` residuals of decisions ``start`` on, N(0, 1) or
+    ``in_control``'s clipped residuals in blocks, each block from a uniform start (wrapping round)."""
+    if in_control is None:
+        return lambda start, width: rng.standard_normal((chains, width))
+    values = in_control.clipped(np.asarray(in_control.residuals))
+    block = in_control.block
+    starts: list[np.ndarray] = []  # one column of block starts at a time: the same first ones for any horizon
+
+    def draw(start: int, width: int) -> FloatArray:
+        t = np.arange(start, start + width)
+        while len(starts) <= t[-1] // block:
+            starts.append(rng.integers(0, values.size, chains))
+        return values[(np.stack(starts, axis=1)[:, t // block] + t % block) % values.size]
+
+    return draw
 
 
 def _grid_bins(peaks: FloatArray) -> np.ndarray:
@@ -282,6 +351,13 @@ def _check_seed(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed <= SEED_MAX:
         raise InputError("seed", f"expected a whole number in [0, {SEED_MAX}], got {seed!r}")
     return int(seed)
+
+
+def _check_in_control(in_control: InControl | None) -> InControl | None:
+    """``in_control`` if it is None or an ``InControl``."""
+    if in_control is not None and not isinstance(in_control, InControl):
+        raise InputError("in_control", f"expected residuals of a period in control, got {shown(in_control)}")
+    return in_control
 
 
 def _check_arl0(arl0: float) -> float:

@@ -8,7 +8,9 @@ mean channel of ``decisions.core.monitor`` (two-sided, on ``z``) and a scale cha
 An alarm is raised when ``S+`` or ``S-`` exceeds ``h_mean`` or ``S^`` exceeds ``h_scale``; it names
 its channel and side, and all three statistics then restart from 0. ``Monitor(arl0=...)`` takes its
 thresholds from ``monitor_design.pair_thresholds``, so the two channels together give one false alarm
-per ``arl0`` decisions on average. The state is three floats and a count, plain JSON.
+per ``arl0`` decisions on average: on N(0, 1) residuals, or, given ``in_control``, on residuals like
+those of a period in control (autocorrelated, heavy-tailed), the monitored ones clipped as those were.
+The state is three floats and a count, plain JSON.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from decisions.core.monitor import (
     run_cusums,
     scale_score,
 )
-from decisions.core.monitor_design import CHAINS, pair_delay, pair_thresholds
+from decisions.core.monitor_design import CHAINS, InControl, pair_delay, pair_thresholds
 
 _ROWS = (("mean", 1), ("mean", -1), ("scale", 1))  # the channel and side of S+, S-, S^
 
@@ -146,29 +148,38 @@ def scan_pair(z: ArrayLike, limits: Thresholds, *, state: PairState | None = Non
 
 @dataclass(frozen=True)
 class Monitor:
-    """Both channels calibrated by simulation (seeded, cached) so that on N(0, 1) residuals they
-    raise one false alarm per ``arl0`` decisions on average, together; ``InputError`` names a bad field."""
+    """Both channels calibrated by simulation (seeded, cached) so that on N(0, 1) residuals (or on
+    ``in_control``'s, resampled in blocks) they raise one false alarm per ``arl0`` decisions on average,
+    together; with ``in_control`` the residuals monitored are clipped as its are. ``InputError`` names
+    a bad field."""
 
     arl0: float
     k_mean: float = DEFAULT_K
     k_scale: float = DEFAULT_K_SCALE
     chains: int = CHAINS
     seed: int = 0
+    in_control: InControl | None = None
     thresholds: Thresholds = field(init=False)
 
     def __post_init__(self) -> None:
         h_mean, h_scale = pair_thresholds(
-            self.arl0, k_mean=self.k_mean, k_scale=self.k_scale, chains=self.chains, seed=self.seed
+            self.arl0, k_mean=self.k_mean, k_scale=self.k_scale, chains=self.chains, seed=self.seed,
+            in_control=self.in_control,
         )
         object.__setattr__(self, "thresholds", Thresholds(h_mean, h_scale, self.k_mean, self.k_scale))
 
+    def monitored(self, z: ArrayLike) -> FloatArray:
+        """The residuals the channels see: ``z``, clipped where the design is ``in_control``'s."""
+        series = finite_series("z", z)
+        return series if self.in_control is None else self.in_control.clipped(series)
+
     def update(self, state: PairState, z: float) -> tuple[PairState, Alarm | None]:
-        """``state.update(z, self.thresholds)``: one more outcome, streamed."""
-        return state.update(z, self.thresholds)
+        """``state.update(z, self.thresholds)`` (``z`` clipped as ``monitored``): one more outcome, streamed."""
+        return state.update(float(self.monitored([finite_number("z", z)])[0]), self.thresholds)
 
     def scan(self, z: ArrayLike, *, state: PairState | None = None) -> PairResult:
-        """``scan_pair(z, self.thresholds, state=state)``: a whole series."""
-        return scan_pair(z, self.thresholds, state=state)
+        """``scan_pair(self.monitored(z), self.thresholds, state=state)``: a whole series."""
+        return scan_pair(self.monitored(z), self.thresholds, state=state)
 
     def expected_delay(self, shift: float = 0.0, ratio: float = 1.0) -> float:
         """The average run length to the first alarm of either channel, started at 0, when the
@@ -183,4 +194,5 @@ class Monitor:
             k_scale=limits.k_scale,
             chains=self.chains,
             seed=self.seed,
+            in_control=self.in_control,
         )

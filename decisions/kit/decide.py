@@ -58,6 +58,8 @@ class DecideModule(Protocol):
     policies a run's folder offers with the study's figure for each; ``load`` reads one back (an
     ``InputError`` if the run cannot offer it); ``decide`` answers states in order, the same state
     always with the same action; ``example_state`` is a valid state of the run's scenario (plain JSON).
+    A module may also offer ``in_control_residuals(run_folder, candidate) -> core.monitor_design.InControl``
+    (standardised residuals of a period in control): the monitor then calibrates its thresholds on them.
     """
 
     STATE_MODEL: type[Settings]

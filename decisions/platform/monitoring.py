@@ -3,8 +3,10 @@
 Each decision with an outcome since the asset's current deployment gives a standardised residual
 (``core.monitor.standardise``: by the decision's 95% interval where it has one, else by the robust
 spread of the residuals before it); the pair of CUSUM channels of ``core.monitor_pair`` (mean and
-spread) runs on them with one stated false-alarm rate. An alarm after the deployment is open until
-the asset is deployed again (after retraining on its recorded outcomes).
+spread) runs on them with one stated false-alarm rate, calibrated on N(0, 1) residuals or, where the
+domain's decide module offers them (``in_control_residuals(run_folder, candidate) ->
+core.monitor_design.InControl``), on the deployed run's residuals of a period in control. An alarm
+after the deployment is open until the asset is deployed again (after retraining on its recorded outcomes).
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from decisions.core.monitor import standardise
-from decisions.core.monitor_design import delay_words, false_alarm_words, spread_words
+from decisions.core.monitor_design import InControl, delay_words, false_alarm_words, spread_words
 from decisions.core.monitor_pair import Alarm, Monitor
 from decisions.errors import InputError
-from decisions.store import current, get_asset, outcomes_of
+from decisions.platform import registry
+from decisions.platform.operations import decider_of
+from decisions.store import DeploymentRecord, current, get_asset, get_run, outcomes_of
+from decisions.store.artifacts import report_folder
 
 ARL0 = 500
 """Decisions between false alarms on average, by default (a rate of 1 in 500 per decision)."""
@@ -82,10 +87,12 @@ def monitor_asset(asset_name: str, *, arl0: float = ARL0, url: str | None = None
     rows = [r for r in outcomes_of(asset_name, url=url)
             if r.expected_value is not None and r.realised_value is not None
             and (since is None or r.decided_at >= since)]
-    monitor = Monitor(arl0)
+    in_control = _in_control(asset.kind, deployed, url)
+    monitor = Monitor(arl0, in_control=in_control)
     h = monitor.thresholds
     design = (false_alarm_words(arl0), delay_words(1.0, monitor.expected_delay(shift=1.0)),
               spread_words(2.0, monitor.expected_delay(ratio=2.0)))
+    design += (in_control.words(),) if in_control is not None else ()
     limits = {"mean": h.h_mean, "scale": h.h_scale}
     if not rows:
         empty = np.zeros(0)
@@ -101,6 +108,16 @@ def monitor_asset(asset_name: str, *, arl0: float = ARL0, url: str | None = None
     alarms = tuple((ids[int(i)], Alarm(c, int(s))) for i, c, s in zip(scanned.alarms, scanned.channels, scanned.sides, strict=True))
     return AssetMonitor(asset.name, ids, z, {"s_plus": scanned.s_plus, "s_minus": scanned.s_minus,
                                              "s_scale": scanned.s_scale}, limits, alarms, arl0, design)
+
+
+def _in_control(kind: str, deployed: DeploymentRecord | None, url: str | None) -> InControl | None:
+    """The deployed run's residuals of a period in control, where the domain's decide module offers them
+    (``in_control_residuals``), else None."""
+    offer = getattr(decider_of(registry.get(kind)), "in_control_residuals", None) if deployed else None
+    if deployed is None or offer is None:
+        return None
+    found = offer(report_folder(get_run(deployed.run_id, url=url)), str(deployed.settings["policy"]))
+    return found if isinstance(found, InControl) else None
 
 
 def _usable_intervals(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

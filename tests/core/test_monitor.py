@@ -12,6 +12,7 @@ import pytest
 from decisions.core import monitor_design
 from decisions.core.monitor import MonitorState, scale_score, scan, standardise
 from decisions.core.monitor_design import (
+    InControl,
     delay_words,
     expected_delay,
     false_alarm_words,
@@ -327,9 +328,53 @@ def test_pair_design_deterministic_and_words() -> None:
     assert spread_words(1.5, 15.7) == "the spread multiplied by 1.5 is caught within about 16 decisions"
 
 
+def _ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
+    """``n`` steps of a stationary AR(1) with unit variance and heavy (t, 3 df) innovations."""
+    shocks = rng.standard_t(3, n) / math.sqrt(3.0) * math.sqrt(1 - phi**2)
+    out = np.empty(n)
+    out[0] = shocks[0] / math.sqrt(1 - phi**2)
+    for i in range(1, n):
+        out[i] = phi * out[i - 1] + shocks[i]
+    return out
+
+
+def test_in_control_calibration_holds_the_stated_rate_on_correlated_heavy_tailed_residuals() -> None:
+    arl0, rng = 50.0, np.random.default_rng(7)
+    reference = InControl(tuple(_ar1(rng, 20_000, 0.5)), block=50)
+    calibrated, plain = Monitor(arl0, in_control=reference), Monitor(arl0)
+    assert calibrated.thresholds.h_mean > 1.3 * plain.thresholds.h_mean  # sums of correlated residuals spread more
+    fresh = _ar1(rng, 100_000, 0.5)
+    rate = calibrated.scan(fresh).alarms.size / fresh.size
+    assert rate == pytest.approx(1 / arl0, rel=0.25)
+    assert plain.scan(fresh).alarms.size / fresh.size > 1.4 / arl0  # N(0, 1) thresholds alarm too often
+    assert "20,000 in-control residuals resampled in blocks of 50" in reference.words()
+
+
+def test_in_control_on_independent_normal_residuals_gives_the_normal_thresholds() -> None:
+    reference = InControl(tuple(np.random.default_rng(3).standard_normal(50_000)), block=1, clip=50.0)
+    normal, resampled = Monitor(100.0).thresholds, Monitor(100.0, in_control=reference).thresholds
+    assert resampled.h_mean == pytest.approx(normal.h_mean, rel=0.05)
+    assert resampled.h_scale == pytest.approx(normal.h_scale, rel=0.05)
+
+
+def test_in_control_clips_the_monitored_residuals() -> None:
+    reference = InControl(tuple(np.random.default_rng(4).standard_normal(5_000)), block=24)
+    monitor = Monitor(100.0, in_control=reference)
+    wild = np.r_[np.zeros(5), 1e3, np.zeros(5)]
+    assert monitor.scan(wild).alarms.size == 0  # one outcome moves a statistic by at most clip - k
+    assert Monitor(100.0).scan(wild).alarms.tolist() == [5]
+    state, alarm = monitor.update(PairState(), 1e3)
+    assert alarm is None and state.s_plus == pytest.approx(reference.clip - monitor.k_mean)
+
+
 @pytest.mark.parametrize(
     ("call", "field"),
     [
+        (lambda: InControl((0.0, float("nan")), block=1), "residuals"),
+        (lambda: InControl((0.0, 1.0, 2.0), block=2), "residuals"),
+        (lambda: InControl((0.0, 1.0), block=0), "block"),
+        (lambda: InControl((0.0, 1.0), block=1, clip=0.0), "clip"),
+        (lambda: Monitor(100, in_control=(0.0, 1.0)), "in_control"),
         (lambda: threshold_for(1.5), "arl0"),
         (lambda: threshold_for(float("nan")), "arl0"),
         (lambda: threshold_for(1e6), "arl0"),

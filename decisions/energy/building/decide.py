@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from jax import Array
 
+from decisions.core.monitor_design import InControl
 from decisions.energy.building.deployable import (
     BASELINES,
     Controller,
@@ -31,7 +32,7 @@ from decisions.energy.building.deployable import (
 )
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.explain import describe_action, feature_groups
-from decisions.energy.building.forecast_error import ForecastErrors, bill_forecast
+from decisions.energy.building.forecast_error import ForecastErrors, bill_forecast, in_control
 from decisions.energy.building.hour_state import STATE_HOME_FIELDS, HourState, observations, state_at
 from decisions.energy.building.observation import NUM_PER_BUILDING, NUM_SHARED
 from decisions.energy.building.params import BuildingParams
@@ -165,6 +166,18 @@ def load(run_folder: Path, candidate: str) -> BuildingPolicy:
                             float(params.feed_in_price))
     decide(policy, [HourState.parse(_example(scenario, params))])
     return policy
+
+
+def in_control_residuals(run_folder: Path, candidate: str) -> InControl:
+    """The monitor's in-control residuals of the run's decisions (``forecast_error.in_control``): the
+    training months' bills standardised by the intervals ``decide`` gives, whichever ``candidate``."""
+    del candidate  # the bill's interval is priced with the batteries idle for every candidate
+    scenario = load_scenario(run_folder)
+    _, params = BuildingEnv.from_scenario(scenario, Split.EVAL)
+    load_kwh, pv_kwh = np.asarray(params.load), np.asarray(params.pv)
+    hour, rows = np.asarray(scenario.data().hour), np.flatnonzero(scenario.split_rows(Split.TRAIN))
+    errors = ForecastErrors.of(load_kwh, pv_kwh, hour, rows)
+    return in_control(load_kwh, pv_kwh, np.asarray(params.price), float(params.feed_in_price), hour, rows, errors)
 
 
 def _observations(policy: BuildingPolicy, states: Sequence[HourState]) -> np.ndarray:

@@ -5,7 +5,9 @@ The forecaster is the seasonal mean (``seasonal_forecast``: each home's mean ove
 ``FORECAST_DAYS`` days before). ``ForecastErrors.of`` collects its errors on the homes' summed net load
 (load less PV), kWh, by hour of the day, over the rows given (the training months). ``bill_forecast``
 prices each of those errors on top of an hour's forecast net load: the bill's mean and its central 95%
-interval under the errors the forecaster made at that hour of the day.
+interval under the errors the forecaster made at that hour of the day. ``in_control`` gives the monitor
+the training months' bills standardised by those intervals, as the decisions' outcomes will be: errors
+that are autocorrelated within a day and heavy-tailed (a bill censored at zero when the homes export).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from decisions.core.monitor import standardise
+from decisions.core.monitor_design import InControl
 
 FORECAST_DAYS = 7
 """Days of history the seasonal forecast averages (the same hour of each)."""
@@ -22,6 +27,10 @@ HOURS = 24
 
 COVERAGE = 0.95
 """The central probability of a bill's interval."""
+
+IN_CONTROL_BLOCK = 24 * 7
+"""Hours of the blocks the monitor resamples the training months' residuals in: a week, so that a run of
+days the forecast misses together (a spell of weather) stays in one block."""
 
 
 def seasonal_forecast(series: np.ndarray, row: int) -> np.ndarray:
@@ -73,3 +82,21 @@ def bill_forecast(net: np.ndarray, price: np.ndarray, feed_in_price: float, hour
         mean[at] = bills.mean(axis=1)
         low[at], high[at] = np.quantile(bills, [tail, 1.0 - tail], axis=1)
     return mean, low, high
+
+
+def in_control(load: np.ndarray, pv: np.ndarray, price: np.ndarray, feed_in_price: float, hour: np.ndarray,
+               rows: np.ndarray, errors: ForecastErrors) -> InControl:
+    """The monitor's in-control residuals: on ``rows`` of the data year (the training months, leaving out
+    rows whose history would wrap), the bill with the batteries idle less its ``bill_forecast`` mean, over
+    the interval's normal scale (``core.monitor.standardise``), hours whose interval has no width left out;
+    resampled in blocks of ``IN_CONTROL_BLOCK`` hours."""
+    load, pv = np.asarray(load, np.float64), np.asarray(pv, np.float64)
+    kept = np.asarray(rows)[np.asarray(rows) >= 24 * FORECAST_DAYS]
+    forecast = np.array([seasonal_forecast(load - pv, row).sum() for row in kept])
+    hours, prices = np.asarray(hour)[kept], np.asarray(price, np.float64)[kept]
+    mean, low, high = bill_forecast(forecast, prices, feed_in_price, hours, errors)
+    net = (load - pv).sum(axis=1)[kept]
+    bill = prices * np.maximum(net, 0.0) - feed_in_price * np.maximum(-net, 0.0)
+    wide = high > low
+    z = standardise(bill[wide], mean[wide], low[wide], high[wide], coverage=COVERAGE)
+    return InControl(tuple(z.tolist()), IN_CONTROL_BLOCK)
