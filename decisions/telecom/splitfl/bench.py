@@ -62,17 +62,28 @@ PERSISTENT_DEVICES: dict[str, Any] = {
 links correlated 0.8 round to round, batteries losing 10% of their capacity per full discharge, a client
 leaving with chance 0.02 a round and an empty slot filled with chance 0.2."""
 
+BUDGET_TIER: dict[str, Any] = {
+    "clients": 3, "cpu_macs_per_s": 0.2e9, "memory_mb": 256, "battery_j": 20_000, "link_mbps": 5, "downlink_mbps": 10,
+    "latency_ms": 20, "power_w_compute": 3.0, "power_w_tx": 2.0, "idle_w": 0.4,
+}
+"""The server study's fourth tier, budget phones (design values): slow enough to compute and well enough
+linked that their fastest split moves with their load and link (early splits on a good link, the
+whole network on the device on a poor one, on both networks), so forecasting them can matter. Every
+other tier's fastest split is the same at any load and link of the scenario."""
+
 SERVER_AGENT_INFORMATION = "smoothed"
 """What the server study's agent sees (``server_view.INFORMATION``)."""
 
 
 def server_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` (a study's, budget set) as its server study: the persistent fleet, the per-client agent on
-    the server's smoothed forecast, the fixed splits, the oracle and the deployable fastest-split rules."""
+    """``spec`` (a study's, budget set) as its server study: the persistent fleet with the budget tier, the
+    per-client agent on the server's smoothed forecast, the fixed splits, the oracle and the deployable
+    fastest-split rules."""
     study = {**spec.get("study", {}), "random": False, "greedy": False, "committees": [], "decays": [],
              "time_weights": [], "deployable_rules": True}
     agent = {**spec.get("agent", {}), "modes": ["client"], "information": SERVER_AGENT_INFORMATION}
     devices = {**spec.get("devices", {}), **PERSISTENT_DEVICES}
+    devices["tiers"] = {**devices.get("tiers", {}), "budget": BUDGET_TIER}
     return {**spec, "devices": devices, "agent": agent, "study": study}
 
 
@@ -142,6 +153,7 @@ def run_bench(
     committee: int | None = None,
     digits: bool = True,
     server: bool = True,
+    plain: bool = True,
 ) -> dict[str, Any]:
     """Run the digits study (unless ``digits`` is false) and (when ``fashion_rounds`` > 0) the Fashion-MNIST study.
 
@@ -157,12 +169,15 @@ def run_bench(
         committee: DQNs per agent (default: the spec's).
         digits: run the digits study (false: only Fashion-MNIST, a part to ``--merge`` into a stored result).
         server: also run each dataset's server study (module docstring) at the same budget.
+        plain: run each dataset's stored study (false: only the server studies).
 
     Raises:
-        InputError: (``digits``) neither study runs.
+        InputError: (``digits``) neither dataset runs; (``plain``) neither study does.
     """
     if not digits and fashion_rounds <= 0:
         raise InputError("digits", "is false and fashion_rounds is 0: no study would run")
+    if not plain and not server:
+        raise InputError("plain", "is false and server is false: no study would run")
     report = progress or (lambda task, done, total: None)
 
     def budget(spec: dict[str, Any], r: int, s: int, ablate: bool) -> dict[str, Any]:
@@ -175,12 +190,14 @@ def run_bench(
 
     figures: dict[str, Any] = {}
     if digits:
-        figures.update(study_figures(budget(DIGITS_SPEC, rounds, seeds, ablations), report))
+        if plain:
+            figures.update(study_figures(budget(DIGITS_SPEC, rounds, seeds, ablations), report))
         if server:
             figures.update(server_study_figures(budget(DIGITS_SPEC, rounds, seeds, False), report))
     if fashion_rounds > 0:
         fashion = budget(FASHION_SPEC, fashion_rounds, fashion_seeds, False)
-        figures.update(study_figures(fashion, report, "fashion_"))
+        if plain:
+            figures.update(study_figures(fashion, report, "fashion_"))
         if server:
             figures.update(server_study_figures(fashion, report, "fashion_"))
         figures["fashion_seeds"] = float(fashion_seeds)

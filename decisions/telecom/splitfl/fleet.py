@@ -172,6 +172,12 @@ def capacity(state: FleetState, p: FleetParams) -> Array:
     return p.capacity_j if state.capacity_j is None else state.capacity_j
 
 
+def charge_share(battery_j: Array, capacity_j: Array, p: FleetParams) -> Array:
+    """``(n,)`` each battery's charge over its capacity ``capacity_j`` (over the nominal one, the same
+    expression as without ageing, when batteries do not fade: its rounding is that of the fleet without it)."""
+    return jnp.where(p.battery_fade > 0, battery_j / capacity_j, battery_j / p.capacity_j)
+
+
 def present(state: FleetState, p: FleetParams) -> Array:
     """``(n,)`` whether each client is enrolled (all when the state does not track membership)."""
     return jnp.ones(p.clients, bool) if state.present is None else state.present
@@ -216,7 +222,7 @@ def play_round(key: Array, state: FleetState, p: FleetParams, splits: Array) -> 
     outcome, spent, idle = _round_costs(state, p, splits)
     cap = jnp.maximum(capacity(state, p) - p.battery_fade * (spent + idle), 1e-3 * p.capacity_j)
     battery = jnp.clip(state.battery_j - spent - idle + p.recharge_w * outcome.round_time_s, 0.0, cap)
-    share = battery / cap
+    share = charge_share(battery, cap, p)
     powered = jnp.where(state.powered & ~outcome.died, share >= p.reserve, share >= p.rejoin)
     k_miss, k_load = jax.random.split(key)
     missed = jax.random.uniform(k_miss, (p.clients,)) < p.dropout_prob
@@ -268,7 +274,7 @@ def client_scores(state: FleetState, p: FleetParams) -> Array:
     spec = effective_specs(state, p)
     cpu = spec.macs_per_s / jnp.max(p.nominal.macs_per_s)
     mem = spec.memory_mb / jnp.max(p.nominal.memory_mb)
-    bat = state.battery_j / capacity(state, p)
+    bat = charge_share(state.battery_j, capacity(state, p), p)
     net = jnp.minimum(spec.uplink_mbps / jnp.max(p.nominal.uplink_mbps), 1.0)
     scores = jnp.stack([cpu, mem, bat, net], axis=1)
     return jnp.concatenate([scores, scores.mean(axis=1, keepdims=True)], axis=1)
