@@ -51,7 +51,10 @@ def _label(name: str) -> str:
     if name.startswith("fixed_"):
         return f"split {name[6:]} for every client"
     fixed = {"greedy": "greedy rule: the deepest split that keeps every client within deadline, memory and battery",
-             "fastest": "per client, the fastest split it can hold within its battery reserve"}
+             "fastest": "per client, the fastest split it can hold within its battery reserve",
+             "fastest_last": "per client, the fastest split on the server's last measurement",
+             "fastest_mean": "per client, the fastest split on the server's moving mean of its measurements",
+             "fastest_smoothed": "per client, the fastest split on the server's smoothed forecast"}
     if name in fixed:
         return fixed[name]
     mode = "per-client splits" if name.startswith(CLIENT_AGENT) else "one split a round"
