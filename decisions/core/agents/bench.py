@@ -1,12 +1,13 @@
-"""Benchmark: our PPO against rejax's PPO on the same gymnax environments, budget, seeds and
-shared hyperparameters, scored by one shared greedy evaluation (``evaluate_seeds``).
+"""Benchmark: our PPO and DQN against rejax's PPO and DQN on the same gymnax environments,
+budget, seeds and shared hyperparameters, scored by one shared greedy evaluation (``evaluate_seeds``).
 
 ``run_bench`` returns flat figures: per environment ``<env>/{ours,rejax}_final_return[_std]``,
 ``_train_seconds`` (compile included), ``_run_seconds`` (compiled, best of interleaved calls),
-``_compile_seconds``, the two time ratios, ``random_return`` and ``env_steps``; once, the
-settings, ``peer_available``, ``peer``, ``gymnax_version`` and ``note``. Without rejax the
-``rejax_*`` and ratio keys are absent; without gymnax only the settings are returned.
-What is equal between the two agents and what is not: ``docs/notes/core.md``.
+``_compile_seconds``, the two time ratios, ``random_return`` and ``env_steps``, the same for
+DQN with a ``dqn_`` infix (``<env>/dqn_ours_final_return``, ``<env>/dqn_env_steps``); once,
+the settings (DQN's as ``dqn_<field>``), ``peer_available``, ``peer``, ``gymnax_version`` and
+``note``. Without rejax the ``rejax_*`` and ratio keys are absent; without gymnax only the
+settings are returned. What is equal between the agents and what is not: ``docs/notes/core.md``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ import numpy as np
 from jax import Array
 
 from decisions.core.agents import ppo
+from decisions.core.agents.bench_dqn import (
+    DQN_PREFIX,
+    DQNHyperparameters,
+    ours_dqn_trainer,
+    rejax_dqn_trainer,
+)
 from decisions.core.agents.common import ProgressFn, TrainResult, evaluate_episodes
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.bench_row import Row
@@ -31,6 +38,7 @@ from decisions.core.spaces import Discrete
 from decisions.core.timing import interleaved
 
 __all__ = [
+    "DQNHyperparameters",
     "EVAL_KEY",
     "SMOKE_BUDGET",
     "PEER_INSTALL",
@@ -262,8 +270,9 @@ def run_bench(
     hidden: tuple[int, ...] = _DEFAULTS.hidden,
     activation: str = _DEFAULTS.activation,
     normalize: bool = _DEFAULTS.normalize,
+    dqn_total_steps: int = 100_000,
 ) -> dict[str, Any]:
-    """Train our PPO and rejax's on each gymnax environment of ``envs``; time and score both.
+    """Train our PPO and DQN and rejax's on each gymnax environment of ``envs``; time and score them.
 
     Args:
         total_steps: environment steps per seed (rounded down to whole iterations).
@@ -273,6 +282,8 @@ def run_bench(
             ``_run_seconds``.
         peer: run rejax too (when it can run here).
         num_envs ... normalize: the shared ``Hyperparameters``.
+        dqn_total_steps: environment steps per seed of the DQNs (``DQNHyperparameters``
+            defaults; rounded down to whole vector steps); 0 leaves DQN out.
 
     Returns:
         The flat dict of figures listed in ``docs/notes/core.md``.
@@ -282,6 +293,8 @@ def run_bench(
     """
     report = progress or (lambda task, done, total: None)
     _check_counts(seeds=seeds, eval_episodes=eval_episodes, timed_repeats=timed_repeats)
+    dqn_hp = DQNHyperparameters()
+    dqn_steps = dqn_hp.env_steps(dqn_total_steps) if dqn_total_steps else 0
     hp = Hyperparameters(
         num_envs, rollout_steps, epochs, minibatches, learning_rate, gamma, gae_lambda, clip_eps,
         entropy_coef, value_coef, max_grad_norm, tuple(hidden), activation, normalize,
@@ -299,6 +312,8 @@ def run_bench(
         "peer": f"rejax {_version('rejax')}" if available else None,
         "gymnax_version": _version("gymnax"),
         "note": note,
+        "dqn_total_steps": dqn_total_steps,
+        **(dqn_hp.figures() if dqn_steps else {}),
     }
     if importlib.util.find_spec("gymnax") is None:
         return figures
@@ -308,7 +323,9 @@ def run_bench(
         action_space = env.action_space(env.default_params)
         if not isinstance(action_space, Discrete):
             raise ValueError(f"envs: {env_name} has {action_space}; the bench runs Discrete-action environments")
-        figures.update(_bench_env(env, hp, env_steps, keys, available, eval_episodes, timed_repeats, report))
+        figures.update(
+            _bench_env(env, hp, env_steps, dqn_hp, dqn_steps, keys, available, eval_episodes, timed_repeats, report)
+        )
     return figures
 
 
@@ -330,47 +347,75 @@ def _bench_env(
     env: GymnaxEnv,
     hp: Hyperparameters,
     env_steps: int,
+    dqn_hp: DQNHyperparameters,
+    dqn_steps: int,
     keys: Array,
     peer: bool,
     eval_episodes: int,
     timed_repeats: int,
     report: ProgressFn,
 ) -> dict[str, Any]:
-    """The ``<env>/...`` figures of one environment."""
-    name, seeds = env.name, int(keys.shape[0])
-    sides: dict[str, tuple[Callable[[Array], Any], Policy]] = {"ours": ours_trainer(env, hp, env_steps)}
-    if peer:
-        sides["rejax"] = rejax_trainer(env, hp, env_steps)
-    total = 2 * len(sides) + 1
-    out: dict[str, Any] = {f"{name}/env_steps": env_steps}
-    params: dict[str, PyTree] = {}
-    first: dict[str, float] = {}
-    for done, (side, (train, _)) in enumerate(sides.items()):
-        report(f"{name}: {side} (compile)", done, total)
-        result, first[side] = _timed(lambda train=train: train(keys))
-        params[side] = result.params if isinstance(result, TrainResult) else result
-    report(f"{name}: timed runs", len(sides), total)
-    best = interleaved({side: lambda train=train: train(keys) for side, (train, _) in sides.items()}, timed_repeats, warmup=0)
-    for i, (side, (_, policy)) in enumerate(sides.items()):
-        report(f"{name}: evaluate {side}", len(sides) + 1 + i, total)
-        returns = evaluate_seeds(env, policy, params[side], seeds, eval_episodes)
-        out[f"{name}/{side}_final_return"] = float(returns.mean())
-        out[f"{name}/{side}_final_return_std"] = float(returns.std())
-        out[f"{name}/{side}_train_seconds"] = first[side]
-        out[f"{name}/{side}_run_seconds"] = best[side]
-        out[f"{name}/{side}_compile_seconds"] = max(first[side] - best[side], 0.0)
-    n = int(env.action_space(env.default_params).n)
-    no_params = jnp.zeros((1,))
-    out[f"{name}/random_return"] = float(evaluate_seeds(env, _random_policy(n), no_params, 1, eval_episodes)[0])
-    if peer:
-        out[f"{name}/train_time_ratio_ours_over_rejax"] = first["ours"] / first["rejax"]
-        out[f"{name}/run_time_ratio_ours_over_rejax"] = best["ours"] / best["rejax"]
-    report(f"{name}: done", total, total)
+    """The ``<env>/...`` figures of one environment: PPO's, DQN's (``dqn_steps`` > 0) and the random policy's."""
+    runs = {"": (ours_trainer(env, hp, env_steps), env_steps)}
+    if dqn_steps:
+        runs[DQN_PREFIX] = (ours_dqn_trainer(env, dqn_hp, dqn_steps), dqn_steps)
+    out: dict[str, Any] = {}
+    for prefix, (ours, steps) in runs.items():
+        sides = {"ours": ours}
+        if peer:
+            sides["rejax"] = rejax_dqn_trainer(env, dqn_hp, steps) if prefix else rejax_trainer(env, hp, steps)
+        out.update(_bench_sides(env, prefix, sides, steps, keys, eval_episodes, timed_repeats, report))
+    out[f"{env.name}/random_return"] = _random_return(env, eval_episodes)
     return out
 
 
+def _bench_sides(
+    env: GymnaxEnv,
+    prefix: str,
+    sides: dict[str, tuple[Callable[[Array], Any], Policy]],
+    env_steps: int,
+    keys: Array,
+    eval_episodes: int,
+    timed_repeats: int,
+    report: ProgressFn,
+) -> dict[str, Any]:
+    """The ``<env>/<prefix>...`` figures of one agent's ``sides`` (``ours``, optionally ``rejax``)."""
+    name, seeds = env.name, int(keys.shape[0])
+    tag, total = f"{name}: {prefix.rstrip('_').upper()} " if prefix else f"{name}: ", 2 * len(sides)
+    out: dict[str, Any] = {f"{name}/{prefix}env_steps": env_steps}
+    params: dict[str, PyTree] = {}
+    first: dict[str, float] = {}
+    for done, (side, (train, _)) in enumerate(sides.items()):
+        report(f"{tag}{side} (compile)", done, total)
+        result, first[side] = _timed(lambda train=train: train(keys))
+        params[side] = result.params if isinstance(result, TrainResult) else result
+    report(f"{tag}timed runs", len(sides), total)
+    best = interleaved({side: lambda train=train: train(keys) for side, (train, _) in sides.items()}, timed_repeats, warmup=0)
+    for i, (side, (_, policy)) in enumerate(sides.items()):
+        report(f"{tag}evaluate {side}", len(sides) + i, total)
+        returns = evaluate_seeds(env, policy, params[side], seeds, eval_episodes)
+        out[f"{name}/{prefix}{side}_final_return"] = float(returns.mean())
+        out[f"{name}/{prefix}{side}_final_return_std"] = float(returns.std())
+        out[f"{name}/{prefix}{side}_train_seconds"] = first[side]
+        out[f"{name}/{prefix}{side}_run_seconds"] = best[side]
+        out[f"{name}/{prefix}{side}_compile_seconds"] = max(first[side] - best[side], 0.0)
+    if "rejax" in sides:
+        out[f"{name}/{prefix}train_time_ratio_ours_over_rejax"] = first["ours"] / first["rejax"]
+        out[f"{name}/{prefix}run_time_ratio_ours_over_rejax"] = best["ours"] / best["rejax"]
+    report(f"{tag}done", total, total)
+    return out
+
+
+def _random_return(env: GymnaxEnv, eval_episodes: int) -> float:
+    """Mean return of the uniformly random policy over the ``EVAL_KEY`` episodes."""
+    n = int(env.action_space(env.default_params).n)
+    return float(evaluate_seeds(env, _random_policy(n), jnp.zeros((1,)), 1, eval_episodes)[0])
+
+
 # run_bench settings that run in seconds once compiled
-SMOKE_BUDGET: dict[str, Any] = {"total_steps": 1024, "seeds": 1, "eval_episodes": 4, "rollout_steps": 32, "timed_repeats": 1}
+SMOKE_BUDGET: dict[str, Any] = {
+    "total_steps": 1024, "seeds": 1, "eval_episodes": 4, "rollout_steps": 32, "timed_repeats": 1, "dqn_total_steps": 1200,
+}
 
 
 # The README's agents table (``decisions bench report``); its rows need the ``peers`` extra.
@@ -385,6 +430,18 @@ README_ROWS: tuple[Row, ...] = (
         "CartPole-v1: training time ours / rejax, compiled (compile included)",
         "{CartPole-v1/run_time_ratio_ours_over_rejax:.2f} ({CartPole-v1/train_time_ratio_ours_over_rejax:.2f}); "
         "{CartPole-v1/ours_run_seconds:.1f} s vs {CartPole-v1/rejax_run_seconds:.1f} s",
+        optional=True,
+    ),
+    Row(
+        "CartPole-v1 DQN: final greedy return, ours / rejax",
+        "{CartPole-v1/dqn_ours_final_return:.1f} / {CartPole-v1/dqn_rejax_final_return:.1f} "
+        "({seeds} seeds x {CartPole-v1/dqn_env_steps:,} steps)",
+        optional=True,
+    ),
+    Row(
+        "CartPole-v1 DQN: training time ours / rejax, compiled (compile included)",
+        "{CartPole-v1/dqn_run_time_ratio_ours_over_rejax:.2f} ({CartPole-v1/dqn_train_time_ratio_ours_over_rejax:.2f}); "
+        "{CartPole-v1/dqn_ours_run_seconds:.1f} s vs {CartPole-v1/dqn_rejax_run_seconds:.1f} s",
         optional=True,
     ),
     Row("peer", "{peer}", optional=True),

@@ -1,4 +1,4 @@
-"""Our PPO against rejax's (``core.agents.bench``) and the gymnax adapter it runs on.
+"""Our PPO and DQN against rejax's (``core.agents.bench``) and the gymnax adapter they run on.
 
 The default suite needs neither gymnax nor rejax: what needs gymnax skips without it, and the
 peer's figures are checked only where rejax is installed (``pytest.importorskip``), in a slow
@@ -25,8 +25,14 @@ PEER_KEYS = tuple(k.replace("ours", "rejax") for k in OURS_KEYS) + (
     "run_time_ratio_ours_over_rejax",
 )
 
-# Enough for our PPO to beat a random policy on CartPole by far (random: about 20 steps).
-LEARN_BUDGET: dict[str, Any] = {"total_steps": 16 * 512, "seeds": 1, "eval_episodes": 16, "timed_repeats": 1, "peer": False}
+DQN_KEYS = tuple(f"dqn_{key}" for key in OURS_KEYS)
+DQN_PEER_KEYS = tuple(f"dqn_{key}" for key in PEER_KEYS)
+
+# Enough for our PPO to beat a random policy on CartPole by far (random: about 20 steps); DQN
+# only runs (its 1,000 random steps, then 50 learning ones).
+LEARN_BUDGET: dict[str, Any] = {
+    "total_steps": 16 * 512, "seeds": 1, "eval_episodes": 16, "timed_repeats": 1, "peer": False, "dqn_total_steps": 1200,
+}
 
 
 def test_without_gymnax_only_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,6 +65,18 @@ def test_hyperparameters_round_the_budget_to_iterations() -> None:
         hp.env_steps(100)
     with pytest.raises(ValueError, match="seeds"):
         bench.run_bench(seeds=0)
+
+
+def test_dqn_hyperparameters_round_the_budget_and_name_the_settings() -> None:
+    hp = bench.DQNHyperparameters(num_envs=4, learning_starts=1_000)
+    assert hp.env_steps(100_003) == 100_000
+    with pytest.raises(ValueError, match="dqn_total_steps"):
+        hp.env_steps(1_004)
+    figures = hp.figures()
+    assert figures["dqn_hidden"] == [64, 64] and figures["dqn_buffer_size"] == hp.buffer_size
+    assert all(key.startswith("dqn_") for key in figures)
+    with pytest.raises(ValueError, match="dqn_total_steps"):
+        bench.run_bench(dqn_total_steps=500)
 
 
 def test_adapter_splits_termination_from_truncation() -> None:
@@ -107,9 +125,17 @@ def ours_only() -> dict[str, Any]:
 def test_ours_reported_without_the_peer(ours_only: dict[str, Any]) -> None:
     _finite(ours_only, "CartPole-v1", (*OURS_KEYS, "random_return"))
     assert ours_only["peer_available"] is False and ours_only["note"]
-    assert not any(key.startswith("CartPole-v1/rejax") or "ratio" in key for key in ours_only)
+    assert not any(key.startswith("CartPole-v1/rejax") or key.endswith("_over_rejax") for key in ours_only)
     assert ours_only["CartPole-v1/env_steps"] == LEARN_BUDGET["total_steps"]
     assert ours_only["hidden"] == [64, 64] and ours_only["num_envs"] == 4
+
+
+def test_dqn_row_beside_ppo(ours_only: dict[str, Any]) -> None:
+    _finite(ours_only, "CartPole-v1", DQN_KEYS)
+    assert ours_only["CartPole-v1/dqn_env_steps"] == LEARN_BUDGET["dqn_total_steps"]
+    assert 0 < ours_only["CartPole-v1/dqn_ours_final_return"] <= 500
+    assert ours_only["dqn_total_steps"] == LEARN_BUDGET["dqn_total_steps"] and ours_only["dqn_batch_size"] > 0
+    assert not any(key.startswith("CartPole-v1/dqn_rejax") for key in ours_only)
 
 
 def test_ours_beats_a_random_policy(ours_only: dict[str, Any]) -> None:
@@ -125,9 +151,29 @@ def test_smoke_budget_with_the_peer() -> None:
         pytest.skip(note)
     figures = bench.run_bench(**bench.SMOKE_BUDGET)
     assert figures["peer_available"] is True and figures["peer"].startswith("rejax")
-    _finite(figures, "CartPole-v1", (*OURS_KEYS, *PEER_KEYS, "random_return"))
-    returns = [figures[f"CartPole-v1/{key}"] for key in ("ours_final_return", "rejax_final_return", "random_return")]
-    assert all(0 < r <= 500 for r in returns)
+    _finite(figures, "CartPole-v1", (*OURS_KEYS, *PEER_KEYS, *DQN_KEYS, *DQN_PEER_KEYS, "random_return"))
+    names = ("ours_final_return", "rejax_final_return", "dqn_ours_final_return", "dqn_rejax_final_return", "random_return")
+    assert all(0 < figures[f"CartPole-v1/{key}"] <= 500 for key in names)
+
+
+@pytest.mark.slow
+def test_dqn_peer_policy_is_greedy_on_its_params() -> None:
+    pytest.importorskip("rejax")
+    if not bench.peer_status()[0]:
+        pytest.skip(bench.peer_status()[1])
+    from decisions.core.agents.bench_dqn import rejax_dqn_trainer
+    from decisions.core.agents.gymnax_adapter import GymnaxEnv
+
+    env = GymnaxEnv.make("CartPole-v1")
+    hp = bench.DQNHyperparameters(learning_starts=64, buffer_size=256, batch_size=16)
+    with pytest.raises(ValueError, match="hidden"):
+        rejax_dqn_trainer(env, bench.DQNHyperparameters(hidden=(32,)), 128)
+    train, policy = rejax_dqn_trainer(env, hp, 128)
+    params = train(jax.random.split(jax.random.PRNGKey(0), 2))
+    obs = jnp.asarray([0.0, 0.0, 0.05, 0.0], jnp.float32)
+    one = jax.tree_util.tree_map(lambda x: x[0], params)
+    assert len({int(policy(one, obs, jax.random.PRNGKey(k))) for k in range(8)}) == 1
+    assert np.isfinite(bench.evaluate_seeds(env, policy, params, 2, 2)).all()
 
 
 @pytest.mark.slow

@@ -54,13 +54,13 @@ class OnPolicyState(NamedTuple):
 
 
 class Transition(NamedTuple):
-    """One rollout step of all environments (stacked over time by the scan)."""
+    """One rollout step of all environments (stacked over time by the scan); the values of
+    ``obs`` and ``final_obs`` are computed after the scan, in one batched call."""
 
-    obs: Array
+    obs: Array  # normalised features the actions were chosen on
+    final_obs: Array  # normalised features of the observation the step produced (``info["final_obs"]``)
     action: Array
     log_prob: Array
-    value: Array
-    next_value: Array
     reward: Array  # learning reward (scaled / normalised)
     terminated: Array
     truncated: Array
@@ -152,19 +152,26 @@ def act(
 
 def _rollout(
     state: OnPolicyState, env_params: Any, key: Array, env: Environment[Any, Any], agent: OnPolicyAgent
-) -> tuple[OnPolicyState, Transition]:
-    """``rollout_steps`` steps of all environments with the current policy (sampled actions)."""
+) -> tuple[OnPolicyState, Transition, Rollout]:
+    """``rollout_steps`` steps of all environments with the current policy (sampled actions).
+
+    The scan runs the actor only; the critic's values of every step's features and final
+    features come from one batched call after it (the network is fixed during the rollout, so
+    they are the values ``act`` gives, and the keys are drawn as the host loop draws them).
+    """
     config, policy = agent.config, agent.policy
-    venv, apply = training_envs(env, config.num_envs), policy.network.apply
+    venv = training_envs(env, config.num_envs)
 
     def step(carry: OnPolicyState, step_key: Array) -> tuple[OnPolicyState, Transition]:
         k_act, k_env = jax.random.split(step_key)
-        obs_stats, x, raw, log_prob, value = act(agent, carry.net, carry.obs_stats, carry.obs, k_act)
+        features = policy.encode(carry.obs)
+        obs_stats = carry.obs_stats.update(features) if config.normalize_obs else carry.obs_stats
+        x = obs_stats.normalize(features)
+        dist = policy.network.apply(carry.net, x, method="actor")
+        raw = policy.sample(dist, k_act)
         obs, env_state, reward, terminated, truncated, info = venv.step(
             k_env, carry.env_state, policy.to_env(raw), env_params
         )
-        final_x = obs_stats.normalize(policy.encode(info["final_obs"]))
-        next_value = apply(carry.net, final_x, method="value")
         learn_reward, reward_stats, discounted = learning_reward(
             reward, terminated | truncated, carry.reward_stats, carry.discounted_return, config
         )
@@ -177,10 +184,9 @@ def _rollout(
         )
         transition = Transition(
             x,
+            obs_stats.normalize(policy.encode(info["final_obs"])),
             raw,
-            log_prob,
-            value,
-            next_value,
+            policy.log_prob(dist, raw),
             learn_reward,
             terminated,
             truncated,
@@ -190,7 +196,12 @@ def _rollout(
         )
         return carry, transition
 
-    return jax.lax.scan(step, state, jax.random.split(key, config.rollout_steps))
+    state, traj = jax.lax.scan(step, state, jax.random.split(key, config.rollout_steps))
+    values = policy.network.apply(state.net, jnp.stack([traj.obs, traj.final_obs]), method="value")
+    rollout = Rollout(
+        traj.obs, traj.action, traj.log_prob, values[0], values[1], traj.reward, traj.terminated, traj.truncated
+    )
+    return state, traj, rollout
 
 
 def _episode_metrics(traj: Transition) -> dict[str, Array]:
@@ -236,8 +247,7 @@ def _iteration(
 ) -> tuple[OnPolicyState, dict[str, Array]]:
     """One rollout, advantage estimate and agent update."""
     key, k_roll, k_update = jax.random.split(state.key, 3)
-    state, traj = _rollout(state, env_params, k_roll, env, agent)
-    rollout = Rollout(*(getattr(traj, name) for name in Rollout._fields if name != "mask"))
+    state, traj, rollout = _rollout(state, env_params, k_roll, env, agent)
     net, opt_state, update_metrics = update_on_rollout(
         agent, state.net, state.opt_state, state.iteration, rollout, k_update
     )

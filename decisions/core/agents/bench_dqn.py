@@ -1,0 +1,150 @@
+"""The DQN half of the agents bench: our DQN against rejax's DQN with the same settings
+(``DQNHyperparameters``), each trainer returning ``(train(keys), greedy policy)`` as the PPO
+ones in ``bench`` do. What is equal between the two DQNs and what is not: ``docs/notes/core.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+from decisions.core.agents import dqn
+from decisions.core.agents.common import TrainResult
+from decisions.core.agents.gymnax_adapter import GymnaxEnv
+
+__all__ = ["DQN_PREFIX", "DQNHyperparameters", "ours_dqn_trainer", "rejax_dqn_trainer"]
+
+PyTree = Any
+Policy = Callable[[PyTree, Array, Array], Array]
+
+DQN_PREFIX = "dqn_"  # infix of the DQN figures and settings: ``<env>/dqn_ours_final_return``, ``dqn_buffer_size``
+
+
+@dataclasses.dataclass(frozen=True)
+class DQNHyperparameters:
+    """The settings both DQNs are given, named as in ``DQNConfig``: one gradient step of
+    ``batch_size`` per vector step of ``num_envs`` environments after ``learning_starts`` random
+    transitions, a hard target copy every ``target_update_interval`` updates (``tau`` 1), epsilon
+    decaying linearly over ``exploration_fraction`` of training, a ReLU MLP of ``hidden``
+    (rejax 0.1.3's DQN fixes it at 64 x 64)."""
+
+    num_envs: int = 4
+    buffer_size: int = 10_000
+    batch_size: int = 128
+    learning_starts: int = 1_000
+    learning_rate: float = 2.5e-4
+    gamma: float = 0.99
+    target_update_interval: int = 125
+    tau: float = 1.0
+    exploration_fraction: float = 0.5
+    epsilon_start: float = 1.0
+    epsilon_end: float = 0.05
+    max_grad_norm: float = 10.0
+    hidden: tuple[int, ...] = (64, 64)
+
+    def env_steps(self, total_steps: int) -> int:
+        """``total_steps`` rounded down to whole vector steps.
+
+        Raises:
+            ValueError: ``total_steps`` leaves no vector step after ``learning_starts``.
+        """
+        if total_steps <= self.learning_starts + self.num_envs:
+            raise ValueError(
+                f"dqn_total_steps: must exceed learning_starts + num_envs = {self.learning_starts + self.num_envs}, "
+                f"got {total_steps}"
+            )
+        return (total_steps // self.num_envs) * self.num_envs
+
+    def figures(self) -> dict[str, Any]:
+        """The settings as flat figures named ``dqn_<field>`` (``hidden`` as a list)."""
+        return {
+            f"{DQN_PREFIX}{k}": list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()
+        }
+
+
+def ours_dqn_trainer(
+    env: GymnaxEnv, hp: DQNHyperparameters, env_steps: int
+) -> tuple[Callable[[Array], TrainResult], Policy]:
+    """Our DQN with ``hp`` for ``env_steps`` steps per seed: ``(train(keys) -> TrainResult, policy)``;
+    every seed trains at once in one jitted chunk, raw observations (no normalisation)."""
+    config = dqn.DQNConfig(
+        total_env_steps=env_steps,
+        num_envs=hp.num_envs,
+        learning_starts=hp.learning_starts,
+        buffer_size=hp.buffer_size,
+        batch_size=hp.batch_size,
+        gamma=hp.gamma,
+        learning_rate=hp.learning_rate,
+        max_grad_norm=hp.max_grad_norm,
+        tau=hp.tau,
+        target_update_interval=hp.target_update_interval,
+        hidden=tuple(hp.hidden),
+        normalize_obs=False,
+        exploration_fraction=hp.exploration_fraction,
+        epsilon_start=hp.epsilon_start,
+        epsilon_end=hp.epsilon_end,
+    )
+    config = dataclasses.replace(config, log_every=config.iterations)  # one chunk, as rejax's one program
+    policy = dqn.make_agent(env, config).policy
+
+    def train(keys: Array) -> TrainResult:
+        return dqn.train_seeds(env, config, keys=keys)
+
+    return train, policy
+
+
+def rejax_dqn_trainer(env: GymnaxEnv, hp: DQNHyperparameters, env_steps: int) -> tuple[Callable[[Array], PyTree], Policy]:
+    """rejax's DQN with ``hp`` for ``env_steps`` steps per seed: ``(train(keys) -> params, policy)``.
+
+    ``train`` is ``jax.jit(jax.vmap(algo.train))`` without rejax's in-training evaluation
+    (``fill_buffer = learning_starts``, ``target_update_freq`` in environment steps,
+    ``polyak = 1 - tau``, one update per vector step); ``policy`` is the greedy one.
+
+    Raises:
+        ValueError: ``hp.hidden`` is not rejax's fixed ``(64, 64)``.
+    """
+    from rejax import DQN
+
+    if tuple(hp.hidden) != (64, 64):
+        raise ValueError(f"hidden: rejax's DQN has 64 x 64 hidden layers, got {hp.hidden}")
+
+    algo = DQN.create(
+        env=env.gymnax_env,
+        env_params=env.default_params,
+        total_timesteps=env_steps,
+        eval_freq=env_steps,
+        skip_initial_evaluation=True,
+        num_envs=hp.num_envs,
+        buffer_size=hp.buffer_size,
+        fill_buffer=hp.learning_starts,
+        batch_size=hp.batch_size,
+        learning_rate=hp.learning_rate,
+        gamma=hp.gamma,
+        target_update_freq=hp.target_update_interval * hp.num_envs,
+        polyak=1.0 - hp.tau,
+        eps_start=hp.epsilon_start,
+        eps_end=hp.epsilon_end,
+        exploration_fraction=hp.exploration_fraction,
+        max_grad_norm=hp.max_grad_norm,
+        num_epochs=1,
+        normalize_observations=False,
+        agent_kwargs={"activation": "relu"},
+    )
+    algo = algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
+    agent = algo.agent
+    vmapped = jax.jit(jax.vmap(algo.train))
+
+    def train(keys: Array) -> PyTree:
+        ts, _ = vmapped(keys)
+        return ts.q_ts.params
+
+    def policy(params: PyTree, obs: Array, key: Array) -> Array:
+        del key
+        return jnp.argmax(agent.apply(params, obs[None])[0], axis=-1).astype(jnp.int32)
+
+    return train, policy
