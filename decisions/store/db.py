@@ -373,17 +373,21 @@ def read_records(query: Select[Any], record: Callable[[Any], Rec], *, url: str |
         return [record(row) for row in session.scalars(query)]
 
 
-def insert_rows(session: Session, model: type[Any], params: Sequence[Mapping[str, Any]]) -> list[int]:
-    """Insert ``params`` (column values) into ``model``'s table in one statement; their ids, in order.
+_FEW_ROWS = 8
+"""Up to this many rows SQLite inserts with ``RETURNING`` (one statement a row beats three in all)."""
 
-    SQLite runs one ``executemany`` and reads the new ids back (its write transaction holds the
-    database, so they are the ids above the largest before it); other databases batch the insert with
-    ``RETURNING`` in parameter order.
+
+def insert_rows(session: Session, model: type[Any], params: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Insert ``params`` (column values) into ``model``'s table; their ids, in order.
+
+    More than ``_FEW_ROWS`` rows on SQLite: one ``executemany``, then the new ids read back (its write
+    transaction holds the database, so they are the ids above the largest before it); otherwise the
+    insert with ``RETURNING`` in parameter order.
     """
     if not params:
         return []
     id_column = model.__table__.c.id
-    if session.get_bind().dialect.name != "sqlite":
+    if session.get_bind().dialect.name != "sqlite" or len(params) <= _FEW_ROWS:
         return list(session.scalars(insert(model).returning(id_column, sort_by_parameter_order=True), params))
     before = session.scalar(select(func.max(id_column))) or 0
     session.execute(insert(model.__table__), params)

@@ -6,6 +6,7 @@ import pytest
 
 from decisions.errors import InputError
 from decisions.store import (
+    NewDecision,
     RunStatus,
     create_asset,
     current,
@@ -17,6 +18,7 @@ from decisions.store import (
     outcomes_for,
     outcomes_of,
     record_decision,
+    record_decisions,
     record_outcome,
     retire_asset,
     start_run,
@@ -116,3 +118,17 @@ def test_decisions_outlive_the_deployment_of_a_deleted_run(any_store_url: str) -
     kept = get_decision(decision.id, url=url)
     assert (kept.deployment_id, kept.policy_digest, kept.state) == (None, "d" * 64, {"day": 1})
     assert [r.realised_value for r in outcomes_of("north", url=url)] == [1.5]
+
+
+@pytest.mark.parametrize("count", [1, 3, 40])  # a few rows one statement each, a batch in one executemany
+def test_a_batch_of_decisions_is_recorded_in_order_with_its_ids(any_store_url: str, count: int) -> None:
+    url = any_store_url
+    deployment = _deployed(url)
+    record_decision("north", deployment, {"day": 0}, {"inject": 0.0}, url=url)  # ids already taken
+    written = record_decisions("north", deployment, [
+        NewDecision({"day": d}, {"inject": d / 10}, float(d), (d - 1.0, d + 1.0), {"value": float(d)})
+        for d in range(1, count + 1)], decided_by="ann", url=url)
+    assert [w.state["day"] for w in written] == list(range(1, count + 1))
+    assert [w.id for w in written] == sorted({w.id for w in written}) and all(w.id > 1 for w in written)
+    assert [get_decision(w.id, url=url) for w in written] == written
+    assert decisions_of("north", None, url=url)[:count] == written[::-1]
