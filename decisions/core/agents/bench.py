@@ -33,6 +33,7 @@ from decisions.core.agents.bench_dqn import (
 )
 from decisions.core.agents.common import ProgressFn, TrainResult, evaluate_episodes
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
+from decisions.core.agents.rejax_peer import seeds_train
 from decisions.core.bench_row import Row
 from decisions.core.spaces import Discrete
 from decisions.core.timing import interleaved
@@ -189,13 +190,8 @@ def rejax_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[
         normalize_rewards=hp.normalize,
         agent_kwargs={"activation": hp.activation, "hidden_layer_sizes": tuple(hp.hidden)},
     )
-    algo = algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
     actor, normalize = algo.actor, hp.normalize
-    vmapped = jax.jit(jax.vmap(algo.train))
-
-    def train(keys: Array) -> PyTree:
-        ts, _ = vmapped(keys)
-        return {"actor": ts.actor_ts.params, "obs_rms": ts.obs_rms_state}
+    train = seeds_train(algo, lambda ts: {"actor": ts.actor_ts.params, "obs_rms": ts.obs_rms_state})
 
     def policy(params: PyTree, obs: Array, key: Array) -> Array:
         del key

@@ -9,13 +9,13 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 
 from decisions.core.agents import dqn
 from decisions.core.agents.common import TrainResult
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
+from decisions.core.agents.rejax_peer import seeds_train
 
 __all__ = ["DQN_PREFIX", "DQNHyperparameters", "ours_dqn_trainer", "rejax_dqn_trainer"]
 
@@ -135,13 +135,8 @@ def rejax_dqn_trainer(env: GymnaxEnv, hp: DQNHyperparameters, env_steps: int) ->
         normalize_observations=False,
         agent_kwargs={"activation": "relu"},
     )
-    algo = algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
     agent = algo.agent
-    vmapped = jax.jit(jax.vmap(algo.train))
-
-    def train(keys: Array) -> PyTree:
-        ts, _ = vmapped(keys)
-        return ts.q_ts.params
+    train = seeds_train(algo, lambda ts: ts.q_ts.params)
 
     def policy(params: PyTree, obs: Array, key: Array) -> Array:
         del key
