@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import platformdirs
-from sqlalchemy import Connection, Engine, Select, create_engine, event, func, insert, select, text
+from sqlalchemy import JSON, Connection, Engine, Select, create_engine, event, func, insert, select, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from decisions.errors import InputError
 from decisions.store import migrations
 from decisions.store.migrations.legacy import LegacyMismatch, adopt
-from decisions.store.plain import json_text, json_value
+from decisions.store.plain import JsonText, json_text, json_value
 
 ENV_VAR = "DECISIONS_DB_URL"  # overrides the default database URL
 BUSY_TIMEOUT_S = 30.0  # how long a SQLite connection waits for a lock
@@ -378,23 +378,44 @@ _FEW_ROWS = 8
 
 
 def insert_rows(session: Session, model: type[Any], params: Sequence[Mapping[str, Any]]) -> list[int]:
-    """Insert ``params`` (column values) into ``model``'s table; their ids, in order.
+    """Insert ``params`` (a value for every column but the id, the same columns in every row) into
+    ``model``'s table; their ids, in order. A ``JsonText`` value of a JSON column is written as it is.
 
-    More than ``_FEW_ROWS`` rows on SQLite: one ``executemany``, then the new ids read back (its write
-    transaction holds the database, so they are the ids above the largest before it); otherwise the
-    insert with ``RETURNING`` in parameter order.
+    More than ``_FEW_ROWS`` rows on SQLite: one ``executemany`` of the driver's own statement, then the
+    new ids read back (its write transaction holds the database, so they are the ids above the largest
+    before it); otherwise the insert with ``RETURNING`` in parameter order.
     """
     if not params:
         return []
-    id_column = model.__table__.c.id
-    if session.get_bind().dialect.name != "sqlite" or len(params) <= _FEW_ROWS:
-        return list(session.scalars(insert(model).returning(id_column, sort_by_parameter_order=True), params))
+    table = model.__table__
+    id_column = table.c.id
+    dialect = session.get_bind().dialect
+    if dialect.name != "sqlite" or len(params) <= _FEW_ROWS:
+        rows = [{k: json_value(v) if isinstance(v, JsonText) else v for k, v in row.items()} for row in params]
+        return list(session.scalars(insert(model).returning(id_column, sort_by_parameter_order=True), rows))
     before = session.scalar(select(func.max(id_column))) or 0
-    session.execute(insert(model.__table__), params)
+    names = list(params[0])
+    quote = dialect.identifier_preparer.quote
+    statement = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
+                 f"VALUES ({', '.join('?' for _ in names)})")
+    writers = [_writer(table.c[name], dialect) for name in names]
+    values = [tuple(write(row[name]) for name, write in zip(names, writers, strict=True)) for row in params]
+    session.connection().exec_driver_sql(statement, values)
     ids = list(session.scalars(select(id_column).where(id_column > before).order_by(id_column)))
     if len(ids) != len(params):
         raise RuntimeError(f"inserted {len(params)} rows but read back {len(ids)} new ids")
     return ids
+
+
+def _writer(column: Any, dialect: Any) -> Callable[[Any], Any]:
+    """How a value of ``column`` goes to the driver: the column type's own bind processing, a
+    ``JsonText`` as it is."""
+    process = column.type.dialect_impl(dialect).bind_processor(dialect)
+    if process is None:
+        return lambda value: value
+    if isinstance(column.type, JSON):
+        return lambda value: value if isinstance(value, JsonText) else process(value)
+    return process
 
 
 def add_records(session: Session, rows: Sequence[Row], record: Callable[[Row], Rec]) -> list[Rec]:

@@ -20,7 +20,7 @@ from decisions.errors import InputError
 from decisions.store.assets import asset_row
 from decisions.store.db import add_records, insert_rows, read_records, session_scope
 from decisions.store.models import Asset, DecisionRow, Deployment, Outcome, utc_now
-from decisions.store.plain import finite_or_none, plain_json
+from decisions.store.plain import finite_or_none, json_document, json_value, plain_json
 from decisions.store.who import acting_user
 
 
@@ -151,8 +151,8 @@ def record_decisions(asset_name: str, deployment_id: int | None, decisions: Sequ
     for new in decisions:
         value = finite_or_none(new.expected_value, "expected_value")
         low, high = _interval(new.interval)
-        rows.append({"state": plain_json(new.state, "state"), "action": plain_json(new.action, "action"),
-                     "details": plain_json(new.details or {}, "details"), "expected_value": value,
+        rows.append({"state": json_document(new.state, "state"), "action": json_document(new.action, "action"),
+                     "details": json_document(new.details or {}, "details"), "expected_value": value,
                      "interval_low": low, "interval_high": high})
     with session_scope(url) as session:
         asset = asset_row(session, asset_name)
@@ -162,11 +162,10 @@ def record_decisions(asset_name: str, deployment_id: int | None, decisions: Sequ
         digest = policy_digest or (deployment.policy_digest if deployment is not None else None)
         common = {"asset_id": asset.id, "deployment_id": deployment_id, "policy_digest": digest,
                   "decided_by": decided_by or acting_user(), "decided_at": utc_now()}
-        params = [{**row, **common} for row in rows]
-        ids = insert_rows(session, DecisionRow, params)
-        return [DecisionRecord(i, asset.name, deployment_id, digest, p["state"], p["action"], p["expected_value"],
-                               p["interval_low"], p["interval_high"], p["details"], common["decided_by"],
-                               common["decided_at"]) for i, p in zip(ids, params, strict=True)]
+        ids = insert_rows(session, DecisionRow, [{**row, **common} for row in rows])
+        return [DecisionRecord(i, asset.name, deployment_id, digest, json_value(p["state"]), json_value(p["action"]),
+                               p["expected_value"], p["interval_low"], p["interval_high"], json_value(p["details"]),
+                               common["decided_by"], common["decided_at"]) for i, p in zip(ids, rows, strict=True)]
 
 
 def decisions_of(asset_name: str, limit: int | None = 100, *, url: str | None = None) -> list[DecisionRecord]:

@@ -34,7 +34,7 @@ def json_text(value: Any) -> str:
 def json_value(text: str | bytes) -> Any:
     """JSON text read back (the engine's ``json_deserializer``)."""
     try:
-        return orjson.loads(text)
+        return orjson.loads(text if type(text) is str or type(text) is bytes else str(text))
     except orjson.JSONDecodeError:
         return json.loads(text)
 
@@ -50,27 +50,39 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def plain_json(value: Mapping[str, Any], field: str = "settings") -> dict[str, Any]:
-    """``value`` as a strict JSON object, as the store will read it back: non-finite numbers (at any
-    depth) become None, tuples lists.
+class JsonText(str):
+    """JSON text already checked by ``json_document``: the store writes it as it is."""
+
+
+def json_document(value: Mapping[str, Any], field: str = "settings") -> JsonText:
+    """``value`` as the strict JSON object text the store keeps: non-finite numbers (at any depth)
+    become null, tuples lists.
 
     Raises:
         InputError: on ``field`` when ``value`` is not a mapping or holds something JSON cannot hold (an
             object, a tuple key...).
     """
-    if not isinstance(value, Mapping):
-        raise InputError(field, f"must be a JSON object, not {type(value).__name__}")
     if type(value) is dict:
-        try:  # the usual case, at C speed
-            return orjson.loads(orjson.dumps(value, default=_float_subclass))
+        try:  # the usual case, at C speed (orjson writes a non-finite float as null)
+            return JsonText(orjson.dumps(value, default=_float_subclass).decode())
         except TypeError:
             pass
+    elif not isinstance(value, Mapping):
+        raise InputError(field, f"must be a JSON object, not {type(value).__name__}")
     clean = _finite(value)
     try:
-        json.dumps(clean, allow_nan=False)
+        return JsonText(json.dumps(clean, allow_nan=False))
     except (TypeError, ValueError) as err:
         raise InputError(field, f"must be plain JSON ({err})") from None
-    return clean
+
+
+def plain_json(value: Mapping[str, Any], field: str = "settings") -> dict[str, Any]:
+    """``value`` as a strict JSON object, as the store will read it back (``json_document`` read back).
+
+    Raises:
+        InputError: as ``json_document``.
+    """
+    return json_value(json_document(value, field))
 
 
 def finite_or_none(value: float | None, field: str) -> float | None:

@@ -4,6 +4,7 @@ states, outcomes one by one and from a file, the monitor; bad input is one line,
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import shutil
 from collections.abc import Iterator
@@ -134,6 +135,24 @@ def test_a_bad_state_is_refused_naming_its_row_and_field_and_nothing_is_recorded
     code, out = _invoke("decide", "Clinic", "--state", str(path))
     assert code == 2 and out.startswith(f"error: {field}") and len(out.strip().splitlines()) == 1, out
     assert _written(ops_store) == before
+
+
+def test_a_large_batch_is_decided_in_order_and_the_collector_runs_again_after_it(ops_store: str) -> None:
+    from decisions.errors import InputError
+    from decisions.platform.operations import decide
+
+    create_asset("Clinic", "chronic", {"state": {"regime": "quarterly"}}, url=ops_store)
+    assert _invoke("deploy", "Clinic", "1")[0] == 0
+    good = [dict(zip(STATE_FIELDS, ("t2d", v % 8, v % 3, 1, True, False, 6), strict=True)) for v in range(150)]
+    with pytest.raises(InputError, match="band"):
+        decide("Clinic", [*good, {**good[0], "band": 7}], url=ops_store)
+    assert gc.isenabled() and _written(ops_store)[1] == 0
+    answers = decide("Clinic", good, url=ops_store)
+    assert gc.isenabled()
+    assert [a.state["visit"] for a in answers] == [v % 8 for v in range(150)]
+    ids = [a.record.id for a in answers]
+    assert ids == sorted(ids) and len(set(ids)) == 150
+    assert [a.record.action for a in answers[:3]] == [a.record.action for a in decide("Clinic", good[:3], url=ops_store)]
 
 
 def test_unknown_assets_decisions_and_failed_runs_are_refused_with_nothing_written(ops_store: str, tmp_path: Path) -> None:

@@ -126,8 +126,10 @@ def test_a_batch_of_decisions_is_recorded_in_order_with_its_ids(any_store_url: s
     deployment = _deployed(url)
     record_decision("north", deployment, {"day": 0}, {"inject": 0.0}, url=url)  # ids already taken
     written = record_decisions("north", deployment, [
-        NewDecision({"day": d}, {"inject": d / 10}, float(d), (d - 1.0, d + 1.0), {"value": float(d)})
+        NewDecision({"day": d}, {"inject": d / 10}, float(d), (d - 1.0, d + 1.0),
+                    {"value": float(d), "missing": float("nan"), "pair": (d, d)})
         for d in range(1, count + 1)], decided_by="ann", url=url)
+    assert written[-1].details == {"value": float(count), "missing": None, "pair": [count, count]}
     assert [w.state["day"] for w in written] == list(range(1, count + 1))
     assert [w.id for w in written] == sorted({w.id for w in written}) and all(w.id > 1 for w in written)
     assert [get_decision(w.id, url=url) for w in written] == written
