@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -206,45 +206,62 @@ def _items_kind(annotation: Any, float64: bool) -> str | None:
     return None
 
 
-def _plainly_fine(kind: str | None, value: object) -> bool:
-    """Whether ``value`` passes a field of ``kind`` (a scalar's, or ``list:`` one's) at a glance (the
-    common case; a False sends it to the full check, which names any problem)."""
-    if kind is not None and kind.startswith("list:"):
-        if type(value) is not list and type(value) is not tuple:
-            return False
-        if kind == "list:f32":  # the common list, inline
-            return all(type(v) is float and (v == 0.0 or _FLOAT32_TINY <= abs(v) <= FLOAT32_MAX) for v in value)
-        item = kind[5:]
-        return all(_plainly_fine(item, v) for v in value)
-    if kind == "f32":
-        return type(value) is float and (value == 0.0 or _FLOAT32_TINY <= abs(value) <= FLOAT32_MAX)
-    if kind == "f64":
-        return type(value) is float and math.isfinite(value)
-    if kind == "int":
-        return type(value) is int and INT64_MIN <= value <= INT64_MAX
-    return kind == "bool" and type(value) is bool
+def _f32_fine(value: object) -> bool:
+    return type(value) is float and (value == 0.0 or _FLOAT32_TINY <= abs(value) <= FLOAT32_MAX)
+
+
+def _f64_fine(value: object) -> bool:
+    return type(value) is float and math.isfinite(value)
+
+
+def _int_fine(value: object) -> bool:
+    return type(value) is int and INT64_MIN <= value <= INT64_MAX
+
+
+def _bool_fine(value: object) -> bool:
+    return type(value) is bool
+
+
+def _never_fine(value: object) -> bool:
+    return False
+
+
+_SCALAR_GLANCES = {"f32": _f32_fine, "f64": _f64_fine, "int": _int_fine, "bool": _bool_fine}
+
+
+def _glance(kind: str | None) -> Callable[[object], bool]:
+    """Whether a value passes a field of ``kind`` (a scalar's, or ``list:`` one's) at a glance (the
+    common case; False sends it to the full check, which names any problem)."""
+    if kind is None or not kind.startswith("list:"):
+        return _SCALAR_GLANCES.get(kind or "", _never_fine)
+    item = _glance(kind[5:])
+
+    def items_fine(value: object) -> bool:
+        return (type(value) is list or type(value) is tuple) and all(map(item, value))  # type: ignore[arg-type]
+
+    return items_fine
 
 
 @lru_cache(maxsize=512)
-def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any, str | None], ...]:
-    """Each field of ``model``: its key in the input, its info, its scalar problem function and kind
-    (None: ``field_problem`` reads it)."""
+def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any, Callable[[object], bool]], ...]:
+    """Each field of ``model``: its key in the input, its info, its scalar problem function (None:
+    ``field_problem`` reads it) and its check at a glance."""
     found = []
     for name, field in model.model_fields.items():
         float64 = any(isinstance(m, Float64) for m in field.metadata)
         scalar, kind = _scalar_check(field.annotation, float64)
-        found.append((field.alias or name, field, scalar, kind or _items_kind(field.annotation, float64)))
+        found.append((field.alias or name, field, scalar, _glance(kind or _items_kind(field.annotation, float64))))
     return tuple(found)
 
 
 def strict_errors(model: type[BaseModel], data: Mapping[str, Any]) -> list[InitErrorDetails]:
     """Pydantic error details for every field of ``model`` in ``data`` that ``field_problem`` refuses."""
     errors: list[InitErrorDetails] = []
-    for key, field, scalar, kind in _field_checks(model):
+    for key, field, scalar, fine in _field_checks(model):
         if key not in data:
             continue
         value = data[key]
-        if _plainly_fine(kind, value):
+        if fine(value):
             continue
         if scalar is not None:
             problem = scalar(value)
