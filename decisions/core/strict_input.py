@@ -195,10 +195,13 @@ _FLOAT32_TINY = 1e-44
 
 def _items_kind(annotation: Any, float64: bool) -> str | None:
     """``"list:<kind>"`` for a list or homogeneous tuple of a plain scalar or of such lists (``Annotated``
-    unwrapped; ``"list:list:f32"`` for a table of floats), else None."""
+    unwrapped; ``"list:list:f32"`` for a table of floats), ``"model"`` for a model (it checks its own
+    fields when it is read), else None."""
     while get_origin(annotation) is Annotated:
         annotation, *metadata = get_args(annotation)
         float64 = float64 or any(isinstance(m, Float64) for m in metadata)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "model"
     args = get_args(annotation)
     if (get_origin(annotation) is list and len(args) == 1) or (get_origin(annotation) is tuple and args[1:] == (Ellipsis,)):
         kind = _scalar_check(args[0], float64)[1] or _items_kind(args[0], float64)
@@ -226,12 +229,16 @@ def _never_fine(value: object) -> bool:
     return False
 
 
-_SCALAR_GLANCES = {"f32": _f32_fine, "f64": _f64_fine, "int": _int_fine, "bool": _bool_fine}
+def _always_fine(value: object) -> bool:
+    return True
+
+
+_SCALAR_GLANCES = {"f32": _f32_fine, "f64": _f64_fine, "int": _int_fine, "bool": _bool_fine, "model": _always_fine}
 
 
 def _glance(kind: str | None) -> Callable[[object], bool]:
-    """Whether a value passes a field of ``kind`` (a scalar's, or ``list:`` one's) at a glance (the
-    common case; False sends it to the full check, which names any problem)."""
+    """Whether a value passes a field of ``kind`` (a scalar's, a model's, or ``list:`` one's) at a glance
+    (the common case; False sends it to the full check, which names any problem)."""
     if kind is None or not kind.startswith("list:"):
         return _SCALAR_GLANCES.get(kind or "", _never_fine)
     item = _glance(kind[5:])
@@ -279,7 +286,7 @@ def strict_errors(model: type[BaseModel], data: Mapping[str, Any]) -> list[InitE
 
 def strict_check(model: type[BaseModel], data: Any) -> Any:
     """``data`` unchanged; a ``ValidationError`` locating every field ``strict_errors`` finds."""
-    if isinstance(data, Mapping):
+    if type(data) is dict or isinstance(data, Mapping):
         errors = strict_errors(model, data)
         if errors:
             raise ValidationError.from_exception_data(model.__name__, errors)
