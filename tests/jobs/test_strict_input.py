@@ -20,6 +20,13 @@ from decisions.errors import InputError
 from decisions.platform.registry import get
 
 
+class _Row(Settings):
+    section = "row"
+
+    share: float = 0.5
+    on: bool = True
+
+
 class _Table(Settings):
     section = "table"
 
@@ -30,6 +37,7 @@ class _Table(Settings):
     seed: Seed = 0
     rates: list[float] = Field(default_factory=list)
     limit: int | None = None
+    rows: list[_Row] = Field(default_factory=list)
 
 
 @pytest.mark.parametrize(
@@ -57,6 +65,13 @@ def test_a_field_refuses_values_of_the_wrong_kind_in_one_line_naming_it(key: str
     with pytest.raises(InputError) as info:
         _Table.parse({key: value})
     assert info.value.field == f"table.{key}" and problem in info.value.problem and "\n" not in str(info.value)
+
+
+def test_a_model_inside_a_list_reads_its_own_fields_strictly_and_names_the_item() -> None:
+    with pytest.raises(InputError) as info:
+        _Table.parse({"rows": [{"share": 0.1}, {"share": 0.2, "on": 1}]})
+    assert info.value.field == "table.rows.1.on" and "expected true or false, got 1" in info.value.problem
+    assert [r.share for r in _Table.parse({"rows": [{"share": 1}, {"on": False}]}).rows] == [1.0, 0.5]
 
 
 def test_list_items_are_located_and_good_values_pass_unchanged() -> None:
