@@ -117,7 +117,7 @@ def _decision_view(answer: Any, outcome: str) -> None:
     cols[2].metric("Value", f"{d.value:.4g}")
     cols[3].metric(f"Alternative: {d.alternative.get('policy', '-')}", json.dumps(d.alternative.get("action")),
                    help=f"its value {d.alternative.get('value')}")
-    recorded = f"Decision #{answer.record.id} recorded" if answer.record else "Not recorded"
+    recorded = "Not recorded" if answer.decision_id is None else f"Decision #{answer.decision_id} recorded"
     st.caption(f"{recorded}. Expected outcome: {outcome}. Action in full: {json.dumps(dict(d.action))}")
     q = d.reasons.get("q_values") if isinstance(d.reasons, dict) else None
     if isinstance(q, dict) and q:

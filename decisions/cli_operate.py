@@ -177,7 +177,7 @@ def answer_rows(answers: list[Answer]) -> list[dict[str, Any]]:
     for a in answers:
         d = a.decision
         low, high = d.interval if d.interval is not None else (None, None)
-        rows.append({"decision": a.record.id if a.record else None, **a.state,
+        rows.append({"decision": a.decision_id, **a.state,
                      **{f"action_{k}" if k != "action" else "action": v for k, v in d.action.items()},
                      "expected": d.expected, "expected_low": low, "expected_high": high, "value": d.value,
                      "alternative_policy": d.alternative.get("policy"),

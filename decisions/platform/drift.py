@@ -128,8 +128,8 @@ def _loop(asset: str, steps: Iterator[Step], decisions: int, url: str) -> None:
         except StopIteration:
             raise InputError("decisions", f"the simulator gave only {len(outcomes)} steps") from None
         (answer,) = decide(asset, [state], decided_by="drift", url=url)
-        assert answer.record is not None
-        outcomes.append(NewOutcome(answer.record.id, {}, realise(answer.decision)))
+        assert answer.decision_id is not None
+        outcomes.append(NewOutcome(answer.decision_id, {}, realise(answer.decision)))
     record_outcomes(outcomes, recorded_by="drift", url=url)
 
 

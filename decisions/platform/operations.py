@@ -24,14 +24,13 @@ from decisions.kit.domain import Domain
 from decisions.platform import registry
 from decisions.store import (
     AssetRecord,
-    DecisionRecord,
     DeploymentRecord,
     NewDecision,
     RunStatus,
     current,
     get_asset,
     get_run,
-    record_decisions,
+    record_decision_ids,
 )
 from decisions.store import deploy as store_deploy
 from decisions.store.artifacts import report_folder
@@ -61,11 +60,12 @@ class Proposal:
 
 @dataclass(frozen=True)
 class Answer:
-    """A decision taken for an asset: the domain's ``Decision`` and its record (None when not recorded)."""
+    """A decision taken for an asset: the domain's ``Decision``, the state as read, and the id of its
+    record (``get_decision``; None when not recorded)."""
 
     decision: Decision
     state: Mapping[str, Any]
-    record: DecisionRecord | None
+    decision_id: int | None
 
 
 def decider_of(domain: Domain, *, field: str = "asset") -> DecideModule:
@@ -192,9 +192,9 @@ def decide(asset_name: str, states: Sequence[Mapping[str, Any]], *, names: Seque
         parsed = validated_states(decider, asset, states, names)
         decided = decider.decide(policy, parsed)
         plain = [state.model_dump(mode="json") for state in parsed]
-        written: list[DecisionRecord | None] = [None] * len(plain)
+        written: list[int | None] = [None] * len(plain)
         if record:
-            written = list(record_decisions(
+            written = list(record_decision_ids(
                 asset_name, deployment.id,
                 [NewDecision(s, dict(d.action), d.expected, d.interval, details(d))
                  for s, d in zip(plain, decided, strict=True)],

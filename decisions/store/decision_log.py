@@ -147,6 +147,25 @@ def record_decisions(asset_name: str, deployment_id: int | None, decisions: Sequ
                      url: str | None = None) -> list[DecisionRecord]:
     """Record several decisions of one deployment in one transaction (all or none), in order; as
     ``record_decision`` for each."""
+    asset, common, rows, ids = _write_decisions(asset_name, deployment_id, decisions, policy_digest, decided_by, url)
+    return [DecisionRecord(i, asset, deployment_id, common["policy_digest"], json_value(row["state"]),
+                           json_value(row["action"]), row["expected_value"], row["interval_low"], row["interval_high"],
+                           json_value(row["details"]), common["decided_by"], common["decided_at"])
+            for i, row in zip(ids, rows, strict=True)]
+
+
+def record_decision_ids(asset_name: str, deployment_id: int | None, decisions: Sequence[NewDecision], *,
+                        policy_digest: str | None = None, decided_by: str | None = None,
+                        url: str | None = None) -> list[int]:
+    """As ``record_decisions``, the new decisions' ids only (nothing read back: for large batches)."""
+    return _write_decisions(asset_name, deployment_id, decisions, policy_digest, decided_by, url)[3]
+
+
+def _write_decisions(asset_name: str, deployment_id: int | None, decisions: Sequence[NewDecision],
+                     policy_digest: str | None, decided_by: str | None,
+                     url: str | None) -> tuple[str, dict[str, Any], list[dict[str, Any]], list[int]]:
+    """Check and insert the decisions: the asset's name, the columns they share, each one's own (JSON as
+    ``JsonText``) and their new ids."""
     rows = []
     for new in decisions:
         value = finite_or_none(new.expected_value, "expected_value")
@@ -163,9 +182,7 @@ def record_decisions(asset_name: str, deployment_id: int | None, decisions: Sequ
         common = {"asset_id": asset.id, "deployment_id": deployment_id, "policy_digest": digest,
                   "decided_by": decided_by or acting_user(), "decided_at": utc_now()}
         ids = insert_rows(session, DecisionRow, [{**row, **common} for row in rows])
-        return [DecisionRecord(i, asset.name, deployment_id, digest, json_value(p["state"]), json_value(p["action"]),
-                               p["expected_value"], p["interval_low"], p["interval_high"], json_value(p["details"]),
-                               common["decided_by"], common["decided_at"]) for i, p in zip(ids, rows, strict=True)]
+        return asset.name, common, rows, ids
 
 
 def decisions_of(asset_name: str, limit: int | None = 100, *, url: str | None = None) -> list[DecisionRecord]:

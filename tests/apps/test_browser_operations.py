@@ -45,7 +45,7 @@ def _asset_with_history(url: str, folder: Path) -> int:
         low, high = answer.decision.interval or (answer.decision.expected - 1, answer.decision.expected + 1)
         spread = max((high - low) / 3.92, 0.05)
         realised = answer.decision.expected + spread * rng.normal(2.0 if i >= 40 else 0.0)
-        record_outcome(answer.record.id, {}, float(realised), recorded_by="ana", url=url)
+        record_outcome(answer.decision_id, {}, float(realised), recorded_by="ana", url=url)
     return run_id
 
 

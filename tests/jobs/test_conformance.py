@@ -131,8 +131,9 @@ def _operator_loop(domain: Domain, run_id: int, url: str) -> None:
     same action, and with the deployment's digest), records an outcome and reads it back in the monitor."""
     from decisions.platform.monitoring import monitor_asset
     from decisions.platform.operations import decide, deploy
-    from decisions.store import create_asset, get_run, outcomes_of, record_outcome
+    from decisions.store import create_asset, get_decision, get_run, outcomes_of, record_outcome
     from decisions.store.artifacts import report_folder
+    from decisions.store.plain import plain_json
 
     create_asset("asset 1", domain.name, {}, url=url)
     deployment, proposal = deploy("asset 1", run_id, url=url)
@@ -140,10 +141,12 @@ def _operator_loop(domain: Domain, run_id: int, url: str) -> None:
     state = domain.decider().example_state(report_folder(get_run(run_id, url=url)))
     first, again = (decide("asset 1", [state], url=url)[0] for _ in range(2))
     assert first.decision.action == again.decision.action and np.isfinite(first.decision.expected)
-    assert first.record is not None and first.record.policy_digest == deployment.policy_digest
-    record_outcome(first.record.id, {}, first.decision.expected, url=url)
+    assert first.decision_id is not None
+    written = get_decision(first.decision_id, url=url)
+    assert written.policy_digest == deployment.policy_digest and written.action == plain_json(first.decision.action)
+    record_outcome(first.decision_id, {}, first.decision.expected, url=url)
     realised = outcomes_of("asset 1", url=url)
-    assert [r.decision_id for r in realised] == [first.record.id] and realised[0].residual == 0.0
+    assert [r.decision_id for r in realised] == [first.decision_id] and realised[0].residual == 0.0
     assert monitor_asset("asset 1", url=url).outcomes == 1
 
 

@@ -24,6 +24,7 @@ from decisions.store import (
     decisions_of,
     dispose_engines,
     finish_run,
+    get_decision,
     list_assets,
     outcomes_of,
     record_decision,
@@ -150,9 +151,11 @@ def test_a_large_batch_is_decided_in_order_and_the_collector_runs_again_after_it
     answers = decide("Clinic", good, url=ops_store)
     assert gc.isenabled()
     assert [a.state["visit"] for a in answers] == [v % 8 for v in range(150)]
-    ids = [a.record.id for a in answers]
+    ids = [a.decision_id for a in answers]
     assert ids == sorted(ids) and len(set(ids)) == 150
-    assert [a.record.action for a in answers[:3]] == [a.record.action for a in decide("Clinic", good[:3], url=ops_store)]
+    again = decide("Clinic", good[:3], url=ops_store)
+    assert [get_decision(a.decision_id, url=ops_store).action for a in answers[:3]] == [
+        get_decision(a.decision_id, url=ops_store).action for a in again]
 
 
 def test_unknown_assets_decisions_and_failed_runs_are_refused_with_nothing_written(ops_store: str, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from decisions.store import (
     outcomes_for,
     outcomes_of,
     record_decision,
+    record_decision_ids,
     record_decisions,
     record_outcome,
     retire_asset,
@@ -125,12 +126,14 @@ def test_a_batch_of_decisions_is_recorded_in_order_with_its_ids(any_store_url: s
     url = any_store_url
     deployment = _deployed(url)
     record_decision("north", deployment, {"day": 0}, {"inject": 0.0}, url=url)  # ids already taken
-    written = record_decisions("north", deployment, [
-        NewDecision({"day": d}, {"inject": d / 10}, float(d), (d - 1.0, d + 1.0),
-                    {"value": float(d), "missing": float("nan"), "pair": (d, d)})
-        for d in range(1, count + 1)], decided_by="ann", url=url)
+    batch = [NewDecision({"day": d}, {"inject": d / 10}, float(d), (d - 1.0, d + 1.0),
+                         {"value": float(d), "missing": float("nan"), "pair": (d, d)}) for d in range(1, count + 1)]
+    written = record_decisions("north", deployment, batch, decided_by="ann", url=url)
     assert written[-1].details == {"value": float(count), "missing": None, "pair": [count, count]}
     assert [w.state["day"] for w in written] == list(range(1, count + 1))
     assert [w.id for w in written] == sorted({w.id for w in written}) and all(w.id > 1 for w in written)
     assert [get_decision(w.id, url=url) for w in written] == written
     assert decisions_of("north", None, url=url)[:count] == written[::-1]
+    ids = record_decision_ids("north", deployment, batch, decided_by="ann", url=url)
+    assert ids == sorted(set(ids)) and len(ids) == count and ids[0] > written[-1].id
+    assert [get_decision(i, url=url).details for i in ids] == [w.details for w in written]
