@@ -76,6 +76,9 @@ class Hyperparameters:
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     normalize: bool = False
+    # PPO2's clipped value loss (``PPOConfig.clip_value_loss``); rejax 0.1.3 always clips it at
+    # ``clip_eps``, so False leaves the two losses apart.
+    clip_value_loss: bool = True
 
     @property
     def batch_size(self) -> int:
@@ -151,6 +154,7 @@ def ours_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[C
         activation=hp.activation,
         normalize_obs=hp.normalize,
         normalize_rewards=hp.normalize,
+        clip_value_loss=hp.clip_value_loss,
         log_every=env_steps // hp.batch_size,
     )
     policy = ppo.make_agent(env, config).policy
@@ -266,6 +270,7 @@ def run_bench(
     hidden: tuple[int, ...] = _DEFAULTS.hidden,
     activation: str = _DEFAULTS.activation,
     normalize: bool = _DEFAULTS.normalize,
+    clip_value_loss: bool = _DEFAULTS.clip_value_loss,
     dqn_total_steps: int = 100_000,
 ) -> dict[str, Any]:
     """Train our PPO and DQN and rejax's on each gymnax environment of ``envs``; time and score them.
@@ -277,7 +282,7 @@ def run_bench(
         timed_repeats: compiled training calls per agent after the first; the best is
             ``_run_seconds``.
         peer: run rejax too (when it can run here).
-        num_envs ... normalize: the shared ``Hyperparameters``.
+        num_envs ... clip_value_loss: the shared ``Hyperparameters``.
         dqn_total_steps: environment steps per seed of the DQNs (``DQNHyperparameters``
             defaults; rounded down to whole vector steps); 0 leaves DQN out.
 
@@ -293,7 +298,7 @@ def run_bench(
     dqn_steps = dqn_hp.env_steps(dqn_total_steps) if dqn_total_steps else 0
     hp = Hyperparameters(
         num_envs, rollout_steps, epochs, minibatches, learning_rate, gamma, gae_lambda, clip_eps,
-        entropy_coef, value_coef, max_grad_norm, tuple(hidden), activation, normalize,
+        entropy_coef, value_coef, max_grad_norm, tuple(hidden), activation, normalize, clip_value_loss,
     )
     env_steps = hp.env_steps(total_steps)
     available, note = _peer_availability(peer)

@@ -23,7 +23,7 @@ import jax
 import optax
 from jax import Array
 
-from decisions.core.agents.common import check_int, check_number
+from decisions.core.agents.common import check_bool, check_int, check_number
 from decisions.core.agents.onpolicy import (
     ActorCriticAgent,
     Batch,
@@ -56,6 +56,9 @@ class PPOConfig(OnPolicyConfig):
     minibatches: int = 4
     # Adam's epsilon.
     adam_eps: float = 1e-5
+    # Clip the value update too: the value loss is PPO2's, the larger of the plain squared error
+    # and that of the rollout's value moved at most ``clip_eps`` towards the new one.
+    clip_value_loss: bool = False
 
     def __post_init__(self) -> None:
         """Check the shared fields, then PPO's own."""
@@ -64,6 +67,7 @@ class PPOConfig(OnPolicyConfig):
         check_int("epochs", self.epochs, 1)
         check_int("minibatches", self.minibatches, 1)
         check_number("adam_eps", self.adam_eps, 0.0, 1.0, open_low=True)
+        check_bool("clip_value_loss", self.clip_value_loss)
         if self.batch_size % self.minibatches:
             raise ValueError(
                 f"minibatches: must divide num_envs * rollout_steps = {self.batch_size}, got {self.minibatches}"
@@ -99,12 +103,14 @@ class PPOAgent(ActorCriticAgent):
         """``epochs`` shuffled passes of ``minibatches`` clipped-surrogate steps; metrics are averaged."""
         config, policy = self.config, self.policy
         size = config.batch_size // config.minibatches
+        value_clip = config.clip_eps if config.clip_value_loss else None
 
         def minibatch_step(
             carry: tuple[PyTree, PyTree], minibatch: Batch
         ) -> tuple[tuple[PyTree, PyTree], dict]:
             net, opt_state, metrics = gradient_step(
-                *carry, minibatch, policy=policy, optimizer=optimizer, config=config, clip_eps=config.clip_eps
+                *carry, minibatch, policy=policy, optimizer=optimizer, config=config, clip_eps=config.clip_eps,
+                value_clip=value_clip,
             )
             return (net, opt_state), metrics
 

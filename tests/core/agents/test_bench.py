@@ -67,6 +67,19 @@ def test_hyperparameters_round_the_budget_to_iterations() -> None:
         bench.run_bench(seeds=0)
 
 
+def test_ours_trainer_takes_the_shared_value_clipping(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("gymnax")
+    from decisions.core.agents.gymnax_adapter import GymnaxEnv
+
+    configs: list[Any] = []
+    monkeypatch.setattr(bench.ppo, "train_seeds", lambda env, config, keys: configs.append(config))
+    env = GymnaxEnv.make("CartPole-v1")
+    for clip in (True, False):
+        train, _ = bench.ours_trainer(env, bench.Hyperparameters(clip_value_loss=clip), 512)
+        train(jax.random.split(jax.random.PRNGKey(0), 1))
+    assert [c.clip_value_loss for c in configs] == [True, False]
+
+
 def test_dqn_hyperparameters_round_the_budget_and_name_the_settings() -> None:
     hp = bench.DQNHyperparameters(num_envs=4, learning_starts=1_000)
     assert hp.env_steps(100_003) == 100_000
@@ -128,6 +141,7 @@ def test_ours_reported_without_the_peer(ours_only: dict[str, Any]) -> None:
     assert not any(key.startswith("CartPole-v1/rejax") or key.endswith("_over_rejax") for key in ours_only)
     assert ours_only["CartPole-v1/env_steps"] == LEARN_BUDGET["total_steps"]
     assert ours_only["hidden"] == [64, 64] and ours_only["num_envs"] == 4
+    assert ours_only["clip_value_loss"] is True  # shared with rejax, which always clips its value loss
 
 
 def test_dqn_row_beside_ppo(ours_only: dict[str, Any]) -> None:

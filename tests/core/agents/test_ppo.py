@@ -280,6 +280,7 @@ def test_second_train_call_does_not_retrace() -> None:
         ("normalize_obs", 1),
         ("reward_scale", -1.0),
         ("log_every", 0),
+        ("clip_value_loss", 1),
     ],
 )
 def test_bad_config_raises_naming_the_field(field: str, value) -> None:
@@ -325,3 +326,23 @@ def test_reward_normalisation_makes_learning_scale_free() -> None:
     result = ppo.train(BANDIT, BANDIT_CONFIG, key=jax.random.PRNGKey(3), params=big)
     np.testing.assert_allclose(evaluate(BANDIT, result, 1, big), 1000.0)
     assert np.mean(result.metrics["episode_return"][-5:]) > 970.0
+
+
+def test_clipped_value_loss_keeps_the_larger_error_of_a_value_moved_at_most_clip_eps() -> None:
+    from decisions.core.agents.onpolicy import Batch, surrogate_loss
+
+    config = ppo.PPOConfig(hidden=(8,), normalize_advantages=False)
+    policy = ActorCriticPolicy.for_shapes(config, obs_shape=(3,), num_actions=2)
+    net = policy.init(jax.random.PRNGKey(0), False)["net"]
+    obs = jax.random.normal(jax.random.PRNGKey(1), (6, 3))
+    value = policy.network.apply(net, obs, method="value")
+    old = value + jnp.array([0.5, -0.5, 0.05, -0.05, 1.0, 0.0])  # the rollout's values
+    target = old + jnp.array([1.0, 1.0, -1.0, 2.0, -3.0, 0.3])
+    batch = Batch(obs, jnp.zeros(6, jnp.int32), jnp.zeros(6), target - old, target)
+    _, plain = surrogate_loss(net, policy, batch, config, 0.2)
+    _, clipped = surrogate_loss(net, policy, batch, config, 0.2, value_clip=0.2)
+    moved = old + jnp.clip(value - old, -0.2, 0.2)
+    expected = 0.5 * jnp.mean(jnp.maximum((value - target) ** 2, (moved - target) ** 2))
+    np.testing.assert_allclose(plain["value_loss"], 0.5 * jnp.mean((value - target) ** 2), rtol=1e-5)
+    np.testing.assert_allclose(clipped["value_loss"], expected, rtol=1e-5)
+    assert clipped["value_loss"] > plain["value_loss"]

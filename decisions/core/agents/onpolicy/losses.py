@@ -76,6 +76,7 @@ def surrogate_loss(
     batch: Batch,
     config: OnPolicyConfig,
     clip_eps: float | None,
+    value_clip: float | None = None,
 ) -> tuple[Array, dict[str, Array]]:
     """Policy-gradient loss with value and entropy terms.
 
@@ -83,8 +84,11 @@ def surrogate_loss(
     ``r``; with ``clip_eps=None`` it is ``-mean(r A)``, whose gradient at ``r = 1`` is the
     plain (A2C) policy gradient ``-mean(grad log pi A)``. The total is
     ``policy_loss + value_coef * 0.5 mean((V - target)^2) - entropy_coef * entropy``. With
-    ``batch.mask`` the log-probabilities and the entropy are those of the masked distribution
-    (``ActorCriticPolicy.mask_logits``), the one the actions were sampled from.
+    ``value_clip`` the value term is PPO2's clipped one, ``0.5 mean(max((V - target)^2,
+    (V_old + clip(V - V_old, -value_clip, value_clip) - target)^2))`` with the rollout's values
+    ``V_old = target - advantage``. With ``batch.mask`` the log-probabilities and the entropy
+    are those of the masked distribution (``ActorCriticPolicy.mask_logits``), the one the
+    actions were sampled from.
 
     Returns:
         ``(loss, metrics)`` with ``policy_loss``, ``value_loss``, ``entropy``, ``approx_kl``
@@ -108,7 +112,7 @@ def surrogate_loss(
         )
         clipped = (jnp.abs(ratio - 1.0) > clip_eps).astype(ratio.dtype)
     policy_loss = -jnp.mean(surrogate)
-    value_loss = 0.5 * jnp.mean(jnp.square(value - batch.target))
+    value_loss = 0.5 * jnp.mean(_value_error(value, batch, value_clip))
     loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
     metrics = {
         "policy_loss": policy_loss,
@@ -120,6 +124,16 @@ def surrogate_loss(
     return loss, metrics
 
 
+def _value_error(value: Array, batch: Batch, value_clip: float | None) -> Array:
+    """Squared value errors, or PPO2's clipped ones (the larger of the plain and the clipped error)."""
+    error = jnp.square(value - batch.target)
+    if value_clip is None:
+        return error
+    old = batch.target - batch.advantage
+    clipped = old + jnp.clip(value - old, -value_clip, value_clip)
+    return jnp.maximum(error, jnp.square(clipped - batch.target))
+
+
 def gradient_step(
     net: PyTree,
     opt_state: PyTree,
@@ -129,8 +143,9 @@ def gradient_step(
     optimizer: optax.GradientTransformation,
     config: OnPolicyConfig,
     clip_eps: float | None,
+    value_clip: float | None = None,
 ) -> tuple[PyTree, PyTree, dict[str, Array]]:
     """One optimiser step on ``surrogate_loss``; metrics gain ``grad_norm`` (before clipping)."""
-    grads, metrics = jax.grad(surrogate_loss, has_aux=True)(net, policy, batch, config, clip_eps)
+    grads, metrics = jax.grad(surrogate_loss, has_aux=True)(net, policy, batch, config, clip_eps, value_clip)
     updates, opt_state = optimizer.update(grads, opt_state, net)
     return optax.apply_updates(net, updates), opt_state, {**metrics, "grad_norm": optax.global_norm(grads)}
