@@ -46,6 +46,26 @@ Agents (``agents=True``; PPO, A2C, SAC, DQN, ``seeds`` seeds each, building 1, r
   ``_std``, ``equal_steps_train_seconds_<agent>``;
 - ``transfer_b<b>_saving_vs_lp``: the best agent, trained on building 1, on the held-out months
   of the other homes (no retraining), beside ``transfer_b<b>_rule_based_saving_vs_lp``.
+
+The generalist (``generalist=True``; module ``generalist``): one PPO policy trained on the homes
+``generalist_train_homes`` at once (``generalist_heldout_homes`` never seen), ``generalist_seeds``
+seeds of ``generalist_env_steps`` steps each in ``generalist_train_seconds`` (all seeds), at the
+learning rate ``generalist_learning_rate``; ``generalist_tuned_on`` says what every controller's
+parameters were chosen on (with ``generalist_tune``: the learning rate on validation months 7-8 of
+the training homes, ``generalist_tuning_scores`` per candidate, ``generalist_validation_saving_vs_lp``
+of the chosen one beside ``generalist_validation_rule_based_saving_vs_lp``, ``generalist_tuning_seconds``).
+Scored on every home's September-December (mean over seeds):
+``generalist_b<b>_saving_vs_lp`` (share of the LP saving), ``generalist_b<b>_saving_vs_rule`` (saving
+over the rule-based controller's; 1 matches it), ``generalist_b<b>_rule_based_saving_vs_lp`` and,
+with ``generalist_mpc``, ``generalist_b<b>_mpc_saving_vs_lp``; over the held-out homes:
+``generalist_saving_vs_lp_heldout_mean``, ``generalist_saving_vs_lp_heldout_min``,
+``generalist_saving_vs_rule_heldout_min`` (the lowest: 1 or more matches the rule on every home),
+``generalist_saving_vs_rule_heldout_mean``, ``rule_based_saving_vs_lp_heldout_mean``,
+``mpc_saving_vs_lp_heldout_mean``, ``mpc_saving_vs_rule_heldout_min``, ``mpc_saving_vs_rule_heldout_mean``;
+over the training homes the same with ``train``: ``generalist_saving_vs_lp_train_mean``,
+``generalist_saving_vs_lp_train_min``, ``generalist_saving_vs_rule_train_min``,
+``generalist_saving_vs_rule_train_mean``, ``rule_based_saving_vs_lp_train_mean``,
+``mpc_saving_vs_lp_train_mean``, ``mpc_saving_vs_rule_train_min``, ``mpc_saving_vs_rule_train_mean``.
 """
 
 from __future__ import annotations
@@ -64,6 +84,7 @@ from decisions.energy.building.agents import AgentName, Overrides, score_seeds, 
 from decisions.energy.building.dataset import NUM_HOURS
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.evaluation import run_baselines
+from decisions.energy.building.generalist import generalist_figures
 from decisions.energy.building.job import BuildingJob, run_job
 from decisions.energy.building.kpis import kpi_table
 from decisions.energy.building.params import BuildingParams
@@ -77,6 +98,9 @@ ProgressFn = Callable[[str, int, int], None]
 
 BENCH_BUILDINGS = (1, 5, 12)
 """Homes whose baseline savings the bench reports (the agents train on the first)."""
+
+GENERALIST_STEPS = 20_000_000
+"""The generalist's environment steps per seed by default."""
 
 UNTUNED = (
     "not tuned: agents.agent_config's values; PPO and A2C's gamma 0.995 and initial log-std -1 "
@@ -155,12 +179,21 @@ def run_bench(
     seeds: int = 3,
     on_policy_steps: int | None = None,
     off_policy_steps: int | None = None,
+    generalist: bool = True,
+    generalist_steps: int = GENERALIST_STEPS,
+    generalist_seeds: int = 1,
+    generalist_tune: bool = True,
+    generalist_tune_budget: float = 1.0,
+    generalist_mpc: bool = True,
 ) -> dict[str, Any]:
     """Measure every building figure (see the module docstring); a flat dict of numbers and a few strings.
 
     ``agents`` trains and scores the four agents (minutes to hours), after choosing their
     hyperparameters on months 7-8 when ``tune``; ``equal_steps`` also trains PPO and A2C on the
-    off-policy step budget; step budgets default to ``AgentSettings``'s.
+    off-policy step budget; step budgets default to ``AgentSettings``'s. ``generalist`` trains one
+    PPO over the generalist's training homes (``generalist_steps`` per seed, its candidates trained on
+    ``generalist_tune_budget`` of them when ``generalist_tune``) and scores it on every home, with MPC
+    when ``generalist_mpc``.
     """
     report = progress or (lambda task, done, total: None)
     figures: dict[str, Any] = {}
@@ -190,6 +223,11 @@ def run_bench(
         figures.update(agent_figures(
             report, settings=settings, tune=tune, tune_budget=tune_budget, tune_seeds=tune_seeds,
             equal_steps=equal_steps,
+        ))
+    if generalist:
+        figures.update(generalist_figures(
+            report, steps=generalist_steps, seeds=generalist_seeds, tune=generalist_tune,
+            tune_budget=generalist_tune_budget, mpc=generalist_mpc,
         ))
     return figures
 
@@ -277,7 +315,7 @@ def equal_steps_figures(
     return figures
 
 
-SMOKE_BUDGET: dict[str, Any] = {"agents": False}
+SMOKE_BUDGET: dict[str, Any] = {"agents": False, "generalist": False}
 """A benchmark that runs in seconds (the platform's conformance test): simulator speed and the
 baselines only."""
 
@@ -329,6 +367,22 @@ def README_ROWS(figures: Mapping[str, Any]) -> list[Row]:  # noqa: N802 (the ben
             "{transfer_b12_rule_based_saving_vs_lp:.3f})",
             optional=True,
         ),
+        Row(
+            "one PPO for many homes ({generalist_env_steps:,} steps, {generalist_seeds} seed(s) in "
+            "{generalist_train_seconds:.0f} s): held-out homes {generalist_heldout_homes}, mean (lowest vs rule-based)",
+            "{generalist_saving_vs_lp_heldout_mean:.3f} ({generalist_saving_vs_rule_heldout_min:.3f}); rule-based "
+            "{rule_based_saving_vs_lp_heldout_mean:.3f}, MPC {mpc_saving_vs_lp_heldout_mean:.3f} "
+            "({mpc_saving_vs_rule_heldout_min:.3f})",
+            optional=True,
+        ),
+        Row(
+            "one PPO for many homes: training homes {generalist_train_homes}, mean (lowest vs rule-based)",
+            "{generalist_saving_vs_lp_train_mean:.3f} ({generalist_saving_vs_rule_train_min:.3f}); rule-based "
+            "{rule_based_saving_vs_lp_train_mean:.3f}, MPC {mpc_saving_vs_lp_train_mean:.3f} "
+            "({mpc_saving_vs_rule_train_min:.3f})",
+            optional=True,
+        ),
+        Row("one PPO for many homes: parameters chosen on", "{generalist_tuned_on}", optional=True),
         Row(
             "environment steps per second: 1,024 homes vmapped / with a reset every step / one home through a year",
             "{env_steps_per_second:.2e} / {env_steps_per_second_autoreset:.2e} / {env_steps_per_second_one_home_year:.2e}",

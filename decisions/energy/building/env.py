@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 from flax import struct
@@ -33,6 +35,18 @@ class BuildingState:
     energy: Array  # (N,) float32, stored energy, kWh
     capacity: Array  # (N,) float32, current capacity (after fade), kWh
     prev_net: Array  # (N,) float32, each home's net grid energy of the previous hour, kWh
+
+
+def hour_reward(net: Array, base: Array, price: Array, carbon: Array, params: Any) -> tuple[Array, Array, Array]:
+    """The hour's meter bill and emissions of the homes' net loads ``net`` (summed at the meter), and the
+    reward: minus ``reward_scale`` times the bill plus priced emissions, less ``relative_reward`` times
+    those of ``base`` (the batteries idle). ``params`` holds the tariff's ``feed_in_price`` and the
+    reward's ``carbon_price``, ``reward_scale`` and ``relative_reward``."""
+    cost, emissions = meter_bill(net.sum(), price, params.feed_in_price, carbon)
+    base_cost, base_emissions = meter_bill(base.sum(), price, params.feed_in_price, carbon)
+    penalty = cost + params.carbon_price * emissions
+    base_penalty = base_cost + params.carbon_price * base_emissions
+    return cost, emissions, -params.reward_scale * (penalty - params.relative_reward * base_penalty)
 
 
 class BuildingEnv(Environment[BuildingState, BuildingParams]):
@@ -174,12 +188,7 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
         base = params.load[t] - params.pv[t]  # (N,)
         battery = move.charge - move.discharge
         net = base + battery
-        price, carbon = params.price[t], params.carbon[t]
-        cost, emissions = meter_bill(net.sum(), price, params.feed_in_price, carbon)
-        base_cost, base_emissions = meter_bill(base.sum(), price, params.feed_in_price, carbon)
-        penalty = cost + params.carbon_price * emissions
-        base_penalty = base_cost + params.carbon_price * base_emissions
-        reward = -params.reward_scale * (penalty - params.relative_reward * base_penalty)
+        cost, emissions, reward = hour_reward(net, base, params.price[t], params.carbon[t], params)
         new_state = BuildingState(
             t=state.t + 1,
             steps=state.steps + 1,

@@ -33,12 +33,14 @@ def feature_groups(feature_names: Sequence[str]) -> dict[str, list[str]]:
     rules = (
         ("calendar", ("hour_", "weekend", "holiday", "month_")),
         ("price forecasts", ("price_6h", "price_12h", "price_24h")),
+        ("load and PV forecasts", ("_yesterday_",)),
+        ("home", ("power_per_capacity", "pv_kw_per_capacity", "daily_")),
         ("price now", ("price_usd",)),
         ("carbon", ("carbon",)),
         ("weather forecasts", ("_6h_", "_12h_", "_24h_")),
         ("weather now", ("temperature", "irradiance")),
         ("state of charge", ("soc",)),
-        ("load and PV", ("load_kwh", "pv_kwh", "prev_net_load")),
+        ("load and PV", ("load_kwh", "pv_kwh", "prev_net_load", "load_per_capacity", "pv_per_capacity")),
     )
     groups: dict[str, list[str]] = {}
     for name in feature_names:
