@@ -196,10 +196,23 @@ def _config_dict(config: Any) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in raw.items()}
 
 
+_NO_DEFAULT = object()
+
+
+def _config_defaults(config: Any) -> dict[str, Any]:
+    """The default of each field of a dataclass ``config`` that has one (tuples as lists), else nothing."""
+    if not dataclasses.is_dataclass(config):
+        return {}
+    return {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
+            for f in dataclasses.fields(config) if f.default is not dataclasses.MISSING}
+
+
 def _resume(
-    path: Path, chunk: Callable[[PyTree, int], tuple[PyTree, PyTree]], state: PyTree, meta_expected: dict[str, Any]
+    path: Path, chunk: Callable[[PyTree, int], tuple[PyTree, PyTree]], state: PyTree, meta_expected: dict[str, Any],
+    defaults: dict[str, Any],
 ) -> tuple[PyTree, list[PyTree], int]:
-    """``(state, logs, done)`` restored from the checkpoint at ``path``.
+    """``(state, logs, done)`` restored from the checkpoint at ``path``; a config field the checkpoint
+    does not name (one added since it was written) counts as its default.
 
     Raises:
         ValueError: the checkpoint's kind, config or key differ from ``meta_expected``.
@@ -208,7 +221,9 @@ def _resume(
     meta = load_metadata(path)
     if meta.get("kind") != kind:
         raise ValueError(f"{path}: not a {kind} checkpoint (found {meta.get('kind')!r})")
-    differ = [k for k, v in meta_expected["config"].items() if meta.get("config", {}).get(k) != v]
+    saved = meta.get("config", {})
+    differ = [k for k, v in meta_expected["config"].items()
+              if (saved[k] if k in saved else defaults.get(k, _NO_DEFAULT)) != v]
     if differ:
         raise ValueError(f"{path}: checkpoint was written with a different config ({', '.join(differ)})")
     if meta.get("key") != meta_expected["key"]:
@@ -268,7 +283,7 @@ def run_chunked(
     done = 0
     log_axis = 1 if seed_axis else 0
     if path is not None and path.exists():
-        state, logs, done = _resume(path, chunk, state, meta_base)
+        state, logs, done = _resume(path, chunk, state, meta_base, _config_defaults(config))
     size = chunk_size(iterations, log_every)
     while done < iterations:
         n = min(size, iterations - done)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -44,6 +46,28 @@ def test_resume_equals_an_uninterrupted_run_and_refuses_other_configs(tmp_path):
                     **{**common, "key": jax.random.PRNGKey(1)})
     with pytest.raises(ValueError, match="not a other checkpoint"):
         run_chunked(_counting_chunk, jnp.float32(0), iterations=8, log_every=2, **{**common, "kind": "other"})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Before:
+    a: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _After:
+    a: int = 1
+    added: bool = False  # a field added since the checkpoint was written
+
+
+def test_a_field_added_since_the_checkpoint_resumes_at_its_default_only(tmp_path):
+    path = tmp_path / "run.msgpack"
+    common = dict(kind="t", key=jax.random.PRNGKey(0), checkpoint=path)
+    run_chunked(_counting_chunk, jnp.float32(0), iterations=4, log_every=2, config=_Before(), **common)
+    with pytest.raises(ValueError, match=r"different config \(added\)"):
+        run_chunked(_counting_chunk, jnp.float32(0), iterations=8, log_every=2, config=_After(added=True), **common)
+    state, log = run_chunked(_counting_chunk, jnp.float32(0), iterations=8, log_every=2, config=_After(), **common)
+    assert float(state) == 8.0
+    np.testing.assert_array_equal(np.asarray(log), 2.0 * np.arange(8))
 
 
 @pytest.mark.parametrize(("iterations", "log_every", "expected"), [(100, 10, 10), (36, 10, 9), (5, 10, 5), (97, 10, 10)])
