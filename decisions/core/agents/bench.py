@@ -272,6 +272,7 @@ def run_bench(
     normalize: bool = _DEFAULTS.normalize,
     clip_value_loss: bool = _DEFAULTS.clip_value_loss,
     dqn_total_steps: int = 100_000,
+    dqn_hp: DQNHyperparameters | None = None,
 ) -> dict[str, Any]:
     """Train our PPO and DQN and rejax's on each gymnax environment of ``envs``; time and score them.
 
@@ -283,8 +284,8 @@ def run_bench(
             ``_run_seconds``.
         peer: run rejax too (when it can run here).
         num_envs ... clip_value_loss: the shared ``Hyperparameters``.
-        dqn_total_steps: environment steps per seed of the DQNs (``DQNHyperparameters``
-            defaults; rounded down to whole vector steps); 0 leaves DQN out.
+        dqn_total_steps, dqn_hp: the DQNs' steps per seed (rounded down to whole vector steps;
+            0 leaves DQN out) and settings (default ``DQNHyperparameters()``).
 
     Returns:
         The flat dict of figures listed in ``docs/notes/core.md``.
@@ -294,7 +295,7 @@ def run_bench(
     """
     report = progress or (lambda task, done, total: None)
     _check_counts(seeds=seeds, eval_episodes=eval_episodes, timed_repeats=timed_repeats)
-    dqn_hp = DQNHyperparameters()
+    dqn_hp = DQNHyperparameters() if dqn_hp is None else dqn_hp
     dqn_steps = dqn_hp.env_steps(dqn_total_steps) if dqn_total_steps else 0
     hp = Hyperparameters(
         num_envs, rollout_steps, epochs, minibatches, learning_rate, gamma, gae_lambda, clip_eps,
@@ -304,11 +305,8 @@ def run_bench(
     available, note = _peer_availability(peer)
     figures: dict[str, Any] = {
         **hp.figures(),
-        "total_steps": total_steps,
-        "seeds": seeds,
-        "seed": seed,
-        "eval_episodes": eval_episodes,
-        "timed_repeats": timed_repeats,
+        "total_steps": total_steps, "seeds": seeds, "seed": seed,
+        "eval_episodes": eval_episodes, "timed_repeats": timed_repeats,
         "peer_available": available,
         "peer": f"rejax {_version('rejax')}" if available else None,
         "gymnax_version": _version("gymnax"),

@@ -17,7 +17,7 @@ from decisions.core.agents.common import TrainResult
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.agents.rejax_peer import seeds_train
 
-__all__ = ["DQN_PREFIX", "DQNHyperparameters", "ours_dqn_trainer", "rejax_dqn_trainer"]
+__all__ = ["DQN_PREFIX", "DQNHyperparameters", "ours_dqn_config", "ours_dqn_trainer", "rejax_dqn_trainer"]
 
 PyTree = Any
 Policy = Callable[[PyTree, Array, Array], Array]
@@ -31,7 +31,11 @@ class DQNHyperparameters:
     ``batch_size`` per vector step of ``num_envs`` environments after ``learning_starts`` random
     transitions, a hard target copy every ``target_update_interval`` updates (``tau`` 1), epsilon
     decaying linearly over ``exploration_fraction`` of training, a ReLU MLP of ``hidden``
-    (rejax 0.1.3's DQN fixes it at 64 x 64)."""
+    (rejax 0.1.3's DQN fixes it at 64 x 64).
+
+    ``loss``, ``grad_clip`` and ``bootstrap_truncated`` set ours as rejax's DQN always runs (the
+    squared TD error, element-wise gradient clipping, a truncation ended as a termination); rejax
+    has no such options, so other values change our side only."""
 
     num_envs: int = 4
     buffer_size: int = 10_000
@@ -46,6 +50,9 @@ class DQNHyperparameters:
     epsilon_end: float = 0.05
     max_grad_norm: float = 10.0
     hidden: tuple[int, ...] = (64, 64)
+    loss: str = "squared"
+    grad_clip: str = "value"
+    bootstrap_truncated: bool = False
 
     def env_steps(self, total_steps: int) -> int:
         """``total_steps`` rounded down to whole vector steps.
@@ -67,11 +74,9 @@ class DQNHyperparameters:
         }
 
 
-def ours_dqn_trainer(
-    env: GymnaxEnv, hp: DQNHyperparameters, env_steps: int
-) -> tuple[Callable[[Array], TrainResult], Policy]:
-    """Our DQN with ``hp`` for ``env_steps`` steps per seed: ``(train(keys) -> TrainResult, policy)``;
-    every seed trains at once in one jitted chunk, raw observations (no normalisation)."""
+def ours_dqn_config(hp: DQNHyperparameters, env_steps: int) -> dqn.DQNConfig:
+    """Our ``DQNConfig`` for ``hp`` and ``env_steps`` steps per seed: raw observations (no
+    normalisation), the whole training in one jitted chunk as rejax's one program."""
     config = dqn.DQNConfig(
         total_env_steps=env_steps,
         num_envs=hp.num_envs,
@@ -81,6 +86,9 @@ def ours_dqn_trainer(
         gamma=hp.gamma,
         learning_rate=hp.learning_rate,
         max_grad_norm=hp.max_grad_norm,
+        grad_clip=hp.grad_clip,
+        loss=hp.loss,
+        bootstrap_truncated=hp.bootstrap_truncated,
         tau=hp.tau,
         target_update_interval=hp.target_update_interval,
         hidden=tuple(hp.hidden),
@@ -89,7 +97,15 @@ def ours_dqn_trainer(
         epsilon_start=hp.epsilon_start,
         epsilon_end=hp.epsilon_end,
     )
-    config = dataclasses.replace(config, log_every=config.iterations)  # one chunk, as rejax's one program
+    return dataclasses.replace(config, log_every=config.iterations)
+
+
+def ours_dqn_trainer(
+    env: GymnaxEnv, hp: DQNHyperparameters, env_steps: int
+) -> tuple[Callable[[Array], TrainResult], Policy]:
+    """Our DQN with ``hp`` for ``env_steps`` steps per seed (``ours_dqn_config``):
+    ``(train(keys) -> TrainResult, policy)``, every seed trained at once."""
+    config = ours_dqn_config(hp, env_steps)
     policy = dqn.make_agent(env, config).policy
 
     def train(keys: Array) -> TrainResult:

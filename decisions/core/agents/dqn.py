@@ -1,11 +1,12 @@
 """DQN for discrete actions, on the shared off-policy loop (``offpolicy``): ``DQNAgent`` supplies
 the Q-network and its update.
 
-Double-DQN targets with discount ``gamma ** n`` (0 after a termination), Huber loss, Adam with
-global-norm clipping, a target network moved by ``tau`` every ``target_update_interval``
-updates, and epsilon-greedy exploration decaying linearly over ``exploration_fraction`` of
-training. The ``*_masked`` methods and ``DQNPolicy.masked_action`` are the action-masked twins
-for the host loop; ``agent_for_shapes`` builds the agent without an ``Environment``.
+Double-DQN targets with discount ``gamma ** n`` (0 after a termination), Huber loss (or the
+squared error, ``loss``), Adam with global-norm (or element-wise, ``grad_clip``) gradient
+clipping, a target network moved by ``tau`` every ``target_update_interval`` updates, and
+epsilon-greedy exploration decaying linearly over ``exploration_fraction`` of training. The
+``*_masked`` methods and ``DQNPolicy.masked_action`` are the action-masked twins for the host
+loop; ``agent_for_shapes`` builds the agent without an ``Environment``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 import optax
 from jax import Array
 
-from decisions.core.agents.common import check_config, check_int, check_number
+from decisions.core.agents.common import check_choice, check_config, check_int, check_number
 from decisions.core.agents.offpolicy import (
     NetworkPolicy,
     OffPolicyConfig,
@@ -49,6 +50,7 @@ __all__ = [
 
 PyTree = Any
 KIND = "dqn"
+LOSSES = ("huber", "squared")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class DQNConfig(OffPolicyConfig):
     epsilon_start: float = 1.0
     # Exploration rate after the decay.
     epsilon_end: float = 0.05
+    # TD loss: "huber" (``huber_delta``) or "squared" (half the squared error, ``optax.l2_loss``).
+    loss: str = "huber"
     # Transition point of the Huber loss between quadratic and linear.
     huber_delta: float = 1.0
 
@@ -72,12 +76,19 @@ class DQNConfig(OffPolicyConfig):
         check_number("exploration_fraction", self.exploration_fraction, 0.0, 1.0, open_low=True)
         check_number("epsilon_start", self.epsilon_start, 0.0, 1.0)
         check_number("epsilon_end", self.epsilon_end, 0.0, 1.0)
+        check_choice("loss", self.loss, LOSSES)
         check_number("huber_delta", self.huber_delta, 0.0, float("inf"), open_low=True)
 
     def epsilon(self, frac: Array) -> Array:
         """Exploration rate at training progress ``frac`` in [0, 1]."""
         decay = jnp.clip(frac / self.exploration_fraction, 0.0, 1.0)
         return self.epsilon_start + (self.epsilon_end - self.epsilon_start) * decay
+
+    def td_loss(self, q: Array, target: Array) -> Array:
+        """Mean TD loss (``loss``) of predictions ``q`` against ``target``."""
+        if self.loss == "squared":
+            return jnp.mean(optax.l2_loss(q, target))
+        return jnp.mean(optax.huber_loss(q, target, delta=self.huber_delta))
 
 
 def q_network(hidden: tuple[int, ...], num_actions: int) -> MLP:
@@ -191,7 +202,7 @@ class DQNAgent:
         return action
 
     def update(self, state: DQNState, batch: Transition, key: Array) -> tuple[DQNState, dict[str, Array]]:
-        """One double-DQN Huber step, then the target update; metrics ``q_loss`` and ``q_mean``."""
+        """One double-DQN step on ``config.td_loss``, then the target update; metrics ``q_loss``, ``q_mean``."""
         del key
         return self._td_update(state, batch, None)
 
@@ -218,7 +229,7 @@ class DQNAgent:
 
         def loss_fn(params: PyTree) -> tuple[Array, Array]:
             q = jnp.take_along_axis(network.apply(params, batch.obs), action[:, None], axis=-1)[:, 0]
-            return jnp.mean(optax.huber_loss(q, target, delta=config.huber_delta)), q
+            return config.td_loss(q, target), q
 
         params, opt_state, loss, q = gradient_update(config.optimizer(), loss_fn, state.params, state.opt_state)
         count = state.updates + 1

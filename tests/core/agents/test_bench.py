@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from decisions.core.agents import bench
+from decisions.core.agents.bench_dqn import ours_dqn_config
 
 OURS_KEYS = ("ours_final_return", "ours_final_return_std", "ours_train_seconds", "ours_run_seconds", "ours_compile_seconds")
 PEER_KEYS = tuple(k.replace("ours", "rejax") for k in OURS_KEYS) + (
@@ -80,6 +81,14 @@ def test_ours_trainer_takes_the_shared_value_clipping(monkeypatch: pytest.Monkey
     assert [c.clip_value_loss for c in configs] == [True, False]
 
 
+def test_ours_dqn_config_runs_as_rejax_does() -> None:
+    config = ours_dqn_config(bench.DQNHyperparameters(), 100_000)
+    assert (config.loss, config.grad_clip, config.bootstrap_truncated) == ("squared", "value", False)
+    assert config.log_every == config.iterations and not config.normalize_obs
+    huber = ours_dqn_config(bench.DQNHyperparameters(loss="huber"), 100_000)
+    assert huber.loss == "huber"
+
+
 def test_dqn_hyperparameters_round_the_budget_and_name_the_settings() -> None:
     hp = bench.DQNHyperparameters(num_envs=4, learning_starts=1_000)
     assert hp.env_steps(100_003) == 100_000
@@ -87,9 +96,12 @@ def test_dqn_hyperparameters_round_the_budget_and_name_the_settings() -> None:
         hp.env_steps(1_004)
     figures = hp.figures()
     assert figures["dqn_hidden"] == [64, 64] and figures["dqn_buffer_size"] == hp.buffer_size
+    assert (figures["dqn_loss"], figures["dqn_grad_clip"], figures["dqn_bootstrap_truncated"]) == ("squared", "value", False)
     assert all(key.startswith("dqn_") for key in figures)
     with pytest.raises(ValueError, match="dqn_total_steps"):
         bench.run_bench(dqn_total_steps=500)
+    with pytest.raises(ValueError, match="dqn_total_steps"):  # enough for the default prefill, not this one
+        bench.run_bench(dqn_total_steps=1_500, dqn_hp=bench.DQNHyperparameters(learning_starts=2_000))
 
 
 def test_adapter_splits_termination_from_truncation() -> None:

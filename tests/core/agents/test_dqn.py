@@ -208,6 +208,8 @@ def test_save_policy_of_several_seeds_needs_a_seed(tmp_path: Path) -> None:
         ("epsilon_start", 1.5),
         ("epsilon_end", -0.1),
         ("huber_delta", 0.0),
+        ("loss", "l1"),
+        ("grad_clip", "norm"),
     ],
 )
 def test_bad_config_raises_naming_the_field(field: str, value) -> None:
@@ -227,3 +229,20 @@ def test_config_is_hashable_and_derives_the_step_counts() -> None:
 def test_rejects_a_continuous_action_space() -> None:
     with pytest.raises(ValueError, match="Discrete action space"):
         dqn.train(ContinuousTarget(), WALK_CONFIG, key=jax.random.PRNGKey(0))
+
+
+def test_td_loss_is_huber_by_default_or_half_the_squared_error() -> None:
+    q, target = jnp.array([0.0, 0.0]), jnp.array([0.5, 3.0])
+    huber = dqn.DQNConfig(total_env_steps=1000, learning_starts=10)
+    assert float(huber.td_loss(q, target)) == pytest.approx((0.125 + 2.5) / 2)  # linear beyond delta 1
+    squared = dataclasses.replace(huber, loss="squared")
+    assert float(squared.td_loss(q, target)) == pytest.approx((0.125 + 4.5) / 2)
+
+
+@pytest.mark.parametrize(("grad_clip", "expected"), [("global_norm", [0.6, 0.8]), ("value", [0.5, 1.0])])
+def test_gradient_clip_is_by_global_norm_or_per_element(grad_clip: str, expected: list[float]) -> None:
+    config = dqn.DQNConfig(total_env_steps=1000, learning_starts=10, max_grad_norm=1.0, grad_clip=grad_clip)
+    clip = config.gradient_clip()
+    grads = jnp.array([3.0, 4.0]) if grad_clip == "global_norm" else jnp.array([0.5, 4.0])
+    clipped, _ = clip.update(grads, clip.init(grads))
+    np.testing.assert_allclose(np.asarray(clipped), expected, rtol=1e-6)

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 import optax
 
-from decisions.core.agents.common import check_int, check_number, check_widths
+from decisions.core.agents.common import check_choice, check_int, check_number, check_widths
 
-__all__ = ["OffPolicyConfig"]
+__all__ = ["GRAD_CLIPS", "OffPolicyConfig"]
+
+GRAD_CLIPS = ("global_norm", "value")
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,10 @@ class OffPolicyConfig:
     gradient_steps: int = 1
     # Adam learning rate (every network, and the SAC temperature).
     learning_rate: float = 3e-4
-    # Global gradient-norm clip applied before Adam.
+    # Gradient clip applied before Adam: the global norm, or each element with ``grad_clip="value"``.
     max_grad_norm: float = 10.0
+    # How ``max_grad_norm`` clips: "global_norm" (rescale the whole gradient) or "value" (each element).
+    grad_clip: str = "global_norm"
     # Target network update ``target += tau * (online - target)``; 1.0 is a hard copy.
     tau: float = 0.005
     # Gradient updates between target updates (1 with a small ``tau``: Polyak averaging).
@@ -71,6 +75,7 @@ class OffPolicyConfig:
         check_number("gamma", self.gamma, 0.0, 1.0)
         check_number("learning_rate", self.learning_rate, 0.0, math.inf, open_low=True)
         check_number("max_grad_norm", self.max_grad_norm, 0.0, math.inf, open_low=True)
+        check_choice("grad_clip", self.grad_clip, GRAD_CLIPS)
         check_number("tau", self.tau, 0.0, 1.0, open_low=True)
         check_number("reward_scale", self.reward_scale, 0.0, math.inf, open_low=True)
         check_widths("hidden", self.hidden)
@@ -102,6 +107,12 @@ class OffPolicyConfig:
         vector_steps = self.n_step - 1 + self.prefill_steps + self.iterations * self.train_freq
         return vector_steps * self.num_envs
 
+    def gradient_clip(self) -> optax.GradientTransformation:
+        """The clip before Adam: ``max_grad_norm`` on the global norm, or on each element (``grad_clip="value"``)."""
+        if self.grad_clip == "value":
+            return optax.clip(self.max_grad_norm)
+        return optax.clip_by_global_norm(self.max_grad_norm)
+
     def optimizer(self) -> optax.GradientTransformation:
-        """Adam with global-norm clipping (every network of the agent)."""
-        return optax.chain(optax.clip_by_global_norm(self.max_grad_norm), optax.adam(self.learning_rate))
+        """Adam after ``gradient_clip`` (every network of the agent)."""
+        return optax.chain(self.gradient_clip(), optax.adam(self.learning_rate))
