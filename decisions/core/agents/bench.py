@@ -31,7 +31,7 @@ from decisions.core.agents.bench_dqn import (
     ours_dqn_trainer,
     rejax_dqn_trainer,
 )
-from decisions.core.agents.common import ProgressFn, TrainResult, evaluate_episodes
+from decisions.core.agents.common import ProgressFn, TrainResult, config_dict, evaluate_episodes
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.agents.rejax_peer import seeds_train
 from decisions.core.bench_row import Row
@@ -97,7 +97,7 @@ class Hyperparameters:
 
     def figures(self) -> dict[str, Any]:
         """The hyperparameters as flat figures (``hidden`` as a list)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+        return config_dict(self)
 
 
 def peer_status() -> tuple[bool, str]:

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from decisions.core.agents import dqn
-from decisions.core.agents.common import TrainResult
+from decisions.core.agents.common import TrainResult, config_dict
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.agents.rejax_peer import seeds_train
 
@@ -69,9 +69,7 @@ class DQNHyperparameters:
 
     def figures(self) -> dict[str, Any]:
         """The settings as flat figures named ``dqn_<field>`` (``hidden`` as a list)."""
-        return {
-            f"{DQN_PREFIX}{k}": list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()
-        }
+        return {f"{DQN_PREFIX}{k}": v for k, v in config_dict(self).items()}
 
 
 def ours_dqn_config(hp: DQNHyperparameters, env_steps: int) -> dqn.DQNConfig:

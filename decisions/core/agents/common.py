@@ -184,7 +184,8 @@ def make_result(policy: Policy, params: PyTree, log: dict[str, Array], env_steps
     )
 
 
-def _config_dict(config: Any) -> dict[str, Any]:
+def config_dict(config: Any) -> dict[str, Any]:
+    """The fields of a dataclass, pydantic model, mapping or plain object as a flat dict (tuples as lists)."""
     if dataclasses.is_dataclass(config):
         raw = dataclasses.asdict(config)
     elif hasattr(config, "model_dump"):
@@ -278,7 +279,7 @@ def run_chunked(
     if iterations <= 0 or log_every <= 0:
         raise ValueError(f"iterations and log_every must be positive, got {iterations}, {log_every}")
     path = None if checkpoint is None else Path(checkpoint)
-    meta_base = {"kind": kind, "config": _config_dict(config), "key": key_fingerprint(key)}
+    meta_base = {"kind": kind, "config": config_dict(config), "key": key_fingerprint(key)}
     logs: list[PyTree] = []
     done = 0
     log_axis = 1 if seed_axis else 0
