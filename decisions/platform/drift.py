@@ -193,6 +193,25 @@ class DriftBudget:
     arl0: float = ARL0
 
 
+def rate_interval(events: int, exposure: int, coverage: float = 0.95) -> tuple[float, float]:
+    """The exact (Garwood) central ``coverage`` interval of a Poisson rate per unit of ``exposure`` given
+    ``events`` counted over it: the chi-square quantiles of ``2 * events`` and ``2 * (events + 1)``
+    degrees of freedom, halved (low 0 at no event).
+
+    Raises:
+        InputError: ``events`` below 0, ``exposure`` below 1, or ``coverage`` outside (0, 1).
+    """
+    from scipy.stats import chi2
+
+    _whole("events", events, 0)
+    _whole("exposure", exposure, 1)
+    if not 0.0 < coverage < 1.0:
+        raise InputError("coverage", f"must be between 0 and 1, got {coverage!r}")
+    tail = (1.0 - coverage) / 2.0
+    low = 0.0 if events == 0 else float(chi2.ppf(tail, 2 * events)) / 2.0
+    return low / exposure, float(chi2.ppf(1.0 - tail, 2 * (events + 1))) / 2.0 / exposure
+
+
 BOUNDS = {"gas_storage": 40, "building": 24 * 7}
 """The stated bound on the delay, decisions from the shift to the first alarm (counting it), per domain.
 The building's is a week of hourly decisions: its shift shows in 5 hours of 24, each by about two of
@@ -222,6 +241,7 @@ def domain_figures(domain: str, run_folder: Path, seeds: Sequence[int], budget: 
     delays = [t.delay for t in shifted if t.delay is not None]
     missed = len(shifted) - len(delays)
     alarms, total = sum(t.alarms for t in quiet), budget.unshifted * len(quiet)
+    low, high = rate_interval(alarms, total)
     bound = BOUNDS.get(domain)
     return {
         f"{domain}_drift_alarm_delay_max": float(max(delays)) if delays and not missed else math.nan,
@@ -235,6 +255,9 @@ def domain_figures(domain: str, run_folder: Path, seeds: Sequence[int], budget: 
         f"{domain}_unshifted_alarms": alarms,
         f"{domain}_unshifted_decisions": total,
         f"{domain}_unshifted_alarms_per_decision": alarms / total,
+        f"{domain}_unshifted_alarm_rate_low": low,
+        f"{domain}_unshifted_alarm_rate_high": high,
+        f"{domain}_false_alarm_rate_consistent": float(low <= 1.0 / budget.arl0 <= high),
         f"{domain}_drift_design": (f"{SHIFTS.get(domain, '')}; shift at decision {budget.shift_at} of "
                                    f"{budget.shift_at + budget.after}, {len(shifted)} seeds; stated bound {bound} "
                                    f"decisions; unshifted: {len(quiet)} trials of {budget.unshifted} decisions"),
@@ -248,7 +271,9 @@ def drift_figures(seeds: Sequence[int] = (0, 1, 2, 3, 4), *, budget: DriftBudget
     """The monitor's proof on each domain's simulated asset: per domain the worst and median seed's delay
     from the shift to the first alarm (``<domain>_drift_alarm_delay_max``, ``_median``; NaN max where a
     seed saw none), and the unshifted trials' alarms per decision (``<domain>_unshifted_alarms_per_decision``)
-    beside ``drift_false_alarm_rate`` (``1 / arl0``), with the design in words. ``run_folders``: each
+    with its exact 95% Poisson interval (``_unshifted_alarm_rate_low``, ``_high``; ``rate_interval``) and
+    whether ``drift_false_alarm_rate`` (``1 / arl0``) lies in it (``_false_alarm_rate_consistent``), with the
+    design in words. ``run_folders``: each
     domain's saved run (default: its smoke run, made here).
 
     Raises:

@@ -34,7 +34,14 @@ from decisions.energy.gas_storage.scenario import Scenario as GasScenario
 from decisions.errors import InputError
 from decisions.kit.decide import Decision
 from decisions.kit.run_files import SCENARIO_STEM, settings_file
-from decisions.platform.drift import BOUNDS, DriftBudget, drift_figures, run_trial, simulator_of
+from decisions.platform.drift import (
+    BOUNDS,
+    DriftBudget,
+    drift_figures,
+    rate_interval,
+    run_trial,
+    simulator_of,
+)
 
 SHIFT_AT = 30
 
@@ -183,6 +190,18 @@ def test_bad_arguments_are_refused_naming_the_field(gas_folder: Path, change: di
     with pytest.raises(InputError) as refused:
         run_trial(domain, arguments.pop("run_folder"), simulate, **arguments)
     assert refused.value.field == field
+
+
+def test_the_alarm_rate_interval_is_garwoods_exact_poisson_interval() -> None:
+    # Garwood's 95% limits for 16 events are 9.1454 and 25.9830 (standard tables); for 0 events 0 and 3.6889
+    low, high = rate_interval(16, 2000)
+    assert low == pytest.approx(9.1454 / 2000, rel=1e-4) and high == pytest.approx(25.9830 / 2000, rel=1e-4)
+    assert rate_interval(0, 1000) == pytest.approx((0.0, 3.6889 / 1000), rel=1e-4)
+    for events, exposure, coverage, field in ((-1, 10, 0.95, "events"), (1, 0, 0.95, "exposure"),
+                                              (1, 10, 1.0, "coverage")):
+        with pytest.raises(InputError) as refused:
+            rate_interval(events, exposure, coverage)
+        assert refused.value.field == field
 
 
 def test_drift_figures_refuse_no_seed_and_a_domain_without_a_simulator() -> None:
