@@ -31,6 +31,7 @@ from decisions.core.agents.bench_dqn import (
     ours_dqn_trainer,
     rejax_dqn_trainer,
 )
+from decisions.core.agents.bench_ours import seeds_trainer, shared_settings
 from decisions.core.agents.common import ProgressFn, TrainResult, config_dict, evaluate_episodes
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.agents.rejax_peer import seeds_train
@@ -45,6 +46,7 @@ __all__ = [
     "PEER_INSTALL",
     "Hyperparameters",
     "evaluate_seeds",
+    "ours_config",
     "ours_trainer",
     "peer_status",
     "rejax_trainer",
@@ -129,40 +131,26 @@ def _version(package: str) -> str | None:
         return None
 
 
-def ours_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[Callable[[Array], TrainResult], Policy]:
-    """Our PPO with ``hp`` for ``env_steps`` steps per seed: ``(train(keys) -> TrainResult, policy)``.
-
-    ``train`` trains one seed per key at once in one jitted chunk, as rejax does; ``policy`` is
-    the greedy policy of one seed's params.
-    """
-    config = ppo.PPOConfig(
-        num_envs=hp.num_envs,
-        rollout_steps=hp.rollout_steps,
+def ours_config(hp: Hyperparameters, env_steps: int) -> ppo.PPOConfig:
+    """Our ``PPOConfig`` for ``hp`` and ``env_steps`` steps per seed: the fields named alike as they
+    are, ``normalize`` for observations and rewards both, a constant learning rate and Adam's
+    epsilon as rejax's, the whole training in one jitted chunk as rejax's one program."""
+    return ppo.PPOConfig(
+        **shared_settings(hp, ppo.PPOConfig),
         total_env_steps=env_steps,
-        epochs=hp.epochs,
-        minibatches=hp.minibatches,
-        learning_rate=hp.learning_rate,
         lr_schedule="constant",
         adam_eps=1e-8,
-        gamma=hp.gamma,
-        gae_lambda=hp.gae_lambda,
-        clip_eps=hp.clip_eps,
-        entropy_coef=hp.entropy_coef,
-        value_coef=hp.value_coef,
-        max_grad_norm=hp.max_grad_norm,
-        hidden=tuple(hp.hidden),
-        activation=hp.activation,
         normalize_obs=hp.normalize,
         normalize_rewards=hp.normalize,
-        clip_value_loss=hp.clip_value_loss,
         log_every=env_steps // hp.batch_size,
     )
-    policy = ppo.make_agent(env, config).policy
 
-    def train(keys: Array) -> TrainResult:
-        return ppo.train_seeds(env, config, keys=keys)
 
-    return train, policy
+def ours_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[Callable[[Array], TrainResult], Policy]:
+    """Our PPO with ``hp`` for ``env_steps`` steps per seed (``ours_config``):
+    ``(train(keys) -> TrainResult, policy)``, every seed trained at once in one jitted chunk, as
+    rejax does; ``policy`` is the greedy policy of one seed's params."""
+    return seeds_trainer(env, ours_config(hp, env_steps), ppo.make_agent, ppo.train_seeds)
 
 
 def rejax_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[Callable[[Array], PyTree], Policy]:

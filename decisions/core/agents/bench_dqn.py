@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from decisions.core.agents import dqn
+from decisions.core.agents.bench_ours import seeds_trainer, shared_settings
 from decisions.core.agents.common import TrainResult, config_dict
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.agents.rejax_peer import seeds_train
@@ -73,28 +74,10 @@ class DQNHyperparameters:
 
 
 def ours_dqn_config(hp: DQNHyperparameters, env_steps: int) -> dqn.DQNConfig:
-    """Our ``DQNConfig`` for ``hp`` and ``env_steps`` steps per seed: raw observations (no
-    normalisation), the whole training in one jitted chunk as rejax's one program."""
-    config = dqn.DQNConfig(
-        total_env_steps=env_steps,
-        num_envs=hp.num_envs,
-        learning_starts=hp.learning_starts,
-        buffer_size=hp.buffer_size,
-        batch_size=hp.batch_size,
-        gamma=hp.gamma,
-        learning_rate=hp.learning_rate,
-        max_grad_norm=hp.max_grad_norm,
-        grad_clip=hp.grad_clip,
-        loss=hp.loss,
-        bootstrap_truncated=hp.bootstrap_truncated,
-        tau=hp.tau,
-        target_update_interval=hp.target_update_interval,
-        hidden=tuple(hp.hidden),
-        normalize_obs=False,
-        exploration_fraction=hp.exploration_fraction,
-        epsilon_start=hp.epsilon_start,
-        epsilon_end=hp.epsilon_end,
-    )
+    """Our ``DQNConfig`` for ``hp`` and ``env_steps`` steps per seed: every field of ``hp`` as it is
+    (``DQNConfig`` names them alike), raw observations (no normalisation), the whole training in one
+    jitted chunk as rejax's one program."""
+    config = dqn.DQNConfig(**shared_settings(hp, dqn.DQNConfig), total_env_steps=env_steps, normalize_obs=False)
     return dataclasses.replace(config, log_every=config.iterations)
 
 
@@ -103,13 +86,7 @@ def ours_dqn_trainer(
 ) -> tuple[Callable[[Array], TrainResult], Policy]:
     """Our DQN with ``hp`` for ``env_steps`` steps per seed (``ours_dqn_config``):
     ``(train(keys) -> TrainResult, policy)``, every seed trained at once."""
-    config = ours_dqn_config(hp, env_steps)
-    policy = dqn.make_agent(env, config).policy
-
-    def train(keys: Array) -> TrainResult:
-        return dqn.train_seeds(env, config, keys=keys)
-
-    return train, policy
+    return seeds_trainer(env, ours_dqn_config(hp, env_steps), dqn.make_agent, dqn.train_seeds)
 
 
 def rejax_dqn_trainer(env: GymnaxEnv, hp: DQNHyperparameters, env_steps: int) -> tuple[Callable[[Array], PyTree], Policy]:
