@@ -144,9 +144,12 @@ def decide(policy: FundPolicy, states: Sequence[FundState]) -> list[Decision]:
         return []
     arrays = _arrays(policy, states)
     size = bucket(len(states))
+    order = np.argsort(arrays["month"], kind="stable")  # alike months together: see ``deploy.answer``
     found = answer(policy.network, policy.policy_params, policy.other_params, policy.params,
-                   *(padded(arrays[k], size) for k in ("month", "assets", "key_rates", "members")), policy.normals)
-    out = {k: np.asarray(v)[: len(states)].tolist() for k, v in found.items()}
+                   *(padded(arrays[k][order], size) for k in ("month", "assets", "key_rates", "members")),
+                   policy.normals)
+    back = np.argsort(order)
+    out = {k: np.asarray(v)[: len(states)][back].tolist() for k, v in found.items()}
     names, tenors = policy.params.asset_names, [f"rate_{t:g}y" for t in policy.params.tenors]
     decisions = []
     for i in range(len(states)):

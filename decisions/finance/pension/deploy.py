@@ -8,11 +8,13 @@ remainder the new base curve, so the model's curve today is today's curve. The m
 run's projected liability, payroll and benefits. From there a policy runs on fixed common paths to
 the horizon under the hard rules and the run's objective (terminal surplus less contributions' cost
 less the shortfall penalty) is counted from today, discounted to today. ``answer`` answers a batch in
-one compiled call (vmapped in chunks).
+one compiled call (vmapped in chunks); a chunk skips the months before its earliest state's month,
+where every path of every state in it stands still.
 """
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Any
 
@@ -57,18 +59,28 @@ def _scaled(world: World, scale: Array) -> World:
 
 def value_from(
     policy: AllocationNet, policy_params: Any, params: PensionParams, world: World, month: Array,
-    assets: Array, factors: Array, normals: Array,
+    assets: Array, factors: Array, normals: Array, start: Array | int = 0,
 ) -> tuple[Array, dict[str, Array]]:
     """The policy's mean objective from month ``month`` (assets, factors) on the paths, counted and
     discounted from then; with today's decision (``weights``, ``rate``), today's funding ratio and
-    liability and next month's funding ratio on each path (``next_ratio``)."""
+    liability and next month's funding ratio on each path (``next_ratio``). Months before ``start``
+    (at most ``month``; unbatched) are not simulated: the paths stand still there and nothing of
+    them is counted, so the answer is the same. The reverse pass recomputes a month's step instead of
+    keeping its intermediates (``jax.checkpoint``): less memory to write and read back."""
     paths_of = Month(None, None, None, None, 0)  # every path shares the month's inputs but its shocks
     step = jax.vmap(partial(path_month, policy, policy_params, params, world), in_axes=(0, paths_of))
 
-    def one_month(carry: Carry, x: Month) -> tuple[Carry, tuple]:
+    def live_month(carry: Carry, x: Month) -> tuple[Carry, tuple]:
         nxt, out = step(carry, x)
         live = x.month >= month
         return jax.tree_util.tree_map(lambda new, old: jnp.where(live, new, old), nxt, carry), out
+
+    def still(carry: Carry, x: Month) -> tuple[Carry, tuple]:
+        shapes = jax.eval_shape(step, carry, x)[1]
+        return carry, jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
+
+    def one_month(carry: Carry, x: Month) -> tuple[Carry, tuple]:
+        return jax.lax.cond(x.month >= start, jax.checkpoint(live_month), still, carry, x)
 
     n, paths = params.months, normals.shape[0]
     init = Carry(jnp.broadcast_to(assets, (paths,)), jnp.broadcast_to(factors, (paths, 3)))
@@ -90,14 +102,14 @@ def value_from(
 
 def _one(
     policy: AllocationNet, policy_params: Any, other_params: Any, params: PensionParams, month: Array,
-    assets: Array, key_rates: Array, members: Array, normals: Array,
+    assets: Array, key_rates: Array, members: Array, normals: Array, start: Array | int = 0,
 ) -> dict[str, Array]:
-    """Everything a decision needs for one state (see ``answer``)."""
+    """Everything a decision needs for one state (see ``answer``; ``start``: as ``value_from``'s)."""
 
     def value(assets_now: Array, rates: Array, members_now: Array, held: Any) -> tuple[Array, dict[str, Array]]:
         today, factors = today_curve(params, rates)
         world = _scaled(prepare(today), members_scale(today, month, members_now))
-        return value_from(policy, held, today, world, month, assets_now, factors, normals)
+        return value_from(policy, held, today, world, month, assets_now, factors, normals, start)
 
     grad = jax.value_and_grad(value, argnums=(0, 1, 2), has_aux=True)
     (found, aux), (d_assets, d_rates, d_members) = grad(assets, key_rates, members, policy_params)
@@ -119,8 +131,15 @@ def answer(
     answered by the policy and the alternative (same network, ``other_params``): the value, today's
     weights and contribution rate, funding ratio, liability and curve factors, next month's funding ratio (mean and
     central 95% of the paths), the alternative's value and decision, and the value's derivatives by
-    today's assets, key rates and members (the policy reacting)."""
-    def one(inputs: tuple[Array, Array, Array, Array]) -> dict[str, Array]:
-        return _one(policy, policy_params, other_params, params, *inputs, normals)
+    today's assets, key rates and members (the policy reacting). States of alike months placed
+    together answer faster (each chunk of ``CHUNK`` starts at its earliest month)."""
+    chunk = math.gcd(CHUNK, month.shape[0])
 
-    return jax.lax.map(one, (month, assets, key_rates, members), batch_size=CHUNK)
+    def one_chunk(inputs: tuple[Array, Array, Array, Array]) -> dict[str, Array]:
+        start = jnp.min(inputs[0])
+        one = partial(_one, policy, policy_params, other_params, params, normals=normals, start=start)
+        return jax.vmap(one)(*inputs)
+
+    chunks = jax.tree_util.tree_map(lambda a: a.reshape((-1, chunk, *a.shape[1:])), (month, assets, key_rates, members))
+    found = jax.lax.map(one_chunk, chunks)
+    return jax.tree_util.tree_map(lambda a: a.reshape((-1, *a.shape[2:])), found)

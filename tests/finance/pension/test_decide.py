@@ -56,6 +56,18 @@ def test_batch_answers_in_order(run_folder: Path, policy: decide.FundPolicy) -> 
     assert ratios[0] < ratios[1] < ratios[2]
 
 
+def test_months_out_of_order_answer_as_each_alone(run_folder: Path, policy: decide.FundPolicy) -> None:
+    """A batch's states are answered in month order (a chunk skips the months before its earliest):
+    each answer still lands on its own state and is the one it gets alone."""
+    months = (policy.params.months - 1, 0, policy.params.months // 2, 1)
+    states = [_state(run_folder, month=m) for m in months]
+    _, found = contract.decided_alone_and_together(decide, policy, states, figure="value", same_actions=False, rel=1e-4)
+    alone = [decide.decide(policy, [s])[0] for s in states]
+    assert [(d.expected, *d.interval) for d in found] == [
+        pytest.approx((d.expected, *d.interval), rel=1e-4) for d in alone]
+    assert len({d.value for d in found}) == len(months)
+
+
 def test_value_matches_the_simulator_from_the_start(run_folder: Path, policy: decide.FundPolicy) -> None:
     scenario = Scenario.parse(json.loads((run_folder / "scenario.json").read_text()))
     params = to_params(scenario)
