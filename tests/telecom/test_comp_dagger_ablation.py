@@ -8,7 +8,7 @@ import pytest
 
 from decisions.errors import InputError
 from decisions.telecom.comp import dagger_cli
-from decisions.telecom.comp.dt.datasets import generate_dataset
+from decisions.telecom.comp.dt.datasets import OfflineDataset, generate_dataset
 from decisions.telecom.comp.dt.dt_train import params_from_training, train_promptdt
 from decisions.telecom.comp.dt.promptdt import PromptDTConfig
 from decisions.telecom.comp.dt.saved import load_params, save_params
@@ -22,9 +22,14 @@ TINY = PromptDTConfig(embed_dim=16, n_layers=1, n_heads=2, dropout=0.0, context_
 TASK = min(JOINT_TRAINING_TASKS, key=lambda t: (t.n_cells, t.n_users))
 
 
-def test_earlier_stages_are_exported_from_the_training_checkpoints_and_scored(tmp_path, monkeypatch) -> None:
+@pytest.fixture(scope="module")
+def demos() -> OfflineDataset:
+    """Two max-SNR episodes of ``TASK``: one dataset for both trainings, so they compile one step program."""
+    return generate_dataset(TASK, {"max_snr": SERVING_SET_POLICIES["max_snr"]}, 2, seed=5)
+
+
+def test_earlier_stages_are_exported_from_the_training_checkpoints_and_scored(tmp_path, monkeypatch, demos) -> None:
     folder, checkpoints = tmp_path / "study", tmp_path / "run" / "checkpoints"
-    demos = generate_dataset(TASK, {"max_snr": SERVING_SET_POLICIES["max_snr"]}, 2, seed=5)
     task_file(folder, "demos", TASK, "npz").parent.mkdir(parents=True)
     demos.save(task_file(folder, "demos", TASK, "npz"))
     before, _ = train_promptdt([demos], TINY, 2, 2, log_every=1, checkpoint=checkpoints / "promptdt-small.msgpack")
@@ -69,9 +74,8 @@ def test_earlier_stages_are_exported_from_the_training_checkpoints_and_scored(tm
         table[(table.policy == "promptdt-small") & (table.stage == 1)].expert_normalised_qoe.iloc[0])
 
 
-def test_a_model_without_its_training_checkpoint_names_checkpoints(tmp_path) -> None:
-    demos = generate_dataset(TASK, {"max_snr": SERVING_SET_POLICIES["max_snr"]}, 1, seed=5)
-    params, _ = train_promptdt([demos], TINY, 1, 2)
+def test_a_model_without_its_training_checkpoint_names_checkpoints(tmp_path, demos) -> None:
+    params, _ = train_promptdt([demos], TINY, 2, 2)  # the shapes of the other test's trainings: compiled once
     save_params(tmp_path / "models" / "promptdt-small.msgpack", params, TINY, use_prompt=True)
     with pytest.raises(InputError) as err:
         dagger_ablation.export_stages(tmp_path / "nowhere", tmp_path)

@@ -17,7 +17,7 @@ from decisions.errors import InputError
 from decisions.platform.record import execute_domain
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import with_sections
-from tests.smoke_runs import smoke_bench
+from tests.smoke_runs import smoke_bench, smoke_run
 
 pytestmark = pytest.mark.smoke_runs("building")  # the one-seed PPO job is the conformance kit's tiny job
 
@@ -83,20 +83,27 @@ def test_the_rule_based_row_is_the_benchs_building_1_figure(report) -> None:
 
 
 def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The smoke job (one PPO seed), recorded: the run's policy file acts as the policy the job trained.
+
+    The job's report is the conformance kit's run of the same job (``smoke_run``), not trained again."""
     url = f"sqlite:///{tmp_path / 'runs.db'}"
-    reports = []  # the report the recorded run saved (the job runs once)
-    run = building_job.run_job
+    smoke = smoke_run("building")
+    jobs = []  # the jobs execute_domain ran: the smoke job, once
 
     def run_job(job: object, **kwargs: object) -> object:
-        reports.append(run(job, **kwargs))
-        return reports[-1]
+        jobs.append(job)
+        return smoke.report
 
     monkeypatch.setattr(building_job, "run_job", run_job)  # execute_domain looks it up when it runs
     try:
         spec = _spec(agents={"names": ["ppo"], "seeds": 1}, evaluation={"explain": False})
         del spec["agents"]["off_policy_steps"]  # no off-policy agent: prepare refuses it
         job = building_job.prepare(spec)
+        assert {**job.config(), "name": "smoke"} == smoke.job.config(), (
+            "this job is no longer the smoke job: run it here instead of reusing smoke_run"
+        )
         run_id = execute_domain(DOMAIN, job, url=url)
+        assert [j.config() for j in jobs] == [job.config()]
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED
         metrics = record.latest_metrics()
@@ -104,8 +111,7 @@ def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: P
         paths = {a.name: Path(a.path) for a in record.artifacts}
         assert paths["chart"].stat().st_size > 10_000
         policy, params = ppo.load_policy(paths["policy_ppo_seed0"])
-        [report] = reports
-        trained = report.policies["ppo"]  # the policy the run trained, before it was saved and loaded back
+        trained = smoke.report.policies["ppo"]  # the policy the run trained, before it was saved and loaded back
         obs = jax.random.normal(jax.random.PRNGKey(3), (16, 27))
         key = jax.random.PRNGKey(0)
         expected = jax.vmap(lambda o: trained.policy(seed_params(trained, 0), o, key))(obs)

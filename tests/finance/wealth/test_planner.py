@@ -156,10 +156,14 @@ def test_shipped_planner_plans_fast_and_close_to_the_dp() -> None:
     assert planner_training()["problems"] > 1000
 
 
+TINY_CONFIG = dataclasses.replace(
+    DEFAULT_CONFIG, num_envs=32, rollout_steps=32, total_env_steps=32 * 32 * 2, hidden=(32, 32), minibatches=2, log_every=2
+)
+"""Two PPO iterations in one chunk: the planner tests' trainings share its programs."""
+
+
 def test_train_save_reload_gives_identical_plans(tmp_path: Path) -> None:
-    config = dataclasses.replace(
-        DEFAULT_CONFIG, num_envs=32, rollout_steps=32, total_env_steps=32 * 32 * 4, hidden=(32, 32), minibatches=2, log_every=2
-    )
+    config = TINY_CONFIG
     planner, result = train_planner(64, config=config, seed=1)
     path = tmp_path / "planner.msgpack"
     save_planner(path, result, problems=64)
@@ -169,7 +173,7 @@ def test_train_save_reload_gives_identical_plans(tmp_path: Path) -> None:
     np.testing.assert_array_equal(a.goal_option, b.goal_option)
     np.testing.assert_array_equal(a.portfolio, b.portfolio)
     info = planner_training(path)
-    assert info["problems"] == 64 and info["env_steps"] == 32 * 32 * 4
+    assert info["problems"] == 64 and info["env_steps"] == 32 * 32 * 2
     other = tmp_path / "other.msgpack"
     ppo.save_policy(other, ppo.train(WealthMetaEnvLike(), config, key=jax.random.PRNGKey(0)))
     with pytest.raises(ValueError, match="not a wealth planner"):
@@ -178,9 +182,7 @@ def test_train_save_reload_gives_identical_plans(tmp_path: Path) -> None:
 
 def test_joint_head_starts_as_the_product_of_the_factored_heads(tmp_path: Path) -> None:
     """``joint_planner`` keeps every plan and probability; fine-tuning it runs and reloads as joint."""
-    config = dataclasses.replace(
-        DEFAULT_CONFIG, num_envs=32, rollout_steps=32, total_env_steps=32 * 32 * 2, hidden=(32, 32), minibatches=2, log_every=2
-    )
+    config = TINY_CONFIG
     factored, _ = train_planner(64, config=config, seed=2, joint=False)
     joint = joint_planner(factored)
     assert not factored.joint and joint.joint and joint.n_portfolios == factored.n_portfolios == 15
