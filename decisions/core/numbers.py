@@ -7,7 +7,7 @@ the same for code reading numbers itself. Why: ``docs/notes/core.md``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -77,13 +77,18 @@ class Float32:
 
     # Largest magnitude allowed.
     max_abs: float = FLOAT32_MAX
+    _limit: float = field(init=False, repr=False, compare=False, default=FLOAT32_MAX)
 
     def __post_init__(self) -> None:
         if not self.max_abs > 0:
             raise ValueError(f"max_abs: must be positive, got {self.max_abs!r}")
+        object.__setattr__(self, "_limit", min(self.max_abs, FLOAT32_MAX))
 
     def check(self, value: float) -> float:
-        """The validator: ``check_float32(value, self.max_abs)``."""
+        """The validator: ``check_float32(value, self.max_abs)``, answering a plainly fine number (0, or a
+        magnitude from float32's smallest normal-safe value up to the limit) without the full check."""
+        if value == 0.0 or _NEAR_FLOAT32_ZERO <= abs(value) <= self._limit:  # NaN fails both: full check
+            return value
         return check_float32(value, self.max_abs)
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:

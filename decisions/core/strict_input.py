@@ -209,6 +209,21 @@ def _items_kind(annotation: Any, float64: bool) -> str | None:
     return None
 
 
+def _optional_kind(annotation: Any, float64: bool) -> str | None:
+    """``"opt:<kind>"`` for ``X | None`` where ``X`` has a kind (a plain scalar, a list of them, a model),
+    else None."""
+    while get_origin(annotation) is Annotated:
+        annotation, *metadata = get_args(annotation)
+        float64 = float64 or any(isinstance(m, Float64) for m in metadata)
+    if get_origin(annotation) not in (Union, types.UnionType):
+        return None
+    members = [m for m in get_args(annotation) if m is not type(None)]
+    if len(members) != 1 or len(members) == len(get_args(annotation)):
+        return None
+    kind = _scalar_check(members[0], float64)[1] or _items_kind(members[0], float64)
+    return None if kind is None else f"opt:{kind}"
+
+
 def _f32_fine(value: object) -> bool:
     return type(value) is float and (value == 0.0 or _FLOAT32_TINY <= abs(value) <= FLOAT32_MAX)
 
@@ -237,8 +252,11 @@ _SCALAR_GLANCES = {"f32": _f32_fine, "f64": _f64_fine, "int": _int_fine, "bool":
 
 
 def _glance(kind: str | None) -> Callable[[object], bool]:
-    """Whether a value passes a field of ``kind`` (a scalar's, a model's, or ``list:`` one's) at a glance
+    """Whether a value passes a field of ``kind`` (a scalar's, a model's, a ``list:`` or ``opt:`` one's) at a glance
     (the common case; False sends it to the full check, which names any problem)."""
+    if kind is not None and kind.startswith("opt:"):
+        present = _glance(kind[4:])
+        return lambda value: value is None or present(value)
     if kind is None or not kind.startswith("list:"):
         return _SCALAR_GLANCES.get(kind or "", _never_fine)
     item = _glance(kind[5:])
@@ -257,7 +275,8 @@ def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any, Ca
     for name, field in model.model_fields.items():
         float64 = any(isinstance(m, Float64) for m in field.metadata)
         scalar, kind = _scalar_check(field.annotation, float64)
-        found.append((field.alias or name, field, scalar, _glance(kind or _items_kind(field.annotation, float64))))
+        kind = kind or _items_kind(field.annotation, float64) or _optional_kind(field.annotation, float64)
+        found.append((field.alias or name, field, scalar, _glance(kind)))
     return tuple(found)
 
 

@@ -156,3 +156,15 @@ def test_every_float_input_of_every_job_spec_is_checked_in_float32() -> None:
         and not (issubclass(model, StrictInput) and not any(isinstance(m, Float64) for m in meta))
     ]
     assert sorted(unchecked) == sorted(KNOWN_GAPS)
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 1e-40, -5.0, 10.0, -10.0])
+def test_float32_metadata_passes_plain_numbers_unchanged(value: float) -> None:
+    assert Float32(10.0).check(value) == value
+
+
+@pytest.mark.parametrize(("value", "problem"), [(10.5, "out of range"), (-11.0, "out of range"), (math.nan, "not a finite"),
+                                                (math.inf, "not a finite"), (1e-46, "rounds to 0")])
+def test_float32_metadata_refuses_what_the_full_check_refuses(value: float, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        Float32(10.0).check(value)

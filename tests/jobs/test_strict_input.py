@@ -37,6 +37,7 @@ class _Table(Settings):
     seed: Seed = 0
     rates: list[float] = Field(default_factory=list)
     limit: int | None = None
+    cap: float | None = None
     rows: list[_Row] = Field(default_factory=list)
 
 
@@ -48,6 +49,9 @@ class _Table(Settings):
         ("count", 2**64, "18446744073709551616 is beyond the 64-bit integer range"),
         ("count", math.nan, "nan is not finite"),
         ("limit", 10**30, "is beyond the 64-bit integer range"),
+        ("cap", 1e39, "1e+39 is out of range"),
+        ("cap", True, "expected a number, got the boolean true"),
+        ("cap", math.inf, "inf is not finite"),
         ("rate", math.nan, "nan is not finite"),
         ("rate", -math.inf, "-inf is not finite"),
         ("rate", 1e39, "1e+39 is out of range (magnitude at most 3.4e+38)"),
@@ -81,6 +85,7 @@ def test_list_items_are_located_and_good_values_pass_unchanged() -> None:
     table = _Table.parse({"count": 3, "rate": 2, "wide": 1e300, "flag": True, "seed": SEED_MAX, "rates": [1, 0.5]})
     assert (table.count, table.rate, table.wide, table.flag, table.seed, table.rates) == (3, 2.0, 1e300, True, SEED_MAX,
                                                                                           [1.0, 0.5])
+    assert (_Table.parse({"cap": None, "limit": None}).cap, _Table.parse({"cap": 2.5, "limit": 7}).cap) == (None, 2.5)
 
 
 def test_value_problem_reads_nested_types() -> None:
