@@ -7,7 +7,7 @@ the same for code reading numbers itself. Why: ``docs/notes/core.md``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -62,6 +62,12 @@ _NEAR_FLOAT32_ZERO = 1e-44
 """Below this magnitude a number may round to 0 in float32 (its smallest subnormal is about 1.4e-45)."""
 
 
+def plainly_float32(value: float, limit: float = FLOAT32_MAX) -> bool:
+    """Whether the float ``value`` is fine for ``float32_problem(value, limit)`` at a glance: 0, or a
+    magnitude from ``_NEAR_FLOAT32_ZERO`` up to ``limit``. False (NaN, beyond, tiny) leaves it to the full check."""
+    return value == 0.0 or _NEAR_FLOAT32_ZERO <= abs(value) <= limit
+
+
 def check_float32(value: float, max_abs: float = FLOAT32_MAX) -> float:
     """``value`` unchanged; ``ValueError`` with the problem when ``float32_problem`` finds one."""
     problem = float32_problem(value, max_abs)
@@ -77,17 +83,14 @@ class Float32:
 
     # Largest magnitude allowed.
     max_abs: float = FLOAT32_MAX
-    _limit: float = field(init=False, repr=False, compare=False, default=FLOAT32_MAX)
 
     def __post_init__(self) -> None:
         if not self.max_abs > 0:
             raise ValueError(f"max_abs: must be positive, got {self.max_abs!r}")
-        object.__setattr__(self, "_limit", min(self.max_abs, FLOAT32_MAX))
 
     def check(self, value: float) -> float:
-        """The validator: ``check_float32(value, self.max_abs)``, answering a plainly fine number (0, or a
-        magnitude from float32's smallest normal-safe value up to the limit) without the full check."""
-        if value == 0.0 or _NEAR_FLOAT32_ZERO <= abs(value) <= self._limit:  # NaN fails both: full check
+        """The validator: ``check_float32(value, self.max_abs)``, a ``plainly_float32`` value passed without it."""
+        if plainly_float32(value, min(self.max_abs, FLOAT32_MAX)):
             return value
         return check_float32(value, self.max_abs)
 

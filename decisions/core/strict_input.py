@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
-from decisions.core.numbers import FLOAT32_MAX, float32_problem
+from decisions.core.numbers import float32_problem, plainly_float32
 
 SEED_MAX = 2**32 - 1
 """Largest seed (what numpy's and most libraries' generators take)."""
@@ -174,12 +174,18 @@ def field_problem(field: FieldInfo, value: object) -> Problem | None:
     return value_problem(field.annotation, value, float64=float64)
 
 
-def _scalar_check(annotation: Any, float64: bool) -> tuple[Any, str | None]:
-    """The problem function of a plain ``bool``, ``int`` or ``float`` annotation (``Annotated`` unwrapped)
-    and its kind (``bool``, ``int``, ``f32``, ``f64``), or ``(None, None)`` for any other."""
+def _unwrapped(annotation: Any, float64: bool) -> tuple[Any, bool]:
+    """``annotation`` without its ``Annotated`` layers, and whether ``float64`` or one of them marks it ``Float64``."""
     while get_origin(annotation) is Annotated:
         annotation, *metadata = get_args(annotation)
         float64 = float64 or any(isinstance(m, Float64) for m in metadata)
+    return annotation, float64
+
+
+def _scalar_check(annotation: Any, float64: bool) -> tuple[Any, str | None]:
+    """The problem function of a plain ``bool``, ``int`` or ``float`` annotation (``Annotated`` unwrapped)
+    and its kind (``bool``, ``int``, ``f32``, ``f64``), or ``(None, None)`` for any other."""
+    annotation, float64 = _unwrapped(annotation, float64)
     if annotation is bool:
         return bool_problem, "bool"
     if annotation is int:
@@ -189,43 +195,41 @@ def _scalar_check(annotation: Any, float64: bool) -> tuple[Any, str | None]:
     return None, None
 
 
-_FLOAT32_TINY = 1e-44
-"""Below this magnitude a float may round to 0 in float32: the full check decides."""
+def _kind(annotation: Any, float64: bool) -> str | None:
+    """The kind ``_glance`` reads a value of ``annotation`` by: a plain scalar's (``_scalar_check``), a list's
+    or a model's (``_items_kind``), an optional one's (``_optional_kind``), or None."""
+    return (_scalar_check(annotation, float64)[1] or _items_kind(annotation, float64)
+            or _optional_kind(annotation, float64))
 
 
 def _items_kind(annotation: Any, float64: bool) -> str | None:
-    """``"list:<kind>"`` for a list or homogeneous tuple of a plain scalar or of such lists (``Annotated``
-    unwrapped; ``"list:list:f32"`` for a table of floats), ``"model"`` for a model (it checks its own
-    fields when it is read), else None."""
-    while get_origin(annotation) is Annotated:
-        annotation, *metadata = get_args(annotation)
-        float64 = float64 or any(isinstance(m, Float64) for m in metadata)
+    """``"list:<kind>"`` for a list or homogeneous tuple of items with a kind (``_kind``; ``"list:list:f32"``
+    for a table of floats), ``"model"`` for a model (it checks its own fields when it is read), else None;
+    ``Annotated`` unwrapped."""
+    annotation, float64 = _unwrapped(annotation, float64)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return "model"
     args = get_args(annotation)
     if (get_origin(annotation) is list and len(args) == 1) or (get_origin(annotation) is tuple and args[1:] == (Ellipsis,)):
-        kind = _scalar_check(args[0], float64)[1] or _items_kind(args[0], float64)
+        kind = _kind(args[0], float64)
         return None if kind is None else f"list:{kind}"
     return None
 
 
 def _optional_kind(annotation: Any, float64: bool) -> str | None:
-    """``"opt:<kind>"`` for ``X | None`` where ``X`` has a kind (a plain scalar, a list of them, a model),
-    else None."""
-    while get_origin(annotation) is Annotated:
-        annotation, *metadata = get_args(annotation)
-        float64 = float64 or any(isinstance(m, Float64) for m in metadata)
+    """``"opt:<kind>"`` for ``X | None`` where ``X`` has a kind (``_kind``), else None; ``Annotated`` unwrapped."""
+    annotation, float64 = _unwrapped(annotation, float64)
     if get_origin(annotation) not in (Union, types.UnionType):
         return None
     members = [m for m in get_args(annotation) if m is not type(None)]
-    if len(members) != 1 or len(members) == len(get_args(annotation)):
+    if len(members) != 1:  # a union's members are at least two: one left means the other was None
         return None
-    kind = _scalar_check(members[0], float64)[1] or _items_kind(members[0], float64)
+    kind = _kind(members[0], float64)
     return None if kind is None else f"opt:{kind}"
 
 
 def _f32_fine(value: object) -> bool:
-    return type(value) is float and (value == 0.0 or _FLOAT32_TINY <= abs(value) <= FLOAT32_MAX)
+    return type(value) is float and plainly_float32(value)
 
 
 def _f64_fine(value: object) -> bool:
@@ -275,8 +279,7 @@ def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any, Ca
     for name, field in model.model_fields.items():
         float64 = any(isinstance(m, Float64) for m in field.metadata)
         scalar, kind = _scalar_check(field.annotation, float64)
-        kind = kind or _items_kind(field.annotation, float64) or _optional_kind(field.annotation, float64)
-        found.append((field.alias or name, field, scalar, _glance(kind)))
+        found.append((field.alias or name, field, scalar, _glance(kind or _kind(field.annotation, float64))))
     return tuple(found)
 
 
