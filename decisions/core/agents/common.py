@@ -194,7 +194,12 @@ def config_dict(config: Any) -> dict[str, Any]:
         raw = dict(config)
     else:
         raw = dict(vars(config))
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in raw.items()}
+    return _listed(raw)
+
+
+def _listed(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with each tuple value as a list, as a checkpoint's metadata stores it."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
 
 
 _NO_DEFAULT = object()
@@ -204,8 +209,7 @@ def _config_defaults(config: Any) -> dict[str, Any]:
     """The default of each field of a dataclass ``config`` that has one (tuples as lists), else nothing."""
     if not dataclasses.is_dataclass(config):
         return {}
-    return {f.name: list(f.default) if isinstance(f.default, tuple) else f.default
-            for f in dataclasses.fields(config) if f.default is not dataclasses.MISSING}
+    return _listed({f.name: f.default for f in dataclasses.fields(config) if f.default is not dataclasses.MISSING})
 
 
 def _resume(
