@@ -18,6 +18,7 @@ from decisions.errors import InputError
 from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.deploy import answer, common_normals
 from decisions.finance.pension.params import DT, FACTOR_NAMES, PensionParams
+from decisions.finance.pension.policy import is_fixed_mix
 from decisions.finance.pension.scenario import Scenario
 from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.kit.decide_batch import bucket, padded
@@ -147,7 +148,7 @@ def decide(policy: FundPolicy, states: Sequence[FundState]) -> list[Decision]:
     order = np.argsort(arrays["month"], kind="stable")  # alike months together: see ``deploy.answer``
     found = answer(policy.network, policy.policy_params, policy.other_params, policy.params,
                    *(padded(arrays[k][order], size) for k in ("month", "assets", "key_rates", "members")),
-                   policy.normals)
+                   policy.normals, fixed=(is_fixed_mix(policy.policy_params), is_fixed_mix(policy.other_params)))
     back = np.argsort(order)
     out = {k: np.asarray(v)[: len(states)][back].tolist() for k, v in found.items()}
     names, tenors = policy.params.asset_names, [f"rate_{t:g}y" for t in policy.params.tenors]

@@ -121,30 +121,55 @@ def draw_normals(key: Array, paths: int, months: int, n_shocks: int, dtype: jnp.
     return jnp.concatenate([half, -half])[:paths]
 
 
+def market_month(params: PensionParams, world: World, factors: Array, x: Month) -> tuple[Array, Array, Array]:
+    """One month of one path's markets, whatever the fund does: ``(liability at the month's start,
+    next month's curve factors, gross returns of the assets over the month)``."""
+    liability = liability_value(x.amounts, world.liability_discount, factors)
+    shocks = world.chol @ x.normals
+    nxt = world.decay * factors + world.factor_std * shocks[:3]
+    gross = jnp.concatenate(
+        [
+            cash_return(world.bonds, factors)[None],
+            bond_returns(params, world.bonds, factors, nxt),
+            risky_returns(params, shocks[3:]),
+        ]
+    )
+    return liability, nxt, gross
+
+
+def fund_month(
+    policy: AllocationNet, policy_params: PyTree, params: PensionParams, assets: Array, liability: Array,
+    factors: Array, month: Array, payroll_now: Array, benefit: Array, gross: Array, *,
+    policy_reacts: bool = True, held: tuple[Array, Array] | None = None,
+) -> tuple[Array, tuple[Array, Array, Array, Array]]:
+    """One month of one path's fund: the policy decides on the fund's state (``held``: this decision
+    instead), the contribution and the month's returns and benefit move the assets. Returns the next
+    assets and the month's ``(ratio, weights, rate, contribution)``."""
+    ratio = assets / liability
+    if held is None:
+        view = features(ratio, month / params.months, factors)
+        if not policy_reacts:
+            view = jax.lax.stop_gradient(view)
+        weights, rate = decide(policy, policy_params, view, params.contribution_min, params.contribution_max)
+    else:
+        weights, rate = held
+    contribution = rate * payroll_now
+    nxt = (assets + contribution) * jnp.dot(weights, gross) - benefit
+    return nxt, (ratio, weights, rate, contribution)
+
+
 def path_month(
     policy: AllocationNet, policy_params: PyTree, params: PensionParams, world: World, carry: Carry, x: Month,
     *, policy_reacts: bool = True,
 ) -> tuple[Carry, tuple]:
     """One month of one path: the policy decides on the fund's state, the month's returns and cash
-    flows move the assets, the curve factors step. Returns the next carry and the month's ``(ratio,
-    assets, liability, factors, weights, rate, contribution, gross returns)``."""
-    liability = liability_value(x.amounts, world.liability_discount, carry.factors)
-    ratio = carry.assets / liability
-    view = features(ratio, x.month / params.months, carry.factors)
-    if not policy_reacts:
-        view = jax.lax.stop_gradient(view)
-    weights, rate = decide(policy, policy_params, view, params.contribution_min, params.contribution_max)
-    contribution = rate * x.payroll
-    shocks = world.chol @ x.normals
-    factors = world.decay * carry.factors + world.factor_std * shocks[:3]
-    gross = jnp.concatenate(
-        [
-            cash_return(world.bonds, carry.factors)[None],
-            bond_returns(params, world.bonds, carry.factors, factors),
-            risky_returns(params, shocks[3:]),
-        ]
-    )
-    assets = (carry.assets + contribution) * jnp.dot(weights, gross) - x.benefit
+    flows move the assets, the curve factors step (``market_month`` then ``fund_month``). Returns the
+    next carry and the month's ``(ratio, assets, liability, factors, weights, rate, contribution, gross
+    returns)``."""
+    liability, factors, gross = market_month(params, world, carry.factors, x)
+    assets, (ratio, weights, rate, contribution) = fund_month(
+        policy, policy_params, params, carry.assets, liability, carry.factors, x.month, x.payroll, x.benefit, gross,
+        policy_reacts=policy_reacts)
     out = (ratio, carry.assets, liability, carry.factors, weights, rate, contribution, gross)
     return Carry(assets, factors), out
 
