@@ -134,7 +134,8 @@ def _version(package: str) -> str | None:
 def ours_config(hp: Hyperparameters, env_steps: int) -> ppo.PPOConfig:
     """Our ``PPOConfig`` for ``hp`` and ``env_steps`` steps per seed: the fields named alike as they
     are, ``normalize`` for observations and rewards both, a constant learning rate and Adam's
-    epsilon as rejax's, the whole training in one jitted chunk as rejax's one program."""
+    epsilon as rejax's, the whole training in one jitted chunk as rejax's one program, and no
+    per-update metrics, which rejax does not compute (and the bench does not read)."""
     return ppo.PPOConfig(
         **shared_settings(hp, ppo.PPOConfig),
         total_env_steps=env_steps,
@@ -143,6 +144,7 @@ def ours_config(hp: Hyperparameters, env_steps: int) -> ppo.PPOConfig:
         normalize_obs=hp.normalize,
         normalize_rewards=hp.normalize,
         log_every=env_steps // hp.batch_size,
+        update_metrics=False,
     )
 
 

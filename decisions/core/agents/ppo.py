@@ -59,6 +59,10 @@ class PPOConfig(OnPolicyConfig):
     # Clip the value update too: the value loss is PPO2's, the larger of the plain squared error
     # and that of the rollout's value moved at most ``clip_eps`` towards the new one.
     clip_value_loss: bool = False
+    # Log the update's per-iteration metrics (``policy_loss``, ``value_loss``, ``entropy``,
+    # ``approx_kl``, ``clip_fraction``, ``grad_norm``). Off, the update computes none of them and
+    # the log keeps the episode statistics and ``learning_rate``; the trained params are the same.
+    update_metrics: bool = True
 
     def __post_init__(self) -> None:
         """Check the shared fields, then PPO's own."""
@@ -68,6 +72,7 @@ class PPOConfig(OnPolicyConfig):
         check_int("minibatches", self.minibatches, 1)
         check_number("adam_eps", self.adam_eps, 0.0, 1.0, open_low=True)
         check_bool("clip_value_loss", self.clip_value_loss)
+        check_bool("update_metrics", self.update_metrics)
         if self.batch_size % self.minibatches:
             raise ValueError(
                 f"minibatches: must divide num_envs * rollout_steps = {self.batch_size}, got {self.minibatches}"
@@ -100,7 +105,8 @@ class PPOAgent(ActorCriticAgent):
         batch: Batch,
         key: Array,
     ) -> tuple[PyTree, PyTree, dict[str, Array]]:
-        """``epochs`` shuffled passes of ``minibatches`` clipped-surrogate steps; metrics are averaged."""
+        """``epochs`` shuffled passes of ``minibatches`` clipped-surrogate steps; metrics are averaged
+        (none without ``config.update_metrics``)."""
         config, policy = self.config, self.policy
         size = config.batch_size // config.minibatches
         value_clip = config.clip_eps if config.clip_value_loss else None
@@ -112,7 +118,8 @@ class PPOAgent(ActorCriticAgent):
                 *carry, minibatch, policy=policy, optimizer=optimizer, config=config, clip_eps=config.clip_eps,
                 value_clip=value_clip,
             )
-            return (net, opt_state), metrics
+            # Metrics nobody reads are left out of the scan's output, so the compiler drops their work.
+            return (net, opt_state), metrics if config.update_metrics else {}
 
         def epoch(carry: tuple[PyTree, PyTree], epoch_key: Array) -> tuple[tuple[PyTree, PyTree], dict]:
             order = jax.random.permutation(epoch_key, config.batch_size)

@@ -281,6 +281,7 @@ def test_second_train_call_does_not_retrace() -> None:
         ("reward_scale", -1.0),
         ("log_every", 0),
         ("clip_value_loss", 1),
+        ("update_metrics", 0),
     ],
 )
 def test_bad_config_raises_naming_the_field(field: str, value) -> None:
@@ -346,3 +347,28 @@ def test_clipped_value_loss_keeps_the_larger_error_of_a_value_moved_at_most_clip
     np.testing.assert_allclose(plain["value_loss"], 0.5 * jnp.mean((value - target) ** 2), rtol=1e-5)
     np.testing.assert_allclose(clipped["value_loss"], expected, rtol=1e-5)
     assert clipped["value_loss"] > plain["value_loss"]
+
+
+def test_update_without_metrics_trains_the_same_params() -> None:
+    from decisions.core.agents.onpolicy import Batch, optimizer
+
+    config = ppo.PPOConfig(num_envs=2, rollout_steps=4, total_env_steps=8, epochs=2, minibatches=2, hidden=(8,))
+    quiet = dataclasses.replace(config, update_metrics=False)
+    agents = [ppo.PPOAgent.for_shapes(c, obs_shape=(3,), num_actions=2) for c in (config, quiet)]
+    net = agents[0].policy.init(jax.random.PRNGKey(0), False)["net"]
+    keys = jax.random.split(jax.random.PRNGKey(1), 4)
+    batch = Batch(
+        jax.random.normal(keys[0], (8, 3)),
+        jax.random.bernoulli(keys[1], shape=(8,)).astype(jnp.int32),
+        jnp.full((8,), -0.7),
+        jax.random.normal(keys[2], (8,)),
+        jax.random.normal(keys[3], (8,)),
+    )
+    (net_a, opt_a, logged), (net_b, opt_b, none) = (
+        jax.jit(partial(agent.update, optimizer(agent)))(net, optimizer(agent).init(net), batch, jax.random.PRNGKey(2))
+        for agent in agents
+    )
+    for a, b in zip(jax.tree_util.tree_leaves((net_a, opt_a)), jax.tree_util.tree_leaves((net_b, opt_b)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert set(logged) == {"policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "grad_norm"}
+    assert none == {}

@@ -157,13 +157,14 @@ def _rollout(
 
     The scan runs the actor only; the critic's values of every step's features and final
     features come from one batched call after it (the network is fixed during the rollout, so
-    they are the values ``act`` gives, and the keys are drawn as the host loop draws them).
+    they are the values ``act`` gives, and the keys are drawn as the host loop draws them:
+    every step's pair of keys is split before the scan, in one batched call).
     """
     config, policy = agent.config, agent.policy
     venv = training_envs(env, config.num_envs)
 
-    def step(carry: OnPolicyState, step_key: Array) -> tuple[OnPolicyState, Transition]:
-        k_act, k_env = jax.random.split(step_key)
+    def step(carry: OnPolicyState, step_keys: Array) -> tuple[OnPolicyState, Transition]:
+        k_act, k_env = step_keys
         features = policy.encode(carry.obs)
         obs_stats = carry.obs_stats.update(features) if config.normalize_obs else carry.obs_stats
         x = obs_stats.normalize(features)
@@ -196,7 +197,8 @@ def _rollout(
         )
         return carry, transition
 
-    state, traj = jax.lax.scan(step, state, jax.random.split(key, config.rollout_steps))
+    step_keys = jax.vmap(jax.random.split)(jax.random.split(key, config.rollout_steps))
+    state, traj = jax.lax.scan(step, state, step_keys)
     values = policy.network.apply(state.net, jnp.stack([traj.obs, traj.final_obs]), method="value")
     rollout = Rollout(
         traj.obs, traj.action, traj.log_prob, values[0], values[1], traj.reward, traj.terminated, traj.truncated
