@@ -7,6 +7,7 @@ the same for code reading numbers itself. Why: ``docs/notes/core.md``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,21 +52,37 @@ def float32_problem(value: float, max_abs: float = FLOAT32_MAX) -> str | None:
     limit = min(max_abs, FLOAT32_MAX)
     if abs(value) > limit:
         return f"{value:g} is out of range (magnitude at most {limit:.3g})"
-    if value != 0.0 and abs(value) < _NEAR_FLOAT32_ZERO:
+    if value != 0.0 and abs(value) < NEAR_FLOAT32_ZERO:
         with np.errstate(under="ignore"):
             if float(np.float32(value)) == 0.0:
                 return f"{value:g} is too small: it rounds to 0 in float32"
     return None
 
 
-_NEAR_FLOAT32_ZERO = 1e-44
+NEAR_FLOAT32_ZERO = 1e-44
 """Below this magnitude a number may round to 0 in float32 (its smallest subnormal is about 1.4e-45)."""
 
 
 def plainly_float32(value: float, limit: float = FLOAT32_MAX) -> bool:
     """Whether the float ``value`` is fine for ``float32_problem(value, limit)`` at a glance: 0, or a
-    magnitude from ``_NEAR_FLOAT32_ZERO`` up to ``limit``. False (NaN, beyond, tiny) leaves it to the full check."""
-    return value == 0.0 or _NEAR_FLOAT32_ZERO <= abs(value) <= limit
+    magnitude from ``NEAR_FLOAT32_ZERO`` up to ``limit``. False (NaN, beyond, tiny) leaves it to the full check."""
+    return value == 0.0 or NEAR_FLOAT32_ZERO <= abs(value) <= limit
+
+
+_MANY_FLOATS = 64
+"""From this many floats ``plainly_float32s`` reads them as one numpy array."""
+
+
+def plainly_float32s(values: Sequence[float], limit: float = FLOAT32_MAX) -> bool:
+    """Whether ``plainly_float32(value, limit)`` holds for every float of ``values``, all at once (a
+    long list as one array). False leaves each to the full check."""
+    near = NEAR_FLOAT32_ZERO
+    if len(values) < _MANY_FLOATS:
+        return all([near <= abs(value) <= limit or value == 0.0 for value in values])
+    magnitudes = np.abs(np.array(values, np.float64))
+    if not magnitudes.max() <= limit:  # NaN: the maximum is NaN
+        return False
+    return bool(magnitudes.min() >= near) or bool(((magnitudes >= near) | (magnitudes == 0.0)).all())
 
 
 def check_float32(value: float, max_abs: float = FLOAT32_MAX) -> float:
@@ -95,5 +112,17 @@ class Float32:
         return check_float32(value, self.max_abs)
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        """Wrap the field's schema with ``check`` (an after validator)."""
-        return core_schema.no_info_after_validator_function(self.check, handler(source))
+        """Wrap the field's schema with ``check`` (an after validator, its limit worked out once)."""
+        return core_schema.no_info_after_validator_function(_float32_check(self.max_abs), handler(source))
+
+
+def _float32_check(max_abs: float) -> Callable[[float], float]:
+    """``Float32(max_abs).check`` with the ``plainly_float32`` glance written out."""
+    near, limit = NEAR_FLOAT32_ZERO, min(max_abs, FLOAT32_MAX)
+
+    def check(value: float) -> float:
+        if near <= abs(value) <= limit or value == 0.0:  # plainly_float32(value, limit)
+            return value
+        return check_float32(value, max_abs)
+
+    return check

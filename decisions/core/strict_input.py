@@ -12,14 +12,21 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from operator import itemgetter
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import numpy as np
 from pydantic import BaseModel, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
+from pydantic_core import InitErrorDetails, PydanticCustomError, SchemaValidator, core_schema
 
-from decisions.core.numbers import float32_problem, plainly_float32
+from decisions.core.numbers import (
+    FLOAT32_MAX,
+    NEAR_FLOAT32_ZERO,
+    float32_problem,
+    plainly_float32,
+    plainly_float32s,
+)
 
 SEED_MAX = 2**32 - 1
 """Largest seed (what numpy's and most libraries' generators take)."""
@@ -254,6 +261,24 @@ def _always_fine(value: object) -> bool:
 
 _SCALAR_GLANCES = {"f32": _f32_fine, "f64": _f64_fine, "int": _int_fine, "bool": _bool_fine, "model": _always_fine}
 
+_FEW_ITEMS = 16
+"""Up to this many items a list of floats is glanced at item by item; above, all at once."""
+
+
+def _f32_items_fine(value: Sequence[object]) -> bool:
+    """``_f32_fine`` of every item: one by one for a few, else all at once (``plainly_float32s``)."""
+    if len(value) <= _FEW_ITEMS:
+        return all(map(_f32_fine, value))
+    return tuple(map(type, value)).count(float) == len(value) and plainly_float32s(value)  # type: ignore[arg-type]
+
+
+def _f64_items_fine(value: Sequence[object]) -> bool:
+    """``_f64_fine`` of every item: one by one for a few, else all at once."""
+    if len(value) <= _FEW_ITEMS:
+        return all(map(_f64_fine, value))
+    return (tuple(map(type, value)).count(float) == len(value)
+            and bool(np.isfinite(np.array(value, np.float64)).all()))
+
 
 def _glance(kind: str | None) -> Callable[[object], bool]:
     """Whether a value passes a field of ``kind`` (a scalar's, a model's, a ``list:`` or ``opt:`` one's) at a glance
@@ -263,6 +288,11 @@ def _glance(kind: str | None) -> Callable[[object], bool]:
         return lambda value: value is None or present(value)
     if kind is None or not kind.startswith("list:"):
         return _SCALAR_GLANCES.get(kind or "", _never_fine)
+    if kind == "list:model":  # each model checks its own fields when it is read
+        return lambda value: type(value) is list or type(value) is tuple
+    whole = {"list:f32": _f32_items_fine, "list:f64": _f64_items_fine}.get(kind)
+    if whole is not None:
+        return lambda value: (type(value) is list or type(value) is tuple) and whole(value)  # type: ignore[arg-type]
     item = _glance(kind[5:])
 
     def items_fine(value: object) -> bool:
@@ -271,22 +301,82 @@ def _glance(kind: str | None) -> Callable[[object], bool]:
     return items_fine
 
 
+FieldCheck = tuple[str, FieldInfo, Any, Callable[[object], bool], str | None]
+"""A field's key in the input, its info, its scalar problem function (None: ``field_problem`` reads it),
+its check at a glance and its kind (``_kind``)."""
+
+
 @lru_cache(maxsize=512)
-def _field_checks(model: type[BaseModel]) -> tuple[tuple[str, FieldInfo, Any, Callable[[object], bool]], ...]:
-    """Each field of ``model``: its key in the input, its info, its scalar problem function (None:
-    ``field_problem`` reads it) and its check at a glance."""
+def _field_checks(model: type[BaseModel]) -> tuple[FieldCheck, ...]:
+    """Each field of ``model`` as a ``FieldCheck``."""
     found = []
     for name, field in model.model_fields.items():
         float64 = any(isinstance(m, Float64) for m in field.metadata)
         scalar, kind = _scalar_check(field.annotation, float64)
-        found.append((field.alias or name, field, scalar, _glance(kind or _kind(field.annotation, float64))))
+        kind = kind or _kind(field.annotation, float64)
+        found.append((field.alias or name, field, scalar, _glance(kind), kind))
     return tuple(found)
+
+
+_INF = math.inf
+
+
+@lru_cache(maxsize=512)
+def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
+    """Whether every field of ``model`` in a dict passes at a glance, in one call: a field absent or None
+    passes (the full check finds nothing in either), a model's field passes (it checks its own), a scalar's
+    by its exact type and range, a list's or an optional one's by its ``_glance``, any other fails. True
+    means ``strict_errors`` finds nothing; False sends the dict to it."""
+    checks = _field_checks(model)
+    scalars = [(key, kind, fine) for key, _, _, fine, kind in checks if kind in ("bool", "int", "f32", "f64")]
+    others = tuple((key, fine) for key, _, _, fine, kind in checks if kind not in ("bool", "int", "f32", "f64", "model"))
+    fines = tuple((key, fine) for key, _, fine in scalars)
+    getter = itemgetter(*(key for key, _, _ in scalars)) if scalars else (lambda data: ())
+    bool_at, int_at, f32_at, f64_at = ([i for i, (_, kind, _) in enumerate(scalars) if kind == wanted]
+                                       for wanted in ("bool", "int", "f32", "f64"))
+    near, f32_max = NEAR_FLOAT32_ZERO, FLOAT32_MAX
+    single = len(scalars) == 1
+
+    def one_by_one(data: dict[str, Any]) -> bool:
+        """Every field by its own glance, None or absent passing."""
+        get = data.get
+        return all(v is None or check(v) for check, v in ((check, get(key)) for key, check in fines + others))
+
+    def fine(data: dict[str, Any]) -> bool:
+        try:
+            values = getter(data)
+        except KeyError:  # a field left out: each field in turn
+            return one_by_one(data)
+        if single:
+            values = (values,)
+        for i in f32_at:
+            v = values[i]
+            if type(v) is not float or not (near <= abs(v) <= f32_max or v == 0.0):  # _f32_fine
+                return one_by_one(data)
+        for i in bool_at:
+            if type(values[i]) is not bool:
+                return one_by_one(data)
+        for i in int_at:
+            v = values[i]
+            if type(v) is not int or not INT64_MIN <= v <= INT64_MAX:
+                return one_by_one(data)
+        for i in f64_at:
+            v = values[i]
+            if type(v) is not float or not -_INF < v < _INF:
+                return one_by_one(data)
+        for key, check in others:
+            v = data.get(key)
+            if v is not None and not check(v):
+                return False
+        return True
+
+    return fine
 
 
 def strict_errors(model: type[BaseModel], data: Mapping[str, Any]) -> list[InitErrorDetails]:
     """Pydantic error details for every field of ``model`` in ``data`` that ``field_problem`` refuses."""
     errors: list[InitErrorDetails] = []
-    for key, field, scalar, fine in _field_checks(model):
+    for key, field, scalar, fine, _ in _field_checks(model):
         if key not in data:
             continue
         value = data[key]
@@ -307,7 +397,10 @@ def strict_errors(model: type[BaseModel], data: Mapping[str, Any]) -> list[InitE
 
 
 def strict_check(model: type[BaseModel], data: Any) -> Any:
-    """``data`` unchanged; a ``ValidationError`` locating every field ``strict_errors`` finds."""
+    """``data`` unchanged; a ``ValidationError`` locating every field ``strict_errors`` finds (a dict
+    whose every field passes at a glance, ``_model_glance``, without looking further)."""
+    if type(data) is dict and _model_glance(model)(data):
+        return data
     if type(data) is dict or isinstance(data, Mapping):
         errors = strict_errors(model, data)
         if errors:
@@ -315,10 +408,53 @@ def strict_check(model: type[BaseModel], data: Any) -> Any:
     return data
 
 
+def _strict_checker(model: type[BaseModel]) -> Callable[[Any], Any]:
+    """``strict_check`` of ``model`` as one function: a dict passing ``_model_glance`` returned at once
+    (the glance made on first use, once the model's fields are known)."""
+    glance: Callable[[dict[str, Any]], bool] | None = None
+
+    def check(data: Any) -> Any:
+        nonlocal glance
+        if type(data) is dict:
+            if glance is None:
+                glance = _model_glance(model)
+            if glance(data):
+                return data
+        return strict_check(model, data)
+
+    check.strict_model = model  # type: ignore[attr-defined]
+    return check
+
+
+def _checks_first(schema: core_schema.CoreSchema, model: type[BaseModel]) -> bool:
+    """Whether ``schema`` starts with ``model``'s ``_strict_checker``."""
+    if schema.get("type") != "function-before":
+        return False
+    function = schema["function"].get("function")  # type: ignore[typeddict-item]
+    return getattr(function, "strict_model", None) is model
+
+
+def _validated_by_itself(schema: core_schema.CoreSchema, model: type[BaseModel]) -> bool:
+    """Whether ``schema`` is ``model``'s own complete schema around its model part, which pydantic validates
+    with ``model``'s own validator (built from ``schema``, so checking first)."""
+    inner = schema.get("schema", {})
+    validator = model.__dict__.get("__pydantic_validator__")
+    return (schema is model.__dict__.get("__pydantic_core_schema__") and model.__dict__.get("__pydantic_complete__") is True
+            and isinstance(validator, SchemaValidator) and inner.get("type") == "model" and inner.get("cls") is model)
+
+
 class StrictInput(BaseModel):
     """A model whose every field is read strictly (``value_problem``) before any validator of its own."""
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        """The model's schema behind ``strict_check``, so the check runs before the model's validators."""
-        return core_schema.no_info_before_validator_function(partial(strict_check, cls), handler(source))
+        """The model's schema behind ``strict_check``, so the check runs before the model's validators.
+
+        Where the model is another's field, pydantic hands back the model's own schema, check included, and
+        validates its model part with the model's own validator, which checks again: the field's schema is then
+        that model part alone, so a value is checked once, by the model's own validator."""
+        schema = handler(source)
+        if _checks_first(schema, cls):
+            return schema["schema"] if _validated_by_itself(schema, cls) else schema
+        return core_schema.no_info_before_validator_function(_strict_checker(cls), schema)
+

@@ -11,6 +11,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -377,45 +378,72 @@ _FEW_ROWS = 8
 """Up to this many rows SQLite inserts with ``RETURNING`` (one statement a row beats three in all)."""
 
 
-def insert_rows(session: Session, model: type[Any], params: Sequence[Mapping[str, Any]]) -> list[int]:
-    """Insert ``params`` (a value for every column but the id, the same columns in every row) into
-    ``model``'s table; their ids, in order. A ``JsonText`` value of a JSON column is written as it is.
+def insert_rows(session: Session, model: type[Any], params: Sequence[Mapping[str, Any]],
+                shared: Mapping[str, Any] | None = None) -> list[int]:
+    """Insert ``params`` (a value for every column but the id, the same columns in every row; ``shared``:
+    the values of further columns every row has alike) into ``model``'s table; their ids, in order. A
+    ``JsonText`` value of a JSON column is written as it is.
 
-    More than ``_FEW_ROWS`` rows on SQLite: one ``executemany`` of the driver's own statement, then the
-    new ids read back (its write transaction holds the database, so they are the ids above the largest
-    before it); otherwise the insert with ``RETURNING`` in parameter order.
+    More than ``_FEW_ROWS`` rows on SQLite: one ``executemany`` of the driver's own statement (each shared
+    value bound once), then the new ids read back (its write transaction holds the database, so they are
+    the ids above the largest before it); otherwise the insert with ``RETURNING`` in parameter order.
     """
     if not params:
         return []
+    shared = shared or {}
     table = model.__table__
     id_column = table.c.id
     dialect = session.get_bind().dialect
     if dialect.name != "sqlite" or len(params) <= _FEW_ROWS:
-        rows = [{k: json_value(v) if isinstance(v, JsonText) else v for k, v in row.items()} for row in params]
+        rows = [{k: json_value(v) if isinstance(v, JsonText) else v for k, v in {**row, **shared}.items()}
+                for row in params]
         return list(session.scalars(insert(model).returning(id_column, sort_by_parameter_order=True), rows))
     before = session.scalar(select(func.max(id_column))) or 0
-    names = list(params[0])
+    own = [name for name in params[0] if name not in shared]
+    names = own + list(shared)
     quote = dialect.identifier_preparer.quote
     statement = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(n) for n in names)}) "
                  f"VALUES ({', '.join('?' for _ in names)})")
-    writers = [_writer(table.c[name], dialect) for name in names]
-    values = [tuple(write(row[name]) for name, write in zip(names, writers, strict=True)) for row in params]
-    session.connection().exec_driver_sql(statement, values)
-    ids = list(session.scalars(select(id_column).where(id_column > before).order_by(id_column)))
+    common = tuple(_written(table.c[name], dialect, value) for name, value in shared.items())
+    session.connection().exec_driver_sql(statement, _own_values(table, dialect, own, params, common))
+    found = session.connection().exec_driver_sql(
+        f"SELECT {quote(id_column.name)} FROM {quote(table.name)} WHERE {quote(id_column.name)} > ? "
+        f"ORDER BY {quote(id_column.name)}", (before,))
+    ids = [row[0] for row in found.fetchall()]
     if len(ids) != len(params):
         raise RuntimeError(f"inserted {len(params)} rows but read back {len(ids)} new ids")
     return ids
 
 
-def _writer(column: Any, dialect: Any) -> Callable[[Any], Any]:
-    """How a value of ``column`` goes to the driver: the column type's own bind processing, a
-    ``JsonText`` as it is."""
+def _own_values(table: Any, dialect: Any, names: Sequence[str], params: Sequence[Mapping[str, Any]],
+                common: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """Each row's values of ``names`` as the driver takes them (as ``_written``), followed by ``common``."""
+    getter = itemgetter(*names) if names else (lambda row: ())
+    writers = [(i, process, isinstance(table.c[name].type, JSON))
+               for i, name in enumerate(names)
+               if (process := table.c[name].type.dialect_impl(dialect).bind_processor(dialect)) is not None]
+    values = []
+    for row in params:
+        written = getter(row)
+        if len(names) == 1:
+            written = (written,)
+        if writers:
+            written = list(written)
+            for i, process, json_column in writers:
+                value = written[i]
+                if not (json_column and isinstance(value, JsonText)):
+                    written[i] = process(value)
+        values.append((*written, *common))
+    return values
+
+
+def _written(column: Any, dialect: Any, value: Any) -> Any:
+    """``value`` of ``column`` as the driver takes it: the column type's own bind processing, a ``JsonText``
+    of a JSON column as it is."""
     process = column.type.dialect_impl(dialect).bind_processor(dialect)
-    if process is None:
-        return lambda value: value
-    if isinstance(column.type, JSON):
-        return lambda value: value if isinstance(value, JsonText) else process(value)
-    return process
+    if process is None or (isinstance(column.type, JSON) and isinstance(value, JsonText)):
+        return value
+    return process(value)
 
 
 def add_records(session: Session, rows: Sequence[Row], record: Callable[[Row], Rec]) -> list[Rec]:

@@ -181,7 +181,7 @@ def _write_decisions(asset_name: str, deployment_id: int | None, decisions: Sequ
         digest = policy_digest or (deployment.policy_digest if deployment is not None else None)
         common = {"asset_id": asset.id, "deployment_id": deployment_id, "policy_digest": digest,
                   "decided_by": decided_by or acting_user(), "decided_at": utc_now()}
-        ids = insert_rows(session, DecisionRow, [{**row, **common} for row in rows])
+        ids = insert_rows(session, DecisionRow, rows, common)
         return asset.name, common, rows, ids
 
 

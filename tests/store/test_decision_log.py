@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from decisions.errors import InputError
@@ -137,3 +139,19 @@ def test_a_batch_of_decisions_is_recorded_in_order_with_its_ids(any_store_url: s
     ids = record_decision_ids("north", deployment, batch, decided_by="ann", url=url)
     assert ids == sorted(set(ids)) and len(ids) == count and ids[0] > written[-1].id
     assert [get_decision(i, url=url).details for i in ids] == [w.details for w in written]
+
+
+def test_a_batch_stores_the_same_columns_as_a_few_decisions(tmp_path: Path) -> None:
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    deployment = _deployed(url)
+    batch = [NewDecision({"day": d, "curve": [1.5, 2.0]}, {"inject": d / 10}, float(d), (d - 1.0, float("inf")),
+                         {"value": float(d), "missing": float("nan"), "pair": (d, d), "text": "é"}) for d in range(3)]
+    few = record_decision_ids("north", deployment, batch, decided_by="ann", url=url)
+    many = record_decision_ids("north", deployment, batch * 4, decided_by="ann", url=url)
+    columns = ("asset_id, deployment_id, policy_digest, state, action, expected_value, interval_low, interval_high, "
+               "details, decided_by, typeof(decided_at), length(decided_at), typeof(state), typeof(expected_value)")
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        rows = {i: row for i, *row in db.execute(f"SELECT id, {columns} FROM decisions")}
+    assert len(many) > 8 and [rows[i] for i in many] == [rows[i] for i in few] * 4

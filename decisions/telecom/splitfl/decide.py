@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +134,8 @@ def _inputs(policy: SplitPolicy, states: Sequence[FleetReport]) -> tuple[Any, np
             raise InputError("state.clients", f"the run's fleet has {policy.clients} clients, got {len(state.clients)}")
         if state.round >= policy.rounds:
             raise InputError("state.round", f"must be below the run's {policy.rounds} rounds")
-    rows = np.array([[(c.available, c.battery, c.cpu_share, c.uplink_mbps) for c in s.clients] for s in states],
-                    np.float64).reshape(len(states), policy.clients, 4)
+    report = attrgetter("available", "battery", "cpu_share", "uplink_mbps")
+    rows = np.array([list(map(report, s.clients)) for s in states], np.float64).reshape(len(states), policy.clients, 4)
     on = rows[..., 0] > 0.5
     fleet = FleetState(battery_j=(rows[..., 1] * policy.capacity_j).astype(np.float32), powered=on, available=on,
                        cpu_share=rows[..., 2].astype(np.float32),
