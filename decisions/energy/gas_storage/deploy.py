@@ -5,14 +5,16 @@ and today's spot. The run's problem (``params``) takes today's curve for those d
 factor is the one that gives today's spot under the run's price model. From there a policy runs
 on fixed common paths to the end, under the facility's hard rules, and is valued in cash
 discounted to today. Every function here answers one state; ``answer`` answers a batch in one compiled
-call (vmapped in chunks).
+call (vmapped in chunks of alike days; a chunk skips the days before its earliest state's day, where
+every path of every state in it stands still).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -29,7 +31,7 @@ from decisions.energy.gas_storage.prices import (
     simulate_factor,
     spot,
 )
-from decisions.energy.gas_storage.simulator import Policy, clip_move, day_cash, inventory_recursion
+from decisions.energy.gas_storage.simulator import Policy, clip_move, day_cash
 from decisions.energy.gas_storage.valuation import terminal_value
 
 PATHS = 64
@@ -86,33 +88,93 @@ def _factor_paths(day: Array, x0: Array, noise: Array, params: GasStorageParams)
     return jnp.where(days >= day, later, x0)
 
 
-def value_from(
-    policy: Policy, policy_params: Any, params: GasStorageParams, day: Array, inventory: Array,
-    x0: Array, noise: Array, *, hold: bool = False,
-) -> tuple[Array, Array, Array]:
-    """``(value, move, plan)``: the policy's mean discounted value from ``(day, inventory, x0)`` on the
-    paths, today's executed move and today's plan ``(K,)``. ``hold``: derivatives hold the policy's
-    plan fixed (its decisions react to the inventory only: the envelope sensitivities)."""
-    x = _factor_paths(day, x0, noise, params)
+def _spots(day: Array, spot_now: Array, curve: Array, noise: Array, params: GasStorageParams) -> Array:
+    """``(P, D)``: the spot paths from today's spot on today's curve (``params`` with ``forward = curve``)."""
+    today = params.replace(forward=curve)
+    x = _factor_paths(day, today_factor(day, spot_now, today), noise, today)
+    return spot(jnp.arange(params.horizon)[None, :], x, today)
+
+
+def _discounted(moves: Array, final: Array, spots: Array, day: Array, params: GasStorageParams) -> Array:
+    """The mean over paths of the moves' cash from ``day`` on and the final inventory's terminal value,
+    discounted to ``day`` (``moves``, ``spots``: ``(P, D)``; ``final``: ``(P,)``)."""
     days = jnp.arange(params.horizon)
-    spots = spot(days[None, :], x, params)
-    plan = policy.plan(policy_params, x, params)  # (K, P, D)
-    if hold:
-        plan = jax.lax.stop_gradient(plan)
-    active = jnp.broadcast_to((days >= day).astype(plan.dtype), plan.shape[1:])[None]
-
-    def local_move(t: Array, inv: Array, plan_t: Array, p: GasStorageParams, band: Any, tau: Any) -> Array:
-        move = clip_move(t, inv, policy.act(plan_t[:-1], inv, tau, False), p, band, hard_clip, tau)
-        return move * plan_t[-1]
-
-    start = jnp.broadcast_to(inventory, noise.shape[:1])
-    moves, _, final = inventory_recursion(local_move, start, jnp.concatenate([plan, active]), params,
-                                          inventory_band(params), jnp.zeros((), plan.dtype))
     cash = day_cash(moves, spots, params, None, smooth=False)  # (P, D)
     df = discount_factors(params)
     weights = jnp.where(days >= day, df / df[day], 0.0)
     values = cash @ weights + df[-1] / df[day] * terminal_value(final, spots[:, -1], params)
-    return jnp.mean(values), moves[0, day], plan[:, 0, day]
+    return jnp.mean(values)
+
+
+class Rollouts(NamedTuple):
+    """Both policies' moves ``(P, D)`` on the paths (0 before today) and final inventories ``(P,)``, with
+    the slopes ``d move_t / d inventory_t`` of the first policy's day rule ``(P, D)``, its plan held."""
+
+    moves: Array
+    slope: Array
+    final: Array
+    alt_moves: Array
+    alt_final: Array
+
+
+def _local_move(policy: Policy, params: GasStorageParams, day: Array) -> Callable[[Array, Array, Array], Array]:
+    """``local_move(t, inventory, plan_t)``: the policy's executed move on day ``t`` (element-wise in paths
+    and days) under the hard rules, 0 before ``day``."""
+    band = inventory_band(params)
+
+    def local_move(t: Array, inventory: Array, plan_t: Array) -> Array:
+        tau = jnp.zeros((), plan_t.dtype)
+        move = clip_move(t, inventory, policy.act(plan_t, inventory, tau, False), params, band, hard_clip, tau)
+        return move * (t >= day).astype(plan_t.dtype)
+
+    return local_move
+
+
+def rollouts(
+    policy: Policy, other: Policy, plan: Array, alt_plan: Array, params: GasStorageParams, day: Array,
+    inventory: Array, start: Array | int = 0,
+) -> Rollouts:
+    """Run ``policy`` on its plan ``(K, P, D)`` and ``other`` on ``alt_plan`` from ``inventory`` under the
+    hard rules: the paths stand still before ``day`` and move from then on. The days before ``start``
+    (at most ``day``; unbatched) are skipped, the same as standing still."""
+    move_of, alt_move_of = _local_move(policy, params, day), _local_move(other, params, day)
+
+    def live(carry: tuple[Array, Array], xs: tuple[Array, Array, Array]) -> tuple[tuple, tuple]:
+        inv, alt_inv = carry
+        t, plan_t, alt_plan_t = xs
+        move, slope = jax.jvp(lambda i: move_of(t, i, plan_t), (inv,), (jnp.ones_like(inv),))
+        alt_move = alt_move_of(t, alt_inv, alt_plan_t)
+        return (inv + move, alt_inv + alt_move), (move, slope, alt_move)
+
+    def still(carry: tuple[Array, Array], xs: tuple[Array, Array, Array]) -> tuple[tuple, tuple]:
+        del xs
+        return carry, (jnp.zeros_like(carry[0]),) * 3
+
+    def one_day(carry: tuple[Array, Array], xs: tuple[Array, Array, Array]) -> tuple[tuple, tuple]:
+        return jax.lax.cond(xs[0] >= start, live, still, carry, xs)
+
+    first = jnp.broadcast_to(inventory, plan.shape[1:2])
+    days = (jnp.arange(params.horizon), jnp.moveaxis(plan, -1, 0), jnp.moveaxis(alt_plan, -1, 0))
+    (final, alt_final), (moves, slope, alt_moves) = jax.lax.scan(one_day, (first, first), days)
+    return Rollouts(moves.T, slope.T, final, alt_moves.T, alt_final)
+
+
+def inventory_adjoint(slope: Array, d_moves: Array, d_final: Array, start: Array | int = 0) -> Array:
+    """The derivative by today's inventory ``(P,)`` of a figure whose derivatives by the policy's moves
+    ``(P, D)`` and final inventory ``(P,)`` are ``d_moves`` and ``d_final``, the plan held: the adjoint
+    of ``inventory_{t+1} = inventory_t + move_t`` from the day rule's ``slope`` ``(P, D)`` (``rollouts``;
+    the days before ``start`` stand still)."""
+    days = jnp.arange(slope.shape[-1])
+
+    def live(lam_next: Array, inputs: tuple[Array, Array, Array]) -> tuple[Array, None]:
+        _, a_t, g_t = inputs
+        return lam_next + (g_t + lam_next) * a_t, None
+
+    def one_day(lam_next: Array, inputs: tuple[Array, Array, Array]) -> tuple[Array, None]:
+        return jax.lax.cond(inputs[0] >= start, live, lambda lam, _: (lam, None), lam_next, inputs)
+
+    lam, _ = jax.lax.scan(one_day, d_final, (days, slope.T, d_moves.T), reverse=True)
+    return lam
 
 
 def next_spot(day: Array, x0: Array, params: GasStorageParams) -> tuple[Array, Array, Array]:
@@ -129,26 +191,43 @@ def next_spot(day: Array, x0: Array, params: GasStorageParams) -> tuple[Array, A
 
 def _one(
     policy: Policy, other: Policy, policy_params: Any, other_params: Any, params: GasStorageParams,
-    day: Array, inventory: Array, forward: Array, spot_today: Array, noise: Array,
+    day: Array, inventory: Array, forward: Array, spot_today: Array, noise: Array, start: Array | int = 0,
 ) -> dict[str, Array]:
-    """Everything a decision needs for one state (see ``answer``)."""
-
-    def value(inv: Array, spot_now: Array, curve: Array) -> tuple[Array, tuple[Array, Array]]:
-        today = params.replace(forward=curve)
-        found, move, plan = value_from(policy, policy_params, today, day, inv, today_factor(day, spot_now, today),
-                                       noise, hold=True)
-        return found, (move, plan)
-
-    grad = jax.value_and_grad(value, argnums=(0, 1, 2), has_aux=True)
-    (found, (move, plan)), (d_inv, d_spot, d_curve) = grad(inventory, spot_today, forward)
+    """Everything a decision needs for one state (see ``answer``; ``start``: as ``rollouts``')."""
     today = params.replace(forward=forward)
     x0 = today_factor(day, spot_today, today)
-    alt_value, alt_move, _ = value_from(other, other_params, today, day, inventory, x0, noise)
+    x = _factor_paths(day, x0, noise, today)
+    plan = policy.plan(policy_params, x, today)  # (K, P, D)
+    ran = rollouts(policy, other, plan, other.plan(other_params, x, today), today, day, inventory, start)
+
+    # The plan held, the moves follow today's inventory only: spot and curve act through the spots.
+    def value(moves: Array, final: Array, spot_now: Array, curve: Array) -> tuple[Array, Array]:
+        spots = _spots(day, spot_now, curve, noise, params)
+        return _discounted(moves, final, spots, day, params.replace(forward=curve)), spots
+
+    grad = jax.value_and_grad(value, argnums=(0, 1, 2, 3), has_aux=True)
+    (found, spots), (d_moves, d_final, d_spot, d_curve) = grad(ran.moves, ran.final, spot_today, forward)
+    d_inv = jnp.sum(inventory_adjoint(ran.slope, d_moves, d_final, start))
+    alt_value = _discounted(ran.alt_moves, ran.alt_final, spots, day, today)
     lower, upper = action_bounds(day, inventory, today, inventory_band(today))
     mean, low, high = next_spot(day, x0, today)
-    return {"value": found, "move": move, "plan": plan, "alt_value": alt_value, "alt_move": alt_move,
-            "lower": lower, "upper": upper, "mean": mean, "low": low, "high": high,
-            "d_inventory": d_inv, "d_spot": d_spot, "d_forward": d_curve}
+    return {"value": found, "move": ran.moves[0, day], "plan": plan[:, 0, day], "alt_value": alt_value,
+            "alt_move": ran.alt_moves[0, day], "lower": lower, "upper": upper, "mean": mean, "low": low,
+            "high": high, "d_inventory": d_inv, "d_spot": d_spot, "d_forward": d_curve}
+
+
+def _chunked(answer_chunk: Any, inputs: tuple[Array, ...], size: int) -> dict[str, Array]:
+    """``answer_chunk`` on consecutive chunks of ``size`` rows of ``inputs`` (the last one shorter when
+    ``size`` does not divide the batch), one chunk after another, joined back into one batch."""
+    batch = inputs[0].shape[0]
+    size = max(min(size, batch), 1)
+    whole = batch // size * size
+    head = jax.tree_util.tree_map(lambda a: a[:whole].reshape(-1, size, *a.shape[1:]), inputs)
+    found = jax.tree_util.tree_map(lambda a: a.reshape(whole, *a.shape[2:]), jax.lax.map(answer_chunk, head))
+    if whole == batch:
+        return found
+    rest = answer_chunk(jax.tree_util.tree_map(lambda a: a[whole:], inputs))
+    return jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), found, rest)
 
 
 @partial(jax.jit, static_argnames=("policy", "other"))
@@ -159,8 +238,15 @@ def answer(
     """A batch of states ``(B,)`` (``forward``: ``(B, D)``, today's curve in days ``day..``) answered by
     ``policy`` and the alternative ``other``: value, today's move and plan, the alternative's value and
     move, today's feasible moves, tomorrow's spot (mean, 95% interval) and the value's derivatives by
-    today's inventory, spot and forward curve with the policy's plan held (``value_from``'s ``hold``)."""
-    def one(inputs: tuple[Array, Array, Array, Array]) -> dict[str, Array]:
-        return _one(policy, other, policy_params, other_params, params, *inputs, noise)
+    today's inventory, spot and forward curve with the policy's plan held (its decisions react to the
+    inventory only: the envelope sensitivities). The answers come in the batch's order; inside, the
+    states are answered sorted by day, so each chunk of ``CHUNK`` starts at its earliest day."""
+    order = jnp.argsort(day)  # alike days together: a chunk starts at its earliest state's day
 
-    return jax.lax.map(one, (day, inventory, forward, spot_today), batch_size=CHUNK)
+    def answer_chunk(inputs: tuple[Array, Array, Array, Array]) -> dict[str, Array]:
+        one = partial(_one, policy, other, policy_params, other_params, params, noise=noise, start=jnp.min(inputs[0]))
+        return jax.vmap(one)(*inputs)
+
+    found = _chunked(answer_chunk, tuple(a[order] for a in (day, inventory, forward, spot_today)), CHUNK)
+    back = jnp.argsort(order)
+    return jax.tree_util.tree_map(lambda a: a[back], found)

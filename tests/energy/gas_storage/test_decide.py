@@ -92,3 +92,19 @@ def test_intrinsic_schedule_deployed_answers_its_saved_move(run_folder: Path) ->
     assert found.action["net_injection"] == pytest.approx(float(scheduled), abs=1e-4)
     assert found.reasons["scheduled_move"] == pytest.approx(float(scheduled), abs=1e-4)
     assert found.alternative["policy"] == decide.CANDIDATES["snapo"]
+
+
+def test_days_out_of_order_answer_as_each_alone(run_folder: Path, policy: decide.StoragePolicy) -> None:
+    schedule = pd.read_csv(run_folder / "schedule.csv")["lp_inventory"]
+    curve = decide.example_state(run_folder)["forward_curve"]
+    horizon = len(DOMAIN.smoke_spec["scenario"]["forward_curve"])
+    full = [*[curve[0]] * (horizon - len(curve)), *curve]
+    days = [horizon - 2, 1, horizon // 2, 1]  # a batch's chunk starts at its earliest day, sorted inside
+    states = [_state(run_folder, day=d, inventory=float(schedule.iloc[d - 1]), forward_curve=full[d:],
+                     spot=full[d] * (1.0 + 0.1 * i)) for i, d in enumerate(days)]
+    alone, together = contract.decided_alone_and_together(decide, policy, states, figure="value",
+                                                          same_actions=False, rel=1e-5)
+    for one, batch in zip(alone, together, strict=True):
+        assert batch.action["net_injection"] == pytest.approx(one.action["net_injection"], abs=1e-4)
+        assert batch.sensitivities == pytest.approx(one.sensitivities, rel=1e-4, abs=1e-6)
+        assert batch.alternative["value"] == pytest.approx(one.alternative["value"], rel=1e-5)
