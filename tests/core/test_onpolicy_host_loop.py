@@ -98,10 +98,12 @@ def test_host_loop_reproduces_the_functional_loop() -> None:
     assert calls == [("ppo", 5, 12), ("ppo", 10, 12), ("ppo", 12, 12)]
     assert set(result.metrics) == set(reference.metrics) and result.env_steps == reference.env_steps
     # Bit for bit under XLA's default flags (but the mean return's summation order); the suite's unoptimised
-    # compilation (conftest.TEST_XLA_FLAGS) rounds the two programs apart in the last bits.
+    # compilation (conftest.TEST_XLA_FLAGS) rounds the two programs apart in the last bits: relative to the
+    # metric's scale, as a mean whose terms cancel (the policy loss near 0) keeps only its terms' rounding.
     for name in reference.metrics:
+        scale = float(np.max(np.abs(reference.metrics[name])))
         np.testing.assert_allclose(
-            result.metrics[name], reference.metrics[name], rtol=1e-5, atol=1e-8, err_msg=name
+            result.metrics[name], reference.metrics[name], rtol=1e-5, atol=1e-8 + 1e-5 * scale, err_msg=name
         )
     for a, b in zip(jax.tree.leaves(result.params), jax.tree.leaves(reference.params), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
