@@ -77,7 +77,7 @@ def plainly_float32s(values: Sequence[float], limit: float = FLOAT32_MAX) -> boo
     """Whether ``plainly_float32(value, limit)`` holds for every float of ``values``, all at once (a
     long list as one array). False leaves each to the full check."""
     near = NEAR_FLOAT32_ZERO
-    if len(values) < _MANY_FLOATS:
+    if len(values) < _MANY_FLOATS:  # plainly_float32 written out: a call per float would cost more than the test
         return all([near <= abs(value) <= limit or value == 0.0 for value in values])
     magnitudes = np.abs(np.array(values, np.float64))
     if not magnitudes.max() <= limit:  # NaN: the maximum is NaN
@@ -117,11 +117,11 @@ class Float32:
 
 
 def _float32_check(max_abs: float) -> Callable[[float], float]:
-    """``Float32(max_abs).check`` with the ``plainly_float32`` glance written out."""
-    near, limit = NEAR_FLOAT32_ZERO, min(max_abs, FLOAT32_MAX)
+    """``Float32(max_abs).check`` with its limit worked out once."""
+    limit = min(max_abs, FLOAT32_MAX)
 
     def check(value: float) -> float:
-        if near <= abs(value) <= limit or value == 0.0:  # plainly_float32(value, limit)
+        if plainly_float32(value, limit):
             return value
         return check_float32(value, max_abs)
 

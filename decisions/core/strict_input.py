@@ -21,8 +21,6 @@ from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, SchemaValidator, core_schema
 
 from decisions.core.numbers import (
-    FLOAT32_MAX,
-    NEAR_FLOAT32_ZERO,
     float32_problem,
     plainly_float32,
     plainly_float32s,
@@ -318,9 +316,6 @@ def _field_checks(model: type[BaseModel]) -> tuple[FieldCheck, ...]:
     return tuple(found)
 
 
-_INF = math.inf
-
-
 @lru_cache(maxsize=512)
 def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
     """Whether every field of ``model`` in a dict passes at a glance, in one call: a field absent or None
@@ -328,14 +323,11 @@ def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
     by its exact type and range, a list's or an optional one's by its ``_glance``, any other fails. True
     means ``strict_errors`` finds nothing; False sends the dict to it."""
     checks = _field_checks(model)
-    scalars = [(key, kind, fine) for key, _, _, fine, kind in checks if kind in ("bool", "int", "f32", "f64")]
-    others = tuple((key, fine) for key, _, _, fine, kind in checks if kind not in ("bool", "int", "f32", "f64", "model"))
-    fines = tuple((key, fine) for key, _, fine in scalars)
-    getter = itemgetter(*(key for key, _, _ in scalars)) if scalars else (lambda data: ())
-    bool_at, int_at, f32_at, f64_at = ([i for i, (_, kind, _) in enumerate(scalars) if kind == wanted]
-                                       for wanted in ("bool", "int", "f32", "f64"))
-    near, f32_max = NEAR_FLOAT32_ZERO, FLOAT32_MAX
-    single = len(scalars) == 1
+    scalar_kinds = ("bool", "int", "f32", "f64")
+    fines = tuple((key, fine) for key, _, _, fine, kind in checks if kind in scalar_kinds)
+    others = tuple((key, fine) for key, _, _, fine, kind in checks if kind not in (*scalar_kinds, "model"))
+    getter = itemgetter(*(key for key, _ in fines)) if fines else (lambda data: ())
+    single = len(fines) == 1
 
     def one_by_one(data: dict[str, Any]) -> bool:
         """Every field by its own glance, None or absent passing."""
@@ -349,20 +341,8 @@ def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
             return one_by_one(data)
         if single:
             values = (values,)
-        for i in f32_at:
-            v = values[i]
-            if type(v) is not float or not (near <= abs(v) <= f32_max or v == 0.0):  # _f32_fine
-                return one_by_one(data)
-        for i in bool_at:
-            if type(values[i]) is not bool:
-                return one_by_one(data)
-        for i in int_at:
-            v = values[i]
-            if type(v) is not int or not INT64_MIN <= v <= INT64_MAX:
-                return one_by_one(data)
-        for i in f64_at:
-            v = values[i]
-            if type(v) is not float or not -_INF < v < _INF:
+        for (_, check), v in zip(fines, values, strict=True):  # every scalar present: by its exact type and range
+            if not check(v):
                 return one_by_one(data)
         for key, check in others:
             v = data.get(key)
@@ -401,7 +381,12 @@ def strict_check(model: type[BaseModel], data: Any) -> Any:
     whose every field passes at a glance, ``_model_glance``, without looking further)."""
     if type(data) is dict and _model_glance(model)(data):
         return data
-    if type(data) is dict or isinstance(data, Mapping):
+    return _checked_in_full(model, data)
+
+
+def _checked_in_full(model: type[BaseModel], data: Any) -> Any:
+    """``strict_check`` without the glance: a mapping's every field by ``strict_errors``."""
+    if isinstance(data, Mapping):
         errors = strict_errors(model, data)
         if errors:
             raise ValidationError.from_exception_data(model.__name__, errors)
@@ -409,8 +394,8 @@ def strict_check(model: type[BaseModel], data: Any) -> Any:
 
 
 def _strict_checker(model: type[BaseModel]) -> Callable[[Any], Any]:
-    """``strict_check`` of ``model`` as one function: a dict passing ``_model_glance`` returned at once
-    (the glance made on first use, once the model's fields are known)."""
+    """``strict_check`` of ``model`` as one function, its glance made on first use (once the model's
+    fields are known)."""
     glance: Callable[[dict[str, Any]], bool] | None = None
 
     def check(data: Any) -> Any:
@@ -420,7 +405,7 @@ def _strict_checker(model: type[BaseModel]) -> Callable[[Any], Any]:
                 glance = _model_glance(model)
             if glance(data):
                 return data
-        return strict_check(model, data)
+        return _checked_in_full(model, data)
 
     check.strict_model = model  # type: ignore[attr-defined]
     return check

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
+from decisions.core.scans import skip_before
 from decisions.core.smooth import hard_clip
 from decisions.energy.gas_storage.facility import action_bounds, inventory_band
 from decisions.energy.gas_storage.params import GasStorageParams, PriceKind
@@ -130,6 +131,10 @@ def _local_move(policy: Policy, params: GasStorageParams, day: Array) -> Callabl
     return local_move
 
 
+def _day_of(xs: tuple[Array, ...]) -> Array:
+    return xs[0]
+
+
 def rollouts(
     policy: Policy, other: Policy, plan: Array, alt_plan: Array, params: GasStorageParams, day: Array,
     inventory: Array, start: Array | int = 0,
@@ -146,16 +151,10 @@ def rollouts(
         alt_move = alt_move_of(t, alt_inv, alt_plan_t)
         return (inv + move, alt_inv + alt_move), (move, slope, alt_move)
 
-    def still(carry: tuple[Array, Array], xs: tuple[Array, Array, Array]) -> tuple[tuple, tuple]:
-        del xs
-        return carry, (jnp.zeros_like(carry[0]),) * 3
-
-    def one_day(carry: tuple[Array, Array], xs: tuple[Array, Array, Array]) -> tuple[tuple, tuple]:
-        return jax.lax.cond(xs[0] >= start, live, still, carry, xs)
-
     first = jnp.broadcast_to(inventory, plan.shape[1:2])
     days = (jnp.arange(params.horizon), jnp.moveaxis(plan, -1, 0), jnp.moveaxis(alt_plan, -1, 0))
-    (final, alt_final), (moves, slope, alt_moves) = jax.lax.scan(one_day, (first, first), days)
+    (final, alt_final), (moves, slope, alt_moves) = jax.lax.scan(
+        skip_before(live, start, _day_of), (first, first), days)
     return Rollouts(moves.T, slope.T, final, alt_moves.T, alt_final)
 
 
@@ -170,10 +169,7 @@ def inventory_adjoint(slope: Array, d_moves: Array, d_final: Array, start: Array
         _, a_t, g_t = inputs
         return lam_next + (g_t + lam_next) * a_t, None
 
-    def one_day(lam_next: Array, inputs: tuple[Array, Array, Array]) -> tuple[Array, None]:
-        return jax.lax.cond(inputs[0] >= start, live, lambda lam, _: (lam, None), lam_next, inputs)
-
-    lam, _ = jax.lax.scan(one_day, d_final, (days, slope.T, d_moves.T), reverse=True)
+    lam, _ = jax.lax.scan(skip_before(live, start, _day_of), d_final, (days, slope.T, d_moves.T), reverse=True)
     return lam
 
 

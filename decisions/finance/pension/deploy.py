@@ -17,7 +17,6 @@ stands still.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -25,6 +24,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
+from decisions.core.scans import skip_before
 from decisions.finance.pension.curve import nelson_siegel_loadings
 from decisions.finance.pension.liabilities import liability_value, survival
 from decisions.finance.pension.params import DT, PensionParams
@@ -80,18 +80,8 @@ class Step(NamedTuple):
     gross: Array  # (P, A)
 
 
-def _skipping(step: Callable, start: Array | int) -> Callable:
-    """A scan's month: ``step`` from month ``start`` on (its intermediates recomputed in the reverse
-    pass: ``jax.checkpoint``); before it the carry stands still and the outputs are zeros."""
-
-    def still(carry: Any, x: Any) -> tuple[Any, Any]:
-        shapes = jax.eval_shape(step, carry, x)[1]
-        return carry, jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
-
-    def one_month(carry: Any, x: Any) -> tuple[Any, Any]:
-        return jax.lax.cond(x.month >= start, jax.checkpoint(step), still, carry, x)
-
-    return one_month
+def _month_of(x: Month | Step) -> Array:
+    return x.month
 
 
 def market_paths(
@@ -115,7 +105,7 @@ def market_paths(
     n, paths = params.months, normals.shape[0]
     xs = Month(jnp.arange(n), world.amounts[:n], world.payroll, world.benefits, jnp.swapaxes(normals, 0, 1))
     end, (path_factors, liability, gross) = jax.lax.scan(
-        _skipping(live_month, start), jnp.broadcast_to(factors, (paths, 3)), xs)
+        skip_before(live_month, start, _month_of, remat=True), jnp.broadcast_to(factors, (paths, 3)), xs)
     final = jax.vmap(lambda f: liability_value(world.amounts[n], world.liability_discount, f))(end)
     return Market(path_factors, liability, gross, final)
 
@@ -148,7 +138,7 @@ def value_from(
 
     xs = Step(jnp.arange(n), world.payroll, world.benefits, market.factors, market.liability, market.gross)
     end, (ratio, weights, rate, contribution) = jax.lax.scan(
-        _skipping(live_month, start), jnp.broadcast_to(assets, (paths,)), xs)
+        skip_before(live_month, start, _month_of, remat=True), jnp.broadcast_to(assets, (paths,)), xs)
     ratios = jnp.concatenate([ratio, (end / market.final)[None]])  # (N + 1, P)
     months = jnp.arange(n + 1)
     ahead = months >= month
