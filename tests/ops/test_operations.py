@@ -15,7 +15,6 @@ import pytest
 from typer.testing import CliRunner
 
 from decisions.cli import app
-from decisions.platform import registry
 from decisions.platform.record import execute_recorded
 from decisions.store import (
     RunStatus,
@@ -31,20 +30,23 @@ from decisions.store import (
     record_outcome,
     start_run,
 )
+from tests.smoke_runs import smoke_run
 
 runner = CliRunner()
 STATE_FIELDS = ("disease", "visit", "band", "step", "adherent", "side_effect", "months_since_intensification")
 
 
+pytestmark = pytest.mark.smoke_runs("chronic")  # the conformance kit's smoke run, shared
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A store holding one succeeded chronic-care run (the smoke spec), as a file to copy."""
+    """A store holding one succeeded chronic-care run (the shared smoke run), as a file to copy."""
     folder = tmp_path_factory.mktemp("ops_store")
-    domain = registry.get("chronic")
-    job = domain.prepare(domain.smoke_job(), folder)
-    report = domain.run_job(job)
+    smoke = smoke_run("chronic")
     url = f"sqlite:///{folder / 'runs.db'}"
-    execute_recorded("chronic", job.name, job.config(), lambda: report, url=url, output_dir=str(folder / "out"))
+    execute_recorded("chronic", smoke.job.name, smoke.job.config(), lambda: smoke.report, url=url,
+                     output_dir=str(folder / "out"))
     dispose_engines()
     yield folder / "runs.db"
 

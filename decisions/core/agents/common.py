@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pandas as pd
 from flax import struct
 from jax import Array
@@ -25,6 +26,9 @@ from jax import Array
 from decisions.core.checkpoint import key_fingerprint, load_metadata, load_pytree, save_pytree
 
 PyTree = Any
+
+# How a config's ``max_grad_norm`` clips the gradient (``grad_clip``): the global norm, or each element.
+GRAD_CLIPS = ("global_norm", "value")
 
 # ``progress(task, done, total)``: the platform-wide progress callback (``core.progress``).
 ProgressFn = Callable[[str, int, int], None]
@@ -67,6 +71,14 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
     """Raise ``ValueError("name: ...")`` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{name}: must be one of {', '.join(choices)}, got {value!r}")
+
+
+def gradient_clip(grad_clip: str, max_grad_norm: float) -> optax.GradientTransformation:
+    """The clip before an optimiser: the gradient rescaled to global norm at most ``max_grad_norm``
+    (``"global_norm"``), or each element clipped to ``[-max_grad_norm, max_grad_norm]`` (``"value"``)."""
+    if grad_clip == "value":
+        return optax.clip(max_grad_norm)
+    return optax.clip_by_global_norm(max_grad_norm)
 
 
 def check_widths(name: str, value: Any) -> None:

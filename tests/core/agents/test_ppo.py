@@ -17,7 +17,7 @@ import pytest
 
 from decisions.core.agents import ppo
 from decisions.core.agents.common import TrainResult
-from decisions.core.agents.onpolicy import ActorCriticPolicy
+from decisions.core.agents.onpolicy import ActorCriticPolicy, optimizer
 from tests.core.agents.helpers import (
     BANDIT,
     BANDIT_PARAMS,
@@ -273,6 +273,7 @@ def test_second_train_call_does_not_retrace() -> None:
         ("entropy_coef", -0.01),
         ("value_coef", "0.5"),
         ("max_grad_norm", 0.0),
+        ("grad_clip", "norm"),
         ("hidden", ()),
         ("hidden", (64, 0)),
         ("hidden", [64, 64]),
@@ -287,6 +288,15 @@ def test_second_train_call_does_not_retrace() -> None:
 def test_bad_config_raises_naming_the_field(field: str, value) -> None:
     with pytest.raises(ValueError, match=f"^{field}: "):
         ppo.PPOConfig(**{field: value})
+
+
+@pytest.mark.parametrize(("grad_clip", "expected"), [("global_norm", [0.3, 0.4]), ("value", [0.25, 0.5])])
+def test_the_optimizer_clips_the_global_norm_or_each_element(grad_clip: str, expected: list[float]) -> None:
+    agent = ppo.make_agent(OneStepBandit(), ppo.PPOConfig(max_grad_norm=0.5, grad_clip=grad_clip))
+    chain = optimizer(agent)
+    grads = jnp.array([3.0, 4.0]) if grad_clip == "global_norm" else jnp.array([0.25, 4.0])
+    _, (_, (adam, _)) = chain.update(grads, chain.init(grads))
+    np.testing.assert_allclose(np.asarray(adam.mu), 0.1 * np.asarray(expected), rtol=1e-6)  # Adam saw the clipped one
 
 
 def test_config_is_hashable_and_defaults_suit_long_episodes() -> None:

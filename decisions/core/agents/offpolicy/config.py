@@ -7,11 +7,16 @@ from dataclasses import dataclass
 
 import optax
 
-from decisions.core.agents.common import check_choice, check_int, check_number, check_widths
+from decisions.core.agents.common import (
+    GRAD_CLIPS,
+    check_choice,
+    check_int,
+    check_number,
+    check_widths,
+    gradient_clip,
+)
 
 __all__ = ["GRAD_CLIPS", "OffPolicyConfig"]
-
-GRAD_CLIPS = ("global_norm", "value")
 
 
 @dataclass(frozen=True)
@@ -109,9 +114,7 @@ class OffPolicyConfig:
 
     def gradient_clip(self) -> optax.GradientTransformation:
         """The clip before Adam: ``max_grad_norm`` on the global norm, or on each element (``grad_clip="value"``)."""
-        if self.grad_clip == "value":
-            return optax.clip(self.max_grad_norm)
-        return optax.clip_by_global_norm(self.max_grad_norm)
+        return gradient_clip(self.grad_clip, self.max_grad_norm)
 
     def optimizer(self) -> optax.GradientTransformation:
         """Adam after ``gradient_clip`` (every network of the agent)."""

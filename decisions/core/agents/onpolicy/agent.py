@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Protocol, Self
 import optax
 from jax import Array
 
-from decisions.core.agents.common import check_config
+from decisions.core.agents.common import check_config, gradient_clip
 from decisions.core.agents.onpolicy.config import OnPolicyConfig
 from decisions.core.agents.onpolicy.losses import Batch
 from decisions.core.agents.onpolicy.policy import ActorCriticPolicy
@@ -99,7 +99,6 @@ def schedule(agent: OnPolicyAgent) -> optax.Schedule:
 
 
 def optimizer(agent: OnPolicyAgent) -> optax.GradientTransformation:
-    """Global-norm clipping followed by the agent's ``base_optimizer`` on ``schedule``."""
-    return optax.chain(
-        optax.clip_by_global_norm(agent.config.max_grad_norm), agent.base_optimizer(schedule(agent))
-    )
+    """The config's gradient clip (``grad_clip``) followed by the agent's ``base_optimizer`` on ``schedule``."""
+    config = agent.config
+    return optax.chain(gradient_clip(config.grad_clip, config.max_grad_norm), agent.base_optimizer(schedule(agent)))

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 
 import flax.linen as nn
 
-from decisions.core.agents.common import check_bool, check_choice, check_int, check_number, check_widths
+from decisions.core.agents.common import (
+    GRAD_CLIPS,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    check_widths,
+)
 
 __all__ = ["ACTIVATIONS", "LR_SCHEDULES", "OnPolicyConfig"]
 
@@ -46,8 +53,10 @@ class OnPolicyConfig:
     entropy_coef: float = 0.0
     # Weight of the value loss.
     value_coef: float = 0.5
-    # Global gradient-norm clip.
+    # Gradient clip applied before the optimiser: the global norm, or each element with ``grad_clip="value"``.
     max_grad_norm: float = 0.5
+    # How ``max_grad_norm`` clips: "global_norm" (rescale the whole gradient) or "value" (each element).
+    grad_clip: str = "global_norm"
     # Hidden widths of the actor and of the critic (separate networks).
     hidden: tuple[int, ...] = (64, 64)
     # Hidden activation, ``"tanh"`` or ``"relu"``.
@@ -89,6 +98,7 @@ class OnPolicyConfig:
         for name in ("normalize_obs", "normalize_advantages", "normalize_rewards"):
             check_bool(name, getattr(self, name))
         check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
+        check_choice("grad_clip", self.grad_clip, GRAD_CLIPS)
         check_choice("activation", self.activation, tuple(ACTIVATIONS))
         check_widths("hidden", self.hidden)
         if self.total_env_steps < self.batch_size:
