@@ -145,12 +145,13 @@ eval_months = [12]
 [agents]
 names = ["ppo"]
 seeds = 1
-on_policy_steps = 107520  # 20 PPO iterations of 5,376 steps: a checkpoint after 10, then 20
+on_policy_steps = 64512  # 12 PPO iterations of 5,376 steps: a checkpoint after 6, then 12
 
 [evaluation]
 explain = false
 """
 PPO_STEPS = 5_376
+CHUNK = 6  # PPO iterations between checkpoints: common.chunk_size(12, log_every=10)
 
 
 def _decisions(*args: str) -> list[str]:
@@ -220,8 +221,8 @@ def _kill_resume_and_compare(
     killed.send_signal(signal.SIGKILL)
     assert killed.wait(timeout=30) == -signal.SIGKILL
 
-    done = int(load_metadata(checkpoint)["done"])  # 10, or 20 if the second chunk slipped in before the kill
-    assert done in (10, 20)
+    done = int(load_metadata(checkpoint)["done"])  # 6, or 12 if the second chunk slipped in before the kill
+    assert done in (CHUNK, 2 * CHUNK)
     lost = get_run(run_id, url=store)
     assert lost.status is RunStatus.LOST and f"process {lost.pid}" in lost.error  # at once: its PID is gone
     listed = runner.invoke(app, ["runs", "list", "--status", "lost"])
@@ -237,7 +238,7 @@ def _kill_resume_and_compare(
     metrics = record.latest_metrics()
     assert record.status is RunStatus.SUCCEEDED and record.error is None and record.pid != lost.pid
     assert (metrics["resumed_times"], metrics["resumed_from_step"]) == (1.0, done * PPO_STEPS)
-    assert metrics["resume_lost_steps_max"] == (10 if done == 10 else 0) * PPO_STEPS
+    assert metrics["resume_lost_steps_max"] == (CHUNK if done == CHUNK else 0) * PPO_STEPS
     assert metrics["resume_lost_seconds"] >= 0 and not (folder / SUBFOLDER).exists()  # removed once succeeded
     [other] = [r for r in list_runs(url=store) if r.name == "reference"]
     mine = {a.name: Path(a.path) for a in record.artifacts}

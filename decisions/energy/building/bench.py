@@ -3,15 +3,15 @@
 ``run_bench()`` returns one flat dict (printed as JSON by the CLI). Environment speed:
 
 - ``env_steps_per_second``: environment steps per second of ``VmapEnv(BuildingEnv(1), 1024)``
-  scanned 1000 steps with zero actions under one ``jit`` (no policy; compile excluded; best of
-  3), the observation and reward consumed so nothing is dead code;
+  scanned ``speed_steps`` steps (1000 by default) with zero actions under one ``jit`` (no
+  policy; compile excluded; best of 3), the observation and reward consumed so nothing is dead code;
   ``env_steps_per_second_autoreset``: the same inside ``AutoResetEnv`` (a reset computed every
   step, as in training); ``env_steps_per_second_one_home_year``: one home, no ``vmap``, from the
   data's first hour through the year (8759 steps, the last row having no next observation) in
   one jitted scan: the shape of one CityLearn episode, where the rate is latency-bound.
 
-Baselines, per building ``b`` of ``BENCH_BUILDINGS`` on the default held-out window
-(September-December): ``b<b>_no_battery_cost`` ($), ``b<b>_rule_based_saving`` and
+Baselines, per building ``b`` of ``buildings`` (``BENCH_BUILDINGS`` by default) on the default
+held-out window (September-December): ``b<b>_no_battery_cost`` ($), ``b<b>_rule_based_saving`` and
 ``b<b>_lp_saving`` (fractions of the no-battery bill) and ``b<b>_rule_based_share_of_lp``
 (``saving_fraction_of_lp``); ``saving_vs_lp_rule_based``: the rule-based controller's share of
 the LP saving on the building and window the agents are scored on (building 1, held out), the
@@ -185,6 +185,8 @@ def run_bench(
     generalist_tune: bool = True,
     generalist_tune_budget: float = 1.0,
     generalist_mpc: bool = True,
+    buildings: tuple[int, ...] = BENCH_BUILDINGS,
+    speed_steps: int = 1000,
 ) -> dict[str, Any]:
     """Measure every building figure (see the module docstring); a flat dict of numbers and a few strings.
 
@@ -193,29 +195,33 @@ def run_bench(
     off-policy step budget; step budgets default to ``AgentSettings``'s. ``generalist`` trains one
     PPO over the generalist's training homes (``generalist_steps`` per seed, its candidates trained on
     ``generalist_tune_budget`` of them when ``generalist_tune``) and scores it on every home, with MPC
-    when ``generalist_mpc``.
+    when ``generalist_mpc``. ``buildings`` are the homes whose baselines are reported (building 1,
+    the agents' home, first); ``speed_steps`` the scan length of the vmapped speed measurements.
     """
+    if not buildings or buildings[0] != 1:
+        raise ValueError(f"buildings must start with building 1 (the agents' home), got {buildings!r}")
     report = progress or (lambda task, done, total: None)
     figures: dict[str, Any] = {}
     speeds: list[tuple[str, Callable[[], float]]] = [
-        ("env_steps_per_second", measure_env_steps_per_second),
-        ("env_steps_per_second_autoreset", lambda: measure_env_steps_per_second(auto_reset=True)),
+        ("env_steps_per_second", lambda: measure_env_steps_per_second(num_steps=speed_steps)),
+        ("env_steps_per_second_autoreset",
+         lambda: measure_env_steps_per_second(num_steps=speed_steps, auto_reset=True)),
         ("env_steps_per_second_one_home_year", measure_one_home_year),
     ]
     for i, (name, measure) in enumerate(speeds):
         report("env steps per second", i, len(speeds))
         figures[name] = measure()
     report("env steps per second", len(speeds), len(speeds))
-    for i, building in enumerate(BENCH_BUILDINGS):
-        report("baselines", i, len(BENCH_BUILDINGS))
+    for i, building in enumerate(buildings):
+        report("baselines", i, len(buildings))
         table = kpi_table(run_baselines(Scenario(buildings=building)))
         reference = table.loc["no_battery", "cost_usd"]
         figures[f"b{building}_no_battery_cost"] = float(reference)
         for name, tag in (("rule_based", "rule_based"), ("perfect_foresight", "lp")):
             figures[f"b{building}_{tag}_saving"] = float(table.loc[name, "saving_usd"] / reference)
         figures[f"b{building}_rule_based_share_of_lp"] = float(table.loc["rule_based", "saving_fraction_of_lp"])
-    report("baselines", len(BENCH_BUILDINGS), len(BENCH_BUILDINGS))
-    figures["saving_vs_lp_rule_based"] = figures[f"b{BENCH_BUILDINGS[0]}_rule_based_share_of_lp"]
+    report("baselines", len(buildings), len(buildings))
+    figures["saving_vs_lp_rule_based"] = figures[f"b{buildings[0]}_rule_based_share_of_lp"]
     if agents:
         budgets = {k: v for k, v in (("on_policy_steps", on_policy_steps), ("off_policy_steps", off_policy_steps))
                    if v is not None}
@@ -315,9 +321,9 @@ def equal_steps_figures(
     return figures
 
 
-SMOKE_BUDGET: dict[str, Any] = {"agents": False, "generalist": False}
-"""A benchmark that runs in seconds (the platform's conformance test): simulator speed and the
-baselines only."""
+SMOKE_BUDGET: dict[str, Any] = {"agents": False, "generalist": False, "buildings": (1,), "speed_steps": 100}
+"""A benchmark that runs in seconds (the platform's conformance test): simulator speed (shorter
+scans) and the baselines of building 1 only."""
 
 
 AGENT_LABELS = {"ppo": "PPO", "a2c": "A2C", "sac": "SAC", "dqn": "DQN (11 levels)"}

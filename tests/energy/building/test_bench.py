@@ -67,13 +67,25 @@ def test_environment_speed_beats_a_python_driven_loop_by_far() -> None:
 
 
 def test_baseline_figures_are_consistent_shares_of_one_bill() -> None:
+    """Each home's baselines at the smoke budget (building 1, the agents' home; the full bench adds
+    the other ``BENCH_BUILDINGS``) are shares of its no-battery bill."""
     figures, _ = smoke_bench("building")
-    for b in BENCH_BUILDINGS:
+    buildings = bench.SMOKE_BUDGET["buildings"]
+    assert buildings[0] == BENCH_BUILDINGS[0] == 1 and set(buildings) <= set(BENCH_BUILDINGS)
+    assert {k for k in figures if k.endswith("_no_battery_cost")} == {f"b{b}_no_battery_cost" for b in buildings}
+    for b in buildings:
         rule, lp = figures[f"b{b}_rule_based_saving"], figures[f"b{b}_lp_saving"]
         assert 0 < rule < lp < 1 and figures[f"b{b}_no_battery_cost"] > 0
         assert figures[f"b{b}_rule_based_share_of_lp"] == pytest.approx(rule / lp, rel=1e-9)
     # the rule-based row of the headline table: building 1, the agents' held-out window
     assert figures["saving_vs_lp_rule_based"] == figures["b1_rule_based_share_of_lp"]
+
+
+def test_the_baselines_start_with_the_agents_home() -> None:
+    """``saving_vs_lp_rule_based`` is building 1's figure: a bench without it first is refused before any work."""
+    for buildings in ((), (5, 1)):
+        with pytest.raises(ValueError, match="building 1"):
+            run_bench(buildings=buildings)
 
 
 def test_the_docstring_lists_every_smoke_figure() -> None:
