@@ -53,7 +53,7 @@ def test_trace_replays_the_episode_and_maps_links() -> None:
     assert trace.conn.sum(axis=2).max() <= 2 and ((trace.qoe >= 0) & (trace.qoe <= 1)).all()
     from decisions.telecom.comp.policies.rollouts import rollout
 
-    reference = rollout(TASK, SERVING_SET_POLICIES["top2"], key[None])
+    reference = rollout(TASK, SERVING_SET_POLICIES["top2"], key[None], record=True)  # policy_actions' program
     np.testing.assert_allclose(trace.reward, reference["reward"][0], atol=1e-6)  # the same episode
     cells, users, links = trace_frames(trace, 10)
     assert len(cells) == TASK.n_cells and len(users) == TASK.n_users

@@ -52,10 +52,11 @@ def test_rounds_add_each_tasks_episodes_and_fine_tune_after_each(model: SavedDT,
         calls.append((r, [d.episodes for d in datasets]))
         return params
 
-    params, data = dagger.dagger_rounds(model.params, TINY, True, [demos], [demos], fake_train, rounds=2, episodes=1,
+    # two episodes a round: the labelled episodes' program is the first test's
+    params, data = dagger.dagger_rounds(model.params, TINY, True, [demos], [demos], fake_train, rounds=2, episodes=2,
                                         seed=0, labeler=MAX_SNR)
-    assert calls == [(0, [3]), (1, [4])] and params is model.params
-    assert list(data[0].behaviour) == ["max_snr", "max_snr", "dagger", "dagger"]
+    assert calls == [(0, [4]), (1, [6])] and params is model.params
+    assert list(data[0].behaviour) == ["max_snr"] * 2 + ["dagger"] * 4
     with pytest.raises(ValueError, match="same task"):
         dagger.concatenate([demos, generate_dataset(JOINT_TRAINING_TASKS[0], {"r": random_set_size}, 1)])
 
@@ -163,7 +164,7 @@ def test_an_advantage_model_is_prompted_targeted_and_labelled_in_advantage_units
     assert not np.allclose(np.asarray(prompt.rtg), np.asarray(model.conditioning(demos)[0].rtg))
     labelled = dagger.dagger_dataset(gain, TASK, demos, 1, seed=2, labeler=MAX_SNR)
     np.testing.assert_allclose(labelled.baseline_rewards, labelled.rewards, atol=1e-6)  # max-SNR labels: no gain
-    assert dagger.dagger_dataset(model, TASK, demos, 1, seed=2, labeler=MAX_SNR).baseline_rewards is None
+    assert dagger.dagger_dataset(model, TASK, demos, 2, seed=2, labeler=MAX_SNR).baseline_rewards is None
     both = dagger.concatenate([demos, labelled])
     assert both.baseline_rewards.shape == (4, demos.horizon)
-    assert dagger.concatenate([both, dagger.dagger_dataset(model, TASK, demos, 1, seed=2, labeler=MAX_SNR)]).baseline_rewards is None
+    assert dagger.concatenate([both, dagger.dagger_dataset(model, TASK, demos, 2, seed=2, labeler=MAX_SNR)]).baseline_rewards is None

@@ -88,7 +88,10 @@ def test_the_mobility_check_fails_on_a_faster_walk_or_a_larger_roaming_area() ->
 )
 @pytest.mark.parametrize("policy", ["max_snr", "random"])
 def test_mean_episode_returns_agree(scenario: str, policy: str) -> None:
-    result = parity.compare(scenario, policy, n_mobile=EPISODES[scenario], n_sim=256, seed=0)
+    # mobile-env's few episodes carry most of the difference's variance: 64 of ours are plenty beside
+    # the small scenario's 16
+    n_sim = 64 if scenario == "small" else 256
+    result = parity.compare(scenario, policy, n_mobile=EPISODES[scenario], n_sim=n_sim, seed=0)
     assert result["p_value_z"] > ALPHA, result
     assert abs(result["diff"]) < parity.RETURN_TOLERANCE, result
 

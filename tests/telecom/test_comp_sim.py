@@ -169,14 +169,16 @@ def test_padding_behaves_like_the_smaller_network() -> None:
     key = jax.random.PRNGKey(1)
     obs_p, state_p = ENV.reset(key, params)
     obs_s, state_s = small_env.reset(key, trimmed)
-    state_s = with_positions(state_s.replace(waypoint=state_p.waypoint[:5]), state_p.pos[:5], trimmed)
+    # each step jitted (one compile per network) rather than op by op
+    step_p, step_s, act = jax.jit(ENV.step), jax.jit(small_env.step), jax.jit(max_snr_single)
+    follow = jax.jit(lambda s, p: with_positions(s.replace(waypoint=p.waypoint[:5]), p.pos[:5], trimmed))
+    state_s = follow(state_s, state_p)
     for t in range(15):
         k = jax.random.fold_in(key, t)
-        action = max_snr_single(obs_p, k, params)
-        obs_p, state_p, r_p, _, _, info_p = ENV.step(k, state_p, action, params)
-        obs_s, state_s, r_s, _, _, info_s = small_env.step(k, state_s, action[:5], trimmed)
-        # same mobility draws
-        state_s = with_positions(state_s.replace(waypoint=state_p.waypoint[:5]), state_p.pos[:5], trimmed)
+        action = act(obs_p, k, params)
+        obs_p, state_p, r_p, _, _, info_p = step_p(k, state_p, action, params)
+        obs_s, state_s, r_s, _, _, info_s = step_s(k, state_s, action[:5], trimmed)
+        state_s = follow(state_s, state_p)  # same mobility draws
         np.testing.assert_allclose(r_p, r_s, rtol=1e-6)
         np.testing.assert_array_equal(state_p.conn[:5, :3], state_s.conn)
         assert not bool(state_p.conn[5:].any()) and not bool(state_p.conn[:, 3:].any())
@@ -196,8 +198,9 @@ def test_jit_and_vmap_over_networks_of_different_sizes() -> None:
     keys = jax.random.split(jax.random.PRNGKey(0), len(nets))
     state, (rewards, rates, trunc) = jax.jit(jax.vmap(lambda p, k: _run(p, max_snr_single, k)))(batch, keys)
     assert rewards.shape == (4, 20) and bool(jnp.all(jnp.abs(rewards) <= 1.0))
+    run_one = jax.jit(lambda p, k: _run(p, max_snr_single, k))  # one network at a time, unbatched
     for i, net in enumerate(nets):
-        _, (r_one, _, _) = _run(net, max_snr_single, keys[i])
+        _, (r_one, _, _) = run_one(net, keys[i])
         np.testing.assert_allclose(rewards[i], r_one, rtol=1e-5, atol=1e-6)
         assert float(jnp.abs(rates[i][:, int(net.user_mask.sum()) :]).sum()) == 0.0
 
