@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -18,11 +18,12 @@ from decisions.recsys.utility.study import off_policy_errors, run_study
 ProgressFn = Callable[[str, int, int], None]
 
 SMOKE_BUDGET: dict[str, Any] = {
-    "train_requests": 2000, "evaluation_requests": 2000, "steps": 40, "test_requests": 256, "oracle_draws": 2,
-    "points": 3, "bootstrap": 10, "ope_replications": 2, "drift_days": 3, "requests_per_day": 500, "timing_calls": 50,
-    "batch_requests": 2000, "obd_bootstrap": 10, "obd_sims": 2000,
+    "train_requests": 1000, "evaluation_requests": 1000, "steps": 10, "test_requests": 128, "oracle_draws": 2,
+    "points": 3, "bootstrap": 10, "ope_replications": 2, "drift_days": 3, "requests_per_day": 300, "timing_calls": 10,
+    "batch_requests": 1000, "obd_bootstrap": 10, "obd_sims": 250, "agent": {"hidden": [16], "embedding": 8},
 }
-"""A benchmark that runs in seconds (the conformance test's)."""
+"""A benchmark that runs in seconds (the conformance test's): the smoke job's log sizes and Q-network, so
+that in one process the two share their compiled programs."""
 
 
 def run_bench(
@@ -42,6 +43,7 @@ def run_bench(
     batch_requests: int = 100_000,
     obd_bootstrap: int = 200,
     obd_sims: int = 100_000,
+    agent: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run the study at this budget, time serving, and run the Open Bandit check.
 
@@ -61,13 +63,14 @@ def run_bench(
         batch_requests: requests in the timed batch.
         obd_bootstrap: resamples of the Open Bandit intervals.
         obd_sims: Monte Carlo draws of the Bernoulli TS policy.
+        agent: other Q-network settings (``[agent]`` of a job spec, e.g. ``hidden``); default the job's.
     """
     report = progress or (lambda task, done, total: None)
     spec = {
         "job": {"name": "bench"},
         "logs": {"train_requests": train_requests, "validation_requests": max(train_requests // 5, 100),
                  "evaluation_requests": evaluation_requests},
-        "agent": {"steps": steps, "log_every": min(500, steps)},
+        "agent": {**(agent or {}), "steps": steps, "log_every": min(500, steps)},
         "frontier": {"test_requests": test_requests, "oracle_draws": oracle_draws, "points": points,
                      "bootstrap": bootstrap, "ope_replications": ope_replications},
         "drift": {"days": drift_days, "requests_per_day": requests_per_day},

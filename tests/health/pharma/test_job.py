@@ -28,9 +28,10 @@ pytestmark = pytest.mark.smoke_runs("pharma")  # the conformance kit's tiny job:
 TINY = {
     "optimise": DOMAIN.smoke_spec["optimise"],
     "baseline": DOMAIN.smoke_spec["baseline"],
-    "design_space": {"points": 3, "samples": 8},
+    "design_space": {"points": 2, "samples": 4},
 }
-"""The registry's smoke settings, and a small design-space map."""
+"""The registry's smoke settings, and the smoke bench's design-space map (so that, in one process, the run
+reuses the programs the bench compiled)."""
 
 
 def _spec(**overrides: dict) -> dict:
@@ -123,7 +124,7 @@ def test_execute_records_a_succeeded_run_with_every_artifact(recorded) -> None:
     assert (sens.loc[sens["structural_zero"], "value"] == 0.0).all()
     space = pd.read_csv(paths["design_space"])
     assert list(space.columns) == ["reactor_temperature", "cooling_end_temperature", "probability"]
-    assert len(space) == 9 and space["probability"].between(0.0, 1.0).all()
+    assert len(space) == 4 and space["probability"].between(0.0, 1.0).all()
     traj = pd.read_csv(paths["trajectories"])
     temps = traj[(traj["variable"] == "temperature") & (traj["method"] == "best_constant")]
     assert set(traj["unit"]) == {"reactor", "crystalliser", "dryer"}

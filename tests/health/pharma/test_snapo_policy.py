@@ -124,7 +124,7 @@ def test_loading_another_file_is_an_input_error(tmp_path: Path) -> None:
         load_profiles(path)
 
 
-SMALL_BUDGET = OptimiseSettings(steps=300, samples_per_step=32, eval_samples=1000, log_every=150)
+SMALL_BUDGET = OptimiseSettings(steps=150, samples_per_step=32, eval_samples=1000, log_every=75)
 
 
 @pytest.fixture(scope="module")
