@@ -24,7 +24,7 @@ from decisions.finance.pension.simulator import draw_normals
 
 SETTINGS = sp.PensionSnapoSettings(steps=300, paths_per_step=256, width=16, log_every=150)
 """The budget of the (slow) test that SNAPO beats the best fixed mix."""
-QUICK = SETTINGS.model_copy(update={"steps": 60, "log_every": 30})
+QUICK = SETTINGS.model_copy(update={"steps": 20, "log_every": 20})
 """A short training for the tests of tables, sensitivities and files (any trained network will do)."""
 
 

@@ -108,7 +108,7 @@ def test_distillation_lowers_the_greedy_regret_and_changes_the_plan(problems: li
     labels = regret_labels(problems, default_planner(), paths=500)
     before = plan(default_planner(), problems[1])
     refined, summary = distill(
-        default_planner(), labels, steps=400, batch_size=256, learning_rate=1e-3, temperature=1e-2, chunk=100
+        default_planner(), labels, steps=100, batch_size=256, learning_rate=1e-3, temperature=1e-2, chunk=50
     )
     assert refined.joint
     assert summary["final_greedy_regret"] < 0.6 * summary["first_greedy_regret"]

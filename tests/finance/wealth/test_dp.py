@@ -74,8 +74,9 @@ def test_default_single_goal_value() -> None:
 
 
 def test_monotone_in_w0_and_goal() -> None:
-    values_w0 = [solve(_problem(initial_wealth=w)).value for w in (80.0, 100.0, 120.0)]
-    values_g = [solve(_problem(target=g)).value for g in (150.0, 200.0, 250.0)]
+    # a coarser DP grid than the default (rho 1.5: a fifth of the time); the order holds on it too
+    values_w0 = [solve(_problem(initial_wealth=w, rho=1.5)).value for w in (80.0, 100.0, 120.0)]
+    values_g = [solve(_problem(target=g, rho=1.5)).value for g in (150.0, 200.0, 250.0)]
     assert values_w0[0] < values_w0[1] < values_w0[2]
     assert values_g[0] > values_g[1] > values_g[2]
 
@@ -106,7 +107,9 @@ def test_multi_goal_beats_fixed_strategy_by_monte_carlo() -> None:
         {"year": 8, "options": [{"cost": 50.0, "utility": 15.0}, {"cost": 100.0, "utility": 35.0}]},
     ]
     flows = [10.0] * 4 + [0.0] * 4
-    p = WealthProblem.parse({"horizon": 8, "initial_wealth": 100.0, "cash_flows": flows, "goals": goals})
+    # a coarser DP grid than the default (rho 1.5: half the nodes, a fifth of the time): its value is still far
+    # above the fixed strategy's
+    p = WealthProblem.parse({"horizon": 8, "initial_wealth": 100.0, "cash_flows": flows, "goals": goals, "rho": 1.5})
     r = solve(p)
     print(f"multi-goal value {r.value:.4f}, {len(r.wealth)} states")
     # fixed strategy: always the max-mean portfolio, take the dearest affordable option of each goal

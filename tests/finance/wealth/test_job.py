@@ -14,12 +14,13 @@ from decisions.finance.wealth import study as wealth_study
 from decisions.finance.wealth.bench import EXAMPLE_MULTI_GOAL
 from decisions.finance.wealth.planner import load_planner, planner_training
 from decisions.finance.wealth.problem import WealthProblem
-from decisions.platform.record import execute_domain, load_run_report
+from decisions.platform.record import execute_domain, execute_recorded, load_run_report
 from decisions.platform.registry import get
 from decisions.store import RunStatus, dispose_engines, get_run
 from tests.helpers import assert_input_error
+from tests.smoke_runs import smoke_run
 
-pytestmark = pytest.mark.smoke_runs("wealth")  # the smoke job's problem: the planner's programs compile once
+pytestmark = pytest.mark.smoke_runs("wealth")  # the smoke job, shared; its problem: the planner's programs compile once
 
 PROBLEM = DOMAIN.smoke_spec["problem"]
 """Two goals over six years (the registry's smoke problem)."""
@@ -60,8 +61,11 @@ def test_prepare_validates_the_spec(tmp_path: Path) -> None:
 def test_a_small_recorded_job_reports_every_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     try:
-        job = wealth_job.prepare(_spec(evaluation={"paths": 2_000}))
-        run_id = execute_domain(DOMAIN, job, url=url)  # the job runs once: its report is read back from the record
+        # the registry's smoke job (shipped planner, DP, 500 paths), run once per process, recorded: its report
+        # is read back from the record
+        smoke = smoke_run(DOMAIN.name)
+        run_id = execute_recorded(DOMAIN.name, smoke.job.name, smoke.job.config(), lambda: smoke.report, url=url,
+                                  output_dir=str(tmp_path / "out"))
         record = get_run(run_id, url=url)
         assert record.status == RunStatus.SUCCEEDED and record.kind == DOMAIN.name
         written = {a.name: Path(a.path) for a in record.artifacts}
