@@ -31,7 +31,13 @@ from decisions.core.bench_row import Row
 from decisions.finance.wealth.beyond import Inflation, score_beyond
 from decisions.finance.wealth.compare import family_table, headline, score_families
 from decisions.finance.wealth.dp import solve
-from decisions.finance.wealth.families import FAMILIES, held_out_problems, problem_key, sample_problems
+from decisions.finance.wealth.families import (
+    FAMILIES,
+    client_keys,
+    held_out_problems,
+    problem_key,
+    sample_problems,
+)
 from decisions.finance.wealth.market import DEFAULT_COVARIANCE, DEFAULT_MEANS, Market
 from decisions.finance.wealth.planner import DEFAULT_PLANNER_PATH, default_planner, planner_training
 from decisions.finance.wealth.problem import WealthProblem
@@ -173,7 +179,7 @@ def planner_figures(
         f"planner_{k}": v for k, v in training.items() if isinstance(v, bool | int | float | str)
     }
     held_out = held_out_problems(per_family, families)
-    train_keys = {problem_key(p) for p in sample_problems(int(training.get("problems", 0)), "mixed")}
+    train_keys = set(client_keys(int(training.get("problems", 0)), "mixed"))
     figures["held_out_in_training"] = sum(problem_key(p) in train_keys for ps in held_out.values() for p in ps)
     scores = score_families(held_out, planner, rule, paths=eval_paths, progress=progress)
     figures.update(headline(scores))

@@ -4,7 +4,8 @@ Families (``FAMILIES``):
 
 ``mixed`` (training) draws a family at random for each problem. Held-out problems come from
 seeds disjoint from the training seeds (``HELD_OUT_SEED``), and ``problem_key`` lets a caller
-check that no held-out problem appears in training.
+check that no held-out problem appears in training (``client_keys``: the keys of many drawn
+problems without building them).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -84,6 +86,12 @@ def _flows(rng: np.random.Generator, horizon: int, kind: str, w0: float) -> list
 
 def sample_problem(rng: np.random.Generator, family: str, market: Market | None = None) -> WealthProblem:
     """Draw one client problem of ``family`` (one of ``FAMILIES`` or ``"mixed"``)."""
+    return WealthProblem(**_client(rng, family), market=market or Market())
+
+
+def _client(rng: np.random.Generator, family: str) -> dict[str, Any]:
+    """One client of ``family``, drawn as ``sample_problem`` draws it: the problem's fields but the
+    market, as ``problem_key`` reads them (not validated)."""
     if family == "mixed":
         family = str(rng.choice(FAMILIES))
     if family not in FAMILIES:
@@ -111,12 +119,8 @@ def sample_problem(rng: np.random.Generator, family: str, market: Market | None 
         horizon = int(rng.integers(5, MAX_HORIZON + 1))
         growth = float(np.exp(0.07 * horizon))
         target = float(round(w0 * growth * rng.uniform(0.8, 1.4), 2))
-        return WealthProblem(
-            horizon=horizon,
-            initial_wealth=w0,
-            goals=[{"year": horizon, "options": [{"cost": target, "utility": 1.0}]}],
-            market=market or Market(),
-        )
+        return {"horizon": horizon, "initial_wealth": w0, "cash_flows": None,
+                "goals": [{"year": horizon, "options": [{"cost": target, "utility": 1.0}]}]}
     years = _goal_years(rng, horizon, n_goals, bunched)
     flows = _flows(rng, horizon, flow_kind, w0)
     resources = w0 + (sum(f for f in flows if f > 0) if flows else 0.0)
@@ -133,9 +137,7 @@ def sample_problem(rng: np.random.Generator, family: str, market: Market | None 
             frac_cost, frac_util = rng.uniform(0.35, 0.7), rng.uniform(0.45, 0.85)
             options.insert(0, {"cost": float(round(cost * frac_cost, 2)), "utility": float(round(utility * frac_util, 2))})
         goals.append({"year": int(year), "options": options})
-    return WealthProblem(
-        horizon=horizon, initial_wealth=w0, cash_flows=flows, goals=goals, market=market or Market()
-    )
+    return {"horizon": horizon, "initial_wealth": w0, "cash_flows": flows, "goals": goals}
 
 
 def sample_problems(
@@ -155,5 +157,14 @@ def held_out_problems(per_family: int, families: Sequence[str] = FAMILIES, *, ma
 
 def problem_key(problem: WealthProblem) -> str:
     """A digest of the problem's client data (horizon, wealth, flows, goals), market excluded."""
-    data = problem.model_dump(include={"horizon", "initial_wealth", "cash_flows", "goals"})
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+    return _key(problem.model_dump(include={"horizon", "initial_wealth", "cash_flows", "goals"}))
+
+
+def client_keys(count: int, family: str = "mixed", *, seed: int = TRAIN_SEED) -> list[str]:
+    """``problem_key`` of each problem ``sample_problems(count, family, seed=seed)`` draws, without
+    building (validating) the problems."""
+    return [_key(_client(np.random.default_rng(seed + i), family)) for i in range(count)]
+
+
+def _key(client: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(client, sort_keys=True).encode()).hexdigest()[:16]

@@ -17,6 +17,7 @@ from decisions.finance.wealth.dp import option_sets, solve
 from decisions.finance.wealth.families import (
     FAMILIES,
     MAX_GOALS_PER_YEAR,
+    client_keys,
     held_out_problems,
     problem_key,
     sample_problem,
@@ -65,8 +66,12 @@ def test_held_out_problems_are_reproducible_and_not_in_training() -> None:
     assert list(held) == list(FAMILIES) and all(len(p) == 3 for p in held.values())
     again = held_out_problems(3)
     assert [problem_key(p) for p in held["bunched"]] == [problem_key(p) for p in again["bunched"]]
-    train = {problem_key(p) for p in sample_problems(500)}
+    drawn = sample_problems(500)
+    train = {problem_key(p) for p in drawn}
     assert not train & {problem_key(p) for ps in held.values() for p in ps}
+    assert client_keys(500) == [problem_key(p) for p in drawn]  # the same keys without building the problems
+    for family in FAMILIES:
+        assert client_keys(5, family, seed=7) == [problem_key(p) for p in sample_problems(5, family, seed=7)]
     with pytest.raises(ValueError, match="family"):
         sample_problem(np.random.default_rng(0), "nonsense")
 
