@@ -90,6 +90,8 @@ def run_bench(
     lsmc_path_counts: Sequence[int] = PATH_COUNTS,
     checks: bool = True,
     exponential_ou: bool = True,
+    timing_repeats: int = 10,
+    bump_chunks: Sequence[int] = BUMP_CHUNKS,
 ) -> dict[str, Any]:
     """Measure every gas storage figure on the default (or a given) scenario.
 
@@ -108,6 +110,8 @@ def run_bench(
             where the ``peers`` extra is installed.
         checks: also run the finite-difference check of the sensitivities and the
             deterministic training against the LP optimum (``fd_*`` and ``det_*`` figures).
+        timing_repeats: timed calls (best of) of the sensitivity timing.
+        bump_chunks: bumped curves per jitted ``vmap`` call tried by that timing's bump-and-revalue.
 
     Returns:
         A flat dict of figures (floats and ints).
@@ -140,7 +144,7 @@ def run_bench(
         figures.update(exponential_ou_figures(report, paths=comparison_paths, seed=seed, settings=settings))
 
     report("sensitivity timing", 0, 1)
-    figures.update(_timing(trained, params, normals))
+    figures.update(_timing(trained, params, normals, repeats=timing_repeats, chunks=bump_chunks))
     report("sensitivity timing", 1, 1)
 
     if checks:
@@ -230,7 +234,12 @@ def lsmc_comparison(
 
 
 def _timing(
-    trained: TrainedPolicy, params: GasStorageParams, normals: jax.Array, *, repeats: int = 10
+    trained: TrainedPolicy,
+    params: GasStorageParams,
+    normals: jax.Array,
+    *,
+    repeats: int = 10,
+    chunks: Sequence[int] = BUMP_CHUNKS,
 ) -> dict[str, Any]:
     """Cost of the adjoint pass against the value alone and against bump-and-revalue, same paths."""
     rate_scale = jnp.maximum(jnp.max(params.injection_rates), jnp.max(params.withdrawal_rates))
@@ -245,7 +254,7 @@ def _timing(
         params.forward,
         bump=BUMP,
         gradient=lambda: grad_fn(trained.params, params),
-        chunks=BUMP_CHUNKS,
+        chunks=chunks,
         repeats=repeats,
     )
 
@@ -257,7 +266,7 @@ def _timing(
         params.forward,
         bump=BUMP,
         gradient=lambda: snapo_policy.sensitivities(trained, params, normals, policy_reacts=False),
-        chunks=BUMP_CHUNKS,
+        chunks=chunks,
         repeats=repeats,
     )
     _, grads = grad_fn(trained.params, params)
@@ -370,8 +379,11 @@ SMOKE_BUDGET: dict[str, Any] = {
     "lsmc_path_counts": (256, 1024),
     "checks": False,
     "exponential_ou": False,
+    "timing_repeats": 1,
+    "bump_chunks": (2,),
 }
-"""A benchmark that runs in seconds (the platform's conformance test): a 30-day facility."""
+"""A benchmark that runs in seconds (the platform's conformance test): a 30-day facility, the
+sensitivity timing once and with one ``vmap`` chunk size."""
 
 
 README_ROWS: tuple[Row, ...] = (

@@ -36,9 +36,11 @@ def test_value_equals_the_sum_of_environment_rewards():
     obs, state = env.reset(jax.random.PRNGKey(0), params)
     total = 0.0
     shocks = np.concatenate([np.asarray(normals[0]), [0.0]])
+    step = jax.jit(env.step_with_normal)  # the environment's own step, compiled once for the day-by-day loop
+    act = jax.jit(_contrarian)
     for shock in shocks:
-        action = _contrarian(weight, obs, None)
-        obs, state, reward, terminated, _, _ = env.step_with_normal(state, action, jnp.float32(shock), params)
+        action = act(weight, obs, None)
+        obs, state, reward, terminated, _, _ = step(state, action, jnp.float32(shock), params)
         total += float(reward)
     assert bool(terminated)
     value = float(evaluate_agent(env, _contrarian, weight, normals, params)[0])

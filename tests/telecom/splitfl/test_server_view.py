@@ -40,9 +40,10 @@ def _played(
 ) -> tuple[sv.ServerView, fl.FleetState, list[fl.FleetState]]:
     """The view and the state after ``rounds`` rounds at split 3, and the states before each round."""
     state, view, before = fl.reset(jax.random.PRNGKey(0), p), sv.initial_view(p, window), []
+    play, observe = jax.jit(fl.play_round), jax.jit(sv.observe)  # each compiled once for the round loop
     for t in range(rounds):
-        new, outcome = fl.play_round(jax.random.PRNGKey(t + 1), state, p, jnp.full(p.clients, 3, jnp.int32))
-        view = sv.observe(view, state, outcome, new, p, alpha)
+        new, outcome = play(jax.random.PRNGKey(t + 1), state, p, jnp.full(p.clients, 3, jnp.int32))
+        view = observe(view, state, outcome, new, p, alpha)
         before.append(state)
         state = new
     return view, state, before
