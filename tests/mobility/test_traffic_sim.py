@@ -26,7 +26,7 @@ from decisions.mobility.traffic.sensing import (
     pending_by_edge,
     queued_vehicles,
 )
-from decisions.mobility.traffic.simulate import EpisodeTask, simulate, simulate_many
+from decisions.mobility.traffic.simulate import EpisodePool, EpisodeTask, simulate, simulate_many
 
 DEMAND = Demand(seed=5, ped_rate_per_hour=900.0)  # 4 flows x 900/h: about 30 pedestrians per 120 s
 
@@ -162,6 +162,9 @@ def test_episode_input_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         simulate_many([], workers=0)
     assert err.value.field == "workers"
+    with pytest.raises(InputError) as err:
+        EpisodePool(0)
+    assert err.value.field == "workers"
 
 
 def test_worker_processes_run_episodes_side_by_side(
@@ -174,6 +177,10 @@ def test_worker_processes_run_episodes_side_by_side(
     fixed, greedy = simulate_many(tasks, workers=2)
     assert fixed["veh_delay_mean"] == results["fixed"]["veh_delay_mean"]
     assert greedy["ped_wait_mean"] == results["queue_greedy"]["ped_wait_mean"]
+    with EpisodePool(1) as pool:  # one process kept for two calls: the same episodes, in order
+        again = [simulate_many(tasks[::-1], workers=1, pool=pool), simulate_many(tasks, workers=1, pool=pool)]
+    assert [m["veh_delay_mean"] for m in again[0]] == [greedy["veh_delay_mean"], fixed["veh_delay_mean"]]
+    assert [m["veh_delay_mean"] for m in again[1]] == [fixed["veh_delay_mean"], greedy["veh_delay_mean"]]
     single = simulate(
         "single-intersection", "fixed", DEMAND, seconds=120, cache_dir=cache
     )  # a spawned process

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,7 @@ from decisions.mobility.traffic.metrics import episode_metrics
 from decisions.mobility.traffic.scenarios import Scenario, get_scenario, network
 from decisions.mobility.traffic.sumo_setup import uses_libsumo
 
-__all__ = ["EpisodeTask", "PhaseTrace", "read_phase_trace", "run_episode", "simulate", "simulate_many"]
+__all__ = ["EpisodePool", "EpisodeTask", "PhaseTrace", "read_phase_trace", "run_episode", "simulate", "simulate_many"]
 
 PHASE_TRACE_COLUMNS = ("signal", "time_s", "phase")
 """Columns of a phase-trace CSV file."""
@@ -210,29 +210,73 @@ def simulate(
     return simulate_many([task], workers=1)[0]
 
 
+def _check_workers(workers: int) -> None:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError("workers", f"must be a positive integer, got {workers!r}")
+
+
+class EpisodePool:
+    """Up to ``workers`` spawned processes that run episodes, kept for every ``simulate_many`` call
+    given it (each process starts once: on first use) until ``close`` or the end of a ``with`` block.
+
+    Raises ``InputError`` (``workers``) for a non-positive count.
+    """
+
+    def __init__(self, workers: int) -> None:
+        _check_workers(workers)
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    def run(self, tasks: Sequence[EpisodeTask]) -> Iterator[dict[str, float]]:
+        """Each task's metrics, in the tasks' order, as they finish."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return self._pool.map(_run_task, tasks)
+
+    def close(self) -> None:
+        """Stop the processes (after their tasks)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> EpisodePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def simulate_many(
     tasks: Sequence[EpisodeTask],
     workers: int,
     *,
     progress: Callable[[str, int, int], None] | None = None,
     task_name: str = "episodes",
+    pool: EpisodePool | None = None,
 ) -> list[dict[str, float]]:
-    """Run episodes over ``workers`` spawned processes; their metrics, in the tasks' order.
+    """Run episodes over ``workers`` spawned processes (``pool``'s when given); their metrics, in the
+    tasks' order.
 
     ``progress(task_name, done, total)`` is called as results arrive. Raises ``InputError``
     (``workers``) for a non-positive count, and the tasks' own input errors before any process starts.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InputError("workers", f"must be a positive integer, got {workers!r}")
+    _check_workers(workers)
     for task in tasks:
         _check(task)
     if not tasks:
         return []
-    context = multiprocessing.get_context("spawn")
+    if pool is None:
+        with EpisodePool(min(workers, len(tasks))) as own:
+            return _collect(own.run(tasks), len(tasks), progress, task_name)
+    return _collect(pool.run(tasks), len(tasks), progress, task_name)
+
+
+def _collect(
+    found: Iterator[dict[str, float]], total: int, progress: Callable[[str, int, int], None] | None, task_name: str
+) -> list[dict[str, float]]:
     results: list[dict[str, float]] = []
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
-        for result in pool.map(_run_task, tasks):
-            results.append(result)
-            if progress is not None:
-                progress(task_name, len(results), len(tasks))
+    for result in found:
+        results.append(result)
+        if progress is not None:
+            progress(task_name, len(results), total)
     return results

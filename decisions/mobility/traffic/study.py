@@ -35,7 +35,7 @@ from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.own_network import own_scenario
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
 from decisions.mobility.traffic.scenarios import Scenario, get_scenario
-from decisions.mobility.traffic.simulate import EpisodeTask, read_phase_trace, simulate_many
+from decisions.mobility.traffic.simulate import EpisodePool, EpisodeTask, read_phase_trace, simulate_many
 from decisions.mobility.traffic.spec import (
     CUSTOM,
     HEURISTICS,
@@ -132,13 +132,15 @@ class _Agenda:
 
 @dataclass(frozen=True)
 class _Scoring:
-    """Where episodes are scored: the demand settings, the episode length, the files and the progress."""
+    """Where episodes are scored: the demand settings, the episode length, the files, the progress and
+    the worker processes."""
 
     demand: DemandSettings
     seconds: int | None
     workdir: Path
     cache_dir: Path | None
     progress: ProgressFn | None
+    pool: EpisodePool
 
 
 def _agendas(scenarios: ScenarioSettings, r: RewardSettings, st: StudySettings) -> list[_Agenda]:
@@ -185,7 +187,7 @@ def _score(
             ))  # fmt: skip
             keys.append((name, seed, trace))
     task_name = f"{agenda.prefix} {'validation' if validation else 'scoring'}"
-    results = simulate_many(tasks, WORKERS, progress=scoring.progress, task_name=task_name)
+    results = simulate_many(tasks, WORKERS, progress=scoring.progress, task_name=task_name, pool=scoring.pool)
     runs, replays = [], []
     for (name, seed, trace), metrics in zip(keys, results, strict=True):
         runs.append({"scenario": agenda.scenario.name, "pedestrians": agenda.pedestrians, "controller": name,
@@ -344,7 +346,8 @@ def run_study(
     agendas = _agendas(scenarios, job.reward, study)
     own_dir = workdir is None
     base = Path(tempfile.mkdtemp(prefix="traffic-study-")) if own_dir else Path(workdir)
-    scoring = _Scoring(job.demand, scenarios.seconds, base, cache_dir, progress)
+    pool = EpisodePool(WORKERS)  # its processes score every block: each starts once
+    scoring = _Scoring(job.demand, scenarios.seconds, base, cache_dir, progress, pool)
     agents: dict[str, TrainedAgent] = {}
     runs: list[dict[str, Any]] = []
     replays: list[dict[str, Any]] = []
@@ -366,6 +369,7 @@ def run_study(
             runs += block_runs
             replays += block_replays
     finally:
+        pool.close()
         if own_dir:
             shutil.rmtree(base, ignore_errors=True)
     runs_frame = pd.DataFrame(runs, columns=list(RUN_COLUMNS))
