@@ -5,7 +5,7 @@ rejects unknown keys; ``parse`` reports the first problem as a one-line ``InputE
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sized
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -67,6 +67,13 @@ def finite_numbers(value: object, where: str) -> object:
             if not math.isfinite(v):
                 raise ValueError(f"{where.format(i=i)}: {v} is not a finite number")
     return value
+
+
+def one_per(value: Sized | None, others: Sized | None, what: str) -> None:
+    """Raise ``ValueError("needs one {what} (n), got m")`` when both are given and ``value`` does not have
+    one item per item of ``others`` (``what``: e.g. ``"rate per tenor"``)."""
+    if value is not None and others is not None and len(value) != len(others):
+        raise ValueError(f"needs one {what} ({len(others)}), got {len(value)}")
 
 
 def ints_within(low: int, high: int, what: str) -> AfterValidator:

@@ -14,14 +14,7 @@ import pytest
 from decisions.store import list_runs
 from decisions.telecom.splitfl import DOMAIN, SplitFLReport
 from tests.apps.conftest import APPS
-from tests.apps.helpers import (
-    open_form,
-    open_page,
-    open_report,
-    record_report,
-    run_from_form,
-    submit,
-)
+from tests.apps.helpers import open_form, open_page, open_report, record_report, run_from_form, submit
 
 SPLITFL_PAGE = DOMAIN.page
 

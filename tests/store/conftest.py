@@ -33,3 +33,13 @@ def any_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[st
 
     yield fresh_store_url(request.param, request, tmp_path)
     dispose_engines()
+
+
+@pytest.fixture
+def no_cached_engines() -> Iterator[None]:
+    """Dispose of the store's cached engines before and after a test, so that none outlives its store."""
+    from decisions.store import dispose_engines
+
+    dispose_engines()
+    yield
+    dispose_engines()

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from decisions.errors import InputError
-from decisions.store import RunStatus, delete_run, dispose_engines, finish_run, get_run, start_run
+from decisions.store import RunStatus, delete_run, finish_run, get_run, start_run
 from decisions.store.forgettings import Forgotten, forgettings_of, newest_id, record_forgettings
 from decisions.store.lifecycle import RunForgettingsError
 from decisions.store.repository import RunNotFoundError
 
-
-@pytest.fixture(autouse=True)
-def _no_cached_engines() -> Iterator[None]:
-    dispose_engines()
-    yield
-    dispose_engines()
+pytestmark = pytest.mark.usefixtures("no_cached_engines")
 
 
 def _succeeded(url: str, kind: str = "chronic") -> int:

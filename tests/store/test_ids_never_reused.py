@@ -3,7 +3,6 @@ brings a SQLite store forward keeping its rows; a new run never reuses a folder 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,11 +30,7 @@ def _finished(url: str, name: str) -> int:
     return run_id
 
 
-@pytest.fixture(autouse=True)
-def _no_cached_engines() -> Iterator[None]:
-    dispose_engines()
-    yield
-    dispose_engines()
+pytestmark = pytest.mark.usefixtures("no_cached_engines")
 
 
 def test_the_newest_runs_id_is_not_reused_after_it_is_deleted(any_store_url: str) -> None:

@@ -12,7 +12,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +52,7 @@ WRITERS = 8
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def _no_cached_engines() -> Iterator[None]:
-    dispose_engines()
-    yield
-    dispose_engines()
+pytestmark = pytest.mark.usefixtures("no_cached_engines")
 
 
 def _plain_engine(url: str) -> sa.Engine:

@@ -3,7 +3,6 @@ PostgreSQL: a store at 0004 and the committed store made before migrations carri
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,13 +34,7 @@ from tests.store.test_migrations import (
     _version_table,
 )
 
-
-@pytest.fixture(autouse=True)
-def _no_cached_engines() -> Iterator[None]:
-    dispose_engines()
-    yield
-    dispose_engines()
-
+pytestmark = pytest.mark.usefixtures("no_cached_engines")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -3,7 +3,6 @@ last approver kept, refusals naming the field, revision 0006 carrying a store fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,7 @@ from decisions.store.who import acting_as
 from tests.store.conftest import BACKENDS
 from tests.store.test_migrations import HEAD, _kept_run_at, _plain_engine, _schema
 
-
-@pytest.fixture(autouse=True)
-def _no_cached_engines() -> Iterator[None]:
-    dispose_engines()
-    yield
-    dispose_engines()
+pytestmark = pytest.mark.usefixtures("no_cached_engines")
 
 
 @pytest.fixture

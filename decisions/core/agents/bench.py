@@ -34,7 +34,7 @@ from decisions.core.agents.bench_dqn import (
 from decisions.core.agents.bench_ours import seeds_trainer, shared_settings
 from decisions.core.agents.common import ProgressFn, TrainResult, config_dict, evaluate_episodes
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
-from decisions.core.agents.rejax_peer import seeds_train
+from decisions.core.agents.rejax_peer import create_algo, seeds_train
 from decisions.core.bench_row import Row
 from decisions.core.spaces import Discrete
 from decisions.core.timing import interleaved
@@ -163,12 +163,8 @@ def rejax_trainer(env: GymnaxEnv, hp: Hyperparameters, env_steps: int) -> tuple[
     """
     from rejax import PPO
 
-    algo = PPO.create(
-        env=env.gymnax_env,
-        env_params=env.default_params,
-        total_timesteps=env_steps,
-        eval_freq=env_steps,
-        skip_initial_evaluation=True,
+    algo = create_algo(
+        PPO, env, env_steps,
         num_envs=hp.num_envs,
         num_steps=hp.rollout_steps,
         num_epochs=hp.epochs,

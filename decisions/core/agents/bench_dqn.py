@@ -16,7 +16,7 @@ from decisions.core.agents import dqn
 from decisions.core.agents.bench_ours import seeds_trainer, shared_settings
 from decisions.core.agents.common import TrainResult, config_dict
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
-from decisions.core.agents.rejax_peer import seeds_train
+from decisions.core.agents.rejax_peer import create_algo, seeds_train
 
 __all__ = ["DQN_PREFIX", "DQNHyperparameters", "ours_dqn_config", "ours_dqn_trainer", "rejax_dqn_trainer"]
 
@@ -104,12 +104,8 @@ def rejax_dqn_trainer(env: GymnaxEnv, hp: DQNHyperparameters, env_steps: int) ->
     if tuple(hp.hidden) != (64, 64):
         raise ValueError(f"hidden: rejax's DQN has 64 x 64 hidden layers, got {hp.hidden}")
 
-    algo = DQN.create(
-        env=env.gymnax_env,
-        env_params=env.default_params,
-        total_timesteps=env_steps,
-        eval_freq=env_steps,
-        skip_initial_evaluation=True,
+    algo = create_algo(
+        DQN, env, env_steps,
         num_envs=hp.num_envs,
         buffer_size=hp.buffer_size,
         fill_buffer=hp.learning_starts,

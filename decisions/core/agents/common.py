@@ -24,14 +24,15 @@ from flax import struct
 from jax import Array
 
 from decisions.core.checkpoint import key_fingerprint, load_metadata, load_pytree, save_pytree
+from decisions.core.progress import Progress
 
 PyTree = Any
 
 # How a config's ``max_grad_norm`` clips the gradient (``grad_clip``): the global norm, or each element.
 GRAD_CLIPS = ("global_norm", "value")
 
-# ``progress(task, done, total)``: the platform-wide progress callback (``core.progress``).
-ProgressFn = Callable[[str, int, int], None]
+# ``progress(task, done, total)``: the platform-wide progress callback.
+ProgressFn = Progress
 
 
 class Policy(Protocol):

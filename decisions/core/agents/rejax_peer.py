@@ -1,4 +1,5 @@
-"""rejax, the agents bench's peer: its training of every seed at once, as the bench times it."""
+"""rejax, the agents bench's peer: its agents created for a bench environment, and their training of
+every seed at once, as the bench times it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,22 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import Array
+
+from decisions.core.agents.gymnax_adapter import GymnaxEnv
+
+
+def create_algo(algo_type: Any, env: GymnaxEnv, env_steps: int, **settings: Any) -> Any:
+    """The rejax agent ``algo_type.create(...)`` (``rejax.PPO``, ``rejax.DQN``) with ``settings``, on
+    ``env``'s gymnax environment and default params for ``env_steps`` steps per seed, with no
+    evaluation but one at the end (which ``seeds_train`` drops)."""
+    return algo_type.create(
+        env=env.gymnax_env,
+        env_params=env.default_params,
+        total_timesteps=env_steps,
+        eval_freq=env_steps,
+        skip_initial_evaluation=True,
+        **settings,
+    )
 
 
 def seeds_train(algo: Any, params_of: Callable[[Any], Any]) -> Callable[[Array], Any]:

@@ -79,6 +79,7 @@ import jax
 import jax.numpy as jnp
 
 from decisions.core.bench_row import Row
+from decisions.core.progress import Progress
 from decisions.core.wrappers import AutoResetEnv, VmapEnv
 from decisions.energy.building.agents import AgentName, Overrides, score_seeds, train_agent
 from decisions.energy.building.dataset import NUM_HOURS
@@ -93,8 +94,6 @@ from decisions.energy.building.simulate import Trajectory
 from decisions.energy.building.spec import AgentSettings
 from decisions.energy.building.study import baseline_kpis, controller_kpis, controller_runs, seed_kpis
 from decisions.energy.building.tuning import tune_agents
-
-ProgressFn = Callable[[str, int, int], None]
 
 BENCH_BUILDINGS = (1, 5, 12)
 """Homes whose baseline savings the bench reports (the agents train on the first)."""
@@ -169,7 +168,7 @@ def _best_seconds(fn: Callable[[jax.Array], jax.Array], repeats: int) -> float:
 
 
 def run_bench(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     agents: bool = True,
     tune: bool = True,
@@ -239,7 +238,7 @@ def run_bench(
 
 
 def agent_figures(
-    report: ProgressFn,
+    report: Progress,
     *,
     settings: AgentSettings | None = None,
     tune: bool = True,
@@ -290,7 +289,7 @@ def equal_steps_figures(
     job: BuildingJob,
     overrides: dict[AgentName, Overrides],
     baselines: dict[str, Trajectory],
-    report: ProgressFn,
+    report: Progress,
 ) -> dict[str, Any]:
     """The job's on-policy agents retrained on its off-policy step budget (with the main training's
     ``overrides``) and scored on the held-out months: ``equal_steps_*`` figures per on-policy agent

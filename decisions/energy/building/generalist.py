@@ -15,7 +15,7 @@ follow the tariff's range, MPC has a fixed 24 h horizon and the LP none.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from decisions.core.agents import ppo
 from decisions.core.agents.common import TrainResult, stack_results
+from decisions.core.progress import Progress
 from decisions.energy.building.agents import Overrides, agent_config, seed_params
 from decisions.energy.building.evaluation import run_baselines
 from decisions.energy.building.generalist_env import GeneralistEnv, generalist_params, home_params
@@ -37,8 +38,6 @@ TRAIN_HOMES = (1, 2, 4, 6, 7, 8, 9, 10, 11, 13, 15, 16, 17)
 """Building ids the generalist trains on (see the module docstring for why)."""
 HELD_OUT_HOMES = (3, 5, 12, 14)
 """Building ids it never trains or tunes on: scored only."""
-
-ProgressFn = Callable[[str, int, int], None]
 
 BASE = Scenario(relative_reward=True)
 """The scenario every home is run in: ToU tariff, train months 1-8, held-out months 9-12, saving reward."""
@@ -69,7 +68,7 @@ def train_generalist(
     key: jax.Array,
     seeds: int = 1,
     base: Scenario = BASE,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
 ) -> TrainResult:
     """Train ``seeds`` copies of one PPO policy over ``homes`` at once (each environment draws a home at
     every reset) on ``base``'s training months; params with a leading seed axis."""
@@ -158,7 +157,7 @@ def tune_generalist(
     *,
     key: jax.Array,
     base: Scenario = BASE,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
 ) -> Tuning:
     """Choose the generalist's learning rate (the single-home PPO's x ``LEARNING_RATE_FACTORS``):
     candidates train on ``homes``' months 1-6 at ``steps`` steps, scored on their validation months 7-8
@@ -182,7 +181,7 @@ def tune_generalist(
 
 
 def generalist_figures(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     steps: int = 20_000_000,
     seeds: int = 1,

@@ -42,6 +42,7 @@ import numpy as np
 from decisions.core.bench_row import Row
 from decisions.core.evaluate import compare
 from decisions.core.float64_check import require_float64_program
+from decisions.core.progress import Progress
 from decisions.core.pytrees import cast_leaves
 from decisions.core.timing import bump_and_revalue
 from decisions.energy.gas_storage import baselines, intrinsic, snapo_policy
@@ -58,8 +59,6 @@ from decisions.energy.gas_storage.scenario import DeterministicPrices, Scenario
 from decisions.energy.gas_storage.simulator import rollout
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings, TrainedPolicy
 from decisions.energy.gas_storage.spec import DEFAULT_LSMC_PATHS
-
-ProgressFn = Callable[[str, int, int], None]
 
 FD_SCALARS = (
     "injection_cost",
@@ -79,7 +78,7 @@ than single calls; the smooth objective gains ~20% and saturates near 8)."""
 
 
 def run_bench(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     scenario: Scenario | None = None,
     settings: SnapoSettings | None = None,
@@ -131,30 +130,16 @@ def run_bench(
     normals = draw_normals(key_eval, eval_paths, scenario.horizon)
     headline, hedge = _headline(report, trained, scenario, params, normals, key_lsmc)
     figures.update(headline)
-    report("SNAPO vs LSMC at 4k-64k paths, out of sample", 0, 1)
-    figures.update(
-        lsmc_comparison(
-            trained, scenario, key_lsmc, jax.random.fold_in(key_eval, 1), paths=comparison_paths,
-            path_counts=lsmc_path_counts, hedge=hedge,
-        )
-    )
-    report("SNAPO vs LSMC at 4k-64k paths, out of sample", 1, 1)
-
+    figures.update(_stage(report, "SNAPO vs LSMC at 4k-64k paths, out of sample", lambda: lsmc_comparison(
+        trained, scenario, key_lsmc, jax.random.fold_in(key_eval, 1), paths=comparison_paths,
+        path_counts=lsmc_path_counts, hedge=hedge)))
     if exponential_ou:
         figures.update(exponential_ou_figures(report, paths=comparison_paths, seed=seed, settings=settings))
-
-    report("sensitivity timing", 0, 1)
-    figures.update(_timing(trained, params, normals, repeats=timing_repeats, chunks=bump_chunks))
-    report("sensitivity timing", 1, 1)
-
+    figures.update(_stage(report, "sensitivity timing", lambda: _timing(
+        trained, params, normals, repeats=timing_repeats, chunks=bump_chunks)))
     if checks:
-        report("finite-difference check", 0, 1)
-        figures.update(fd_errors(trained, scenario, paths=64, seed=seed))
-        report("finite-difference check", 1, 1)
-
-        report("SNAPO training (deterministic)", 0, 1)
-        figures.update(_deterministic(scenario, settings, key_det))
-        report("SNAPO training (deterministic)", 1, 1)
+        figures.update(_stage(report, "finite-difference check", lambda: fd_errors(trained, scenario, paths=64, seed=seed)))
+        figures.update(_stage(report, "SNAPO training (deterministic)", lambda: _deterministic(scenario, settings, key_det)))
     if ppo:
         from decisions.energy.gas_storage.rl import ppo_vs_snapo
 
@@ -162,8 +147,16 @@ def run_bench(
     return figures
 
 
+def _stage(report: Progress, task: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``work()``'s figures, reported as ``task`` started and done."""
+    report(task, 0, 1)
+    found = work()
+    report(task, 1, 1)
+    return found
+
+
 def _headline(
-    report: ProgressFn,
+    report: Progress,
     trained: TrainedPolicy,
     scenario: Scenario,
     params: GasStorageParams,

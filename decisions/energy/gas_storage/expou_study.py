@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from decisions.core.evaluate import compare
+from decisions.core.progress import Progress
 from decisions.energy.gas_storage import quantlib_peer, snapo_policy
 from decisions.energy.gas_storage.controls import storage_controls
 from decisions.energy.gas_storage.intrinsic import solve_intrinsic
@@ -22,8 +23,6 @@ from decisions.energy.gas_storage.prices import draw_normals, spot_paths
 from decisions.energy.gas_storage.rolling import make_grid, rolling_intrinsic
 from decisions.energy.gas_storage.scenario import Scenario
 from decisions.energy.gas_storage.snapo_policy import SnapoSettings
-
-ProgressFn = Callable[[str, int, int], None]
 
 EXPOU_PATH_COUNTS = (4_096, 16_384, 65_536)
 """LSMC regression paths tried on the instance."""
@@ -51,7 +50,7 @@ def quantlib_figures() -> dict[str, Any]:
 
 
 def exponential_ou_figures(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     path_counts: Sequence[int] = EXPOU_PATH_COUNTS,
     paths: int = 4_096,

@@ -41,6 +41,7 @@ import numpy as np
 from decisions.core.bench_row import Row
 from decisions.core.evaluate import compare
 from decisions.core.float64_check import require_float64_program
+from decisions.core.progress import Progress
 from decisions.core.timing import VMAP_CHUNKS, bump_and_revalue
 from decisions.finance.pension import baselines
 from decisions.finance.pension import snapo_policy as sp
@@ -51,15 +52,13 @@ from decisions.finance.pension.scenario import Scenario, YieldCurve
 from decisions.finance.pension.sensitivity import count_sensitivities
 from decisions.finance.pension.simulator import draw_normals, rollout
 
-ProgressFn = Callable[[str, int, int], None]
-
 KEY_RATE_COUNTS: tuple[int, ...] = (10, 50, 200, 1000)
 BUMP = 1e-4
 """Key-rate bump of bump-and-revalue (1 bp)."""
 
 
 def run_bench(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     scenario: Scenario | None = None,
     settings: sp.PensionSnapoSettings | None = None,

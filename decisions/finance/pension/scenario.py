@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
 from decisions.core.numbers import COUNT_MAX, MONEY_MAX, Float32
-from decisions.core.settings import Settings, finite_numbers
+from decisions.core.settings import Settings, finite_numbers, one_per
 
 Finite = Annotated[float, Field(allow_inf_nan=False), Float32()]
 """A finite number that stays finite in float32 (its field sets the range)."""
@@ -83,9 +83,7 @@ class YieldCurve(Settings):
     @field_validator("rates")
     @classmethod
     def _rates(cls, value: list[float], info: ValidationInfo) -> list[float]:
-        tenors = info.data.get("tenors")
-        if tenors is not None and len(value) != len(tenors):
-            raise ValueError(f"needs one rate per tenor ({len(tenors)}), got {len(value)}")
+        one_per(value, info.data.get("tenors"), "rate per tenor")
         if any(not -0.2 < r < 1.0 for r in value):
             raise ValueError("zero rates must lie in (-0.2, 1.0)")
         return value

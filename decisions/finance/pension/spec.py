@@ -24,7 +24,6 @@ class PensionSnapoSettings(SnapoSettingsBase):
 
     paths_per_step: int = Field(128, gt=0, le=100_000, description="Paths per gradient step (antithetic).")
     steps: int = Field(600, gt=0, le=1_000_000, description="Gradient steps.")
-    learning_rate: float = Field(1e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
     temperature_start: Temperature = Field(
         0.05, gt=0, allow_inf_nan=False, description="Initial hinge temperature (funding-ratio units)."
     )
@@ -37,7 +36,6 @@ class PensionSnapoSettings(SnapoSettingsBase):
         0,
         description="Seed of the initialisation and training paths of a bare train_policy (a job's is job.seed: not in a spec).",
     )
-    log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")
 
     def network(self, n_assets: int) -> AllocationNet:
         """The neural policy these settings describe (imports the network, hence JAX)."""

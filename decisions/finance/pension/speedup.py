@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-ProgressFn = Callable[[str, int, int], None]
+from decisions.core.progress import Progress
 
 QUICK_KEY_RATES: tuple[int, ...] = (5, 20, 50)
 """Key-rate counts K of the quick measurement by default."""
@@ -46,7 +46,7 @@ def measure_speedups(
     *,
     paths: int = 256,
     horizon_years: int = 5,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """A quick bump-versus-adjoint measurement (``bench.key_rate_timing``) on a small scenario.
 

@@ -22,12 +22,13 @@ Printed as one JSON object by ``decisions bench wealth --json``:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from decisions.core.bench_row import Row
+from decisions.core.progress import Progress
 from decisions.finance.wealth.beyond import Inflation, score_beyond
 from decisions.finance.wealth.compare import family_table, headline, score_families
 from decisions.finance.wealth.dp import solve
@@ -44,8 +45,6 @@ from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule, rule_policy, tune_rule
 from decisions.finance.wealth.simulate import dp_policy, draw_normals
 from decisions.finance.wealth.study import comparison_figures, score_policies
-
-ProgressFn = Callable[[str, int, int], None]
 
 EXAMPLE_MULTI_GOAL: dict[str, Any] = {
     "horizon": 8,
@@ -93,7 +92,7 @@ def _solve_timed(problem: WealthProblem, repeats: int = 5) -> tuple[Any, float]:
 
 
 def run_bench(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     paths: int = 20_000,
     eval_paths: int = 4_000,
@@ -167,7 +166,7 @@ def run_bench(
 def planner_figures(
     rule: FundingRule,
     *,
-    progress: ProgressFn,
+    progress: Progress,
     eval_paths: int,
     per_family: int,
     families: Sequence[str],

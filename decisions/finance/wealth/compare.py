@@ -7,19 +7,18 @@ gives the figures of ``decisions bench wealth``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
+from decisions.core.progress import Progress
 from decisions.finance.wealth.dp import solve
 from decisions.finance.wealth.planner import Planner, plan
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule, rule_policy
 from decisions.finance.wealth.simulate import dp_policy, draw_normals, evaluate
-
-ProgressFn = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ def score_families(
     *,
     paths: int = 4_000,
     seed: int = 0,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
 ) -> list[ProblemScore]:
     """``score_problem`` on every problem of every family (problem ``i`` of a family uses seed ``seed + i``)."""
     report = progress or (lambda task, done, total: None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ import numpy as np
 import optax
 from jax import Array
 
+from decisions.core.progress import Progress
 from decisions.finance.wealth.dp import ActionValues, action_values
 from decisions.finance.wealth.meta_env import MAX_OPTIONS, ProblemArrays, encode, features, stack
 from decisions.finance.wealth.planner import Planner, joint_planner, plan
@@ -20,7 +21,6 @@ from decisions.finance.wealth.planner_limits import DISTILL_STEPS, TEMPERATURE
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.simulate import affordable_choice, draw_normals, nearest_state, simulate
 
-ProgressFn = Callable[[str, int, int], None]
 PyTree = Any
 
 MIN_VISIT = 1e-5
@@ -99,7 +99,7 @@ def regret_labels(
     dp_share: float = 0.3,
     paths: int = 2_000,
     seed: int = 0,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
 ) -> RegretLabels:
     """Solve each problem's action values and label the states the planner and the DP visit.
 
@@ -166,7 +166,7 @@ def distill(
     temperature: float = TEMPERATURE,
     seed: int = 0,
     chunk: int = 500,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Planner, dict[str, Any]]:
     """Fit the planner's joint head and torso to the soft targets of ``labels`` (Adam, cosine decay).
 
@@ -242,7 +242,7 @@ def refine(
     learning_rate: float = 1e-4,
     temperature: float = TEMPERATURE,
     seed: int = 0,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Planner, dict[str, Any]]:
     """Distil the DP's regrets into ``planner`` in ``rounds`` rounds of DAgger.
 

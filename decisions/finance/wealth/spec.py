@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from decisions.core.settings import Settings, refuse_unused
+from decisions.core.settings import Settings, one_per, refuse_unused
 from decisions.errors import InputError
 from decisions.finance.wealth.planner_limits import (
     DISTILL_STEPS,
@@ -65,9 +65,7 @@ class Clients(Settings):
     @field_validator("problems")
     @classmethod
     def _one_per_name(cls, value: list[WealthProblem], info: ValidationInfo) -> list[WealthProblem]:
-        names = info.data.get("names")
-        if names is not None and len(value) != len(names):
-            raise ValueError(f"needs one problem per client name ({len(names)}), got {len(value)}")
+        one_per(value, info.data.get("names"), "problem per client name")
         return value
 
 

@@ -27,7 +27,6 @@ One flat dict (printed as JSON by the CLI):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -35,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from decisions.core.bench_row import Row
+from decisions.core.progress import Progress
 from decisions.core.timing import best_of, bump_and_revalue
 from decisions.health.pharma import chain, sensitivity
 from decisions.health.pharma.design_space import DesignSpaceSettings, probability_grid
@@ -44,14 +44,12 @@ from decisions.health.pharma.snapo_policy import OptimisedProfiles, OptimiseSett
 from decisions.health.pharma.spec import BaselineSettings
 from decisions.health.pharma.study import Versus, optimise_and_compare
 
-ProgressFn = Callable[[str, int, int], None]
-
 BUMP = 1e-3
 """CPP bump of the bump-and-revalue timing (its values are not used, only its time)."""
 
 
 def run_bench(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     scenario: Scenario | None = None,
     settings: OptimiseSettings | None = None,
@@ -117,7 +115,7 @@ def _versus_baseline(versus: Versus) -> dict[str, Any]:
 
 
 def _sensitivity_figures(
-    report: ProgressFn, scenario: Scenario, result: OptimisedProfiles, p: Problem, g: Grid, timing_repeats: int
+    report: Progress, scenario: Scenario, result: OptimisedProfiles, p: Problem, g: Grid, timing_repeats: int
 ) -> dict[str, Any]:
     """The CQA x CPP Jacobian: its cost against one evaluation and bump-and-revalue, its counts, its FD check."""
     figures: dict[str, Any] = {}
@@ -153,7 +151,7 @@ def _sensitivity_figures(
 
 
 def _design_space_figures(
-    report: ProgressFn, design: DesignSpaceSettings, result: OptimisedProfiles, p: Problem, g: Grid
+    report: Progress, design: DesignSpaceSettings, result: OptimisedProfiles, p: Problem, g: Grid
 ) -> dict[str, Any]:
     """Time and size of the design-space probability map around SNAPO's operating point."""
     figures: dict[str, Any] = {}

@@ -6,7 +6,6 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from decisions.core.progress import Progress
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.scenarios import Scenario, get_scenario, network
 from decisions.mobility.traffic.slots import RewardFn, slot_factories
@@ -40,8 +40,6 @@ __all__ = [
     "train_dqn",
     "train_ppo",
 ]
-
-ProgressFn = Callable[[str, int, int], None]
 
 DEFAULT_REWARD = "diff-waiting-time"
 """sumo-rl's default reward (change of the accumulated vehicle waiting time, pedestrians ignored)."""
@@ -252,7 +250,7 @@ def _train(
     tuning: Any,
     *,
     pedestrians: bool,
-    progress: ProgressFn | None,
+    progress: Progress | None,
     name: str,
     record_metrics: bool,
     workdir: Path | None,
@@ -304,7 +302,7 @@ def train_agent(
     *,
     algorithm: str = "dqn",
     pedestrians: bool = True,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     name: str | None = None,
     tuning: DQNTuning | PPOTuning | None = None,
     record_metrics: bool = True,

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from decisions.core.bench_row import Row
+from decisions.core.progress import Progress
 from decisions.mobility.traffic.spec import prepare
-
-ProgressFn = Callable[[str, int, int], None]
 
 RAW_METRICS = ("veh_delay_mean", "ped_wait_p95", "ped_wait_mean", "ped_wait_max")
 """Per-controller figures flattened into the bench output."""
@@ -39,7 +37,7 @@ def flatten(study: Any) -> dict[str, float]:
 
 
 def run_bench(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     scenarios: list[str] | None = None,
     seconds: int | None = None,

@@ -13,13 +13,14 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from decisions.core.progress import Progress
 from decisions.mobility.traffic.agents import (
     DEFAULT_REWARD,
     DQNTuning,
@@ -47,8 +48,6 @@ from decisions.mobility.traffic.spec import (
 )
 
 __all__ = ["PLAIN_BASELINES", "REPLAY_SECONDS", "Study", "main", "run_study", "scenario_of"]
-
-ProgressFn = Callable[[str, int, int], None]
 
 PLAIN_BASELINES = ("fixed", "max_pressure", "queue_greedy")
 """The baselines of the no-pedestrian comparison."""
@@ -139,7 +138,7 @@ class _Scoring:
     seconds: int | None
     workdir: Path
     cache_dir: Path | None
-    progress: ProgressFn | None
+    progress: Progress | None
     pool: EpisodePool
 
 
@@ -326,7 +325,7 @@ def _frontier(agendas: list[_Agenda], summary: pd.DataFrame) -> pd.DataFrame:
 
 def run_study(
     job: TrafficJob,
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     tuning: DQNTuning | None = None,
     workdir: Path | None = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import jax
@@ -10,12 +10,11 @@ import numpy as np
 import pandas as pd
 
 from decisions.core.bench_row import Row
+from decisions.core.progress import Progress
 from decisions.recsys.utility import obd_study, serving
 from decisions.recsys.utility import simulator as sim_mod
 from decisions.recsys.utility.spec import prepare
 from decisions.recsys.utility.study import off_policy_errors, run_study
-
-ProgressFn = Callable[[str, int, int], None]
 
 SMOKE_BUDGET: dict[str, Any] = {
     "train_requests": 1000, "evaluation_requests": 1000, "steps": 10, "test_requests": 128, "oracle_draws": 2,
@@ -27,7 +26,7 @@ that in one process the two share their compiled programs."""
 
 
 def run_bench(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     train_requests: int = 100_000,
     evaluation_requests: int = 100_000,

@@ -8,13 +8,13 @@ on the round's draws (the oracle bound); its figures are ``server_figures.deploy
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from decisions.core.bench_row import Row
+from decisions.core.progress import Progress
 from decisions.errors import InputError
 from decisions.telecom.splitfl.spec import prepare
 from decisions.telecom.splitfl.study import (
@@ -25,8 +25,6 @@ from decisions.telecom.splitfl.study import (
     split_equivalence_max_err,
     vs_best_fixed,
 )
-
-ProgressFn = Callable[[str, int, int], None]
 
 SMOKE_BUDGET: dict[str, Any] = {
     "rounds": 2, "seeds": 1, "env_steps": 200, "fashion_rounds": 0, "ablations": False, "fixed_splits": [3, 9],
@@ -87,7 +85,7 @@ def server_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return {**spec, "devices": devices, "agent": agent, "study": study}
 
 
-def server_study_figures(spec: dict[str, Any], progress: ProgressFn, prefix: str = "") -> dict[str, float]:
+def server_study_figures(spec: dict[str, Any], progress: Progress, prefix: str = "") -> dict[str, float]:
     """Run ``spec``'s server study (``server_spec``) and return ``deployable_figures``, names prefixed."""
     from decisions.telecom.splitfl.server_figures import deployable_figures
 
@@ -122,7 +120,7 @@ def strategy_figures(study: Study) -> dict[str, float]:
     return figures
 
 
-def study_figures(spec: dict[str, Any], progress: ProgressFn, prefix: str = "") -> dict[str, float]:
+def study_figures(spec: dict[str, Any], progress: Progress, prefix: str = "") -> dict[str, float]:
     """Run one study and flatten its figures (module docstring), names prefixed with ``prefix``."""
     job = prepare(with_default_tiers(spec))
     study = run_study(job, progress)
@@ -141,7 +139,7 @@ def study_figures(spec: dict[str, Any], progress: ProgressFn, prefix: str = "") 
 
 
 def run_bench(
-    progress: ProgressFn | None = None,
+    progress: Progress | None = None,
     *,
     rounds: int = 100,
     seeds: int = 3,

@@ -15,6 +15,7 @@ import optax
 import pandas as pd
 
 from decisions.core.agents import dqn
+from decisions.core.progress import Progress
 from decisions.telecom.splitfl import env as E
 from decisions.telecom.splitfl import fleet as fl
 from decisions.telecom.splitfl.agent import Committee, train_committee
@@ -42,7 +43,6 @@ from decisions.telecom.splitfl.strategies import (
     Strategy,
 )
 
-ProgressFn = Callable[[str, int, int], None]
 """``(task, done, total)``."""
 
 HEADLINE_AGENT = {Mode.CLIENT: "dqn_client", Mode.ROUND: "dqn_round"}
@@ -189,7 +189,7 @@ def dqn_config(a: AgentSettings, mode: Mode) -> dqn.DQNConfig:
 
 
 def train_agents(
-    a: AgentSettings, study: StudySettings, fleet: fl.FleetParams, rounds: int, progress: ProgressFn | None = None
+    a: AgentSettings, study: StudySettings, fleet: fl.FleetParams, rounds: int, progress: Progress | None = None
 ) -> tuple[dict[str, Committee], float]:
     """The agents by strategy name (module docstring, step 1), and their total training seconds."""
     share = np.ones(fleet.clients)
@@ -355,7 +355,7 @@ def headline(modes: Sequence[Mode], runs: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def run_study(job: SplitFLJob, progress: ProgressFn | None = None) -> Study:
+def run_study(job: SplitFLJob, progress: Progress | None = None) -> Study:
     """Train the agents, run every strategy on every seed, and score them (module docstring)."""
     arch, training, devices = job.arch.value, job.training, job.devices
     net = make_net(arch)

@@ -24,6 +24,7 @@ from flax import struct
 from jax import Array
 
 from decisions.core.checkpoint import PathLike, load_metadata, load_pytree, save_pytree
+from decisions.core.progress import Progress
 from decisions.core.pytrees import fits
 from decisions.telecom.comp.dt.promptdt import N_FEATURES, PromptDT, PromptDTConfig, Segment, init_params
 from decisions.telecom.comp.sim.constants import MAX_CELLS, MAX_USERS
@@ -40,7 +41,6 @@ __all__ = [
     "train_promptdt",
 ]
 
-Progress = Callable[[str, int, int], None]
 _TRAINING_KIND = "decisions.telecom.comp.dt_training/1"
 """Tag of ``train_promptdt``'s training checkpoints (not a model file: ``save_params`` writes those)."""
 
