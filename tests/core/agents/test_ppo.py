@@ -382,3 +382,25 @@ def test_update_without_metrics_trains_the_same_params() -> None:
         np.testing.assert_array_equal(a, b)
     assert set(logged) == {"policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "grad_norm"}
     assert none == {}
+
+
+@pytest.mark.parametrize("kind", ["discrete", "masked", "multi_discrete", "box"])
+def test_noise_drawn_ahead_samples_the_same_actions(kind: str) -> None:
+    base = dict(obs_shape=(2,), obs_categories=0, action_low=(), action_high=(), action_dtype="int32",
+                hidden=(8,), activation="tanh", log_std_init=0.0)
+    if kind == "box":
+        policy = ActorCriticPolicy(**{**base, "action_low": (-1.0, -1.0), "action_high": (1.0, 1.0),
+                                      "action_dtype": "float32"}, num_actions=0, action_shape=(2,))
+    elif kind == "multi_discrete":
+        policy = ActorCriticPolicy(**base, num_actions=5, action_shape=(2,), action_nvec=(2, 3))
+    else:
+        policy = ActorCriticPolicy(**base, num_actions=3, action_shape=())
+    params = policy.init(jax.random.PRNGKey(1))
+    dist = policy.network.apply(params["net"], jax.random.normal(jax.random.PRNGKey(2), (64, 2)), method="actor")
+    if kind == "masked":
+        dist = policy.mask_logits(dist, jnp.arange(3) != 1)
+    for key in jax.random.split(jax.random.PRNGKey(3), 4):
+        expected = np.asarray(policy.sample(dist, key))
+        np.testing.assert_array_equal(np.asarray(policy.sample_with(dist, policy.sample_noise(key, (64,)))), expected)
+    if kind == "masked":
+        assert not (expected == 1).any()

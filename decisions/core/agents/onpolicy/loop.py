@@ -158,18 +158,19 @@ def _rollout(
     The scan runs the actor only; the critic's values of every step's features and final
     features come from one batched call after it (the network is fixed during the rollout, so
     they are the values ``act`` gives, and the keys are drawn as the host loop draws them:
-    every step's pair of keys is split before the scan, in one batched call).
+    every step's pair of keys is split before the scan, in one batched call, and the actions'
+    noise is drawn from them there too, ``policy.sample_noise``).
     """
     config, policy = agent.config, agent.policy
     venv = training_envs(env, config.num_envs)
 
-    def step(carry: OnPolicyState, step_keys: Array) -> tuple[OnPolicyState, Transition]:
-        k_act, k_env = step_keys
+    def step(carry: OnPolicyState, inputs: tuple[Any, Array]) -> tuple[OnPolicyState, Transition]:
+        noise, k_env = inputs
         features = policy.encode(carry.obs)
         obs_stats = carry.obs_stats.update(features) if config.normalize_obs else carry.obs_stats
         x = obs_stats.normalize(features)
         dist = policy.network.apply(carry.net, x, method="actor")
-        raw = policy.sample(dist, k_act)
+        raw = policy.sample_with(dist, noise)
         obs, env_state, reward, terminated, truncated, info = venv.step(
             k_env, carry.env_state, policy.to_env(raw), env_params
         )
@@ -198,7 +199,8 @@ def _rollout(
         return carry, transition
 
     step_keys = jax.vmap(jax.random.split)(jax.random.split(key, config.rollout_steps))
-    state, traj = jax.lax.scan(step, state, step_keys)
+    noise = jax.vmap(lambda k: policy.sample_noise(k, (config.num_envs,)))(step_keys[:, 0])
+    state, traj = jax.lax.scan(step, state, (noise, step_keys[:, 1]))
     values = policy.network.apply(state.net, jnp.stack([traj.obs, traj.final_obs]), method="value")
     rollout = Rollout(
         traj.obs, traj.action, traj.log_prob, values[0], values[1], traj.reward, traj.terminated, traj.truncated

@@ -176,6 +176,29 @@ class ActorCriticPolicy(PolicyDescription):
             return nets.categorical_sample(key, dist)
         return nets.gaussian_sample(key, *dist)
 
+    def sample_noise(self, key: Array, batch_shape: tuple[int, ...]) -> Any:
+        """The random draw ``sample`` makes from ``key`` for a batch of ``batch_shape`` decisions (Gumbel
+        noise per logit, or standard normals), so that draws can be made ahead of time:
+        ``sample_with(dist, sample_noise(key, batch_shape))`` equals ``sample(dist, key)`` bit for bit."""
+        if self.action_nvec:
+            keys = jax.random.split(key, len(self.action_nvec))
+            return [jax.random.gumbel(k, (*batch_shape, n), jnp.float32)
+                    for k, n in zip(keys, self.action_nvec, strict=True)]
+        if self.discrete:
+            return jax.random.gumbel(key, (*batch_shape, self.num_actions), jnp.float32)
+        return jax.random.normal(key, (*batch_shape, int(np.prod(self.action_shape, dtype=int))), jnp.float32)
+
+    def sample_with(self, dist: Any, noise: Any) -> Array:
+        """Raw actions from ``dist`` and ``sample_noise``'s draw: the Gumbel-max of each categorical
+        (``jax.random.categorical``'s own rule), or the Gaussian's mean plus its scaled noise."""
+        if self.action_nvec:
+            parts = [_gumbel_max(lg, g) for lg, g in zip(self._components(dist), noise, strict=True)]
+            return jnp.stack(parts, axis=-1)
+        if self.discrete:
+            return _gumbel_max(dist, noise)
+        mean, log_std = dist
+        return mean + jnp.exp(log_std) * noise
+
     def mode(self, dist: Any) -> Array:
         """The most likely raw action (argmax per component, or the Gaussian mean)."""
         if self.action_nvec:
@@ -244,3 +267,8 @@ class ActorCriticPolicy(PolicyDescription):
         """The critic's value of ``obs`` (in learning units: rewards scaled and normalised)."""
         x = params["obs_stats"].normalize(self.encode(obs))
         return self.network.apply(params["net"], x, method="value")
+
+
+def _gumbel_max(logits: Array, gumbel: Array) -> Array:
+    """int32 ``argmax(gumbel + logits)`` over the last axis: a categorical draw from its Gumbel noise."""
+    return jnp.argmax(gumbel + logits, axis=-1).astype(jnp.int32)
