@@ -8,7 +8,7 @@ import math
 from collections.abc import Collection, Iterable, Sized
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from decisions.core.strict_input import StrictInput
 from decisions.errors import InputError, validate_input
@@ -67,6 +67,12 @@ def finite_numbers(value: object, where: str) -> object:
             if not math.isfinite(v):
                 raise ValueError(f"{where.format(i=i)}: {v} is not a finite number")
     return value
+
+
+def finite_items(where: str) -> BeforeValidator:
+    """``Annotated`` metadata of a list field: ``finite_numbers(value, where)`` before the field's own
+    checks (``where`` formats an item's index, ``"day {i}"``)."""
+    return BeforeValidator(lambda value: finite_numbers(value, where))
 
 
 def one_per(value: Sized | None, others: Sized | None, what: str) -> None:

@@ -8,10 +8,10 @@ from enum import StrEnum
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from decisions.core.numbers import PRICE_MAX, VOLUME_MAX, Float32
-from decisions.core.settings import Settings, finite_numbers
+from decisions.core.settings import Settings, finite_items, finite_numbers
 from decisions.errors import InputError
 
 DAYS_PER_YEAR = 365.0
@@ -172,7 +172,8 @@ class Scenario(Settings):
     section = "scenario"
 
     facility: Facility = Field(default_factory=Facility)
-    forward_curve: list[Annotated[float, Field(gt=0, allow_inf_nan=False), Float32(PRICE_MAX)]] = Field(
+    forward_curve: Annotated[list[Annotated[float, Field(gt=0, allow_inf_nan=False), Float32(PRICE_MAX)]],
+                             finite_items("day {i}")] = Field(
         default_factory=seasonal_forward_curve, min_length=2, description="Daily forward prices, > 0."
     )
     horizon_days: int | None = Field(
@@ -181,11 +182,6 @@ class Scenario(Settings):
     )
     start_date: date = Field(date(2026, 4, 1), description="Delivery date of the first forward price.")
     prices: PriceModel = Field(default_factory=SeasonalOU)
-
-    @field_validator("forward_curve", mode="before")
-    @classmethod
-    def _curve_numbers(cls, value: object) -> object:
-        return finite_numbers(value, "day {i}")
 
     @model_validator(mode="before")
     @classmethod

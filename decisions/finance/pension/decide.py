@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from decisions.core.numbers import Float32
-from decisions.core.settings import Settings, finite_numbers
+from decisions.core.settings import Settings, finite_items
 from decisions.errors import InputError
 from decisions.finance.pension.assemble import to_params
 from decisions.finance.pension.deploy import answer, common_normals
@@ -43,16 +43,11 @@ class FundState(Settings):
 
     month: int = Field(ge=0, le=719, description="Today, as a month of the run's horizon (0: its start).")
     assets: Annotated[float, Float32()] = Field(gt=0, allow_inf_nan=False, description="The fund's assets today.")
-    key_rates: list[Rate] = Field(
+    key_rates: Annotated[list[Rate], finite_items("tenor {i}")] = Field(
         min_length=1, max_length=60,
         description="Today's zero rates (annual, continuous) at the run's key tenors, shortest first.")
     members: Annotated[float, Float32()] = Field(
         gt=0, allow_inf_nan=False, description="Members today, actives and pensioners (scales the run's liability).")
-
-    @field_validator("key_rates", mode="before")
-    @classmethod
-    def _rates(cls, value: object) -> object:
-        return finite_numbers(value, "tenor {i}")
 
 
 STATE_MODEL = FundState

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
 from decisions.core.numbers import COUNT_MAX, MONEY_MAX, Float32
-from decisions.core.settings import Settings, finite_numbers, one_per
+from decisions.core.settings import Settings, finite_items, finite_numbers, one_per
 
 Finite = Annotated[float, Field(allow_inf_nan=False), Float32()]
 """A finite number that stays finite in float32 (its field sets the range)."""
@@ -40,35 +40,27 @@ N_FACTORS = 3
 class YieldCurve(Settings):
     """The initial zero curve (key rates) and its factor dynamics."""
 
-    tenors: list[Years] = Field(
+    tenors: Annotated[list[Years], finite_items("tenor[{i}]")] = Field(
         default_factory=lambda: list(STANDARD_TENORS), min_length=2, description="Key tenors in years, increasing."
     )
-    rates: list[Finite] = Field(
+    rates: Annotated[list[Finite], finite_items("entry[{i}]")] = Field(
         default_factory=lambda: list(STANDARD_RATES), min_length=2, description="Zero rates at the key tenors."
     )
     ns_decay: Years = Field(2.0, gt=0, allow_inf_nan=False, description="Nelson-Siegel decay (years).")
-    speeds: list[Annotated[float, Float32(SPEED_MAX)]] = Field(
+    speeds: Annotated[list[Annotated[float, Float32(SPEED_MAX)]], finite_items("entry[{i}]")] = Field(
         default_factory=lambda: [0.10, 0.30, 0.60],
         min_length=N_FACTORS,
         max_length=N_FACTORS,
         description="Mean-reversion speeds of level, slope, curvature (per year, > 0).",
     )
-    volatilities: list[Annotated[float, Float32(FACTOR_VOLATILITY_MAX)]] = Field(
+    volatilities: Annotated[
+        list[Annotated[float, Float32(FACTOR_VOLATILITY_MAX)]], finite_items("entry[{i}]")
+    ] = Field(
         default_factory=lambda: [0.010, 0.012, 0.015],
         min_length=N_FACTORS,
         max_length=N_FACTORS,
         description="Factor volatilities (per sqrt(year), >= 0).",
     )
-
-    @field_validator("tenors", mode="before")
-    @classmethod
-    def _tenor_numbers(cls, value: object) -> object:
-        return finite_numbers(value, "tenor[{i}]")
-
-    @field_validator("rates", "speeds", "volatilities", mode="before")
-    @classmethod
-    def _numbers(cls, value: object) -> object:
-        return finite_numbers(value, "entry[{i}]")
 
     @field_validator("tenors")
     @classmethod

@@ -8,7 +8,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from decisions.core.settings import Settings, finite_numbers
+from decisions.core.settings import Settings, finite_items, finite_numbers
 from decisions.core.strict_input import Seed
 
 OUTCOMES = ("success", "hides", "revenue")
@@ -67,7 +67,7 @@ class WeightSet(Settings):
     vectors: list[tuple[float, float, float]] | None = Field(
         None, description="Explicit weight vectors instead of the grid (each non-negative, not all zero)."
     )
-    production: tuple[float, float, float] = Field(
+    production: Annotated[tuple[float, float, float], finite_items("production")] = Field(
         (0.5, 0.25, 0.25), description="The hand-set production weights (snapped to the nearest vector)."
     )
 
@@ -89,11 +89,6 @@ class WeightSet(Settings):
             if min(row) < 0 or not math.fsum(row) > 0:
                 raise ValueError(f"vector {i}: weights must be non-negative and not all zero, got {list(row)}")
         return value
-
-    @field_validator("production", mode="before")
-    @classmethod
-    def _finite_production(cls, value: object) -> object:
-        return finite_numbers(value, "production")
 
     @field_validator("production")
     @classmethod
