@@ -32,7 +32,7 @@ from decisions.core.agents.bench_dqn import (
     rejax_dqn_trainer,
 )
 from decisions.core.agents.bench_ours import seeds_trainer, shared_settings
-from decisions.core.agents.common import ProgressFn, TrainResult, config_dict, evaluate_episodes
+from decisions.core.agents.common import Policy, ProgressFn, TrainResult, config_dict, evaluate_episodes
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.agents.rejax_peer import create_algo, seeds_train
 from decisions.core.bench_row import Row
@@ -54,7 +54,6 @@ __all__ = [
 ]
 
 PyTree = Any
-Policy = Callable[[PyTree, Array, Array], Array]
 
 EVAL_KEY = 20_240_601  # seed of the evaluation episodes, shared by every policy
 PEER_INSTALL = "pip install 'decisions[peers]'"  # installs rejax and gymnax

@@ -14,14 +14,13 @@ from jax import Array
 
 from decisions.core.agents import dqn
 from decisions.core.agents.bench_ours import seeds_trainer, shared_settings
-from decisions.core.agents.common import TrainResult, config_dict
+from decisions.core.agents.common import Policy, TrainResult, config_dict
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.agents.rejax_peer import create_algo, seeds_train
 
 __all__ = ["DQN_PREFIX", "DQNHyperparameters", "ours_dqn_config", "ours_dqn_trainer", "rejax_dqn_trainer"]
 
 PyTree = Any
-Policy = Callable[[PyTree, Array, Array], Array]
 
 DQN_PREFIX = "dqn_"  # infix of the DQN figures and settings: ``<env>/dqn_ours_final_return``, ``dqn_buffer_size``
 

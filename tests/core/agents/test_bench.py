@@ -182,11 +182,17 @@ def test_smoke_budget_with_the_peer() -> None:
     assert all(0 < figures[f"CartPole-v1/{key}"] <= 500 for key in names)
 
 
+def _skip_without_peer() -> None:
+    """Skip the calling test unless rejax is installed and can run here (``bench.peer_status``)."""
+    pytest.importorskip("rejax")
+    available, why = bench.peer_status()
+    if not available:
+        pytest.skip(why)
+
+
 @pytest.mark.slow
 def test_dqn_peer_policy_is_greedy_on_its_params() -> None:
-    pytest.importorskip("rejax")
-    if not bench.peer_status()[0]:
-        pytest.skip(bench.peer_status()[1])
+    _skip_without_peer()
     from decisions.core.agents.bench_dqn import rejax_dqn_trainer
     from decisions.core.agents.gymnax_adapter import GymnaxEnv
 
@@ -204,9 +210,7 @@ def test_dqn_peer_policy_is_greedy_on_its_params() -> None:
 
 @pytest.mark.slow
 def test_peer_policy_is_greedy_on_its_params() -> None:
-    pytest.importorskip("rejax")
-    if not bench.peer_status()[0]:
-        pytest.skip(bench.peer_status()[1])
+    _skip_without_peer()
     from decisions.core.agents.gymnax_adapter import GymnaxEnv
 
     env = GymnaxEnv.make("CartPole-v1")
