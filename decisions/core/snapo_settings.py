@@ -15,6 +15,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from decisions.core.numbers import PENALTY_MAX, TEMPERATURE_MAX, Float32
 from decisions.core.settings import Settings
+from decisions.core.strict_input import Seed
 
 if TYPE_CHECKING:  # ``core.snapo`` imports JAX: the settings validate without it
     from decisions.core.snapo import SnapoConfig
@@ -23,6 +24,10 @@ if TYPE_CHECKING:  # ``core.snapo`` imports JAX: the settings validate without i
 Temperature = Annotated[float, Float32(TEMPERATURE_MAX)]
 # A penalty weight: finite in float32, at most ``PENALTY_MAX`` (1e6).
 Penalty = Annotated[float, Float32(PENALTY_MAX)]
+# The seed of a bare ``train_policy`` call's initialisation and training paths (a job trains with ``job.seed``).
+BareTrainingSeed = Annotated[Seed, Field(
+    description="Seed of the initialisation and training paths of a bare train_policy (a job's is job.seed: not in a spec).",
+)]
 
 
 class SnapoSettingsBase(Settings):

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from decisions.core.settings import Settings, refuse_unused
-from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperature
-from decisions.core.strict_input import Seed
+from decisions.core.snapo_settings import BareTrainingSeed, Penalty, SnapoSettingsBase, Temperature
 from decisions.energy.gas_storage.scenario import Scenario, TerminalRule
 from decisions.kit.base import JobBase, spec_path
 
@@ -48,10 +47,7 @@ class SnapoSettings(SnapoSettingsBase):
     )
     width: int = Field(32, gt=0, le=4096, description="Hidden units per layer of the target network.")
     depth: int = Field(2, ge=1, le=8, description="Hidden layers of the target network.")
-    seed: Seed = Field(
-        0,
-        description="Seed of the initialisation and training paths of a bare train_policy (a job's is job.seed: not in a spec).",
-    )
+    seed: BareTrainingSeed = 0
     log_every: int = Field(500, gt=0, description="Steps per jitted chunk (progress granularity).")
     target_penalty: Penalty = Field(
         5e-3,

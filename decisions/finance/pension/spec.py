@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from decisions.core.settings import Settings, refuse_unused
-from decisions.core.snapo_settings import SnapoSettingsBase, Temperature
-from decisions.core.strict_input import Seed
+from decisions.core.snapo_settings import BareTrainingSeed, SnapoSettingsBase, Temperature
 from decisions.errors import InputError
 from decisions.finance.pension.scenario import Population, Scenario
 from decisions.kit.base import JobBase, popped_path
@@ -32,10 +31,7 @@ class PensionSnapoSettings(SnapoSettingsBase):
     )
     width: int = Field(32, gt=0, le=1024, description="Hidden units per layer.")
     depth: int = Field(2, ge=1, le=6, description="Hidden layers.")
-    seed: Seed = Field(
-        0,
-        description="Seed of the initialisation and training paths of a bare train_policy (a job's is job.seed: not in a spec).",
-    )
+    seed: BareTrainingSeed = 0
 
     def network(self, n_assets: int) -> AllocationNet:
         """The neural policy these settings describe (imports the network, hence JAX)."""
