@@ -69,17 +69,14 @@ def _recorded_run(domain: Domain, folder: Path, url: str) -> int:
 def _batch_rates(asset: str, state: dict[str, Any], states: int, url: str, repeats: int) -> tuple[float, float]:
     """States per second of a batch of ``states`` copies of ``state``, the best of ``repeats`` calls each:
     decided and recorded, and decided only."""
+    from decisions.core.timing import interleaved
     from decisions.platform.operations import decide
 
     batch = [state] * states
     decide(asset, batch, url=url, record=False)  # compiles the batch's shape
-    seconds: dict[bool, list[float]] = {False: [], True: []}
-    for _ in range(repeats):
-        for record in (False, True):
-            start = time.perf_counter()
-            decide(asset, batch, url=url, record=record)
-            seconds[record].append(time.perf_counter() - start)
-    return states / min(seconds[True]), states / min(seconds[False])
+    best = interleaved({"only": lambda: decide(asset, batch, url=url, record=False),
+                        "recorded": lambda: decide(asset, batch, url=url)}, repeats, warmup=0)
+    return states / best["recorded"], states / best["only"]
 
 
 def _timed_domain(domain: Domain, folder: Path, url: str, states: int, repeats: int,
