@@ -400,7 +400,22 @@ def test_noise_drawn_ahead_samples_the_same_actions(kind: str) -> None:
     if kind == "masked":
         dist = policy.mask_logits(dist, jnp.arange(3) != 1)
     for key in jax.random.split(jax.random.PRNGKey(3), 4):
-        expected = np.asarray(policy.sample(dist, key))
+        expected = np.asarray(_library_draw(policy, dist, key))
         np.testing.assert_array_equal(np.asarray(policy.sample_with(dist, policy.sample_noise(key, (64,)))), expected)
+        np.testing.assert_array_equal(np.asarray(policy.sample(dist, key)), expected)
     if kind == "masked":
         assert not (expected == 1).any()
+
+
+def _library_draw(policy: ActorCriticPolicy, dist, key):
+    """The same draw by ``jax.random`` itself: ``categorical`` per head (keys split per component), or
+    the Gaussian's mean plus its scaled ``normal`` noise."""
+    if policy.action_nvec:
+        keys = jax.random.split(key, len(policy.action_nvec))
+        bounds = np.cumsum(policy.action_nvec)[:-1].tolist()
+        heads = jnp.split(dist, bounds, axis=-1)
+        return jnp.stack([jax.random.categorical(k, lg) for k, lg in zip(keys, heads, strict=True)], axis=-1)
+    if policy.discrete:
+        return jax.random.categorical(key, dist)
+    mean, log_std = dist
+    return mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape, mean.dtype)

@@ -167,14 +167,10 @@ class ActorCriticPolicy(PolicyDescription):
         return jnp.split(logits, bounds, axis=-1)
 
     def sample(self, dist: Any, key: Array) -> Array:
-        """Draw raw actions (integers, or unclipped normalised Gaussian samples)."""
-        if self.action_nvec:
-            keys = jax.random.split(key, len(self.action_nvec))
-            parts = [nets.categorical_sample(k, lg) for k, lg in zip(keys, self._components(dist), strict=True)]
-            return jnp.stack(parts, axis=-1)
-        if self.discrete:
-            return nets.categorical_sample(key, dist)
-        return nets.gaussian_sample(key, *dist)
+        """Draw raw actions (integers, or unclipped normalised Gaussian samples): ``sample_with`` on
+        ``sample_noise``'s draw from ``key``."""
+        batch_shape = (dist if self.discrete else dist[0]).shape[:-1]
+        return self.sample_with(dist, self.sample_noise(key, batch_shape))
 
     def sample_noise(self, key: Array, batch_shape: tuple[int, ...]) -> Any:
         """The random draw ``sample`` makes from ``key`` for a batch of ``batch_shape`` decisions (Gumbel
