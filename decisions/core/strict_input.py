@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from operator import itemgetter
+from operator import call, itemgetter
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import numpy as np
@@ -21,8 +21,9 @@ from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError, SchemaValidator, core_schema
 
 from decisions.core.numbers import (
+    FLOAT32_MAX,
+    NEAR_FLOAT32_ZERO,
     float32_problem,
-    plainly_float32,
     plainly_float32s,
 )
 
@@ -233,8 +234,8 @@ def _optional_kind(annotation: Any, float64: bool) -> str | None:
     return None if kind is None else f"opt:{kind}"
 
 
-def _f32_fine(value: object) -> bool:
-    return type(value) is float and plainly_float32(value)
+def _f32_fine(value: object) -> bool:  # plainly_float32 written out: a call fewer per float
+    return type(value) is float and (value == 0.0 or NEAR_FLOAT32_ZERO <= abs(value) <= FLOAT32_MAX)
 
 
 def _f64_fine(value: object) -> bool:
@@ -327,6 +328,7 @@ def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
     fines = tuple((key, fine) for key, _, _, fine, kind in checks if kind in scalar_kinds)
     others = tuple((key, fine) for key, _, _, fine, kind in checks if kind not in (*scalar_kinds, "model"))
     getter = itemgetter(*(key for key, _ in fines)) if fines else (lambda data: ())
+    scalar_checks = tuple(check for _, check in fines)
     single = len(fines) == 1
 
     def one_by_one(data: dict[str, Any]) -> bool:
@@ -341,9 +343,8 @@ def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
             return one_by_one(data)
         if single:
             values = (values,)
-        for (_, check), v in zip(fines, values, strict=True):  # every scalar present: by its exact type and range
-            if not check(v):
-                return one_by_one(data)
+        if not all(map(call, scalar_checks, values)):  # every scalar present: by its exact type and range
+            return one_by_one(data)
         for key, check in others:
             v = data.get(key)
             if v is not None and not check(v):

@@ -145,13 +145,14 @@ def _inputs(policy: SplitPolicy, states: Sequence[FleetReport]) -> tuple[Any, np
 
 def _reasons(name: str, q: np.ndarray, holdable: np.ndarray) -> list[dict[str, Any]]:
     """Per state: an agent's members' mean Q-values of the splits it may choose (per client in turn,
-    None where the client cannot hold the split; or one per round); a rule's name."""
+    None where the client cannot hold the split; or one per round), to 6 decimals (the float32
+    network's digits, not float64's); a rule's name."""
     if name.startswith(CLIENT_AGENT):
-        values = q.astype(np.float64).astype(object)
+        values = np.round(q.astype(np.float64), 6).astype(object)
         values[~holdable.transpose(0, 2, 1)] = None
         return [{"q_values_by_client_and_split": row} for row in values.tolist()]
     if name.startswith(ROUND_AGENT):
-        return [{"q_values_by_split": row} for row in q.astype(np.float64).tolist()]
+        return [{"q_values_by_split": row} for row in np.round(q.astype(np.float64), 6).tolist()]
     return [{"rule": name} for _ in range(len(q))]
 
 
