@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from decisions.core.agents import ppo
+from decisions.core.agents.common import TrainResult
 from decisions.core.optimal import solve
 from decisions.energy.building import generalist
 from decisions.energy.building.dataset import BUILDING_IDS, load_district
@@ -35,6 +38,31 @@ from decisions.energy.building.schedule_lp import first_move
 from decisions.energy.building.simulate import simulate_actions
 from decisions.energy.building.windows import Window
 from tests.energy.building.test_bench import _undocumented
+
+
+class Tiny(NamedTuple):
+    """The tiny generalist's figures, and the policy it trained for them with the homes and config it trained on."""
+
+    figures: dict[str, Any]
+    result: TrainResult
+    homes: tuple[int, ...]
+    config: ppo.PPOConfig
+
+
+@pytest.fixture(scope="module")
+def tiny() -> Tiny:
+    """``generalist_figures`` at a tiny budget (homes 1 and 15 train, home 5 held out), its training kept."""
+    trained: list[tuple[TrainResult, tuple[int, ...], ppo.PPOConfig]] = []
+
+    def train_and_keep(homes: tuple[int, ...], config: ppo.PPOConfig, **kwargs: Any) -> TrainResult:
+        trained.append((train_generalist(homes, config, **kwargs), tuple(homes), config))
+        return trained[-1][0]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(generalist, "train_generalist", train_and_keep)  # generalist_figures looks it up when it runs
+        figures = generalist_figures(steps=10_752, tune=False, mpc=False, train_homes=(1, 15), held_out_homes=(5,))
+    ((result, homes, config),) = trained
+    return Tiny(figures, result, homes, config)
 
 
 def test_the_split_is_disjoint_and_holds_homes_with_and_without_pv() -> None:
@@ -78,7 +106,8 @@ def test_one_home_runs_as_in_the_building_environment_without_discharging_to_exp
 
 def test_reset_draws_every_home_and_observes_it() -> None:
     env, params = GeneralistEnv(), generalist_params((1, 5, 15), Split.TRAIN)
-    obs, states = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), 64), params)
+    reset = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))  # one program for the batch
+    obs, states = reset(jax.random.split(jax.random.PRNGKey(0), 64), params)
     assert set(np.asarray(states.home).tolist()) == {0, 1, 2}
     assert obs.shape == (64, len(env.feature_names()))
     pv_kw = env.feature_index("pv_kw_per_capacity")
@@ -118,10 +147,8 @@ def test_the_matrix_lp_moves_as_the_pyomo_model_on_one_home() -> None:
         assert first_move(data, np.array([energy]))[0] == pytest.approx(expected, abs=1e-6)
 
 
-def test_tiny_generalist_gives_finite_documented_figures() -> None:
-    figures = generalist_figures(
-        steps=10_752, tune=False, mpc=False, train_homes=(1, 15), held_out_homes=(5,)
-    )
+def test_tiny_generalist_gives_finite_documented_figures(tiny: Tiny) -> None:
+    figures = tiny.figures
     assert figures["generalist_train_homes"] == "1 15" and figures["generalist_heldout_homes"] == "5"
     assert figures["generalist_env_steps"] == 10_752
     keys = ("generalist_saving_vs_rule_heldout_min", "generalist_saving_vs_lp_heldout_mean",
@@ -155,8 +182,10 @@ def test_generalist_policy_acts_on_its_own_observation_size() -> None:
     assert generalist.BASE.relative_reward
 
 
-def test_the_generalist_is_explained_on_a_home_it_never_saw() -> None:
-    result = train_generalist((1, 15), generalist_config(10_752), key=jax.random.PRNGKey(0))
+def test_the_generalist_is_explained_on_a_home_it_never_saw(tiny: Tiny) -> None:
+    """The policy the tiny figures trained (the single-home PPO's config on homes 1 and 15), explained on home 5."""
+    assert tiny.homes == (1, 15) and tiny.config == generalist_config(10_752)
+    result = tiny.result
     window = Window(Scenario().eval_window().start_hour, 72)
     explained, trajectory = explain_generalist(result, 5, window=window, max_depth=3)
     evening = hours_at(trajectory, 19)

@@ -58,7 +58,8 @@ def test_value_matches_the_simulator_from_day_zero(run_folder: Path, policy: dec
     params = to_params(scenario)
     trained = snapo_policy.load_policy(run_folder / decide.POLICY_FILE)
     half = deploy.draw_normals(deploy.jax.random.PRNGKey(0), deploy.PATHS // 2, params.horizon)
-    values = snapo_policy.evaluate_policy(trained, np.concatenate([half, -half]), params)
+    # decide's common paths, half by half: each half is as many paths as the smoke job's evaluation (its program)
+    values = np.concatenate([snapo_policy.evaluate_policy(trained, normals, params) for normals in (half, -half)])
     assert found.value == pytest.approx(float(np.mean(values)), rel=1e-4)
 
 

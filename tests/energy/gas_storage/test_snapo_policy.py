@@ -15,7 +15,7 @@ import pytest
 from decisions.energy.gas_storage import snapo_policy as sp
 from decisions.energy.gas_storage.intrinsic import intrinsic_values_on_paths, solve_intrinsic
 from decisions.energy.gas_storage.lsmc import LSMCConfig, lsmc
-from decisions.energy.gas_storage.params import to_params
+from decisions.energy.gas_storage.params import GasStorageParams, to_params
 from decisions.energy.gas_storage.prices import discount_factors, draw_normals, spot_paths
 from decisions.energy.gas_storage.rolling import make_grid
 from decisions.energy.gas_storage.scenario import (
@@ -31,6 +31,7 @@ from decisions.errors import InputError
 DAYS = 60
 START = date(2026, 10, 1)
 FAST = {"steps": 800, "paths_per_step": 32, "width": 16, "log_every": 400}
+PATHS = 64  # every float32 evaluation here runs this many paths at a time: one compiled rollout serves them all
 
 
 def _scenario(**facility: object) -> Scenario:
@@ -42,9 +43,22 @@ def _scenario(**facility: object) -> Scenario:
     )
 
 
+def _path_values(trained: sp.TrainedPolicy, normals: jax.Array, params: GasStorageParams) -> np.ndarray:
+    """``evaluate_policy``'s per-path values, ``PATHS`` paths at a time."""
+    parts = jnp.split(normals, normals.shape[0] // PATHS)
+    return np.concatenate([np.asarray(sp.evaluate_policy(trained, part, params)) for part in parts])
+
+
 @pytest.fixture(scope="module")
 def trained() -> sp.TrainedPolicy:
     return sp.train_policy(_scenario(), sp.SnapoSettings(**FAST))
+
+
+@pytest.fixture(scope="module")
+def deterministic() -> sp.TrainedPolicy:
+    """A policy trained on the deterministic curve (a single path)."""
+    scenario = _scenario().with_prices(DeterministicPrices())
+    return sp.train_policy(scenario, sp.SnapoSettings(steps=1500, width=16, log_every=500))
 
 
 @pytest.mark.parametrize(
@@ -66,16 +80,14 @@ def test_bad_settings_raise_input_error_naming_the_field(data: dict, field: str)
     assert str(err.value).startswith(f"{field}: ")
 
 
-def test_deterministic_training_reaches_the_lp_optimum() -> None:
-    scenario = _scenario().with_prices(DeterministicPrices())
-    params = to_params(scenario)
-    policy = sp.train_policy(scenario, sp.SnapoSettings(steps=1500, width=16, log_every=500))
+def test_deterministic_training_reaches_the_lp_optimum(deterministic: sp.TrainedPolicy) -> None:
+    params = to_params(_scenario().with_prices(DeterministicPrices()))
     lp = solve_intrinsic(params)
     normals = jnp.zeros((1, DAYS - 1))
-    value = float(sp.evaluate_policy(policy, normals, params)[0])
+    value = float(sp.evaluate_policy(deterministic, normals, params)[0])
     assert value >= 0.97 * lp.value
     assert value <= lp.value + 1e-3 * abs(lp.value)  # nothing beats the exact optimum
-    curve = policy.curve()
+    curve = deterministic.curve()
     assert list(curve.columns) == ["step", "value", "grad_norm", "temperature"] and len(curve) == 1500
     assert curve["value"].iloc[-100:].mean() > curve["value"].iloc[:100].mean()
 
@@ -83,8 +95,8 @@ def test_deterministic_training_reaches_the_lp_optimum() -> None:
 def test_stochastic_training_beats_the_intrinsic_value_and_nears_lsmc(trained: sp.TrainedPolicy) -> None:
     scenario = _scenario()
     params = to_params(scenario)
-    normals = draw_normals(jax.random.PRNGKey(11), 256, DAYS)
-    snapo = np.asarray(sp.evaluate_policy(trained, normals, params))
+    normals = draw_normals(jax.random.PRNGKey(11), 4 * PATHS, DAYS)
+    snapo = _path_values(trained, normals, params)
     paths = spot_paths(normals, params)
     intrinsic = np.asarray(intrinsic_values_on_paths(solve_intrinsic(params), paths[1], params))
     train_paths = spot_paths(draw_normals(jax.random.PRNGKey(12), 1024, DAYS), params)
@@ -96,9 +108,9 @@ def test_stochastic_training_beats_the_intrinsic_value_and_nears_lsmc(trained: s
 
 def test_hard_evaluation_is_feasible_and_schedules_are_consistent(trained: sp.TrainedPolicy) -> None:
     params = to_params(_scenario())
-    normals = draw_normals(jax.random.PRNGKey(3), 64, DAYS)
+    normals = draw_normals(jax.random.PRNGKey(3), PATHS, DAYS)
     moves, inventory = sp.schedule(trained, params, normals)
-    assert moves.shape == (64, DAYS) and inventory.shape == (64, DAYS + 1)
+    assert moves.shape == (PATHS, DAYS) and inventory.shape == (PATHS, DAYS + 1)
     assert float(jnp.max(feasibility_violation(moves, params))) <= 1e-4
     values = sp.evaluate_policy(trained, normals, params)
     assert float(sp.policy_value(trained, params, normals)) == pytest.approx(
@@ -108,10 +120,10 @@ def test_hard_evaluation_is_feasible_and_schedules_are_consistent(trained: sp.Tr
 
 def test_evaluation_does_not_retrace(trained: sp.TrainedPolicy) -> None:
     params = to_params(_scenario())
-    normals = draw_normals(jax.random.PRNGKey(3), 16, DAYS)
+    normals = draw_normals(jax.random.PRNGKey(3), PATHS, DAYS)
     sp.evaluate_policy(trained, normals, params)
     size = sp._hard_rollout._cache_size()
-    sp.evaluate_policy(trained, draw_normals(jax.random.PRNGKey(4), 16, DAYS), params)
+    sp.evaluate_policy(trained, draw_normals(jax.random.PRNGKey(4), PATHS, DAYS), params)
     sp.schedule(trained, params, normals)
     assert sp._hard_rollout._cache_size() == size
 
@@ -122,7 +134,7 @@ def test_save_and_reload_give_identical_decisions(trained: sp.TrainedPolicy, tmp
     loaded = sp.load_policy(path)
     assert loaded.policy == trained.policy and loaded.settings == trained.settings
     params = to_params(_scenario())
-    normals = draw_normals(jax.random.PRNGKey(5), 32, DAYS)
+    normals = draw_normals(jax.random.PRNGKey(5), PATHS, DAYS)
     np.testing.assert_array_equal(
         sp.schedule(loaded, params, normals)[0], sp.schedule(trained, params, normals)[0]
     )
@@ -192,11 +204,11 @@ def test_sensitivities_match_central_finite_differences(
         assert abs(float(grads.volatility)) > 0.0 and abs(float(grads.injection_rates[0])) > 0.0
 
 
-def test_held_curve_delta_is_the_envelope_delta_of_the_schedule(trained: sp.TrainedPolicy) -> None:
+def test_held_curve_delta_is_the_envelope_delta_of_the_schedule(deterministic: sp.TrainedPolicy) -> None:
     """Decisions held, deterministic curve: dV/dF_t = DF_t (w_t - i_t) of the policy's own schedule."""
     det = to_params(_scenario().with_prices(DeterministicPrices()))
     zero = jnp.zeros((1, DAYS - 1))
-    _, grads = sp.sensitivities(trained, det, zero, policy_reacts=False)
-    moves, _ = sp.schedule(trained, det, zero)
+    _, grads = sp.sensitivities(deterministic, det, zero, policy_reacts=False)
+    moves, _ = sp.schedule(deterministic, det, zero)
     assert float(jnp.max(jnp.abs(moves))) > 1.0
     np.testing.assert_allclose(grads.forward, discount_factors(det) * -moves[0], rtol=1e-5, atol=1e-4)
