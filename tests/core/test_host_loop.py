@@ -47,7 +47,7 @@ class MaskedLure(gymnasium.Env):
 
 
 LURE_CONFIG = dqn.DQNConfig(
-    total_env_steps=1200, num_envs=4, learning_starts=100, batch_size=32, hidden=(16,), learning_rate=3e-3,
+    total_env_steps=800, num_envs=4, learning_starts=100, batch_size=32, hidden=(16,), learning_rate=3e-3,
     log_every=100,
 )
 
@@ -63,8 +63,8 @@ def test_masked_dqn_never_takes_the_invalid_lure() -> None:
     assert sum(env.invalid_taken for env in envs) == 0  # prefill and exploration included
     obs = np.eye(2, dtype=np.float32)
     np.testing.assert_array_equal(greedy_actions(result.policy, result.params, obs, LURE_MASKS), LURE_BEST)
-    x = offpolicy.normalize(result.params["obs_stats"], jnp.asarray(obs), (2,))
-    q = np.asarray(result.policy.network.apply(result.params["q"], x))
+    x = jax.jit(offpolicy.normalize, static_argnums=2)(result.params["obs_stats"], jnp.asarray(obs), (2,))
+    q = np.asarray(jax.jit(result.policy.network.apply)(result.params["q"], x))
     np.testing.assert_allclose(q[LURE_MASKS], LURE_REWARDS[LURE_MASKS], atol=0.1)  # Q = reward (one step)
     assert np.mean(result.metrics["episode_return"][-50:]) > 0.5  # exploring at epsilon 0.05
 
@@ -73,7 +73,7 @@ def test_without_masks_the_same_learner_takes_the_lure() -> None:
     """The guard of the test above: the lure is real, masks are what keeps the learner off it."""
     result, envs = _lure_run(action_masks=False)
     assert sum(env.invalid_taken for env in envs) > 100
-    greedy = np.asarray(result.policy(result.params, jnp.eye(2, dtype=jnp.float32), None))
+    greedy = np.asarray(jax.jit(result.policy)(result.params, jnp.eye(2, dtype=jnp.float32), None))
     np.testing.assert_array_equal(greedy, [2, 0])  # the invalid, most rewarding actions
 
 
@@ -151,8 +151,8 @@ def test_host_loop_reproduces_the_functional_loop_exactly() -> None:
     """Same key, deterministic env, no masks: the same actions, replay, updates and curves, bit for bit."""
     walk = WalkToGoal(length=3, max_steps=10)
     config = dqn.DQNConfig(
-        total_env_steps=1000, num_envs=4, learning_starts=200, batch_size=32, hidden=(32,), n_step=3,
-        train_freq=2, gradient_steps=2, log_every=50,
+        total_env_steps=600, num_envs=4, learning_starts=200, batch_size=32, hidden=(32,), n_step=3,
+        train_freq=2, gradient_steps=2, log_every=25,
     )
     reference = dqn.train(walk, config, key=jax.random.PRNGKey(3))
     agent = dqn.agent_for_shapes(config, obs_shape=(2,), num_actions=2)
@@ -160,7 +160,7 @@ def test_host_loop_reproduces_the_functional_loop_exactly() -> None:
     calls: list[tuple[str, int, int]] = []
     envs = GymVecSlots([GymnasiumEnv(walk) for _ in range(4)])
     result = train_agent_host(agent, envs, key=jax.random.PRNGKey(3), action_masks=False, progress=lambda *c: calls.append(c))
-    assert calls == [("dqn training", 50, 100), ("dqn training", 100, 100)]
+    assert calls == [("dqn training", 25, 50), ("dqn training", 50, 50)]
     assert set(result.metrics) == set(reference.metrics) and result.env_steps == reference.env_steps
     for name in reference.metrics:
         np.testing.assert_array_equal(result.metrics[name], reference.metrics[name], err_msg=name)
@@ -204,12 +204,13 @@ def test_subprocess_slots_step_two_cartpoles_like_in_process_ones() -> None:
 
 
 class _Scripted:
-    """A one-slot-pair MultiAgentVecEnv whose reset and step outputs a test can break."""
+    """A MultiAgentVecEnv of the lure's sizes (4 slots, 2 observations, 3 actions) whose reset and step
+    outputs a test can break."""
 
-    num_slots, obs_dim, num_actions = 2, 3, 2
+    num_slots, obs_dim, num_actions = 4, 2, 3
 
     def __init__(self, reset_out: tuple[Any, ...] | None = None, step_out: tuple[Any, ...] | None = None) -> None:
-        self.reset_out = reset_out or (np.zeros((2, 3), np.float32), np.ones((2, 2), bool))
+        self.reset_out = reset_out or (np.zeros((4, 2), np.float32), np.ones((4, 3), bool))
         self.step_out = step_out or _step_out()
 
     def reset(self, seed: int) -> tuple[Any, ...]:
@@ -224,43 +225,44 @@ class _Scripted:
 
 def _step_out(**change: Any) -> tuple[Any, ...]:
     fields = {
-        "obs": np.zeros((2, 3), np.float32), "mask": np.ones((2, 2), bool), "reward": np.zeros(2, np.float32),
-        "terminated": np.zeros(2, bool), "truncated": np.zeros(2, bool), "final_obs": np.zeros((2, 3), np.float32),
-        "final_mask": np.ones((2, 2), bool),
+        "obs": np.zeros((4, 2), np.float32), "mask": np.ones((4, 3), bool), "reward": np.zeros(4, np.float32),
+        "terminated": np.zeros(4, bool), "truncated": np.zeros(4, bool), "final_obs": np.zeros((4, 2), np.float32),
+        "final_mask": np.ones((4, 3), bool),
     }
     return tuple(SlotStep(**{**fields, **change}))
 
 
 BAD_CONFIG = dqn.DQNConfig(total_env_steps=20, num_envs=2, learning_starts=2, batch_size=2, hidden=(4,))
+_NO_VALID_ACTION_IN_SLOT_1 = np.asarray([[1, 1, 1], [0, 0, 0], [1, 1, 1], [1, 1, 1]], bool)
 
 
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        (_Scripted(reset_out=(np.zeros((2, 4), np.float32), np.ones((2, 2), bool))), r"reset obs: .* got \(2, 4\)"),
-        (_Scripted(reset_out=(np.zeros((2, 3), np.float32), np.ones((2, 3), bool))), r"reset mask: .* got \(2, 3\)"),
-        (_Scripted(reset_out=(np.zeros((2, 3), np.float32), np.ones((2, 2), int))), "reset mask: must be a bool"),
-        (_Scripted(reset_out=(np.zeros((2, 3), np.float32), np.asarray([[1, 1], [0, 0]], bool))),
+        (_Scripted(reset_out=(np.zeros((4, 3), np.float32), np.ones((4, 3), bool))), r"reset obs: .* got \(4, 3\)"),
+        (_Scripted(reset_out=(np.zeros((4, 2), np.float32), np.ones((4, 2), bool))), r"reset mask: .* got \(4, 2\)"),
+        (_Scripted(reset_out=(np.zeros((4, 2), np.float32), np.ones((4, 3), int))), "reset mask: must be a bool"),
+        (_Scripted(reset_out=(np.zeros((4, 2), np.float32), _NO_VALID_ACTION_IN_SLOT_1)),
          r"slots \[1\] have no valid action"),
-        (_Scripted(step_out=_step_out(final_obs=np.zeros((2, 2), np.float32))), "step final_obs: "),
-        (_Scripted(step_out=_step_out(mask=np.ones((3, 2), bool))), "step mask: "),
-        (_Scripted(step_out=_step_out(reward=np.zeros((2, 1), np.float32))), r"step reward: .* got \(2, 1\)"),
+        (_Scripted(step_out=_step_out(final_obs=np.zeros((4, 3), np.float32))), "step final_obs: "),
+        (_Scripted(step_out=_step_out(mask=np.ones((5, 3), bool))), "step mask: "),
+        (_Scripted(step_out=_step_out(reward=np.zeros((4, 1), np.float32))), r"step reward: .* got \(4, 1\)"),
         (_Scripted(step_out=_step_out()[:6]), "step: must return 7 arrays"),
     ],
 )
 def test_bad_environment_output_raises_a_clear_error(env: _Scripted, message: str) -> None:
-    agent = dqn.agent_for_shapes(BAD_CONFIG, obs_shape=(3,), num_actions=2)
+    agent = dqn.agent_for_shapes(LURE_CONFIG, obs_shape=(2,), num_actions=3)  # the lure's agent (compiled there)
     with pytest.raises(ValueError, match=message):
         train_agent_host(agent, env, key=jax.random.PRNGKey(0))
 
 
 def test_agent_and_environments_must_agree() -> None:
     env = _Scripted()
-    with pytest.raises(ValueError, match="^num_envs: the config has 4"):
-        train_agent_host(dqn.agent_for_shapes(LURE_CONFIG, obs_shape=(3,), num_actions=2), env, key=jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="^num_envs: the config has 2"):
+        train_agent_host(dqn.agent_for_shapes(BAD_CONFIG, obs_shape=(2,), num_actions=3), env, key=jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="^obs_shape: "):
-        train_agent_host(dqn.agent_for_shapes(BAD_CONFIG, obs_shape=(4,), num_actions=2), env, key=jax.random.PRNGKey(0))
+        train_agent_host(dqn.agent_for_shapes(LURE_CONFIG, obs_shape=(3,), num_actions=3), env, key=jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="^num_actions: "):
-        train_agent_host(dqn.agent_for_shapes(BAD_CONFIG, obs_shape=(3,), num_actions=3), env, key=jax.random.PRNGKey(0))
+        train_agent_host(dqn.agent_for_shapes(LURE_CONFIG, obs_shape=(2,), num_actions=2), env, key=jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="^num_actions: "):
         dqn.agent_for_shapes(BAD_CONFIG, obs_shape=(3,), num_actions=0)

@@ -22,7 +22,7 @@ from tests.core.test_host_loop import LURE_BEST, LURE_MASKS, MaskedLure
 LURE_CONFIG = ppo.PPOConfig(
     num_envs=4,
     rollout_steps=16,
-    total_env_steps=64 * 40,
+    total_env_steps=64 * 20,
     epochs=4,
     minibatches=2,
     hidden=(16,),
@@ -55,7 +55,7 @@ def test_without_masks_the_same_learner_takes_the_lure() -> None:
     """The guard of the test above: the lure is real, masks are what keeps PPO off it."""
     result, envs = _lure_run(action_masks=False)
     assert sum(env.invalid_taken for env in envs) > 100
-    greedy = np.asarray(result.policy(result.params, jnp.eye(2, dtype=jnp.float32), None))
+    greedy = np.asarray(jax.jit(result.policy)(result.params, jnp.eye(2, dtype=jnp.float32), None))
     np.testing.assert_array_equal(greedy, [2, 0])  # the invalid, most rewarding actions
 
 
@@ -64,11 +64,12 @@ def test_truncated_steps_bootstrap_from_the_final_observation_value() -> None:
     last_value = jnp.asarray([7.0, 8.0])
     final_value = jnp.asarray([[10.0, 20.0], [30.0, 40.0], [50.0, 60.0]])
     truncated = jnp.asarray([[False, True], [True, False], [False, True]])
-    next_value = bootstrap_values(value, last_value, final_value, truncated)
+    next_value = jax.jit(bootstrap_values)(value, last_value, final_value, truncated)
     np.testing.assert_array_equal(np.asarray(next_value), [[3.0, 20.0], [30.0, 6.0], [7.0, 60.0]])
     # Slot 0 terminates at step 0: no bootstrap there; GAE with gamma 0.5, lambda 1, rewards 1.
     terminated = jnp.asarray([[True, False], [False, False], [False, False]])
-    advantages, _ = gae(jnp.ones((3, 2)), value, next_value, terminated, truncated, 0.5, 1.0)
+    gae_jit = jax.jit(gae, static_argnums=(5, 6))
+    advantages, _ = gae_jit(jnp.ones((3, 2)), value, next_value, terminated, truncated, 0.5, 1.0)
     expected = [
         [1.0 - 1.0, 1.0 + 0.5 * 20.0 - 2.0],  # terminated: r - V; truncated: r + gamma V(final_obs) - V
         [1.0 + 0.5 * 30.0 - 3.0, (1.0 + 0.5 * 6.0 - 4.0) + 0.5 * (1.0 + 0.5 * 60.0 - 6.0)],
@@ -83,11 +84,11 @@ def test_host_loop_reproduces_the_functional_loop() -> None:
     config = ppo.PPOConfig(
         num_envs=4,
         rollout_steps=16,
-        total_env_steps=64 * 12,
+        total_env_steps=64 * 8,
         minibatches=2,
         hidden=(16,),
         normalize_obs=False,
-        log_every=5,
+        log_every=3,
     )
     reference = ppo.train(walk, config, key=jax.random.PRNGKey(3))
     agent = ppo.PPOAgent.for_shapes(config, obs_shape=(2,), num_actions=2)
@@ -95,7 +96,7 @@ def test_host_loop_reproduces_the_functional_loop() -> None:
     calls: list[tuple[str, int, int]] = []
     envs = GymVecSlots([GymnasiumEnv(walk) for _ in range(4)])
     result = train_agent_host(agent, envs, key=jax.random.PRNGKey(3), progress=lambda *c: calls.append(c))
-    assert calls == [("ppo", 5, 12), ("ppo", 10, 12), ("ppo", 12, 12)]
+    assert calls == [("ppo", 3, 8), ("ppo", 6, 8), ("ppo", 8, 8)]
     assert set(result.metrics) == set(reference.metrics) and result.env_steps == reference.env_steps
     # Bit for bit under XLA's default flags (but the mean return's summation order); the suite's unoptimised
     # compilation (conftest.TEST_XLA_FLAGS) rounds the two programs apart in the last bits: relative to the
@@ -141,7 +142,8 @@ def test_ppo_on_cartpole_beats_a_random_policy() -> None:
 def test_an_all_valid_mask_changes_nothing_and_a_mask_gives_the_masked_distribution() -> None:
     config = ppo.PPOConfig(num_envs=2, rollout_steps=3, total_env_steps=6, minibatches=1, hidden=(8,))
     policy = ppo.PPOAgent.for_shapes(config, obs_shape=(3,), num_actions=4).policy
-    net = policy.init(jax.random.PRNGKey(0))["net"]
+    params = jax.jit(policy.init)(jax.random.PRNGKey(0))
+    net = params["net"]
     keys = jax.random.split(jax.random.PRNGKey(1), 2)
     mask = jnp.asarray([[True, False, True, False], [False, True, True, True]] * 3)
     batch = Batch(
@@ -151,24 +153,22 @@ def test_an_all_valid_mask_changes_nothing_and_a_mask_gives_the_masked_distribut
         advantage=jax.random.normal(keys[1], (6,)),
         target=jnp.zeros(6),
     )
-    loss = jax.jit(surrogate_loss, static_argnums=(1, 3, 4))
-    plain, all_valid = (
-        loss(net, policy, batch, config, 0.2),
-        loss(net, policy, batch._replace(mask=mask | True), config, 0.2),
+    # The loss, its metrics and its gradient in one program (one per batch structure: with and without mask).
+    loss_and_grad = jax.jit(jax.value_and_grad(surrogate_loss, has_aux=True), static_argnums=(1, 3, 4))
+    (plain, _), (all_valid, _) = (
+        loss_and_grad(net, policy, batch, config, 0.2),
+        loss_and_grad(net, policy, batch._replace(mask=mask | True), config, 0.2),
     )
     for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(all_valid), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    _, metrics = loss(net, policy, batch._replace(mask=mask), config, 0.2)
+    (_, metrics), grads = loss_and_grad(net, policy, batch._replace(mask=mask), config, 0.2)
     logits = np.asarray(policy.network.apply(net, batch.obs, method="actor"), np.float64)
     p = np.where(mask, np.exp(logits - logits.max(axis=1, keepdims=True)), 0.0)
     p /= p.sum(axis=1, keepdims=True)
     entropy = -np.sum(np.where(mask, p * np.log(np.where(mask, p, 1.0)), 0.0), axis=1)
     assert float(metrics["entropy"]) == pytest.approx(entropy.mean(), rel=1e-5)
-    grads = jax.grad(lambda n: surrogate_loss(n, policy, batch._replace(mask=mask), config, 0.2)[0])(net)
     assert all(np.isfinite(np.asarray(g)).all() for g in jax.tree.leaves(grads))
-    greedy = policy_actions(
-        policy, {"net": net, "obs_stats": policy.init(keys[0])["obs_stats"]}, batch.obs, mask
-    )
+    greedy = policy_actions(policy, params, batch.obs, mask)
     np.testing.assert_array_equal(greedy, np.where(mask, logits, -np.inf).argmax(axis=1))
 
 

@@ -2,7 +2,8 @@
 
 Episodes are 60-90 simulated seconds on single-intersection with pedestrians. ``SumoSlots`` runs in
 this process (libsumo: one simulation at a time, closed before the next); training, scoring and
-the controller run in spawned processes.
+the controller run in spawned processes. One tiny study, run once for the module, gives the DQN
+that the training, save/load and controller tests check.
 """
 
 from __future__ import annotations
@@ -16,19 +17,20 @@ import numpy as np
 import pytest
 
 from decisions.errors import InputError
-from decisions.mobility.traffic.agents import AgentController, PPOTuning, TrainedAgent, train_dqn, train_ppo
+from decisions.mobility.traffic.agents import AgentController, PPOTuning, TrainedAgent, train_ppo
 from decisions.mobility.traffic.demand import Demand
 from decisions.mobility.traffic.metrics import METRIC_NAMES
 from decisions.mobility.traffic.rewards import fair_reward, vehicle_only_reward
 from decisions.mobility.traffic.scenarios import custom_scenario, get_scenario
-from decisions.mobility.traffic.simulate import simulate
 from decisions.mobility.traffic.slots import SlotSource, SumoSlots
 from decisions.mobility.traffic.spec import prepare
-from decisions.mobility.traffic.study import RUN_COLUMNS, run_study, scenario_of
+from decisions.mobility.traffic.study import RUN_COLUMNS, Study, run_study, scenario_of
 
 SINGLE = "single-intersection"
 PHASES = 4  # sumo-rl's green phases of the pedestrian single-intersection (with and without ped green)
 OBS_DIM = 18  # 4 phases + 2 timing + 2 x 4 vehicle lanes + 2 x 2 crossings
+STUDY_SECONDS = 90  # the study's training and scoring episodes: 18 decisions of 5 s
+STUDY_STEPS = 100  # decisions per DQN training in the study (the smallest budget a job takes)
 
 
 @pytest.fixture(scope="module")
@@ -96,9 +98,29 @@ def test_sumo_slots_reject_out_of_range_actions(tmp_path: Path, cache: Path) -> 
         slots.close()
 
 
+StudyRun = tuple[Study, list[tuple[str, int, int]]]
+
+
 @pytest.fixture(scope="module")
-def trained(cache: Path) -> TrainedAgent:
-    return train_dqn(_job(), SINGLE, fair_reward(), name="dqn_fair", cache_dir=cache)
+def study_run(cache: Path) -> StudyRun:
+    """A tiny study on single-intersection, with and without pedestrians, and its progress calls: two
+    pedestrian weights chosen on a validation seed, the vehicle-only DQN, PPO, two plain-network seeds."""
+    job = prepare({
+        "scenarios": {"names": [SINGLE], "seconds": STUDY_SECONDS},
+        "demand": {"train_seeds": [0], "test_seeds": [100], "validation_seeds": [60], "ped_rate_per_hour": 600.0},
+        "reward": {"ped_weight_grid": [0.5, 2.0]},
+        "agent": {"env_steps": STUDY_STEPS, "num_envs": 1, "hidden": [16]},
+        "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": True, "default_reward": False,
+                  "ppo": True, "without_pedestrians": [SINGLE], "plain_candidates": 2},
+    })  # fmt: skip
+    calls: list[tuple[str, int, int]] = []
+    return run_study(job, lambda *c: calls.append(c), cache_dir=cache), calls
+
+
+@pytest.fixture(scope="module")
+def trained(study_run: StudyRun) -> TrainedAgent:
+    """The study's fair DQN: ``train_agent``'s core DQN on the fair reward (the chosen pedestrian weight)."""
+    return study_run[0].agents[f"{SINGLE}/dqn_fair"]
 
 
 def test_tiny_training_gives_finite_params_and_a_log(trained: TrainedAgent) -> None:
@@ -108,11 +130,13 @@ def test_tiny_training_gives_finite_params_and_a_log(trained: TrainedAgent) -> N
     assert leaves and all(np.all(np.isfinite(np.asarray(x))) for x in leaves)
     assert trained.policy.obs_shape == (OBS_DIM,) and trained.policy.num_actions == PHASES
     log = trained.log
-    assert len(log) >= 10  # 160 decisions of 12 per episode: 13 finished episodes
-    assert np.all(np.diff(log["env_steps"]) == 12)  # one row per finished episode, 12 decisions apart
+    # one row per finished episode, 18 decisions apart; the first episode ends inside the random
+    # prefill (a fifth of the 100 decisions), so the rows are at decisions 36, 54, 72 and 90
+    episode = STUDY_SECONDS // 5
+    assert list(log["env_steps"]) == list(range(2 * episode, STUDY_STEPS + 1, episode))
     assert np.all(log["episode_return"] < 0) and np.isfinite(log["q_loss"]).all()
     assert np.isfinite(log["veh_delay_mean"]).all() and (log["veh_count"] > 10).all()
-    assert trained.sim_seconds == 160 * 5  # one signal, one simulation: 5 s per decision
+    assert trained.sim_seconds == STUDY_STEPS * 5  # one signal, one simulation: 5 s per decision
     assert trained.train_seconds > 0 and trained.sim_seconds_per_wall_second > 0
 
 
@@ -147,28 +171,20 @@ def _as_result(agent: TrainedAgent) -> object:
     return TrainResult(agent.policy, agent.params, {}, agent.train_seconds, 0)
 
 
-def test_agent_controller_runs_in_a_spawned_simulation(trained: TrainedAgent, cache: Path) -> None:
+def test_agent_controller_runs_in_a_spawned_simulation(trained: TrainedAgent, study_run: StudyRun) -> None:
     controller = trained.controller()
     assert isinstance(controller, AgentController)
     assert controller.name == "dqn_fair" and not controller.fixed_ts
-    m = simulate(SINGLE, controller, Demand(seed=100, ped_rate_per_hour=600.0), seconds=90, cache_dir=cache,
-                 in_process=False)  # fmt: skip
+    # the study scored this controller in its spawned worker processes: 90 s of the held-out seed 100
+    runs = study_run[0].runs
+    (m,) = runs[runs["pedestrians"] & (runs["controller"] == "dqn_fair")].to_dict("records")
     for key in ("veh_delay_mean", "veh_delay_p95", "ped_wait_mean", "ped_wait_p95", "jain_individual"):
         assert math.isfinite(m[key]), key
-    assert m["veh_count"] > 20 and m["ped_count"] > 5 and m["sim_seconds"] == 90
+    assert m["veh_count"] > 20 and m["ped_count"] > 5 and m["sim_seconds"] == 90 and m["seed"] == 100
 
 
-def test_tiny_study_scores_every_controller_and_fills_the_headline(cache: Path) -> None:
-    job = prepare({
-        "scenarios": {"names": [SINGLE], "seconds": 90},
-        "demand": {"train_seeds": [0], "test_seeds": [100], "validation_seeds": [60], "ped_rate_per_hour": 600.0},
-        "reward": {"ped_weight_grid": [0.5, 2.0]},
-        "agent": {"env_steps": 150, "num_envs": 1, "hidden": [16]},
-        "study": {"controllers": ["fixed", "max_pressure"], "vehicle_only": True, "default_reward": False,
-                  "ppo": True, "without_pedestrians": [SINGLE], "plain_candidates": 2},
-    })  # fmt: skip
-    calls: list[tuple[str, int, int]] = []
-    full = run_study(job, lambda *c: calls.append(c), cache_dir=cache)
+def test_tiny_study_scores_every_controller_and_fills_the_headline(study_run: StudyRun) -> None:
+    full, calls = study_run
     # the plain network: two DQN seeds on the validation seed, the lower vehicle delay kept as "dqn"
     plain = full.selection[~full.selection["pedestrians"]].set_index("controller")
     assert list(plain.index) == ["fixed", "max_pressure", "queue_greedy", "dqn_s0", "dqn_s1"]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from decisions.telecom.comp.dt import dagger
-from decisions.telecom.comp.dt.datasets import generate_dataset
+from decisions.telecom.comp.dt.datasets import OfflineDataset, generate_dataset
 from decisions.telecom.comp.dt.dt_train import train_promptdt
 from decisions.telecom.comp.dt.promptdt import PromptDTConfig, init_params
 from decisions.telecom.comp.dt.saved import SavedDT
@@ -20,11 +20,21 @@ from decisions.telecom.comp.study.context import StudyContext
 TINY = PromptDTConfig(embed_dim=16, n_layers=1, n_heads=2, dropout=0.0, context_len=3, prompt_len=3, max_ep_len=100)
 TASK = min(JOINT_TRAINING_TASKS, key=lambda t: (t.n_cells, t.n_users))
 MAX_SNR = task_policy(SERVING_SET_POLICIES["max_snr"]).fn  # a labeler whose labels are known: one cell each
+STEPS = 2
+"""Fine-tuning steps (of batches of 2): the DAgger ablation's tests train this config for as many."""
 
 
 @pytest.fixture(scope="module")
-def demos():
+def demos() -> OfflineDataset:
+    """Two max-SNR episodes of ``TASK`` (no baseline rewards)."""
     return generate_dataset(TASK, {"max_snr": SERVING_SET_POLICIES["max_snr"]}, 2, seed=5)
+
+
+@pytest.fixture(scope="module")
+def random_gains() -> OfflineDataset:
+    """Three random-serving-set episodes of ``TASK`` with max-SNR's reward in every visited state."""
+    baseline = SERVING_SET_POLICIES["max_snr"]
+    return generate_dataset(TASK, {"random": random_set_size}, 3, seed=8, baseline=baseline)
 
 
 @pytest.fixture(scope="module")
@@ -57,18 +67,23 @@ def test_rounds_add_each_tasks_episodes_and_fine_tune_after_each(model: SavedDT,
                                         seed=0, labeler=MAX_SNR)
     assert calls == [(0, [4]), (1, [6])] and params is model.params
     assert list(data[0].behaviour) == ["max_snr"] * 2 + ["dagger"] * 4
+    other = generate_dataset(JOINT_TRAINING_TASKS[0], {"max_snr": SERVING_SET_POLICIES["max_snr"]}, 2, seed=5)
+    assert other.task != TASK
     with pytest.raises(ValueError, match="same task"):
-        dagger.concatenate([demos, generate_dataset(JOINT_TRAINING_TASKS[0], {"r": random_set_size}, 1)])
+        dagger.concatenate([demos, other])
 
 
 def test_fine_tuning_starts_from_the_given_parameters(model: SavedDT, demos) -> None:
-    tuned, metrics = train_promptdt([demos], TINY, 1, 2, initial=model.params)
+    tuned, metrics = train_promptdt([demos], TINY, STEPS, 2, initial=model.params)
     first = jax.tree_util.tree_leaves(model.params)[3]
     assert np.abs(np.asarray(jax.tree_util.tree_leaves(tuned)[3]) - np.asarray(first)).max() < 1e-2
-    assert metrics["loss"].shape == (1,)
-    other = init_params(PromptDTConfig(embed_dim=32, n_layers=1, n_heads=2, context_len=3, prompt_len=3), jax.random.PRNGKey(0))
+    assert metrics["loss"].shape == (STEPS,)
+    # the parameters of another architecture (their shapes are what is checked: zeros, not an initialisation)
+    wider = PromptDTConfig(embed_dim=32, n_layers=1, n_heads=2, context_len=3, prompt_len=3)
+    shapes = jax.eval_shape(lambda: init_params(wider, jax.random.PRNGKey(0)))
+    other = jax.tree_util.tree_map(lambda leaf: np.zeros(leaf.shape, leaf.dtype), shapes)
     with pytest.raises(ValueError, match="^initial: "):
-        train_promptdt([demos], TINY, 1, 2, initial=other)
+        train_promptdt([demos], TINY, STEPS, 2, initial=other)
 
 
 def test_dagger_needs_the_planner_as_demonstrator() -> None:
@@ -82,7 +97,7 @@ def test_dagger_needs_the_planner_as_demonstrator() -> None:
 
 @pytest.mark.parametrize("conditioning", ["return", "advantage"])
 def test_the_study_runs_each_models_dagger_rounds_after_its_training(
-    tmp_path, monkeypatch: pytest.MonkeyPatch, conditioning: str
+    tmp_path, monkeypatch: pytest.MonkeyPatch, conditioning: str, random_gains: OfflineDataset
 ) -> None:
     from pathlib import Path
 
@@ -90,7 +105,7 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
     from decisions.telecom.comp.study import stages as study
     from decisions.telecom.comp.study.folder import task_file
 
-    one = generate_dataset(TASK, {"planner": random_set_size}, 1, seed=1, baseline=SERVING_SET_POLICIES["max_snr"])
+    one = random_gains.take([0])  # one episode, with its baseline rewards for the advantage
     learnt = one.advantage_view().rewards if conditioning == "advantage" else one.rewards
     for kind in ("data", "demos"):
         task_file(tmp_path, kind, TASK, "npz").parent.mkdir(parents=True, exist_ok=True)
@@ -133,14 +148,15 @@ def test_the_study_runs_each_models_dagger_rounds_after_its_training(
         assert (tmp_path / "models" / "dagger" / f"{model}-r1.msgpack").exists()
 
 
-def test_advantage_conditioning_measures_each_step_against_max_snr_in_the_same_state(tmp_path) -> None:
-    from decisions.telecom.comp.dt.datasets import OfflineDataset
+def test_advantage_conditioning_measures_each_step_against_max_snr_in_the_same_state(
+    tmp_path, demos: OfflineDataset, random_gains: OfflineDataset
+) -> None:
     from decisions.telecom.comp.policies.rollouts import rollout
 
     keys = jax.random.split(jax.random.PRNGKey(4), 2)
     same = rollout(TASK, SERVING_SET_POLICIES["max_snr"], keys, baseline=SERVING_SET_POLICIES["max_snr"])
     np.testing.assert_array_equal(same["baseline_reward"], same["reward"])  # max-SNR against itself: no gain
-    data = generate_dataset(TASK, {"random": random_set_size}, 2, seed=3, baseline=SERVING_SET_POLICIES["max_snr"])
+    data = random_gains
     gain = data.advantage_view()
     np.testing.assert_allclose(gain.rewards, data.rewards - data.baseline_rewards)
     assert gain.rewards.mean() < 0.0  # random serving sets lose to max-SNR in the states they reach
@@ -148,14 +164,17 @@ def test_advantage_conditioning_measures_each_step_against_max_snr_in_the_same_s
     back = OfflineDataset.load(tmp_path / "d.npz")
     np.testing.assert_array_equal(back.baseline_rewards, data.baseline_rewards)
     assert back.take([1]).baseline_rewards.shape == (1, data.horizon)
+    assert demos.baseline_rewards is None
     with pytest.raises(ValueError, match="^baseline_rewards: "):
-        generate_dataset(TASK, {"random": random_set_size}, 1).advantage_view()
+        demos.advantage_view()
     with pytest.raises(ValueError, match="^conditioning: "):
         StudyBudget(conditioning="luck")
 
 
-def test_an_advantage_model_is_prompted_targeted_and_labelled_in_advantage_units(model: SavedDT) -> None:
-    demos = generate_dataset(TASK, {"random": random_set_size}, 3, seed=8, baseline=SERVING_SET_POLICIES["max_snr"])
+def test_an_advantage_model_is_prompted_targeted_and_labelled_in_advantage_units(
+    model: SavedDT, random_gains: OfflineDataset
+) -> None:
+    demos = random_gains
     gain = SavedDT(model.params, TINY, True, "advantage")
     best = int(np.argmax(demos.returns()))  # the best demonstration by return, whose advantage is the target
     prompt, target = gain.conditioning(demos)

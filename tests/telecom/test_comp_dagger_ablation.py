@@ -10,7 +10,7 @@ from decisions.errors import InputError
 from decisions.telecom.comp import dagger_cli
 from decisions.telecom.comp.dt.datasets import OfflineDataset, generate_dataset
 from decisions.telecom.comp.dt.dt_train import params_from_training, train_promptdt
-from decisions.telecom.comp.dt.promptdt import PromptDTConfig
+from decisions.telecom.comp.dt.promptdt import PromptDTConfig, init_params
 from decisions.telecom.comp.dt.saved import load_params, save_params
 from decisions.telecom.comp.policies.heuristics import SERVING_SET_POLICIES
 from decisions.telecom.comp.policies.rollouts import task_policy
@@ -74,8 +74,10 @@ def test_earlier_stages_are_exported_from_the_training_checkpoints_and_scored(tm
         table[(table.policy == "promptdt-small") & (table.stage == 1)].expert_normalised_qoe.iloc[0])
 
 
-def test_a_model_without_its_training_checkpoint_names_checkpoints(tmp_path, demos) -> None:
-    params, _ = train_promptdt([demos], TINY, 2, 2)  # the shapes of the other test's trainings: compiled once
+def test_a_model_without_its_training_checkpoint_names_checkpoints(tmp_path) -> None:
+    # a model file of TINY's shapes (zeros: only its name and metadata are read before the error)
+    shapes = jax.eval_shape(lambda: init_params(TINY, jax.random.PRNGKey(0)))
+    params = jax.tree_util.tree_map(lambda leaf: np.zeros(leaf.shape, leaf.dtype), shapes)
     save_params(tmp_path / "models" / "promptdt-small.msgpack", params, TINY, use_prompt=True)
     with pytest.raises(InputError) as err:
         dagger_ablation.export_stages(tmp_path / "nowhere", tmp_path)

@@ -41,6 +41,9 @@ F = 2 * MAX_CELLS + 1
 TINY = expert_config(
     num_envs=4, rollout_steps=100, total_env_steps=800, hidden=(16,), epochs=1, minibatches=1, log_every=2
 )
+# The environments' resets jitted: one compile each, not one per operation.
+_reset = jax.jit(ENV.reset)
+_expert_reset = jax.jit(EXPERT_ENV.reset)
 
 
 # ----------------------------------------------------------------------------- tasks
@@ -120,13 +123,13 @@ def test_evaluate_policy_reproducible_and_ordered() -> None:
 
 def test_epsilon_noisy() -> None:
     net = SMALL.params()
-    obs, _ = ENV.reset(jax.random.PRNGKey(0), net)
+    obs, _ = _reset(jax.random.PRNGKey(0), net)
     key = jax.random.PRNGKey(1)
     base = POLICIES["max_snr"](obs, key, net)
-    np.testing.assert_array_equal(epsilon_noisy(POLICIES["max_snr"], 0.0)(obs, key, net), base)
-    noisy = np.stack(
-        [epsilon_noisy(POLICIES["max_snr"], 1.0)(obs, jax.random.PRNGKey(i), net) for i in range(2)]
-    )
+    # each policy jitted: one compile, not one per operation
+    np.testing.assert_array_equal(jax.jit(epsilon_noisy(POLICIES["max_snr"], 0.0))(obs, key, net), base)
+    always = jax.jit(epsilon_noisy(POLICIES["max_snr"], 1.0))
+    noisy = np.stack([always(obs, jax.random.PRNGKey(i), net) for i in range(2)])
     assert noisy[:, 5:].max() == 0 and noisy.max() <= 3 and len(np.unique(noisy[:, :5])) > 1
     with pytest.raises(ValueError, match="^epsilon:"):
         epsilon_noisy(POLICIES["max_snr"], 1.5)
@@ -135,17 +138,21 @@ def test_epsilon_noisy() -> None:
 # ----------------------------------------------------------------------------- datasets
 
 
+EPISODES = 2
+"""Episodes per behaviour of the recorded max-SNR datasets (one compiled rollout for all of them)."""
+
+
 @pytest.fixture(scope="module")
 def dataset() -> OfflineDataset:
     # one policy under two names: one compile, two behaviours with different episode keys
     pols = {"max_snr": POLICIES["max_snr"], "max_snr_b": POLICIES["max_snr"]}
-    return generate_dataset(Task(4, 8, "proportional_fair", 2), pols, episodes_per_policy=3, seed=0)
+    return generate_dataset(Task(4, 8, "proportional_fair", 2), pols, episodes_per_policy=EPISODES, seed=0)
 
 
 def test_episode_counts_per_behaviour() -> None:
     pols = {"max_snr": POLICIES["max_snr"], "random": POLICIES["random"]}
-    ds = generate_dataset(SMALL, pols, {"max_snr": 1, "random": 2}, seed=0)
-    assert list(ds.behaviour) == ["max_snr", "random", "random"]
+    ds = generate_dataset(SMALL, pols, {"max_snr": EPISODES, "random": 1}, seed=0)
+    assert list(ds.behaviour) == ["max_snr"] * EPISODES + ["random"]
     with pytest.raises(ValueError, match="episodes_per_policy"):
         generate_dataset(SMALL, pols, {"max_snr": 1}, seed=0)  # no count for random
     with pytest.raises(ValueError, match="episodes_per_policy"):
@@ -153,7 +160,7 @@ def test_episode_counts_per_behaviour() -> None:
 
 
 def test_dataset_shapes_and_dtypes(dataset: OfflineDataset) -> None:
-    n, t = 6, 100
+    n, t = 2 * EPISODES, 100
     assert dataset.obs.shape == (n, t, MAX_USERS, F) and dataset.obs.dtype == np.float32
     assert dataset.actions.shape == (n, t, MAX_USERS) and dataset.actions.dtype == np.int32
     assert dataset.actions.min() >= 0 and dataset.actions.max() <= MAX_CELLS
@@ -162,15 +169,16 @@ def test_dataset_shapes_and_dtypes(dataset: OfflineDataset) -> None:
     assert dataset.qoe.shape == (n, t) and dataset.qoe.dtype == np.float32
     assert ((dataset.qoe >= 0) & (dataset.qoe <= 1)).all()
     assert (
-        list(dataset.behaviour) == ["max_snr"] * 3 + ["max_snr_b"] * 3 and dataset.behaviour.dtype.kind == "U"
+        list(dataset.behaviour) == ["max_snr"] * EPISODES + ["max_snr_b"] * EPISODES
+        and dataset.behaviour.dtype.kind == "U"
     )
     assert dataset.user_mask.sum() == 8 and dataset.cell_mask.sum() == 4
     assert dataset.task == Task(4, 8, "proportional_fair", 2)
     # first observation: no connections, utility -1 for real users
     assert (dataset.obs[:, 0, :, :MAX_CELLS] == 0).all()
     np.testing.assert_array_equal(dataset.obs[:, 0, :8, -1], -1.0)
-    assert not np.array_equal(dataset.rewards[:3], dataset.rewards[3:])  # per-name episode keys
-    np.testing.assert_array_equal(dataset.select("max_snr_b").rewards, dataset.rewards[3:])
+    assert not np.array_equal(dataset.rewards[:EPISODES], dataset.rewards[EPISODES:])  # per-name episode keys
+    np.testing.assert_array_equal(dataset.select("max_snr_b").rewards, dataset.rewards[EPISODES:])
     assert np.all(np.abs(dataset.returns()) <= 100.0)
 
 
@@ -239,12 +247,12 @@ def test_tiny_expert_save_load_and_dataset(tmp_path: Path) -> None:
     save_expert(path, result, SMALL)
     policy, params, task = load_expert(path)
     assert task == SMALL
-    obs, _ = ENV.reset(jax.random.PRNGKey(1), SMALL.params())
+    obs, _ = _reset(jax.random.PRNGKey(1), SMALL.params())
     key = jax.random.PRNGKey(2)
     np.testing.assert_array_equal(result.policy(result.params, obs, key), policy(params, obs, key))
     np.testing.assert_array_equal(task_policy(result)(obs, key, SMALL.params()), policy(params, obs, key))
     # The expert learned without the link flags, and its file says so: it acts on hidden links.
-    hidden_obs, _ = EXPERT_ENV.reset(jax.random.PRNGKey(1), SMALL.params())
+    hidden_obs, _ = _expert_reset(jax.random.PRNGKey(1), SMALL.params())
     np.testing.assert_array_equal(hidden_obs, hide_links(obs))
     np.testing.assert_array_equal(
         expert_policy(path)(obs, key, SMALL.params()), policy(params, hidden_obs, key)
@@ -260,7 +268,7 @@ def test_tiny_multitask_training(tmp_path: Path) -> None:
     tasks = TRAINING_TASKS[:3]
     env = MultiTaskCompEnv()
     mparams = env.make_params(tasks)
-    obs, state = env.reset(jax.random.PRNGKey(0), mparams)
+    obs, state = jax.jit(env.reset)(jax.random.PRNGKey(0), mparams)
     assert obs.shape == (ENV.obs_size + FEATURE_DIM,)
     np.testing.assert_allclose(obs[-FEATURE_DIM:], tasks[int(state.task)].features())
     result = train_multitask(tasks, 800, seed=0, config=TINY)
@@ -271,7 +279,7 @@ def test_tiny_multitask_training(tmp_path: Path) -> None:
     assert loaded == tuple(tasks)
     # acts on an unseen task: the task features are appended automatically
     unseen = UNSEEN_TASKS[0]
-    obs, _ = ENV.reset(jax.random.PRNGKey(1), unseen.params())
+    obs, _ = _reset(jax.random.PRNGKey(1), unseen.params())
     key = jax.random.PRNGKey(2)
     action = task_policy((policy, params))(obs, key, unseen.params())
     full = np.concatenate([np.asarray(obs), unseen.features()])

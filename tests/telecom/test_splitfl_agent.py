@@ -249,8 +249,14 @@ def small_federation(seed: int = 0) -> Federation:
                       optimizer=optax.sgd(0.05), local_steps=2, batch_size=4, seed=seed)
 
 
-def test_mixed_splits_train_like_one_split() -> None:
-    fed = small_federation()
+@pytest.fixture(scope="module")
+def federation() -> Federation:
+    """The module's small federation: its compiled rounds (one per split) serve every test that trains."""
+    return small_federation()
+
+
+def test_mixed_splits_train_like_one_split(federation: Federation) -> None:
+    fed = federation
     params = CNN.init(jax.random.PRNGKey(0))
     part = np.ones(10, bool)
     keys = jax.random.split(jax.random.PRNGKey(0), 10)
@@ -260,8 +266,8 @@ def test_mixed_splits_train_like_one_split() -> None:
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
 
 
-def test_runs_with_the_same_participants_share_the_cache() -> None:
-    fed = small_federation()
+def test_runs_with_the_same_participants_share_the_cache(federation: Federation) -> None:
+    fed = federation
     cache = LearningCache()
     a = run_federation(fed, FixedSplit(3), 3, cache=cache)
     b = run_federation(fed, FixedSplit(4), 3, cache=cache)
@@ -270,16 +276,16 @@ def test_runs_with_the_same_participants_share_the_cache() -> None:
     assert a.round_time_s.sum() != b.round_time_s.sum()  # same learning, different cost
     c = run_federation(fed, FixedSplit(9), 3, cache=cache)  # the weak tier cannot fit: other participants
     assert cache.trained == 6 and c.participated.sum() == 3 * 6
-    fresh = run_federation(small_federation(), FixedSplit(9), 3)
+    fresh = run_federation(fed, FixedSplit(9), 3)  # without the shared cache: trained anew
     np.testing.assert_allclose(fresh.test_acc, c.test_acc)
 
 
-def test_the_final_model_is_scored_on_the_whole_test_set() -> None:
-    fed = small_federation()
+def test_the_final_model_is_scored_on_the_whole_test_set(federation: Federation) -> None:
+    fed = federation
     assert run_federation(fed, FixedSplit(3), 2).final_test_acc == run_federation(fed, FixedSplit(3), 2).test_acc[-1]
     rng = np.random.default_rng(5)
     whole = (rng.random((300, 8, 8, 1), np.float32), rng.integers(0, 10, 300))
-    fed = dataclasses.replace(small_federation(), final_test=whole)
+    fed = dataclasses.replace(federation, final_test=whole)
     cache = LearningCache()
     h = run_federation(fed, FixedSplit(3), 2, cache=cache)
     params = max(cache.entries.items(), key=lambda entry: len(entry[0]))[1][0]  # the model after the last round
@@ -289,10 +295,9 @@ def test_the_final_model_is_scored_on_the_whole_test_set() -> None:
     assert again.final_test_acc == h.final_test_acc and len(cache.final_acc) == 1
 
 
-def test_client_agent_strategy_runs(committee) -> None:
+def test_client_agent_strategy_runs(committee, federation: Federation) -> None:
     pe, com = committee
-    fed = small_federation()
-    h = run_federation(fed, ClientAgent(com), 2)
+    h = run_federation(federation, ClientAgent(com), 2)
     assert h.splits.shape == (2, 10) and ((h.splits >= 1) & (h.splits <= 9)).all()
     assert np.isfinite(h.reward).all()
 

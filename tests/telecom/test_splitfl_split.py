@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -13,6 +14,8 @@ import pytest
 from decisions.errors import InputError
 from decisions.telecom.splitfl.model import (
     LayerSpec,
+    Params,
+    SplitNet,
     apply_layer,
     join_params,
     layer_table,
@@ -23,9 +26,12 @@ from decisions.telecom.splitfl.model import (
 from decisions.telecom.splitfl.split import (
     ClientData,
     equivalence_error,
+    equivalence_errors,
     evaluate,
+    full_step,
     make_round,
     pad_clients,
+    split_step,
 )
 
 SIZES = (20, 50, 90)
@@ -36,40 +42,88 @@ def _images(arch: str, n: int, seed: int = 0) -> jax.Array:
     return jax.random.normal(jax.random.key(seed), (n, *net.input_shape))
 
 
+def _ours_and_xla(
+    x: jax.Array, w_dw: jax.Array, w_pw: jax.Array, w: jax.Array, stride: int
+) -> list[tuple[jax.Array, jax.Array]]:
+    """The depthwise, pointwise and regular conv layers (no bias, no ReLU) beside XLA's convolutions."""
+    channels, features = x.shape[-1], w.shape[-1]
+    dw = LayerSpec("dw", "conv", channels, w_dw.shape[0], stride, depthwise=True, relu=False)
+    pw = LayerSpec("pw", "conv", features, 1, 1, relu=False)
+    conv = LayerSpec("conv", "conv", features, w.shape[0], stride, relu=False)
+    return [
+        (apply_layer(dw, {"w": w_dw, "b": jnp.zeros(channels)}, x),
+         xla_conv(x, w_dw, stride, groups=channels)),
+        (apply_layer(pw, {"w": w_pw, "b": jnp.zeros(features)}, x), xla_conv(x, w_pw, 1)),
+        (apply_layer(conv, {"w": w, "b": jnp.zeros(features)}, x), xla_conv(x, w, stride)),
+    ]
+
+
 @pytest.mark.parametrize(("size", "stride", "kernel"), [(14, 1, 3), (7, 2, 3), (28, 2, 3), (9, 2, 5)])
 def test_conv_layers_equal_xla_convolutions(size: int, stride: int, kernel: int) -> None:
     """The shifted-sum depthwise conv, the patch-matmul conv and the matmul pointwise conv are XLA's
-    grouped, regular and 1x1 convs."""
+    grouped, regular and 1x1 convs (all three in one compiled program)."""
     channels = 8
     x = jax.random.normal(jax.random.key(0), (3, size, size, channels))
     w_dw = jax.random.normal(jax.random.key(1), (kernel, kernel, 1, channels))
-    dw = LayerSpec("dw", "conv", channels, kernel, stride, depthwise=True, relu=False)
-    got = apply_layer(dw, {"w": w_dw, "b": jnp.zeros(channels)}, x)
-    np.testing.assert_allclose(got, xla_conv(x, w_dw, stride, groups=channels), atol=1e-5)
     w_pw = jax.random.normal(jax.random.key(2), (1, 1, channels, 16))
-    pw = LayerSpec("pw", "conv", 16, 1, 1, relu=False)
-    np.testing.assert_allclose(apply_layer(pw, {"w": w_pw, "b": jnp.zeros(16)}, x), xla_conv(x, w_pw, 1), atol=1e-5)
     w = jax.random.normal(jax.random.key(3), (kernel, kernel, channels, 16))
-    conv = LayerSpec("conv", "conv", 16, kernel, stride, relu=False)
-    got = apply_layer(conv, {"w": w, "b": jnp.zeros(16)}, x)
-    np.testing.assert_allclose(got, xla_conv(x, w, stride), atol=1e-4)
+    pairs = jax.jit(_ours_and_xla, static_argnums=4)(x, w_dw, w_pw, w, stride)
+    (dw, xla_dw), (pw, xla_pw), (conv, xla) = pairs
+    out = -(-size // stride)  # 'SAME' padding
+    assert dw.shape == (3, out, out, channels) and conv.shape == (3, out, out, 16)
+    assert pw.shape == (3, size, size, 16)
+    np.testing.assert_allclose(dw, xla_dw, atol=1e-5)
+    np.testing.assert_allclose(pw, xla_pw, atol=1e-5)
+    np.testing.assert_allclose(conv, xla, atol=1e-4)
 
 
-@pytest.mark.parametrize("arch", ["cnn", "mobilenet"])
-def test_split_join_and_composition_every_split(arch: str) -> None:
-    net = make_net(arch)
-    params = net.init(jax.random.key(1))
-    x = _images(arch, 4)
-    full = net.apply(params, x)
-    assert full.shape == (4, 10)
-    table = net.layer_table()
+class SplitRun(NamedTuple):
+    """A network's forward pass and one unsplit SGD step beside the split ones, from the same params and
+    batch."""
+
+    net: SplitNet
+    params: Params
+    logits: jax.Array  # the full network's
+    parts: list[tuple[jax.Array, jax.Array]]  # per split: client activations, server logits on them
+    full: Params  # after one unsplit step
+    stepped: list[Params]  # per split: after one split step
+
+
+def _split_and_unsplit(
+    net: SplitNet, params: Params, x: jax.Array, y: jax.Array
+) -> tuple[jax.Array, list[tuple[jax.Array, jax.Array]], Params, list[Params]]:
+    opt = optax.sgd(0.1)
+    parts, stepped = [], []
     for s in net.splits:
+        client, server = split_params(params, s)
+        h = net.client_apply(client, x, s)
+        parts.append((h, net.server_apply(server, h, s)))
+        cp, sp, *_ = split_step(net, s, opt, client, server, opt.init(client), opt.init(server), x, y)
+        stepped.append(join_params(cp, sp))
+    full, _, _ = full_step(net, opt, params, opt.init(params), x, y)
+    return net.apply(params, x), parts, full, stepped
+
+
+@pytest.fixture(scope="module", params=["cnn", "mobilenet"])
+def split_run(request: pytest.FixtureRequest) -> SplitRun:
+    """Every split point of the network, forward and one training step, in one compiled program."""
+    net = make_net(request.param)
+    params = net.init(jax.random.key(5))
+    x = _images(request.param, 4, seed=3)
+    y = jax.random.randint(jax.random.key(4), (4,), 0, 10)
+    return SplitRun(net, params, *jax.jit(_split_and_unsplit, static_argnums=0)(net, params, x, y))
+
+
+def test_split_join_and_composition_every_split(split_run: SplitRun) -> None:
+    net, params = split_run.net, split_run.params
+    assert split_run.logits.shape == (4, 10) and len(split_run.parts) == len(net.splits)
+    table = net.layer_table()
+    for s, (h, logits) in zip(net.splits, split_run.parts, strict=True):
         client, server = split_params(params, s)
         assert len(client) == s and len(server) == net.num_layers - s
         assert join_params(client, server) == params
-        h = net.client_apply(client, x, s)
         assert h.shape[0] == 4 and math.prod(h.shape[1:]) == table[s - 1].out_floats
-        np.testing.assert_allclose(net.server_apply(server, h, s), full, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(logits, split_run.logits, rtol=0, atol=1e-6)
 
 
 def test_layer_table_hand_counts() -> None:
@@ -127,11 +181,33 @@ def test_bad_split_raises_input_error() -> None:
         make_net("vgg")
 
 
-@pytest.mark.parametrize("arch", ["cnn", "mobilenet"])
-def test_split_step_equals_full_step(arch: str) -> None:
-    x = _images(arch, 4, seed=3)
+def _max_abs_diff(a: Params, b: Params) -> float:
+    pairs = zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
+    return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v)))) for u, v in pairs)
+
+
+def test_split_step_equals_full_step(split_run: SplitRun) -> None:
+    """At every split, a split step (client forward, server gradient, cut gradient pulled back through the
+    client) updates the parameters exactly as an unsplit step does."""
+    net = split_run.net
+    assert _max_abs_diff(split_run.full, split_run.params) > 1e-3  # the step really moved the parameters
+    assert len(split_run.stepped) == len(net.splits)
+    for s, after in zip(net.splits, split_run.stepped, strict=True):
+        assert _max_abs_diff(after, split_run.full) <= 1e-5, s
+
+
+def test_equivalence_error_runs_every_split_and_reports_the_largest() -> None:
+    """``equivalence_errors`` (the bench's figure, eager) has one entry per split point, each within 1e-5 on a
+    small conv net; ``equivalence_error`` is their maximum."""
+    layers = (LayerSpec("conv", "conv", 4, 3, 2, relu=True), LayerSpec("flatten", "flatten"),
+              LayerSpec("fc", "dense", 10))  # fmt: skip
+    net = SplitNet("tiny", layers, (6, 6, 1))
+    x = jax.random.normal(jax.random.key(3), (4, 6, 6, 1))
     y = jax.random.randint(jax.random.key(4), (4,), 0, 10)
-    assert equivalence_error(arch, jax.random.key(5), (x, y)) <= 1e-5
+    errors = equivalence_errors(net, jax.random.key(5), (x, y))
+    assert list(errors) == list(net.splits) == [1, 2]
+    assert all(0.0 <= e <= 1e-5 for e in errors.values())
+    assert equivalence_error(net, jax.random.key(5), (x, y)) == max(errors.values())
 
 
 def _separable(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,9 +20,9 @@ from decisions.core.agents.common import TrainResult
 from tests.core.agents.helpers import BANDIT, BANDIT_PARAMS, ON_POLICY_METRICS, evaluate, resume_after_crash
 from tests.core.probe_envs import ContinuousTarget, TwoStepCredit, WalkToGoal
 
-# One gradient step per rollout: more, shorter iterations than PPO's probes.
+# One gradient step per rollout: more, shorter iterations than PPO's probes (one hidden layer, as theirs).
 BANDIT_CONFIG = a2c.A2CConfig(
-    num_envs=16, rollout_steps=8, total_env_steps=16 * 8 * 100, learning_rate=3e-3, log_every=50
+    num_envs=16, rollout_steps=8, total_env_steps=16 * 8 * 100, learning_rate=3e-3, hidden=(32,), log_every=50
 )
 WALK_CONFIG = dataclasses.replace(
     BANDIT_CONFIG, rollout_steps=16, total_env_steps=16 * 16 * 200, log_every=100
@@ -80,7 +80,7 @@ def test_resume_after_crash_equals_uninterrupted_run(bandit_result: TrainResult,
     with pytest.raises(ValueError, match="not a ppo checkpoint"):
         ppo.train(
             BANDIT,
-            ppo.PPOConfig(num_envs=16, rollout_steps=8, total_env_steps=16 * 8 * 100),
+            ppo.PPOConfig(num_envs=16, rollout_steps=8, total_env_steps=16 * 8 * 100, hidden=(32,)),
             key=jax.random.PRNGKey(0),
             params=BANDIT_PARAMS,
             checkpoint=path,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +20,6 @@ from decisions.core.agents import ppo
 from decisions.core.agents.common import TrainResult
 from decisions.core.agents.onpolicy import ActorCriticPolicy, optimizer
 from tests.core.agents.helpers import (
-    BANDIT,
     BANDIT_PARAMS,
     EVAL_KEY,
     ON_POLICY_METRICS,
@@ -39,17 +39,40 @@ from tests.core.probe_envs import (
     WalkToGoal,
 )
 
-# Small batches, a high learning rate: each probe trains in well under a second once compiled.
+# Small batches and network (one hidden layer), a high learning rate: each probe trains in well under a
+# second once compiled.
 BANDIT_CONFIG = ppo.PPOConfig(
     num_envs=16,
     rollout_steps=16,
     total_env_steps=16 * 16 * 40,
     minibatches=2,
     learning_rate=3e-3,
+    hidden=(32,),
     log_every=20,
 )
-WALK_CONFIG = dataclasses.replace(BANDIT_CONFIG, rollout_steps=32, total_env_steps=16 * 32 * 60)
+WALK_CONFIG = dataclasses.replace(BANDIT_CONFIG, rollout_steps=32, total_env_steps=16 * 32 * 40)
 TARGET_CONFIG = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 100, log_every=50)
+
+
+class _CountingBandit(CountsTraces, OneStepBandit):
+    """A bandit that counts how often JAX traces its ``step`` (Python runs only while tracing)."""
+
+
+BANDIT = _CountingBandit(3)
+"""The helpers' three-armed bandit, counting its traces: the trainings on it with ``BANDIT_CONFIG`` share
+one compiled loop (``test_second_train_call_does_not_retrace`` checks that they do)."""
+
+
+@partial(jax.jit, static_argnums=0)
+def _act(policy: ActorCriticPolicy, params: Any, obs: jax.Array, key: jax.Array) -> jax.Array:
+    """``policy(params, obs, key)`` as one compiled program (per policy and shapes)."""
+    return policy(params, obs, key)
+
+
+@partial(jax.jit, static_argnums=(0, 2))
+def _init_params(policy: ActorCriticPolicy, key: jax.Array, normalize_obs: bool) -> Any:
+    """``policy.init(key, normalize_obs)`` as one compiled program."""
+    return policy.init(key, normalize_obs)
 
 
 @pytest.fixture(scope="module")
@@ -98,20 +121,23 @@ def test_two_step_credit_learns_the_delayed_optimum() -> None:
 
 def test_multi_discrete_heads_each_read_the_observation(tmp_path: Path) -> None:
     env = MatchTwo()
-    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 80)
+    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 40)
     result = ppo.train(env, config, key=jax.random.PRNGKey(4))
     assert result.policy.action_nvec == (3, 4) and result.policy.num_actions == 7
     np.testing.assert_allclose(evaluate(env, result, 1), 1.0)  # one matched head would give 0.5
-    obs, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(EVAL_KEY, 8), env.default_params)
-    sampled = result.policy.stochastic()(result.params, obs, EVAL_KEY)
+    reset = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
+    obs, _ = reset(jax.random.split(EVAL_KEY, 8), env.default_params)
+    sampled = _act(result.policy.stochastic(), result.params, obs, EVAL_KEY)
     assert sampled.shape == (8, 2) and bool(jnp.all(sampled < jnp.asarray([3, 4])))
     policy, params = save_and_load(ppo, result, tmp_path / "match.msgpack")
-    np.testing.assert_array_equal(policy(params, obs, EVAL_KEY), result.policy(result.params, obs, EVAL_KEY))
+    np.testing.assert_array_equal(
+        _act(policy, params, obs, EVAL_KEY), _act(result.policy, result.params, obs, EVAL_KEY)
+    )
 
 
 def test_set_networks_share_weights_over_units_and_learn(tmp_path: Path) -> None:
     env = MatchUnits()
-    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 60, unit_width=3)
+    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 20, unit_width=3)
     result = ppo.train(env, config, key=jax.random.PRNGKey(4))
     assert result.policy.unit_width == 3 and result.policy.action_nvec == (3,) * 4
     np.testing.assert_allclose(evaluate(env, result, 1), 1.0)  # every unit matched
@@ -120,13 +146,15 @@ def test_set_networks_share_weights_over_units_and_learn(tmp_path: Path) -> None
     x = jax.random.normal(EVAL_KEY, (13,))
     perm = np.array([2, 0, 3, 1])
     permuted = jnp.concatenate([x[:12].reshape(4, 3)[perm].reshape(-1), x[12:]])
-    logits, value = policy.network.apply(params["net"], x)
-    logits_p, value_p = policy.network.apply(params["net"], permuted)
+    apply = jax.jit(policy.network.apply)
+    (logits, logits_p), (value, value_p) = apply(params["net"], jnp.stack([x, permuted]))
     np.testing.assert_allclose(logits_p.reshape(4, 3), logits.reshape(4, 3)[perm], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(value_p, value, rtol=1e-5, atol=1e-6)
-    obs, _ = env.reset(EVAL_KEY, env.default_params)
+    obs, _ = jax.jit(env.reset)(EVAL_KEY, env.default_params)
     loaded, loaded_params = save_and_load(ppo, result, tmp_path / "units.msgpack")
-    np.testing.assert_array_equal(loaded(loaded_params, obs, EVAL_KEY), policy(params, obs, EVAL_KEY))
+    np.testing.assert_array_equal(
+        _act(loaded, loaded_params, obs, EVAL_KEY), _act(policy, params, obs, EVAL_KEY)
+    )
     with pytest.raises(ValueError, match="unit_width"):
         ppo.train(MatchTwo(), config, key=jax.random.PRNGKey(4))  # unequal components
     with pytest.raises(ValueError, match="unit_width"):
@@ -164,15 +192,15 @@ def test_continuous_target_matches_the_observation(target_result: TrainResult) -
 def test_continuous_actions_stay_in_bounds_and_stochastic_policy_samples(target_result: TrainResult) -> None:
     policy, params = target_result.policy, target_result.params
     obs = jnp.asarray([[0.3, -0.2], [5.0, -5.0]])  # the second is far outside the training range
-    action = policy(params, obs, EVAL_KEY)
+    action = _act(policy, params, obs, EVAL_KEY)
     assert action.shape == (2, 2) and action.dtype == jnp.float32
     assert np.all(np.abs(np.asarray(action)) <= 1.0)
     np.testing.assert_allclose(np.asarray(action[0]), [0.3, -0.2], atol=0.1)
-    stochastic = policy.stochastic()
-    draws = jax.vmap(lambda k: stochastic(params, obs[0], k))(jax.random.split(EVAL_KEY, 64))
+    draws = jax.vmap(partial(_act, policy.stochastic(), params, obs[0]))(jax.random.split(EVAL_KEY, 64))
     assert np.all(np.abs(np.asarray(draws)) <= 1.0)
     assert np.std(np.asarray(draws), axis=0).min() > 1e-3
-    np.testing.assert_array_equal(np.asarray(policy(params, obs, jax.random.PRNGKey(7))), np.asarray(action))
+    same_action = _act(policy, params, obs, jax.random.PRNGKey(7))  # deterministic: the key is not used
+    np.testing.assert_array_equal(np.asarray(same_action), np.asarray(action))
 
 
 @pytest.mark.parametrize("which", ["bandit", "target"])
@@ -183,11 +211,12 @@ def test_saved_policy_reloads_with_identical_actions(which: str, tmp_path: Path,
     obs = jax.random.uniform(EVAL_KEY, (32, *policy.obs_shape), minval=-1.0, maxval=1.0)
     for key in (EVAL_KEY, jax.random.PRNGKey(9)):
         np.testing.assert_array_equal(
-            np.asarray(policy(params, obs, key)), np.asarray(result.policy(result.params, obs, key))
+            np.asarray(_act(policy, params, obs, key)),
+            np.asarray(_act(result.policy, result.params, obs, key)),
         )
-        sampled = policy.stochastic()(params, obs, key)
+        sampled = _act(policy.stochastic(), params, obs, key)
         np.testing.assert_array_equal(
-            np.asarray(sampled), np.asarray(result.policy.stochastic()(result.params, obs, key))
+            np.asarray(sampled), np.asarray(_act(result.policy.stochastic(), result.params, obs, key))
         )
     np.testing.assert_array_equal(
         np.asarray(params["obs_stats"].mean), np.asarray(result.params["obs_stats"].mean)
@@ -229,9 +258,9 @@ def test_train_seeds_vmaps_over_seeds(bandit_result: TrainResult, tmp_path: Path
     )
     assert not np.allclose(result.metrics["policy_loss"][0], result.metrics["policy_loss"][1])
     first_obs = jnp.zeros((1,))
-    for seed in range(3):
-        seed_params = jax.tree_util.tree_map(lambda x, s=seed: x[s], result.params)
-        assert int(result.policy(seed_params, first_obs, EVAL_KEY)) == 1
+    act_per_seed = jax.vmap(partial(_act, result.policy), in_axes=(0, None, None))
+    seed_actions = act_per_seed(result.params, first_obs, EVAL_KEY)
+    assert seed_actions.tolist() == [1, 1, 1]  # every seed's policy takes the best arm
     with pytest.raises(ValueError, match="seed axis"):
         ppo.save_policy(tmp_path / "p.msgpack", result)
     ppo.save_policy(tmp_path / "p.msgpack", result, seed=2)
@@ -242,17 +271,10 @@ def test_train_seeds_vmaps_over_seeds(bandit_result: TrainResult, tmp_path: Path
     )
 
 
-class _CountingBandit(CountsTraces, OneStepBandit):
-    """A bandit that counts how often JAX traces its ``step`` (Python runs only while tracing)."""
-
-
-def test_second_train_call_does_not_retrace() -> None:
-    env = _CountingBandit(3)
-    config = dataclasses.replace(BANDIT_CONFIG, total_env_steps=16 * 16 * 4, log_every=2)
-    first = ppo.train(env, config, key=jax.random.PRNGKey(0))
+def test_second_train_call_does_not_retrace(bandit_result: TrainResult) -> None:
     other_params = BanditParams(rewards=jnp.asarray([1.0, 0.0, 0.0]))  # same shapes, new values
-    train_other = partial(ppo.train, env, config, params=other_params)
-    assert_no_retrace(train_other, env, first, "policy_loss", jax.random.PRNGKey(1))
+    train_other = partial(ppo.train, BANDIT, BANDIT_CONFIG, params=other_params)
+    assert_no_retrace(train_other, BANDIT, bandit_result, "policy_loss", jax.random.PRNGKey(1))
 
 
 @pytest.mark.parametrize(
@@ -295,7 +317,7 @@ def test_the_optimizer_clips_the_global_norm_or_each_element(grad_clip: str, exp
     agent = ppo.make_agent(OneStepBandit(), ppo.PPOConfig(max_grad_norm=0.5, grad_clip=grad_clip))
     chain = optimizer(agent)
     grads = jnp.array([3.0, 4.0]) if grad_clip == "global_norm" else jnp.array([0.25, 4.0])
-    _, (_, (adam, _)) = chain.update(grads, chain.init(grads))
+    _, (_, (adam, _)) = jax.jit(lambda g: chain.update(g, chain.init(g)))(grads)
     np.testing.assert_allclose(np.asarray(adam.mu), 0.1 * np.asarray(expected), rtol=1e-6)  # Adam saw the clipped one
 
 
@@ -323,9 +345,9 @@ def test_policy_rescales_box_actions_and_one_hot_encodes_discrete_observations()
     # [-1, 1] maps onto [0, 10] (clipped); unbounded dims pass through, half-bounded ones are clipped.
     np.testing.assert_allclose(np.asarray(policy.to_env(raw)), [[10.0, 5.0, 0.0], [2.5, -3.0, 4.0]])
     np.testing.assert_array_equal(np.asarray(policy.encode(jnp.asarray([2, 0]))), np.eye(4)[[2, 0]])
-    params = policy.init(jax.random.PRNGKey(0))
+    params = _init_params(policy, jax.random.PRNGKey(0), True)
     assert params["obs_stats"].mean.shape == (4,)
-    assert policy(params, jnp.asarray(3), EVAL_KEY).shape == (3,)
+    assert _act(policy, params, jnp.asarray(3), EVAL_KEY).shape == (3,)
     assert ActorCriticPolicy.from_dict(policy.to_dict()) == policy
     with pytest.raises(TypeError, match="PPOConfig"):
         ppo.train(BANDIT, object(), key=EVAL_KEY)
@@ -344,14 +366,15 @@ def test_clipped_value_loss_keeps_the_larger_error_of_a_value_moved_at_most_clip
 
     config = ppo.PPOConfig(hidden=(8,), normalize_advantages=False)
     policy = ActorCriticPolicy.for_shapes(config, obs_shape=(3,), num_actions=2)
-    net = policy.init(jax.random.PRNGKey(0), False)["net"]
+    net = _init_params(policy, jax.random.PRNGKey(0), False)["net"]
     obs = jax.random.normal(jax.random.PRNGKey(1), (6, 3))
     value = policy.network.apply(net, obs, method="value")
     old = value + jnp.array([0.5, -0.5, 0.05, -0.05, 1.0, 0.0])  # the rollout's values
     target = old + jnp.array([1.0, 1.0, -1.0, 2.0, -3.0, 0.3])
     batch = Batch(obs, jnp.zeros(6, jnp.int32), jnp.zeros(6), target - old, target)
-    _, plain = surrogate_loss(net, policy, batch, config, 0.2)
-    _, clipped = surrogate_loss(net, policy, batch, config, 0.2, value_clip=0.2)
+    loss = jax.jit(surrogate_loss, static_argnums=(1, 3, 4, 5))
+    _, plain = loss(net, policy, batch, config, 0.2, None)
+    _, clipped = loss(net, policy, batch, config, 0.2, 0.2)
     moved = old + jnp.clip(value - old, -0.2, 0.2)
     expected = 0.5 * jnp.mean(jnp.maximum((value - target) ** 2, (moved - target) ** 2))
     np.testing.assert_allclose(plain["value_loss"], 0.5 * jnp.mean((value - target) ** 2), rtol=1e-5)
@@ -365,7 +388,7 @@ def test_update_without_metrics_trains_the_same_params() -> None:
     config = ppo.PPOConfig(num_envs=2, rollout_steps=4, total_env_steps=8, epochs=2, minibatches=2, hidden=(8,))
     quiet = dataclasses.replace(config, update_metrics=False)
     agents = [ppo.PPOAgent.for_shapes(c, obs_shape=(3,), num_actions=2) for c in (config, quiet)]
-    net = agents[0].policy.init(jax.random.PRNGKey(0), False)["net"]
+    net = _init_params(agents[0].policy, jax.random.PRNGKey(0), False)["net"]
     keys = jax.random.split(jax.random.PRNGKey(1), 4)
     batch = Batch(
         jax.random.normal(keys[0], (8, 3)),

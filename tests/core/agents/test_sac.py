@@ -6,6 +6,7 @@ import dataclasses
 import math
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -34,7 +35,7 @@ class CountingTarget(CountsTraces, ContinuousTarget):
 # -2 * E[t^2] = -1/6 and uniformly random actions about -0.83.
 TARGET = CountingTarget(dim=2)
 CONFIG = sac.SACConfig(
-    total_env_steps=3000,
+    total_env_steps=2400,
     num_envs=8,
     learning_starts=400,
     batch_size=64,
@@ -48,6 +49,12 @@ THRESHOLD = -0.02
 @pytest.fixture(scope="module")
 def target_run() -> TrainResult:
     return sac.train(TARGET, CONFIG, key=jax.random.PRNGKey(0))
+
+
+@partial(jax.jit, static_argnums=0)
+def _actions(policy: sac.SACPolicy, params: Any, obs: jax.Array, key: jax.Array) -> jax.Array:
+    """``policy`` applied to each row of ``obs`` (with the same ``key``), as one compiled program."""
+    return jax.vmap(lambda o: policy(params, o, key))(obs)
 
 
 def _evaluate(result: TrainResult, params=None) -> float:
@@ -127,8 +134,8 @@ def test_saved_policy_reloads_with_identical_actions(target_run: TrainResult, tm
     policy, params = save_and_load(sac, target_run, path)
     obs = jax.random.uniform(jax.random.PRNGKey(2), (64, 2), minval=-0.5, maxval=0.5)
     key = jax.random.PRNGKey(0)
-    original = np.asarray(jax.vmap(lambda o: target_run.policy(target_run.params, o, key))(obs))
-    reloaded = np.asarray(jax.vmap(lambda o: policy(params, o, key))(obs))
+    original = np.asarray(_actions(target_run.policy, target_run.params, obs, key))
+    reloaded = np.asarray(_actions(policy, params, obs, key))
     np.testing.assert_array_equal(reloaded, original)
     np.testing.assert_allclose(original, obs, atol=0.2)  # the policy tracks the target
     with pytest.raises(ValueError, match="not a saved dqn policy"):
@@ -141,11 +148,11 @@ def test_actions_are_scaled_to_the_bounds() -> None:
     )
     u = jnp.asarray([[-1.0, -1.0], [1.0, 1.0], [0.0, 0.0], [0.5, -0.5]])
     np.testing.assert_allclose(policy.to_env(u), [[-2.0, 0.0], [3.0, 1.0], [0.5, 0.5], [1.75, 0.25]])
-    params = policy.init(jax.random.PRNGKey(0))
+    params = jax.jit(policy.init)(jax.random.PRNGKey(0))
     # Large weights push tanh to saturation: actions must still respect the bounds.
     params["actor"] = jax.tree.map(lambda w: 100.0 * w, params["actor"])
     obs = 10.0 * jax.random.normal(jax.random.PRNGKey(1), (256, 3))
-    actions = np.asarray(policy(params, obs, None))
+    actions = np.asarray(jax.jit(policy)(params, obs, None))
     assert actions.shape == (256, 2)
     assert np.all(actions >= [-2.0, 0.0]) and np.all(actions <= [3.0, 1.0])
     assert actions[:, 0].min() < -1.9 and actions[:, 0].max() > 2.9  # both ends reached
@@ -154,7 +161,7 @@ def test_actions_are_scaled_to_the_bounds() -> None:
 def test_squashed_log_prob_is_the_change_of_variables() -> None:
     mean = jnp.asarray([[0.3, -1.0]])
     log_std = jnp.asarray([[-0.5, 0.2]])
-    u, log_prob = sac.squashed_sample(mean, log_std, jax.random.PRNGKey(0))
+    u, log_prob = jax.jit(sac.squashed_sample)(mean, log_std, jax.random.PRNGKey(0))
     x = np.arctanh(np.asarray(u, np.float64))
     std = np.exp(np.asarray(log_std, np.float64))
     gauss = -0.5 * ((x - np.asarray(mean)) / std) ** 2 - np.log(std) - 0.5 * math.log(2 * math.pi)
