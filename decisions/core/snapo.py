@@ -113,12 +113,13 @@ class StepLog(NamedTuple):
 @dataclass
 class SnapoResult:
     """What ``train`` returns: the smooth ``value`` at the final temperature, its ``sensitivities``
-    ``d value / d inputs`` (shaped like ``inputs``) and the final ``param_grad_norm``."""
+    ``d value / d inputs`` (shaped like ``inputs``) and the final ``param_grad_norm`` (None and NaN
+    when ``train`` was asked for the value only)."""
 
     params: PyTree
     log: StepLog
     value: float
-    sensitivities: PyTree
+    sensitivities: PyTree | None
     param_grad_norm: float
     train_seconds: float
 
@@ -206,6 +207,11 @@ def _value_and_grads(objective: Objective, params, inputs, key, temperature):
     return value, d_params, d_inputs
 
 
+@partial(jax.jit, static_argnums=(0,))
+def _value(objective: Objective, params: PyTree, inputs: PyTree, key: Array, temperature: Array) -> Array:
+    return objective(params, inputs, key, temperature)
+
+
 def _global_norm(tree: PyTree) -> Array:
     return optax.global_norm(tree)
 
@@ -270,6 +276,7 @@ def train(
     key: Array,
     progress: ProgressFn | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
+    sensitivities: bool = True,
 ) -> SnapoResult:
     """Train a policy by gradient ascent through a differentiable simulator.
 
@@ -279,9 +286,11 @@ def train(
         progress: called between chunks, after the chunk's checkpoint is written.
         checkpoint: optional file saved after every chunk and resumed from when it exists;
             resume with the same objective and inputs.
+        sensitivities: whether the final pass is a reverse one (the result's sensitivities and
+            parameter gradient norm) or the value only (a forward pass: less to compile and run).
 
     Returns:
-        The result, its sensitivities from one final reverse pass at the final temperature.
+        The result: its value (and sensitivities) from one final pass at the final temperature.
 
     Raises:
         ValueError: the checkpoint is corrupt, or was written with another config,
@@ -310,6 +319,10 @@ def train(
             progress(done, config.steps, float(log.value[-1]))
     log = jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs), *logs)
     temperature = config.temperature(jnp.asarray(config.steps - 1, jnp.float32))
+    if not sensitivities:
+        value = float(_value(objective, state.params, inputs, eval_key, temperature))
+        return SnapoResult(params=state.params, log=log, value=value, sensitivities=None,
+                           param_grad_norm=float("nan"), train_seconds=time.perf_counter() - start)
     value, d_params, d_inputs = value_and_sensitivities(
         objective, state.params, inputs, eval_key, temperature
     )
@@ -333,11 +346,12 @@ def train_scaled(
     scale: float,
     key: Array,
     progress: ProgressFn | None = None,
+    sensitivities: bool = True,
 ) -> SnapoResult:
     """``train`` an objective that returns ``value / scale``, with every figure reported (and
     passed to ``progress``) multiplied back by ``scale``."""
     report = None if progress is None else (lambda done, total, value: progress(done, total, value * scale))
-    result = train(objective, init_params, inputs, config, key=key, progress=report)
+    result = train(objective, init_params, inputs, config, key=key, progress=report, sensitivities=sensitivities)
     return dataclasses.replace(
         result,
         log=result.log._replace(value=result.log.value * scale),

@@ -98,6 +98,7 @@ def train_policy(
         scale=float(_scales(params)[0]),
         key=train_key,
         progress=progress,
+        sensitivities=False,  # the policy keeps the value only: its sensitivities are computed apart
     )
     return TrainedPolicy.from_result(result, policy=policy, settings=settings)
 

@@ -115,6 +115,7 @@ def train_policy(
         scale=float(_scale(params)),
         key=train_key,
         progress=progress,
+        sensitivities=False,  # the policy keeps the value only: its sensitivities are computed apart
     )
     return TrainedPensionPolicy.from_result(result, policy=policy, settings=settings, asset_names=params.asset_names)
 
