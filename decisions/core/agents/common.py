@@ -184,6 +184,26 @@ def stack_results(results: list[TrainResult]) -> TrainResult:
     )
 
 
+def train_in_turn(
+    train_one: Callable[[int, Array, ProgressFn | None], TrainResult], keys: Array,
+    progress: ProgressFn | None = None,
+) -> TrainResult:
+    """One seed per key trained one after another, ``train_one(seed, key, progress)``, stacked
+    (``stack_results``); ``progress`` sees the seeds' steps counted together."""
+    seeds = len(keys)
+    results = []
+    for seed, key in enumerate(keys):
+        report = None
+        if progress is not None:
+            report = partial(_seed_progress, progress, seed, seeds)
+        results.append(train_one(seed, key, report))
+    return stack_results(results)
+
+
+def _seed_progress(progress: ProgressFn, seed: int, seeds: int, task: str, done: int, total: int) -> None:
+    progress(task, seed * total + done, seeds * total)
+
+
 def make_result(policy: Policy, params: PyTree, log: dict[str, Array], env_steps: int, start: float) -> TrainResult:
     """The ``TrainResult`` of a finished loop, metrics as numpy (waits for ``params``; ``start`` is
     the ``perf_counter`` time training started)."""

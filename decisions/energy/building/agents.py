@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from decisions.core.agents.common import ProgressFn, TrainResult, config_checkpoint, stack_results
+from decisions.core.agents.common import ProgressFn, TrainResult, config_checkpoint, train_in_turn
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario, Split
@@ -71,7 +71,8 @@ def train_agent(
     checkpoint: CheckpointFor | None = None,
     overrides: Overrides | None = None,
 ) -> TrainResult:
-    """Train ``settings.seeds`` copies of an agent, one after another, on the training months.
+    """Train ``settings.seeds`` copies of an agent, one after another, on the training months
+    (``common.train_in_turn``: vmapping the seeds can wedge XLA's CPU thread pool here).
 
     ``key`` splits into one key per seed; ``progress`` is called between jitted chunks; with
     ``checkpoint`` (``checkpoints.checkpoint_file`` or alike) each seed saves after every chunk to
@@ -80,18 +81,12 @@ def train_agent(
     """
     env, params = agent_env(scenario, name, Split.TRAIN)
     config = agent_config(name, settings, overrides)
-    results = []
-    for seed, seed_key in enumerate(jax.random.split(key, settings.seeds)):
-        report = None
-        if progress is not None:
-            report = lambda task, done, total, seed=seed: progress(  # noqa: E731
-                task, seed * total + done, settings.seeds * total
-            )
+
+    def train_one(seed: int, seed_key: jax.Array, report: ProgressFn | None) -> TrainResult:
         path = config_checkpoint(checkpoint, f"{name.value}-seed{seed}", config)
-        results.append(
-            name.module.train(env, config, key=seed_key, params=params, progress=report, checkpoint=path)
-        )
-    return stack_results(results)
+        return name.module.train(env, config, key=seed_key, params=params, progress=report, checkpoint=path)
+
+    return train_in_turn(train_one, jax.random.split(key, settings.seeds), progress)
 
 
 def seed_params(result: TrainResult, seed: int) -> PyTree:

@@ -23,7 +23,7 @@ import jax
 import numpy as np
 
 from decisions.core.agents import ppo
-from decisions.core.agents.common import TrainResult, stack_results
+from decisions.core.agents.common import TrainResult, train_in_turn
 from decisions.core.progress import Progress
 from decisions.energy.building.agents import Overrides, agent_config, seed_params
 from decisions.energy.building.evaluation import run_baselines
@@ -70,18 +70,15 @@ def train_generalist(
     base: Scenario = BASE,
     progress: Progress | None = None,
 ) -> TrainResult:
-    """Train ``seeds`` copies of one PPO policy over ``homes`` at once (each environment draws a home at
-    every reset) on ``base``'s training months; params with a leading seed axis."""
+    """Train ``seeds`` copies of one PPO policy, one after another, over ``homes`` (each environment
+    draws a home at every reset) on ``base``'s training months; params with a leading seed axis."""
     env, params = GeneralistEnv(), generalist_params(homes, Split.TRAIN, base)
-    results = []
-    for seed, seed_key in enumerate(jax.random.split(key, seeds)):
-        report = None
-        if progress is not None:
-            report = lambda task, done, total, seed=seed: progress(  # noqa: E731
-                "generalist training", seed * total + done, seeds * total
-            )
-        results.append(ppo.train(env, config, key=seed_key, params=params, progress=report))
-    return stack_results(results)
+
+    def train_one(seed: int, seed_key: jax.Array, report: Progress | None) -> TrainResult:
+        return ppo.train(env, config, key=seed_key, params=params, progress=report)
+
+    named = None if progress is None else (lambda task, done, total: progress("generalist training", done, total))
+    return train_in_turn(train_one, jax.random.split(key, seeds), named)
 
 
 def generalist_costs(

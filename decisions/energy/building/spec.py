@@ -48,7 +48,7 @@ class AgentSettings(Settings):
     section = "agents"
 
     names: tuple[AgentName, ...] = Field(tuple(AgentName), min_length=1, description="Agents to train.")
-    seeds: int = Field(3, ge=1, le=16, description="Seeds per agent, trained at once (vmapped).")
+    seeds: int = Field(3, ge=1, le=16, description="Seeds per agent, trained one after another.")
     on_policy_steps: int = Field(
         5_000_000, ge=10_000, le=200_000_000, description="Environment steps per seed for PPO and A2C."
     )

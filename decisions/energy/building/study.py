@@ -104,7 +104,7 @@ def _train_agents(
     progress: Progress,
     overrides: Mapping[AgentName, Overrides] | None,
 ) -> _Trained:
-    """Train each agent (all its seeds at once, checkpointing inside a recorded run) and score its seeds."""
+    """Train each agent (its seeds one after another, checkpointing inside a recorded run) and score its seeds."""
     trained = _Trained()
     keys = jax.random.split(jax.random.PRNGKey(seed), len(agents.names))
     for name, key in zip(agents.names, keys, strict=True):

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from decisions.core.agents import dqn
-from decisions.core.agents.common import ProgressFn, stack_results
+from decisions.core.agents.common import ProgressFn, TrainResult, train_in_turn
 from decisions.core.agents.policy_file import params_like
 from decisions.core.checkpoint import load_trained, save_trained
 from decisions.core.env import Environment
@@ -83,18 +83,19 @@ def train_committee(
     key: Array,
     progress: ProgressFn | None = None,
 ) -> Committee:
-    """A committee of ``members`` (>= 1, else ``InputError`` on ``agent.committee``) DQNs trained at once on ``env``.
+    """A committee of ``members`` (>= 1, else ``InputError`` on ``agent.committee``) DQNs trained on
+    ``env`` one after another (``common.train_in_turn``: vmapping the seeds can wedge XLA's CPU thread pool).
 
     Each member has its own seed split from ``key``; ``config`` is the core DQN's settings;
-    ``progress(task, done, total)`` is optional.
+    ``progress(task, done, total)`` is optional and counts the members' steps together.
     """
     if members < 1:
         raise InputError("agent.committee", f"must be at least 1, got {members}")
-    # one member after another (the compiled loop reused): vmapping the loop over seeds deadlocks
-    # XLA:CPU here (``common.stack_results``)
-    result = stack_results(
-        [dqn.train(env, config, key=k, progress=progress) for k in jax.random.split(key, members)]
-    )
+
+    def train_one(_member: int, member_key: Array, report: ProgressFn | None) -> TrainResult:
+        return dqn.train(env, config, key=member_key, progress=report)
+
+    result = train_in_turn(train_one, jax.random.split(key, members), progress)
     assert isinstance(result.policy, dqn.DQNPolicy)
     return Committee(result.policy, result.params, result.train_seconds)
 

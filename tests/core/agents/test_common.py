@@ -9,7 +9,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from decisions.core.agents.common import RunningStats, chunk_size, evaluate_episodes, run_chunked
+from decisions.core.agents.common import (
+    RunningStats,
+    TrainResult,
+    chunk_size,
+    evaluate_episodes,
+    run_chunked,
+    train_in_turn,
+)
 from tests.core.probe_envs import OneStepBandit
 
 
@@ -91,3 +98,24 @@ def test_evaluate_episodes_gives_the_known_bandit_returns():
         env, params, lambda p, obs, key: jnp.int32(1), {}, key=jax.random.PRNGKey(0), num_episodes=4, max_steps=3
     )
     np.testing.assert_allclose(returns, 0.5)
+
+
+def test_seeds_trained_in_turn_are_stacked_in_key_order_with_their_steps_counted_together():
+    calls, reports = [], []
+
+    def train_one(seed, key, report):
+        calls.append((seed, np.asarray(key).tolist(), report is None))
+        for done in (5, 10) if report else ():
+            report("training", done, 10)
+        return TrainResult(policy=None, params={"w": jnp.full(2, float(seed))}, metrics={"loss": np.arange(3.0) + seed},
+                           train_seconds=1.5, env_steps=10)
+
+    keys = jax.random.split(jax.random.PRNGKey(3), 3)
+    result = train_in_turn(train_one, keys, lambda task, done, total: reports.append((task, done, total)))
+    assert calls == [(i, np.asarray(keys[i]).tolist(), False) for i in range(3)]
+    assert reports == [("training", d, 30) for d in (5, 10, 15, 20, 25, 30)]
+    np.testing.assert_array_equal(result.params["w"], [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    np.testing.assert_array_equal(result.metrics["loss"], [[0, 1, 2], [1, 2, 3], [2, 3, 4]])
+    assert result.train_seconds == 4.5 and result.env_steps == 10
+    assert train_in_turn(train_one, keys[:1]).params["w"].shape == (1, 2)
+    assert calls[-1][2] and len(reports) == 6  # no progress asked: none reported
