@@ -5,8 +5,10 @@ template is a ``str.format`` string over the bench's figure names (``"{snapo_vs_
 ``render_table`` fills them from ``benchmarks/<name>.json`` under a line that says where the
 figures come from (commit, date, machine, wall time, settings). In ``README.md`` and the pages
 under ``docs/`` each table sits between ``<!-- bench-table: NAME -->`` and ``<!-- /bench-table -->``,
-and the README's list of domains between ``<!-- domains-table -->`` and ``<!-- /domains-table -->``
-(``render_domains_table``: each domain's title, summary and headline figure). ``update_files``
+the README's list of domains between ``<!-- domains-table -->`` and ``<!-- /domains-table -->``
+(``render_domains_table``: each domain's title, summary and headline figure), and its list of the
+bounds the benches are held to between ``<!-- targets-table -->`` and ``<!-- /targets-table -->``
+(``render_targets_table``: each bench's ``TARGETS``, met or not by its stored result). ``update_files``
 rewrites those blocks and ``stale_files`` lists those that disagree with their stored JSON (the
 consistency test and ``decisions bench report --check``). A figure with no stored source cannot be
 rendered: a missing figure is an error, unless its row is ``optional`` (a peer block present only
@@ -21,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from decisions.core.bench_row import Row
+from decisions.core.bench_row import Row, Target
 from decisions.errors import InputError
 from decisions.platform.bench_store import BENCH_FOLDER
 
@@ -37,12 +39,15 @@ DOCS = ROOT / "docs"
 DOMAINS_BLOCK = "domains-table"
 """The key of the domains table among the generated blocks (no bench name has a hyphen)."""
 
+TARGETS_BLOCK = "targets-table"
+"""The key of the README's table of the benches' targets among the generated blocks."""
+
 DOMAIN_PAGES = "docs/domains"
 """Where each domain's page lives, relative to the README (``docs/domains/<name>.md``)."""
 
 _BLOCK = re.compile(
-    r"(?P<open><!-- (?:bench-table: (?P<name>[a-z_]+)|domains-table) -->\n)(?P<body>.*?)"
-    r"(?P<close><!-- /(?:bench-table|domains-table) -->)",
+    r"(?P<open><!-- (?:bench-table: (?P<name>[a-z_]+)|(?P<fixed>domains-table|targets-table)) -->\n)(?P<body>.*?)"
+    r"(?P<close><!-- /(?:bench-table|domains-table|targets-table) -->)",
     re.DOTALL,
 )
 
@@ -137,8 +142,8 @@ def render_table(name: str, rows: RowsSpec, folder: Path = BENCH_FOLDER) -> str:
 
 
 def _key(match: re.Match[str]) -> str:
-    """A block's key: its bench name, or ``DOMAINS_BLOCK``."""
-    return match["name"] or DOMAINS_BLOCK
+    """A block's key: its bench name, ``DOMAINS_BLOCK`` or ``TARGETS_BLOCK``."""
+    return match["name"] or match["fixed"]
 
 
 def _rendered(text: str, tables: Mapping[str, str]) -> str:
@@ -246,3 +251,37 @@ def render_domains_table(
         link = f"[{domain.title}]({DOMAIN_PAGES}/{domain.name}.md)"
         lines.append(f"| {link} | {domain.summary} | {headline(domain.name, rows_of(domain.name), folder, domain.headline_figure)} |")
     return "\n".join(lines) + "\n"
+
+
+def render_targets_table(
+    benches: Sequence[str], targets_of: Callable[[str], Sequence[Target]], pages: Mapping[str, Path],
+    folder: Path = BENCH_FOLDER,
+) -> str:
+    """The README's targets block: each bench's targets (linking the page of its figure table, where
+    what was tried is written), the stored value and whether it meets the bound (``not stored``: the
+    stored result lacks the figure, or has no number for it)."""
+    lines = ["| bench | target | stored | met |", "|---|---|---|---|"]
+    for name in benches:
+        targets = targets_of(name)
+        if not targets:
+            continue
+        stored = (folder / f"{name}.json").exists()
+        figures = load_result(name, folder)["figures"] if stored else {}
+        page = pages.get(name)
+        bench = f"[{name}]({page.relative_to(ROOT) if page.is_relative_to(ROOT) else page})" if page else name
+        for target in targets:
+            value = figures.get(target.figure)
+            met = target.met(value)
+            shown = "none" if value is None else _shown(value)
+            verdict = "not stored" if met is None else ("yes" if met else "**no**")
+            lines.append(f"| {bench} | {target.label}: `{target.figure}` {target.op} {_shown(target.bound)} | {shown} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def _shown(value: object) -> str:
+    """A figure as the targets table shows it: booleans as words, numbers to four significant digits."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return str(value)

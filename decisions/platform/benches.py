@@ -9,10 +9,20 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from decisions.core.bench_row import Target
 from decisions.errors import InputError
 from decisions.kit.domain import BenchModule
 from decisions.platform import registry
-from decisions.platform.bench_report import DOMAINS_BLOCK, RowsSpec, render_domains_table, render_table
+from decisions.platform.bench_report import (
+    DOMAINS_BLOCK,
+    TARGETS_BLOCK,
+    RowsSpec,
+    block_places,
+    render_domains_table,
+    render_table,
+    render_targets_table,
+    report_files,
+)
 
 
 def _agents_bench() -> BenchModule:
@@ -69,6 +79,11 @@ def readme_rows(name: str) -> RowsSpec:
     return rows if callable(rows) else tuple(rows)
 
 
+def bench_targets(name: str) -> tuple[Target, ...]:
+    """The targets bench ``name`` declares (``TARGETS``; none: an empty tuple)."""
+    return tuple(getattr(module(name), "TARGETS", ()))
+
+
 def readme_tables(folder: Path | None = None) -> dict[str, str]:
     """Each bench with README rows and a stored result -> its rendered README block."""
     from decisions.platform.bench_store import BENCH_FOLDER
@@ -82,10 +97,12 @@ def readme_tables(folder: Path | None = None) -> dict[str, str]:
 
 
 def generated_tables(folder: Path | None = None) -> dict[str, str]:
-    """Every generated block's body: each bench's figure table and the README's domains table."""
+    """Every generated block's body: each bench's figure table and the README's domains and targets tables."""
     from decisions.platform.bench_store import BENCH_FOLDER
 
     folder = folder or BENCH_FOLDER
     tables = readme_tables(folder)
     tables[DOMAINS_BLOCK] = render_domains_table(registry.DOMAINS, readme_rows, folder)
+    pages = {name: places[0] for name, places in block_places(report_files()).items()}
+    tables[TARGETS_BLOCK] = render_targets_table(names(), bench_targets, pages, folder)
     return tables

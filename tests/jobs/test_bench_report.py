@@ -8,16 +8,19 @@ from types import SimpleNamespace
 
 import pytest
 
+from decisions.core.bench_row import Target
 from decisions.errors import InputError
 from decisions.platform.bench_report import (
     DOMAINS_BLOCK,
     README,
+    TARGETS_BLOCK,
     Row,
     block_places,
     provenance,
     render_domains_table,
     render_rows,
     render_table,
+    render_targets_table,
     report_files,
     stale_blocks,
     stale_files,
@@ -103,8 +106,35 @@ def test_every_generated_table_in_the_readme_and_docs_agrees_with_its_stored_ben
     assert sorted(places) == sorted(tables), "each stored bench with README rows has a block, and the README the domains"
     assert all(len(pages) == 1 for pages in places.values()), f"a block appears twice: {places}"
     assert places[DOMAINS_BLOCK] == [README], "the domains table belongs to the README"
+    assert places[TARGETS_BLOCK] == [README], "the targets table belongs to the README"
+    assert tables[TARGETS_BLOCK].count("\n") > 2, "no bench declares targets"
     assert stale_files(tables, files) == [], "run `decisions bench report`"
 
 
 def test_the_readme_is_a_front_door_of_at_most_250_lines() -> None:
     assert len(README.read_text().splitlines()) <= 250
+
+
+def test_a_target_compares_its_figure_with_its_bound_and_has_no_verdict_without_a_number() -> None:
+    assert Target("x", ">=", 1.0, "x").met(1.0) and not Target("x", ">=", 1.0, "x").met(0.99)
+    assert Target("x", "<=", 0.9, "x").met(0.9) and not Target("x", "<=", 0.9, "x").met(0.91)
+    assert not Target("x", ">", 0.0, "x").met(0.0) and Target("x", ">", 0.0, "x").met(1e-9)
+    assert Target("x", "==", True, "x").met(True) and not Target("x", "==", True, "x").met(False)
+    assert [Target("x", ">=", 1.0, "x").met(v) for v in (None, float("nan"), "text")] == [None, None, None]
+    with pytest.raises(ValueError, match="op must be one of"):
+        Target("x", "=>", 1.0, "x")
+
+
+def test_the_targets_table_gives_each_target_its_stored_value_and_verdict(tmp_path: Path) -> None:
+    save_result("toy", {"value": 2.0, "ratio": 1.2, "exact": True}, wall_seconds=1.0, budget={}, folder=tmp_path)
+    targets = {"toy": (Target("value", ">=", 1.5, "value"), Target("ratio", "<=", 1.0, "speed"),
+                       Target("exact", "==", True, "exact"), Target("missing", "<=", 0.9, "not run")),
+               "none": (), "unrun": (Target("value", ">=", 1.0, "value"),)}
+    table = render_targets_table(list(targets), targets.__getitem__, {"toy": tmp_path / "toy.md"}, tmp_path)
+    assert table.splitlines()[2:] == [
+        f"| [toy]({tmp_path / 'toy.md'}) | value: `value` >= 1.5 | 2 | yes |",
+        f"| [toy]({tmp_path / 'toy.md'}) | speed: `ratio` <= 1 | 1.2 | **no** |",
+        f"| [toy]({tmp_path / 'toy.md'}) | exact: `exact` == true | true | yes |",
+        f"| [toy]({tmp_path / 'toy.md'}) | not run: `missing` <= 0.9 | none | not stored |",
+        "| unrun | value: `value` >= 1 | none | not stored |",
+    ]

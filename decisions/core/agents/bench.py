@@ -35,7 +35,7 @@ from decisions.core.agents.bench_ours import seeds_trainer, shared_settings
 from decisions.core.agents.common import Policy, ProgressFn, TrainResult, config_dict, evaluate_episodes
 from decisions.core.agents.gymnax_adapter import GymnaxEnv
 from decisions.core.agents.rejax_peer import create_algo, seeds_train
-from decisions.core.bench_row import Row
+from decisions.core.bench_row import Row, Target
 from decisions.core.spaces import Discrete
 from decisions.core.timing import interleaved
 
@@ -401,6 +401,12 @@ SMOKE_BUDGET: dict[str, Any] = {
     "total_steps": 1024, "seeds": 1, "eval_episodes": 4, "rollout_steps": 32, "timed_repeats": 1, "dqn_total_steps": 1200,
 }
 
+
+TARGETS: tuple[Target, ...] = (
+    Target("CartPole-v1/run_time_ratio_ours_over_rejax", "<=", 1.0,
+           "PPO on CartPole, compiled run time, ours over rejax's (same configuration)"),
+)
+"""The bounds the stored bench is held to (the README's targets table)."""
 
 # The README's agents table (``decisions bench report``); its rows need the ``peers`` extra.
 README_ROWS: tuple[Row, ...] = (

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from decisions.core.bench_row import Row
+from decisions.core.bench_row import Row, Target
 from decisions.health.chronic.peer_bench import capability_figures, peer_figures
 from decisions.health.chronic.settings import Data, Neural
 from decisions.health.chronic.spec import ChronicJob
@@ -17,6 +17,17 @@ SMOKE_BUDGET: dict[str, Any] = {"patients": 100, "seeds": 1, "sweep_patients": (
                                 "sweep_execution_gaps": (0.9,), "unlearn_patients": (400,), "neural_steps": 50,
                                 "peer": False}
 """A budget that runs in seconds."""
+
+TARGETS: tuple[Target, ...] = (
+    Target("offline_best_vs_optimal_t2d", ">=", 0.9, "T2D: the best offline method's TTC share over exact value iteration's"),
+    Target("offline_best_vs_optimal_htn", ">=", 0.9, "HTN: the best offline method's TTC share over exact value iteration's"),
+    Target("eps_aware_minus_naive_ttc_pp_min", ">", 0.0,
+           "epsilon-aware minus naive training, TTC share (pp), worst held-out regime"),
+    Target("ours_vs_d3rlpy_cql_ttc", ">=", 1.0, "our CQL's TTC share over d3rlpy's DiscreteCQL's"),
+    Target("unlearn_equals_retrain", "==", True, "exact unlearning equals retraining, bit for bit"),
+    Target("unlearn_seconds_vs_retrain", "<=", 0.05, "unlearning time over retraining time"),
+)
+"""The bounds the stored bench is held to (the README's targets table)."""
 
 README_ROWS: tuple[Row, ...] = (
     Row("T2D TTC share in {horizon} months: kappa-weighted minus uniform offline RL (pp)",
