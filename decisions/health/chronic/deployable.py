@@ -39,6 +39,13 @@ CANDIDATES = {"mb_kappa_aware": "kappa-weighted offline RL (tabular)",
 
 def _value_to_go(transitions: jax.Array, reward: jax.Array, policy: jax.Array) -> np.ndarray:
     """``v[t, s]`` of ``policy[t, s, a]`` (probabilities) on a machine, ``v[H] = 0``."""
+    values = _values_before_end(transitions, reward, policy)
+    return np.concatenate([np.asarray(values), np.zeros((1, transitions.shape[1]))]).astype(np.float32)
+
+
+@jax.jit
+def _values_before_end(transitions: jax.Array, reward: jax.Array, policy: jax.Array) -> jax.Array:
+    """``v[t, s]`` for ``t < H`` (one compiled backward pass for each shape)."""
 
     def back(v_next: jax.Array, inputs: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
         r_t, pi_t = inputs
@@ -47,8 +54,7 @@ def _value_to_go(transitions: jax.Array, reward: jax.Array, policy: jax.Array) -
         return v, v
 
     end = jnp.zeros(transitions.shape[1])
-    _, values = jax.lax.scan(back, end, (reward, policy), reverse=True)
-    return np.concatenate([np.asarray(values), np.zeros((1, transitions.shape[1]))]).astype(np.float32)
+    return jax.lax.scan(back, end, (reward, policy), reverse=True)[1]
 
 
 def _next_band(estimate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
