@@ -292,6 +292,32 @@ README_ROWS: tuple[Row, ...] = (
         "{split_equivalence_max_err:.1e}; {fashion_split_equivalence_max_err:.1e}",
         optional=True,
     ),
+    Row(
+        "digits, server study (a budget tier, persistent loads and links, fading batteries, clients leaving and "
+        "joining; the agent on the server's smoothed reports): time to the target, agent / best deployable "
+        "fastest-split rule (worst seed); the oracle rule (this round's draws known) / the same rule",
+        "{time_to_target_vs_best_deployable_rule:.3f} (worst {time_to_target_vs_best_deployable_rule_worst:.3f}); "
+        "{oracle_time_to_target_vs_best_deployable_rule:.3f}",
+        optional=True,
+    ),
+    Row(
+        "digits, server study: dropout rate, the best deployable rule / agent minus rule",
+        "{dropout_rate_best_deployable_rule:.3f} / {dropout_rate_agent_vs_best_deployable_rule:+.3f}",
+        optional=True,
+    ),
+    Row(
+        "Fashion-MNIST, server study (a budget tier, persistent loads and links, fading batteries, clients leaving and "
+        "joining; the agent on the server's smoothed reports): time to the target, agent / best deployable "
+        "fastest-split rule (worst seed); the oracle rule (this round's draws known) / the same rule",
+        "{fashion_time_to_target_vs_best_deployable_rule:.3f} (worst {fashion_time_to_target_vs_best_deployable_rule_worst:.3f}); "
+        "{fashion_oracle_time_to_target_vs_best_deployable_rule:.3f}",
+        optional=True,
+    ),
+    Row(
+        "Fashion-MNIST, server study: dropout rate, the best deployable rule / agent minus rule",
+        "{fashion_dropout_rate_best_deployable_rule:.3f} / {fashion_dropout_rate_agent_vs_best_deployable_rule:+.3f}",
+        optional=True,
+    ),
     Row("simulation speed, digits: rounds per second (first run, compile included)", "{rounds_per_second:.1f}"),
 )
 """The README's split-learning table, filled from the stored bench result."""
