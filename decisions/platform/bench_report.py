@@ -268,7 +268,7 @@ def render_targets_table(
         stored = (folder / f"{name}.json").exists()
         figures = load_result(name, folder)["figures"] if stored else {}
         page = pages.get(name)
-        bench = f"[{name}]({page.relative_to(ROOT) if page.is_relative_to(ROOT) else page})" if page else name
+        bench = f"[{name}]({_page(page)})" if page else name
         for target in targets:
             value = figures.get(target.figure)
             met = target.met(value)
