@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from decisions.energy.building import DOMAIN as BUILDING
-from decisions.energy.gas_storage import DOMAIN as GAS_STORAGE
+from decisions.energy.building.entry import DOMAIN as BUILDING
+from decisions.energy.gas_storage.entry import DOMAIN as GAS_STORAGE
 from decisions.errors import InputError
-from decisions.finance.pension import DOMAIN as PENSION
-from decisions.finance.wealth import DOMAIN as WEALTH
-from decisions.health.chronic import DOMAIN as CHRONIC
-from decisions.health.pharma import DOMAIN as PHARMA
+from decisions.finance.pension.entry import DOMAIN as PENSION
+from decisions.finance.wealth.entry import DOMAIN as WEALTH
+from decisions.health.chronic.entry import DOMAIN as CHRONIC
+from decisions.health.pharma.entry import DOMAIN as PHARMA
 from decisions.kit.domain import Domain
-from decisions.mobility.traffic import DOMAIN as TRAFFIC
-from decisions.recsys.utility import DOMAIN as UTILITY
-from decisions.telecom.comp import DOMAIN as COMP
-from decisions.telecom.splitfl import DOMAIN as SPLITFL
+from decisions.mobility.traffic.entry import DOMAIN as TRAFFIC
+from decisions.recsys.utility.entry import DOMAIN as UTILITY
+from decisions.telecom.comp.entry import DOMAIN as COMP
+from decisions.telecom.splitfl.entry import DOMAIN as SPLITFL
 
 DOMAINS: tuple[Domain, ...] = (GAS_STORAGE, BUILDING, PENSION, WEALTH, PHARMA, COMP, UTILITY, SPLITFL, TRAFFIC, CHRONIC)
 """Every domain, in the order the CLI and the app list them."""

@@ -18,7 +18,7 @@ from decisions.errors import InputError
 TEMPLATES = Path(__file__).resolve().parent / "templates" / "domain"
 AREAS = ("energy", "finance", "health", "telecom", "recsys", "mobility")
 """The areas a domain belongs to (the domains' layer of the import contracts)."""
-PACKAGE_FILES = ("__init__", "settings", "model", "training", "study", "spec", "job", "report", "bench")
+PACKAGE_FILES = ("__init__", "entry", "settings", "model", "training", "study", "spec", "job", "report", "bench")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,30}$")
 _REGISTRY_TUPLE = re.compile(r"^(DOMAINS: tuple\[Domain, \.\.\.\] = \()(.*)(\))$", re.M)
 _FROM_DECISIONS = re.compile(r"^from decisions[.\w]* import ")
@@ -144,7 +144,7 @@ def _registered(new: NewDomain, root: Path) -> tuple[str, str]:
     if found is None:
         raise InputError("root", "decisions/platform/registry.py has no one-line DOMAINS tuple to add the domain to")
     registry = _REGISTRY_TUPLE.sub(lambda m: f"{m.group(1)}{m.group(2)}, {constant}{m.group(3)}", registry, count=1)
-    registry = _with_import(registry, f"from {new.package} import DOMAIN as {constant}")
+    registry = _with_import(registry, f"from {new.package}.entry import DOMAIN as {constant}")
     contracts = (root / ".importlinter").read_text()
     anchor = contracts.find(_CONTRACT_ANCHOR)
     modules = contracts.find("modules =\n", anchor)

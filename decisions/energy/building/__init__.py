@@ -4,11 +4,10 @@ one home's own hourly data (``home.py``)."""
 from __future__ import annotations
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.decide import DecideModule
-from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module (of this package) that defines each; no name is also a module's.
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "entry": ("DOMAIN",),
     "env": ("BuildingEnv",),
     "evaluation": ("evaluate", "run_baselines"),
     "explain": ("IMPORTANCE_COLUMNS", "BuildingExplanation"),
@@ -20,25 +19,3 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "simulate": ("Trajectory", "agent_controller"),
     "spec": ("AgentName", "AgentSettings", "BuildingJob", "prepare"),
 })
-
-
-def _spec() -> SpecModule:
-    from decisions.energy.building import spec
-
-    return spec
-
-
-def _modules() -> RunModules:
-    from decisions.energy.building import bench, job
-
-    return RunModules(job, bench)
-
-
-def _decider() -> DecideModule:
-    from decisions.energy.building import decide
-
-    return decide
-
-
-DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
-"""The building domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -11,38 +11,15 @@
 - ``unlearning``, ``cohort``, ``forgetting``: forgetting patients, checked against retraining; a run's
   logs rebuilt and its patients forgotten (the CLI and app record it);
 - ``scoring``, ``study``, ``study_tables``: ``run_study(...) -> Study``, every policy scored exactly in every regime;
-- ``spec``, ``job``, ``report``, ``bench``: the platform's contract, thin wrappers around the study;
+- ``entry``, ``spec``, ``job``, ``report``, ``bench``: the platform's contract, thin wrappers around the study;
 - ``deployable``, ``decide``: the run's policies saved for deployment, and today's decision from them.
 """
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.decide import DecideModule
-from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "entry": ("DOMAIN",),
     "report": ("ChronicReport",),
     "settings": ("ACTIONS", "Care", "Clinicians", "Data", "HtnMachine", "Neural", "Problem", "Reward", "T2dMachine"),
     "study": ("Study", "run_study"),
 })
-
-
-def _spec() -> SpecModule:
-    from decisions.health.chronic import spec
-
-    return spec
-
-
-def _modules() -> RunModules:
-    from decisions.health.chronic import bench, job
-
-    return RunModules(job, bench)
-
-
-def _decider() -> DecideModule:
-    from decisions.health.chronic import decide
-
-    return decide
-
-
-DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
-"""The chronic-care domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -8,13 +8,12 @@ detector readings, without SUMO.
 """
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.decide import DecideModule
-from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "agents": ("AgentController", "TrainedAgent", "train_dqn"),
     "controllers": ("CONTROLLERS", "make_controller"),
     "demand": ("Demand",),
+    "entry": ("DOMAIN",),
     "metrics": ("episode_metrics",),
     "report": ("TrafficReport",),
     "scenarios": ("SCENARIOS", "get_scenario"),
@@ -22,25 +21,3 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "spec": ("SCENARIO_NAMES", "TrafficJob", "prepare"),
     "study": ("Study", "run_study"),
 })
-
-
-def _spec() -> SpecModule:
-    from decisions.mobility.traffic import spec
-
-    return spec
-
-
-def _modules() -> RunModules:
-    from decisions.mobility.traffic import bench, job
-
-    return RunModules(job, bench)
-
-
-def _decider() -> DecideModule:
-    from decisions.mobility.traffic import decide
-
-    return decide
-
-
-DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
-"""The traffic domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -1,10 +1,9 @@
 """Per-request utility-weight tuning for recommenders with Pareto sweeping and off-policy evaluation."""
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.decide import DecideModule
-from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "entry": ("DOMAIN",),
     "logged": ("run_logged_study",),
     "logs": ("read_logs", "write_logs"),
     "obd_study": ("real_front", "standard_check"),
@@ -15,25 +14,3 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "spec": ("UtilityJob", "prepare"),
     "study": ("Study", "run_study"),
 })
-
-
-def _spec() -> SpecModule:
-    from decisions.recsys.utility import spec
-
-    return spec
-
-
-def _modules() -> RunModules:
-    from decisions.recsys.utility import bench, job
-
-    return RunModules(job, bench)
-
-
-def _decider() -> DecideModule:
-    from decisions.recsys.utility import decide
-
-    return decide
-
-
-DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
-"""The utility domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

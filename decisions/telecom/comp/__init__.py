@@ -14,11 +14,11 @@ measurements. The shipped studies live outside the package (``study.folder.shipp
 """
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.decide import DecideModule
-from decisions.kit.domain import Domain, RunModules, SpecModule
 
 # The public names by the module that defines each (imported on first use: the package stays light).
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "entry": ("DOMAIN",),
+    "report": ("CompReport",),
     "sim.catalog": ("JOINT_TRAINING_TASKS", "JOINT_UNSEEN_TASKS", "TRAINING_TASKS", "UNSEEN_TASKS", "Task",
                     "task_by_name"),
     "sim.constants": ("MAX_CELLS", "MAX_USERS"),
@@ -26,29 +26,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "sim.network": ("NetworkParams", "large", "make_network", "medium", "small"),
     "sim.qoe": ("RATE_COLUMNS",),
     "sim.settings": ("NetworkSettings",),
-    "report": ("CompReport",),
     "study.folder": ("joint_study", "shipped_study"),
     "study.trace": ("Trace", "available_policies", "policy_actions", "replay", "trace_frames"),
 })
-
-
-def _spec() -> SpecModule:
-    from decisions.telecom.comp import spec
-
-    return spec
-
-
-def _modules() -> RunModules:
-    from decisions.telecom.comp import bench, job
-
-    return RunModules(job, bench)
-
-
-def _decider() -> DecideModule:
-    from decisions.telecom.comp import decide
-
-    return decide
-
-
-DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
-"""The comp domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -4,14 +4,13 @@
 """
 
 from decisions.core.lazy import lazy_exports
-from decisions.kit.decide import DecideModule
-from decisions.kit.domain import Domain, RunModules, SpecModule
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "agent": ("Committee", "load_committee", "save_committee", "train_committee", "vote"),
     "costs": ("split_costs",),
     "data": ("dirichlet_partition", "load_digits_data", "load_fashion_mnist"),
     "devices": ("DeviceScenario", "Tier"),
+    "entry": ("DOMAIN",),
     "env": ("ClientSplitEnv", "RoundSplitEnv"),
     "federation": ("Federation", "History", "run_federation"),
     "model": ("SplitNet", "layer_table", "make_net"),
@@ -21,25 +20,3 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "strategies": ("ClientAgent", "FastestSplit", "FixedSplit", "GreedyRule", "RandomSplit", "RoundAgent"),
     "study": ("Study", "run_study"),
 })
-
-
-def _spec() -> SpecModule:
-    from decisions.telecom.splitfl import spec
-
-    return spec
-
-
-def _modules() -> RunModules:
-    from decisions.telecom.splitfl import bench, job
-
-    return RunModules(job, bench)
-
-
-def _decider() -> DecideModule:
-    from decisions.telecom.splitfl import decide
-
-    return decide
-
-
-DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
-"""The splitfl domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""

@@ -1,0 +1,20 @@
+"""The platform's entry for ``decisions.finance.pension``: its facts (``domain.toml``) and its modules, imported on
+first use."""
+
+from decisions.kit.domain import Domain, RunModules, SpecModule
+
+
+def _spec() -> SpecModule:
+    from decisions.finance.pension import spec
+
+    return spec
+
+
+def _modules() -> RunModules:
+    from decisions.finance.pension import bench, decide, job
+
+    return RunModules(job, bench, decide)
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules)
+"""The pension domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""
