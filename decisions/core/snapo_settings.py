@@ -20,8 +20,8 @@ from decisions.core.strict_input import Seed
 if TYPE_CHECKING:  # ``core.snapo`` imports JAX: the settings validate without it
     from decisions.core.snapo import SnapoConfig
 
-# An annealing temperature: finite in float32, at most ``TEMPERATURE_MAX`` (1e3).
-Temperature = Annotated[float, Float32(TEMPERATURE_MAX)]
+# An annealing temperature: positive and finite in float32, at most ``TEMPERATURE_MAX`` (1e3).
+Temperature = Annotated[float, Field(gt=0, allow_inf_nan=False), Float32(TEMPERATURE_MAX)]
 # A penalty weight: finite in float32, at most ``PENALTY_MAX`` (1e6).
 Penalty = Annotated[float, Float32(PENALTY_MAX)]
 # The seed of a bare ``train_policy`` call's initialisation and training paths (a job trains with ``job.seed``).
@@ -37,8 +37,8 @@ class SnapoSettingsBase(Settings):
 
     steps: int = Field(1000, gt=0, le=1_000_000, description="Gradient steps.")
     learning_rate: float = Field(1e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate.")
-    temperature_start: Temperature = Field(0.1, gt=0, allow_inf_nan=False, description="Initial surrogate temperature.")
-    temperature_end: Temperature = Field(0.005, gt=0, allow_inf_nan=False, description="Final surrogate temperature.")
+    temperature_start: Temperature = Field(0.1, description="Initial surrogate temperature.")
+    temperature_end: Temperature = Field(0.005, description="Final surrogate temperature.")
     log_every: int = Field(100, gt=0, description="Steps per jitted chunk (progress granularity).")
 
     @field_validator("temperature_end")

@@ -66,7 +66,7 @@ def _untrained_agent(
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """``(store url, run id)`` of one tiny recorded building run (PPO, one seed, explained)."""
-    from decisions.energy.building import job as building_job
+    from decisions.energy.building import spec as building_spec
     from decisions.energy.building import study as building_study
 
     folder = tmp_path_factory.mktemp("building")
@@ -79,7 +79,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, in
     }
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(building_study, "train_agent", _untrained_agent)
-        run_id = execute_domain(building.DOMAIN, building_job.prepare(spec), url=url)
+        run_id = execute_domain(building.DOMAIN, building_spec.prepare(spec), url=url)
     yield url, run_id
     dispose_engines()
 

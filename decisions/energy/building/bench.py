@@ -86,12 +86,12 @@ from decisions.energy.building.dataset import NUM_HOURS
 from decisions.energy.building.env import BuildingEnv
 from decisions.energy.building.evaluation import run_baselines
 from decisions.energy.building.generalist import generalist_figures
-from decisions.energy.building.job import BuildingJob, run_job
+from decisions.energy.building.job import run_job
 from decisions.energy.building.kpis import kpi_table
 from decisions.energy.building.params import BuildingParams
 from decisions.energy.building.scenario import Scenario
 from decisions.energy.building.simulate import Trajectory
-from decisions.energy.building.spec import AgentSettings
+from decisions.energy.building.spec import AgentSettings, BuildingJob
 from decisions.energy.building.study import baseline_kpis, controller_kpis, controller_runs, seed_kpis
 from decisions.energy.building.tuning import tune_agents
 

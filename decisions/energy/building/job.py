@@ -10,31 +10,9 @@ from pydantic import ValidationError
 from decisions.core.progress import Progress, silent
 from decisions.energy.building.agents import Overrides
 from decisions.energy.building.report import BuildingReport
-from decisions.energy.building.spec import (  # the light spec module, re-exported for existing callers
-    JOB_MODEL,
-    AgentName,
-    BuildingJob,
-    EvaluationSettings,
-    prepare,
-)
-from decisions.energy.building.study import (  # re-exported for existing callers
-    ControllerKey,
-    agent_summary,
-    baseline_kpis,
-    controller_hourly,
-    controller_kpis,
-    controller_runs,
-    headline_metrics,
-    run_study,
-    seed_kpis,
-)
+from decisions.energy.building.spec import AgentName, BuildingJob
+from decisions.energy.building.study import run_study
 from decisions.errors import from_validation_error
-
-__all__ = [
-    "JOB_MODEL", "REPORT_MODEL", "AgentName", "BuildingJob", "ControllerKey", "EvaluationSettings",
-    "agent_summary", "baseline_kpis", "controller_hourly", "controller_kpis", "controller_runs",
-    "headline_metrics", "prepare", "recorded_job", "run_job", "seed_kpis",
-]
 
 REPORT_MODEL = BuildingReport
 RESUMABLE = True

@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from decisions.core.settings import Settings, refuse_unused
 from decisions.energy.building.scenario import Scenario, read_home
 from decisions.errors import InputError
-from decisions.kit.base import JobBase, spec_path
+from decisions.kit.base import JobBase, Section, spec_path
 
 
 class AgentName(StrEnum):
@@ -71,16 +71,14 @@ class EvaluationSettings(Settings):
     tree_depth: int = Field(5, ge=1, le=12, description="Depth of the surrogate decision tree.")
 
 
-class BuildingJob(JobBase):
+class BuildingJob(JobBase, name="building"):
     """A validated building job."""
 
-    SECTIONS = ("scenario", "agents", "evaluation")
     SPEC_PATHS = ("scenario.home",)
 
-    name: str = Field("building", min_length=1, max_length=200)
-    scenario: Scenario = Field(default_factory=Scenario)
-    agents: AgentSettings = Field(default_factory=AgentSettings)
-    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    scenario: Section[Scenario]
+    agents: Section[AgentSettings]
+    evaluation: Section[EvaluationSettings]
 
     @classmethod
     def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:

@@ -12,7 +12,7 @@ from pydantic import Field
 from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import BareTrainingSeed, Penalty, SnapoSettingsBase, Temperature
 from decisions.energy.gas_storage.scenario import Scenario, TerminalRule
-from decisions.kit.base import JobBase, spec_path
+from decisions.kit.base import JobBase, Section, spec_path
 
 if TYPE_CHECKING:
     from decisions.energy.gas_storage.policy import BaseStockPolicy
@@ -39,12 +39,8 @@ class SnapoSettings(SnapoSettingsBase):
     learning_rate: float = Field(
         2e-2, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam learning rate."
     )
-    temperature_start: Temperature = Field(
-        0.2, gt=0, allow_inf_nan=False, description="Initial temperature (x max rate)."
-    )
-    temperature_end: Temperature = Field(
-        0.01, gt=0, allow_inf_nan=False, description="Final temperature (x max rate)."
-    )
+    temperature_start: Temperature = Field(0.2, description="Initial temperature (x max rate).")
+    temperature_end: Temperature = Field(0.01, description="Final temperature (x max rate).")
     width: int = Field(32, gt=0, le=4096, description="Hidden units per layer of the target network.")
     depth: int = Field(2, ge=1, le=8, description="Hidden layers of the target network.")
     seed: BareTrainingSeed = 0
@@ -92,16 +88,13 @@ class EvaluationSettings(Settings):
     )
 
 
-class GasStorageJob(JobBase):
+class GasStorageJob(JobBase, name="gas-storage"):
     """A validated gas storage job."""
 
-    SECTIONS = ("scenario", "snapo", "evaluation")
-
-    name: str = Field("gas-storage", min_length=1, max_length=200)
     method: Method = Method.COMPARE
-    scenario: Scenario = Field(default_factory=Scenario)
-    snapo: SnapoSettings = Field(default_factory=SnapoSettings)
-    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    scenario: Section[Scenario]
+    snapo: Section[SnapoSettings]
+    evaluation: Section[EvaluationSettings]
 
     @classmethod
     def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:

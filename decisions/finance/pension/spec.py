@@ -12,7 +12,7 @@ from decisions.core.settings import Settings, refuse_unused
 from decisions.core.snapo_settings import BareTrainingSeed, SnapoSettingsBase, Temperature
 from decisions.errors import InputError
 from decisions.finance.pension.scenario import Population, Scenario
-from decisions.kit.base import JobBase, popped_path
+from decisions.kit.base import JobBase, Section, popped_path
 
 if TYPE_CHECKING:
     from decisions.finance.pension.policy import AllocationNet
@@ -23,12 +23,8 @@ class PensionSnapoSettings(SnapoSettingsBase):
 
     paths_per_step: int = Field(128, gt=0, le=100_000, description="Paths per gradient step (antithetic).")
     steps: int = Field(600, gt=0, le=1_000_000, description="Gradient steps.")
-    temperature_start: Temperature = Field(
-        0.05, gt=0, allow_inf_nan=False, description="Initial hinge temperature (funding-ratio units)."
-    )
-    temperature_end: Temperature = Field(
-        0.005, gt=0, allow_inf_nan=False, description="Final hinge temperature (funding-ratio units)."
-    )
+    temperature_start: Temperature = Field(0.05, description="Initial hinge temperature (funding-ratio units).")
+    temperature_end: Temperature = Field(0.005, description="Final hinge temperature (funding-ratio units).")
     width: int = Field(32, gt=0, le=1024, description="Hidden units per layer.")
     depth: int = Field(2, ge=1, le=6, description="Hidden layers.")
     seed: BareTrainingSeed = 0
@@ -47,15 +43,12 @@ class EvaluationSettings(Settings):
     selection_paths: int = Field(512, gt=0, le=100_000, description="Training paths that pick the fixed mix.")
 
 
-class PensionJob(JobBase):
+class PensionJob(JobBase, name="pension"):
     """A validated pension ALM job."""
 
-    SECTIONS = ("scenario", "snapo", "evaluation")
-
-    name: str = Field("pension", min_length=1, max_length=200)
-    scenario: Scenario = Field(default_factory=Scenario)
-    snapo: PensionSnapoSettings = Field(default_factory=PensionSnapoSettings)
-    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    scenario: Section[Scenario]
+    snapo: Section[PensionSnapoSettings]
+    evaluation: Section[EvaluationSettings]
 
     @classmethod
     def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:

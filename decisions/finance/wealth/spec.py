@@ -19,7 +19,7 @@ from decisions.finance.wealth.planner_limits import (
 )
 from decisions.finance.wealth.problem import WealthProblem
 from decisions.finance.wealth.rule import FundingRule
-from decisions.kit.base import JobBase, popped_path, spec_path
+from decisions.kit.base import JobBase, Section, popped_path, spec_path
 
 RoundSteps = Annotated[int, Field(ge=1, le=10**7)]
 """Gradient steps of one refinement round."""
@@ -69,14 +69,14 @@ class Clients(Settings):
         return value
 
 
-class WealthJob(JobBase):
+class WealthJob(JobBase, name="wealth"):
     """A validated wealth-planning job: one client's ``problem`` or many ``clients``."""
 
-    SECTIONS = ("problem", "clients", "planner", "rule", "evaluation")
-
-    name: str = Field("wealth", min_length=1, max_length=200)
     problem: WealthProblem | None = None
     clients: Clients | None = None
+    planner: Section[PlannerSettings]
+    rule: Section[RuleSettings]
+    evaluation: Section[EvaluationSettings]
 
     @classmethod
     def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:
@@ -88,9 +88,6 @@ class WealthJob(JobBase):
 
         clients["names"], clients["problems"] = read_clients(path)
         data["clients"] = clients
-    planner: PlannerSettings = Field(default_factory=PlannerSettings)
-    rule: RuleSettings = Field(default_factory=RuleSettings)
-    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
 
 
 JOB_MODEL = WealthJob

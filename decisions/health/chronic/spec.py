@@ -6,8 +6,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
 from decisions.errors import InputError
 from decisions.health.chronic.settings import (
     ACTIONS,
@@ -20,24 +18,22 @@ from decisions.health.chronic.settings import (
     Reward,
     T2dMachine,
 )
-from decisions.kit.base import JobBase
+from decisions.kit.base import JobBase, Section
 
 
-class ChronicJob(JobBase):
+class ChronicJob(JobBase, name="chronic"):
     """A validated chronic-care job: ``[job]``, ``[problem]``, ``[htn]``, ``[t2d]``, ``[reward]``,
     ``[clinicians]``, ``[data]``, ``[neural]``."""
 
-    SECTIONS = ("problem", "htn", "t2d", "reward", "clinicians", "data", "neural")
     SPEC_PATHS = ("data.log",)
 
-    name: str = Field("chronic", min_length=1, max_length=200)
-    problem: Problem = Field(default_factory=Problem)
-    htn: HtnMachine = Field(default_factory=HtnMachine)
-    t2d: T2dMachine = Field(default_factory=T2dMachine)
-    reward: Reward = Field(default_factory=Reward)
-    clinicians: Clinicians = Field(default_factory=Clinicians)
-    data: Data = Field(default_factory=Data)
-    neural: Neural = Field(default_factory=Neural)
+    problem: Section[Problem]
+    htn: Section[HtnMachine]
+    t2d: Section[T2dMachine]
+    reward: Section[Reward]
+    clinicians: Section[Clinicians]
+    data: Section[Data]
+    neural: Section[Neural]
 
     def care(self) -> Care:
         """The study's settings, all but the seed and the neural learner's."""

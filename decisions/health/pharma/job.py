@@ -4,22 +4,8 @@ from __future__ import annotations
 
 from decisions.core.progress import Progress, silent
 from decisions.health.pharma.report import PharmaReport
-from decisions.health.pharma.spec import (  # the light spec module, re-exported for existing callers
-    JOB_MODEL,
-    SECTIONS,
-    BaselineSettings,
-    DesignSpaceSettings,
-    Method,
-    OptimiseSettings,
-    PharmaJob,
-    prepare,
-)
-from decisions.health.pharma.study import chain_long, run_study
-
-__all__ = [
-    "JOB_MODEL", "REPORT_MODEL", "SECTIONS", "BaselineSettings", "DesignSpaceSettings", "Method",
-    "OptimiseSettings", "PharmaJob", "chain_long", "prepare", "run_job",
-]
+from decisions.health.pharma.spec import PharmaJob
+from decisions.health.pharma.study import run_study
 
 REPORT_MODEL = PharmaReport
 

@@ -15,11 +15,9 @@ from decisions.core.snapo_settings import Penalty, SnapoSettingsBase, Temperatur
 from decisions.core.strict_input import Seed
 from decisions.errors import InputError
 from decisions.health.pharma.scenario import Cpp, Scenario
-from decisions.kit.base import JobBase
+from decisions.kit.base import JobBase, Section
 
 _SETTINGS_SECTIONS = ("optimise", "baseline", "design_space")
-SECTIONS = ("scenario", *_SETTINGS_SECTIONS)
-"""The spec's tables besides ``[job]``."""
 
 _TEMPERATURES = {Cpp.REACTOR_TEMPERATURE, Cpp.COOLING_END_TEMPERATURE, Cpp.DRYER_TEMPERATURE}
 
@@ -64,8 +62,8 @@ class OptimiseSettings(SnapoSettingsBase):
     steps: int = Field(800, gt=0, le=100_000, description="Gradient steps.")
     samples_per_step: int = Field(64, gt=0, le=10_000, description="Draws of the constants per step.")
     learning_rate: float = Field(0.1, gt=0, le=1.0, allow_inf_nan=False, description="Peak Adam rate.")
-    temperature_start: Temperature = Field(0.1, gt=0, allow_inf_nan=False, description="Initial spec temperature.")
-    temperature_end: Temperature = Field(0.01, gt=0, allow_inf_nan=False, description="Final spec temperature.")
+    temperature_start: Temperature = Field(0.1, description="Initial spec temperature.")
+    temperature_end: Temperature = Field(0.01, description="Final spec temperature.")
     penalty: Penalty = Field(5.0, ge=0, allow_inf_nan=False, description="Weight of the chance constraint.")
     training_compliance: float = Field(
         0.96, gt=0, lt=1, description="Smooth compliance aimed at during training (a back-off)."
@@ -120,17 +118,14 @@ class DesignSpaceSettings(Settings):
         return self
 
 
-class PharmaJob(JobBase):
+class PharmaJob(JobBase, name="pharma"):
     """A validated pharma job."""
 
-    SECTIONS = SECTIONS
-
-    name: str = Field("pharma", min_length=1, max_length=200)
     method: Method = Method.ALL
-    scenario: Scenario = Field(default_factory=Scenario)
-    optimise: OptimiseSettings = Field(default_factory=OptimiseSettings)
-    baseline: BaselineSettings = Field(default_factory=BaselineSettings)
-    design_space: DesignSpaceSettings = Field(default_factory=DesignSpaceSettings)
+    scenario: Section[Scenario]
+    optimise: Section[OptimiseSettings]
+    baseline: Section[BaselineSettings]
+    design_space: Section[DesignSpaceSettings]
 
     @classmethod
     def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:

@@ -13,10 +13,7 @@ from decisions.core.numbers import INT32_MAX
 from decisions.core.settings import NetworkWidths, Settings
 from decisions.core.strict_input import Seed
 from decisions.errors import InputError
-from decisions.kit.base import JobBase
-
-SECTIONS = ("scenarios", "demand", "reward", "agent", "study")
-"""The spec's tables besides ``[job]``."""
+from decisions.kit.base import JobBase, Section
 
 SCENARIO_NAMES = ("single-intersection", "cologne1", "ingolstadt1", "grid4x4", "arterial4x4")
 """The scenarios ``scenarios.SCENARIOS`` registers (a test keeps them equal)."""
@@ -215,18 +212,16 @@ class StudySettings(Settings):
         return _weights_in_range(weights, "fairness")
 
 
-class TrafficJob(JobBase):
+class TrafficJob(JobBase, name="traffic"):
     """A validated traffic-signal study."""
 
-    SECTIONS = SECTIONS
     SPEC_PATHS = ("scenarios.net_file", "scenarios.route_file", "scenarios.osm_file", "scenarios.counts_file")
 
-    name: str = Field("traffic", min_length=1, max_length=200)
-    scenarios: ScenarioSettings = Field(default_factory=ScenarioSettings)
-    demand: DemandSettings = Field(default_factory=DemandSettings)
-    reward: RewardSettings = Field(default_factory=RewardSettings)
-    agent: AgentSettings = Field(default_factory=AgentSettings)
-    study: StudySettings = Field(default_factory=StudySettings)
+    scenarios: Section[ScenarioSettings]
+    demand: Section[DemandSettings]
+    reward: Section[RewardSettings]
+    agent: Section[AgentSettings]
+    study: Section[StudySettings]
 
 
 JOB_MODEL = TrafficJob

@@ -11,12 +11,8 @@ from pydantic import Field, field_validator, model_validator
 
 from decisions.core.settings import Settings, finite_numbers, network_widths, refuse_unused
 from decisions.core.strict_input import Seed
-from decisions.kit.base import JobBase
+from decisions.kit.base import JobBase, Section
 from decisions.recsys.utility.scenario import Simulator, WeightSet
-
-SECTIONS = ("simulator", "weights", "logs", "agent", "frontier", "drift")
-"""The spec's tables besides ``[job]``."""
-
 
 WideWidths = network_widths(max_width=2048)
 """The context tower's widths: up to 2048 units a layer."""
@@ -135,19 +131,17 @@ class DriftSettings(Settings):
     lam: float = Field(0.5, ge=0.0, le=1.0, allow_inf_nan=False, description="The operating lambda compared.")
 
 
-class UtilityJob(JobBase):
+class UtilityJob(JobBase, name="utility"):
     """A validated utility-weight tuning job."""
 
-    SECTIONS = SECTIONS
     SPEC_PATHS = ("logs.path",)
 
-    name: str = Field("utility", min_length=1, max_length=200)
-    simulator: Simulator = Field(default_factory=Simulator)
-    weights: WeightSet = Field(default_factory=WeightSet)
-    logs: LogSettings = Field(default_factory=LogSettings)
-    agent: QNetSettings = Field(default_factory=QNetSettings)
-    frontier: FrontierSettings = Field(default_factory=FrontierSettings)
-    drift: DriftSettings = Field(default_factory=DriftSettings)
+    simulator: Section[Simulator]
+    weights: Section[WeightSet]
+    logs: Section[LogSettings]
+    agent: Section[QNetSettings]
+    frontier: Section[FrontierSettings]
+    drift: Section[DriftSettings]
 
     @model_validator(mode="after")
     def _lambda_conditioning(self) -> UtilityJob:

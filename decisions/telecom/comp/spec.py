@@ -17,7 +17,7 @@ from pydantic import Field, StrictBool, field_validator
 from decisions.core.numbers import Float32
 from decisions.core.settings import Settings
 from decisions.errors import InputError
-from decisions.kit.base import JobBase, spec_path
+from decisions.kit.base import JobBase, Section, spec_path
 from decisions.kit.shipped import shipped_data
 from decisions.telecom.comp.dt.sizes import SIZES
 from decisions.telecom.comp.own_network import OwnNetwork, read_files
@@ -106,16 +106,14 @@ class TaskSettings(Settings):
         return [task_by_name(n) for n in self.train], [task_by_name(n) for n in self.unseen]
 
 
-class CompJob(JobBase):
+class CompJob(JobBase, name="comp"):
     """A validated CoMP study job; ``network``, a network of one's own, is evaluated beside its tasks."""
 
-    SECTIONS = ("study", "tasks", "network")
     SPEC_PATHS = ("network.cells_file", "network.users_file")
 
-    name: str = Field("comp", min_length=1, max_length=200)
-    study: StudySettings = Field(default_factory=StudySettings)
-    tasks: TaskSettings = Field(default_factory=TaskSettings)
-    network: OwnNetwork = Field(default_factory=OwnNetwork)
+    study: Section[StudySettings]
+    tasks: Section[TaskSettings]
+    network: Section[OwnNetwork]
 
     @classmethod
     def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:

@@ -12,11 +12,8 @@ from pydantic import Field, ValidationInfo, field_validator
 from decisions.core.settings import NetworkWidths, Settings, refuse_unused
 from decisions.core.strict_input import Seed
 from decisions.errors import InputError
-from decisions.kit.base import JobBase
+from decisions.kit.base import JobBase, Section
 from decisions.telecom.splitfl.devices import DeviceScenario
-
-SECTIONS = ("data", "training", "devices", "agent", "study")
-"""The spec's tables besides ``[job]``."""
 
 
 class DatasetName(StrEnum):
@@ -184,18 +181,16 @@ _ABLATION_BOUNDS: dict[str | None, tuple[str, float, float]] = {
 """What each ablation list holds and its bounds."""
 
 
-class SplitFLJob(JobBase):
+class SplitFLJob(JobBase, name="splitfl"):
     """A validated split-federated learning study."""
 
-    SECTIONS = SECTIONS
     SPEC_PATHS = ("data.path", "devices.fleet_file")
 
-    name: str = Field("splitfl", min_length=1, max_length=200)
-    data: DataSettings = Field(default_factory=DataSettings)
-    training: TrainingSettings = Field(default_factory=TrainingSettings)
-    devices: DeviceScenario = Field(default_factory=DeviceScenario)
-    agent: AgentSettings = Field(default_factory=AgentSettings)
-    study: StudySettings = Field(default_factory=StudySettings)
+    data: Section[DataSettings]
+    training: Section[TrainingSettings]
+    devices: Section[DeviceScenario]
+    agent: Section[AgentSettings]
+    study: Section[StudySettings]
 
     @classmethod
     def rewrite(cls, data: dict[str, Any], base_dir: Path | None) -> None:

@@ -119,15 +119,12 @@ def test_a_bad_file_is_refused_naming_file_row_and_column(tmp_path: Path, change
     assert_input_error(Scenario.parse, _scenario(path), field="scenario.home", words=words)
 
 
-@pytest.mark.parametrize(
-    ("column", "value", "words"),
-    [
-        ("price_usd_per_kwh", "23", "row 3, column 'price_usd_per_kwh': 23 is above 10 (the file may be in cents"),
-        ("temperature_c", "75", "row 3, column 'temperature_c': 75 is above 60 (the file may be in degrees F"),
-        ("carbon_kg_per_kwh", "420", "row 3, column 'carbon_kg_per_kwh': 420 is above 2 (the file may be in g/kWh"),
-        ("direct_irradiance_w_m2", "", "row 2, column 'direct_irradiance_w_m2': is empty"),
-    ],
-)
+@pytest.mark.parametrize(("column", "value", "words"), [
+    ("price_usd_per_kwh", "23", "row 3, column 'price_usd_per_kwh': 23 is above 10 (the file may be in cents"),
+    ("temperature_c", "75", "row 3, column 'temperature_c': 75 is above 60 (the file may be in degrees F"),
+    ("carbon_kg_per_kwh", "420", "row 3, column 'carbon_kg_per_kwh': 420 is above 2 (the file may be in g/kWh"),
+    ("direct_irradiance_w_m2", "", "row 2, column 'direct_irradiance_w_m2': is empty"),
+])
 def test_an_optional_column_in_another_unit_is_refused(tmp_path: Path, column: str, value: str, words: str) -> None:
     lines = _rows()
     lines = [f"{lines[0]},{column}", *(f"{line},1" for line in lines[1:])]
@@ -162,6 +159,7 @@ def test_scenario_settings_that_do_not_fit_an_own_home_are_refused(tmp_path: Pat
 @pytest.mark.slow
 def test_a_tiny_job_runs_every_controller_on_the_file(tmp_path: Path) -> None:
     from decisions.energy.building import job as building_job
+    from decisions.energy.building import spec as building_spec
 
     path = _file(tmp_path, _rows(10))
     spec = {
@@ -170,7 +168,7 @@ def test_a_tiny_job_runs_every_controller_on_the_file(tmp_path: Path) -> None:
         "agents": {"names": ["ppo"], "seeds": 1, "on_policy_steps": 10_752},
         "evaluation": {"explain": False, "include_mpc": True},
     }
-    report = building_job.run_job(building_job.prepare(spec))
+    report = building_job.run_job(building_spec.prepare(spec))
     assert report.kpis["controller"].tolist() == ["no_battery", "rule_based", "perfect_foresight", "mpc", "ppo"]
     lp = report.kpis.set_index("controller").loc["perfect_foresight", "cost_usd"]
     assert (report.kpis["cost_usd"] >= lp - 1e-6).all()

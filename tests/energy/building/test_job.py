@@ -12,6 +12,8 @@ import pytest
 from decisions.core.agents import ppo
 from decisions.energy.building import DOMAIN, replay
 from decisions.energy.building import job as building_job
+from decisions.energy.building import spec as building_spec
+from decisions.energy.building import study as building_study
 from decisions.energy.building.agents import AgentName, seed_params
 from decisions.errors import InputError
 from decisions.platform.record import execute_domain
@@ -33,7 +35,7 @@ def _spec(**overrides) -> dict:
 
 @pytest.fixture(scope="module")
 def report():
-    return building_job.run_job(building_job.prepare(_spec()))
+    return building_job.run_job(building_spec.prepare(_spec()))
 
 
 def _ids(table) -> list[tuple[str, int | None]]:
@@ -46,10 +48,10 @@ def test_kpi_table_has_baselines_and_every_seed(report) -> None:
         ("ppo", 0), ("ppo", 1), ("sac", 0), ("sac", 1),
     ]
     assert str(report.kpis["seed"].dtype) == "Int64"
-    baselines = building_job.baseline_kpis(report.kpis)
+    baselines = building_study.baseline_kpis(report.kpis)
     assert baselines.loc["no_battery", "cost"] == 1.0
     assert baselines.loc["perfect_foresight", "saving_fraction_of_lp"] == pytest.approx(1.0)
-    assert list(building_job.seed_kpis(report.kpis, "sac")["seed"]) == [0, 1]
+    assert list(building_study.seed_kpis(report.kpis, "sac")["seed"]) == [0, 1]
     # no controller beats the perfect-foresight LP
     assert (report.kpis["cost_usd"] >= baselines.loc["perfect_foresight", "cost_usd"] - 1e-6).all()
     assert list(report.agents.index) == ["ppo", "sac"]
@@ -98,7 +100,7 @@ def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: P
     try:
         spec = _spec(agents={"names": ["ppo"], "seeds": 1}, evaluation={"explain": False})
         del spec["agents"]["off_policy_steps"]  # no off-policy agent: prepare refuses it
-        job = building_job.prepare(spec)
+        job = building_spec.prepare(spec)
         assert {**job.config(), "name": "smoke"} == smoke.job.config(), (
             "this job is no longer the smoke job: run it here instead of reusing smoke_run"
         )
@@ -122,7 +124,7 @@ def test_execute_records_run_and_saved_policy_gives_the_same_actions(tmp_path: P
 
 def test_replaying_the_explained_seed_gives_the_recorded_trajectory_and_explanation(report) -> None:
     agent, seed = report.explained
-    job = building_job.prepare(_spec())
+    job = building_spec.prepare(_spec())
     result = report.policies[agent]
     trajectory = replay.simulate_policy(job.scenario, agent, result.policy, seed_params(result, seed))
     recorded = report.hourly[(report.hourly["controller"] == agent) & (report.hourly["seed"] == seed).fillna(False)]
@@ -145,20 +147,20 @@ def test_policy_names_are_made_from_the_pair_and_found_among_artifacts(tmp_path:
     (tmp_path / "x.msgpack").write_bytes(b"")
     assert replay.policy_path({"policy_ppo_seed1": str(tmp_path / "x.msgpack")}, "ppo", 1) == tmp_path / "x.msgpack"
     with pytest.raises(InputError, match=r"^controller: dqn_seed0 is not a continuous-action"):
-        replay.replay_seed(building_job.prepare(_spec()), "dqn", 0, {})
+        replay.replay_seed(building_spec.prepare(_spec()), "dqn", 0, {})
     with pytest.raises(InputError, match=r"^scenario\.buildings"):
-        building_job.recorded_job({**building_job.prepare(_spec()).config(), "scenario": {"buildings": [18]}})
+        building_job.recorded_job({**building_spec.prepare(_spec()).config(), "scenario": {"buildings": [18]}})
 
 
 def test_prepare_names_bad_fields() -> None:
     with pytest.raises(InputError, match=r"^agents\.names"):
-        building_job.prepare(_spec(agents={"names": ["ppo", "alphago"]}))
+        building_spec.prepare(_spec(agents={"names": ["ppo", "alphago"]}))
     with pytest.raises(InputError, match=r"^agents\.seeds:"):
-        building_job.prepare(_spec(agents={"seeds": 0}))
+        building_spec.prepare(_spec(agents={"seeds": 0}))
     with pytest.raises(InputError, match=r"^scenario\.buildings"):
-        building_job.prepare(_spec(scenario={"buildings": [18]}))
+        building_spec.prepare(_spec(scenario={"buildings": [18]}))
     with pytest.raises(InputError, match=r"^agents\.names: dqn"):
-        building_job.prepare(_spec(scenario={"buildings": "district"}, agents={"names": ["dqn"]}))
+        building_spec.prepare(_spec(scenario={"buildings": "district"}, agents={"names": ["dqn"]}))
     with pytest.raises(InputError, match=r"^bogus:"):
-        building_job.prepare({**_spec(), "bogus": {}})
+        building_spec.prepare({**_spec(), "bogus": {}})
     assert AgentName("ppo").on_policy and not AgentName("sac").on_policy

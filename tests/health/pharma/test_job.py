@@ -13,6 +13,7 @@ import pytest
 
 from decisions.health.pharma import DOMAIN
 from decisions.health.pharma import job as pharma_job
+from decisions.health.pharma import spec as pharma_spec
 from decisions.health.pharma.chain import CQA_NAMES
 from decisions.health.pharma.evaluation import evaluate
 from decisions.health.pharma.params import CPP_NAMES, grid
@@ -58,30 +59,30 @@ def _spec(**overrides: dict) -> dict:
     ],
 )
 def test_prepare_names_the_first_bad_field(spec: dict, field: str, words: str) -> None:
-    assert_input_error(pharma_job.prepare, spec, field=field, words=words)
+    assert_input_error(pharma_spec.prepare, spec, field=field, words=words)
 
 
 def test_job_seed_is_the_default_seed_of_the_sections() -> None:
-    job = pharma_job.prepare(_spec(job={"seed": 7}, design_space={"seed": 2}))
+    job = pharma_spec.prepare(_spec(job={"seed": 7}, design_space={"seed": 2}))
     assert (job.seed, job.optimise.seed, job.design_space.seed) == (7, 7, 2)
-    assert job.method is pharma_job.Method.ALL and job.baseline.points == (2, 2, 2)
+    assert job.method is pharma_spec.Method.ALL and job.baseline.points == (2, 2, 2)
     assert job.config()["baseline"]["points"] == [2, 2, 2]
 
 
 def test_the_example_spec_is_a_valid_job() -> None:
     spec = tomllib.loads(EXAMPLE.read_text())
-    job = pharma_job.prepare(spec, EXAMPLE.parent)
+    job = pharma_spec.prepare(spec, EXAMPLE.parent)
     assert spec["job"]["kind"] == DOMAIN.name
-    assert job.method is pharma_job.Method.ALL and job.design_space.points == 25
+    assert job.method is pharma_spec.Method.ALL and job.design_space.points == 25
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[pharma_job.PharmaJob, int, str, list]]:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[pharma_spec.PharmaJob, int, str, list]]:
     """One tiny ``all`` run recorded in a temporary SQLite store."""
     tmp = tmp_path_factory.mktemp("pharma_job")
     url = f"sqlite:///{tmp / 'runs.db'}"
     reports: list[tuple[str, int, int]] = []
-    job = pharma_job.prepare(_spec(job={"output_dir": str(tmp / "out")}))
+    job = pharma_spec.prepare(_spec(job={"output_dir": str(tmp / "out")}))
     try:
         run_id = execute_domain(DOMAIN, job, url=url, progress=lambda task, done, total: reports.append((task, done, total)))
         yield job, run_id, url, reports
@@ -159,7 +160,7 @@ def test_sensitivities_alone_run_at_the_scenario_operating_point(recorded) -> No
     spec = _spec(job={"method": "sensitivities"})
     del spec["baseline"], spec["design_space"]  # steps the method does not run: prepare refuses their settings
     spec["optimise"] = {"eval_samples": 64}
-    report = pharma_job.run_job(pharma_job.prepare(spec))
+    report = pharma_job.run_job(pharma_spec.prepare(spec))
     assert list(report.comparison.index) == ["nominal"] and report.result is None
     assert report.training_curve is None and report.design_space.empty
     np.testing.assert_allclose(report.comparison.loc["nominal", list(CPP_NAMES)].to_numpy(float),
@@ -174,13 +175,13 @@ def test_sensitivities_alone_run_at_the_scenario_operating_point(recorded) -> No
 def test_a_failing_job_is_recorded_as_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
 
-    def boom(job: pharma_job.PharmaJob, *, progress: object) -> None:
+    def boom(job: pharma_spec.PharmaJob, *, progress: object) -> None:
         raise RuntimeError("chain diverged")
 
     monkeypatch.setattr(pharma_job, "run_job", boom)
     try:
         with pytest.raises(RuntimeError, match="chain diverged"):
-            execute_domain(DOMAIN, pharma_job.prepare(_spec()), url=url)
+            execute_domain(DOMAIN, pharma_spec.prepare(_spec()), url=url)
         from decisions.store import list_runs
 
         [run] = list_runs(url=url)
