@@ -70,8 +70,8 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class PairState:
-    """Both channels after the outcomes recorded so far: ``S+``, ``S-``, ``S^`` and how many outcomes
-    have been recorded since the last alarm (or the start). ``to_json`` / ``from_json`` keep it."""
+    """Both channels after the outcomes recorded so far: ``S+``, ``S-``, ``S^`` and ``count``, the
+    outcomes recorded since the last alarm (or the start). ``to_json`` / ``from_json`` keep it."""
 
     s_plus: float = 0.0
     s_minus: float = 0.0
@@ -186,13 +186,6 @@ class Monitor:
         residuals' mean moves by ``shift`` scale units and their spread is multiplied by ``ratio``."""
         limits = self.thresholds
         return pair_delay(
-            shift,
-            ratio,
-            h_mean=limits.h_mean,
-            h_scale=limits.h_scale,
-            k_mean=limits.k_mean,
-            k_scale=limits.k_scale,
-            chains=self.chains,
-            seed=self.seed,
-            in_control=self.in_control,
+            shift, ratio, h_mean=limits.h_mean, h_scale=limits.h_scale, k_mean=limits.k_mean,
+            k_scale=limits.k_scale, chains=self.chains, seed=self.seed, in_control=self.in_control,
         )

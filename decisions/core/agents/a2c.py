@@ -20,15 +20,8 @@ import optax
 from jax import Array
 
 from decisions.core.agents.common import check_choice, check_number
-from decisions.core.agents.onpolicy import (
-    ActorCriticAgent,
-    Batch,
-    OnPolicyConfig,
-    gradient_step,
-    load_policy,
-    save_policy,
-    trainers,
-)
+from decisions.core.agents.onpolicy import ActorCriticAgent, Batch, OnPolicyConfig, gradient_step, trainers
+from decisions.core.agents.onpolicy.io import load_policy, save_policy
 
 __all__ = ["A2CAgent", "A2CConfig", "load_policy", "make_agent", "save_policy", "train", "train_seeds"]
 
@@ -63,17 +56,13 @@ class A2CConfig(OnPolicyConfig):
 
 @dataclass(frozen=True)
 class A2CAgent(ActorCriticAgent):
-    """A2C's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``)."""
+    """A2C's part of the on-policy loop (an ``onpolicy.OnPolicyAgent``): one gradient step per rollout
+    (the base's ``updates_per_iteration``)."""
 
     kind: ClassVar[str] = "a2c"
     config_type: ClassVar[type[A2CConfig]] = A2CConfig
 
     config: A2CConfig
-
-    @property
-    def updates_per_iteration(self) -> int:
-        """One gradient step per rollout."""
-        return 1
 
     def base_optimizer(self, learning_rate: optax.Schedule) -> optax.GradientTransformation:
         """RMSprop (decay 0.99) or Adam, per ``optimizer_name``."""
@@ -82,12 +71,7 @@ class A2CAgent(ActorCriticAgent):
         return optax.rmsprop(learning_rate, decay=0.99, eps=self.config.optimizer_eps)
 
     def update(
-        self,
-        optimizer: optax.GradientTransformation,
-        net: PyTree,
-        opt_state: PyTree,
-        batch: Batch,
-        key: Array,
+        self, optimizer: optax.GradientTransformation, net: PyTree, opt_state: PyTree, batch: Batch, key: Array
     ) -> tuple[PyTree, PyTree, dict[str, Array]]:
         """One unclipped policy-gradient step on the whole rollout."""
         net, opt_state, metrics = gradient_step(

@@ -24,15 +24,8 @@ import optax
 from jax import Array
 
 from decisions.core.agents.common import check_bool, check_int, check_number
-from decisions.core.agents.onpolicy import (
-    ActorCriticAgent,
-    Batch,
-    OnPolicyConfig,
-    gradient_step,
-    load_policy,
-    save_policy,
-    trainers,
-)
+from decisions.core.agents.onpolicy import ActorCriticAgent, Batch, OnPolicyConfig, gradient_step, trainers
+from decisions.core.agents.onpolicy.io import load_policy, save_policy
 
 __all__ = ["PPOAgent", "PPOConfig", "load_policy", "make_agent", "save_policy", "train", "train_seeds"]
 
@@ -98,12 +91,7 @@ class PPOAgent(ActorCriticAgent):
         return optax.adam(learning_rate, eps=self.config.adam_eps)
 
     def update(
-        self,
-        optimizer: optax.GradientTransformation,
-        net: PyTree,
-        opt_state: PyTree,
-        batch: Batch,
-        key: Array,
+        self, optimizer: optax.GradientTransformation, net: PyTree, opt_state: PyTree, batch: Batch, key: Array
     ) -> tuple[PyTree, PyTree, dict[str, Array]]:
         """``epochs`` shuffled passes of ``minibatches`` clipped-surrogate steps; metrics are averaged
         (none without ``config.update_metrics``)."""

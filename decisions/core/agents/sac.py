@@ -100,31 +100,21 @@ class SACAgent:
     config: SACConfig
     policy: SACPolicy
 
-    @property
-    def action_dim(self) -> int:
-        """Dimension of the flattened action."""
-        return self.policy.action_dim
-
-    @property
-    def actor(self) -> SquashedGaussianActor:
-        """The actor module."""
-        return self.policy.network
-
     def _q(self, params: PyTree, obs: Array, u: Array) -> Array:
         """Both critics' values, ``(2, batch)``."""
         x = jnp.concatenate([obs, u], axis=-1)
         return jax.vmap(lambda p: critic_network(self.config.hidden).apply(p, x)[..., 0])(params)
 
     def _sample(self, actor_params: PyTree, obs: Array, key: Array) -> tuple[Array, Array]:
-        mean, log_std = self.actor.apply(actor_params, obs)
+        mean, log_std = self.policy.network.apply(actor_params, obs)
         return squashed_sample(mean, log_std, key)
 
     def init(self, key: Array, obs: Array) -> SACState:
         """Random actor and twin critics, target critics, temperature and fresh optimiser states."""
         actor_key, critic_key = jax.random.split(key)
         config = self.config
-        actor = self.actor.init(actor_key, obs)
-        x = jnp.concatenate([obs, jnp.zeros((self.action_dim,), jnp.float32)])
+        actor = self.policy.network.init(actor_key, obs)
+        x = jnp.concatenate([obs, jnp.zeros((self.policy.action_dim,), jnp.float32)])
         critic = jax.vmap(critic_network(config.hidden).init, in_axes=(0, None))(
             jax.random.split(critic_key, 2), x
         )
@@ -143,11 +133,11 @@ class SACAgent:
 
     def example_action(self) -> Array:
         """One squashed action (shape and dtype only)."""
-        return jnp.zeros((self.action_dim,), jnp.float32)
+        return jnp.zeros((self.policy.action_dim,), jnp.float32)
 
     def random_action(self, key: Array, num: int) -> Array:
         """``num`` squashed actions uniform in ``[-1, 1]^d``."""
-        return jax.random.uniform(key, (num, self.action_dim), jnp.float32, -1.0, 1.0)
+        return jax.random.uniform(key, (num, self.policy.action_dim), jnp.float32, -1.0, 1.0)
 
     def explore(self, state: SACState, obs: Array, key: Array, frac: Array) -> Array:
         """Squashed samples of the current actor."""
@@ -186,7 +176,7 @@ class SACAgent:
             return state
         target_entropy = self.config.target_entropy
         if target_entropy is None:
-            target_entropy = -float(self.action_dim)
+            target_entropy = -float(self.policy.action_dim)
         gap = jax.lax.stop_gradient(logp + target_entropy)
         grad = -jnp.mean(gap)  # d/d log_alpha of mean(-log_alpha * (logp + target_entropy))
         updates, alpha_opt = optax.adam(self.config.learning_rate).update(grad, state.alpha_opt)

@@ -92,14 +92,9 @@ def agent_trainers(
     config_name = type(default_config).__name__
 
     def train(
-        env: Environment[Any, Any],
-        config: ConfigT = default_config,
-        *,
-        key: Array,
-        params: PyTree | None = None,
-        progress: ProgressFn | None = None,
-        checkpoint: str | os.PathLike[str] | None = None,
-        **options: Any,
+        env: Environment[Any, Any], config: ConfigT = default_config, *, key: Array,
+        params: PyTree | None = None, progress: ProgressFn | None = None,
+        checkpoint: str | os.PathLike[str] | None = None, **options: Any,
     ) -> TrainResult:
         agent = make_agent(env, config, params)
         return train_agent(
@@ -107,12 +102,8 @@ def agent_trainers(
         )
 
     def train_seeds(
-        env: Environment[Any, Any],
-        config: ConfigT = default_config,
-        *,
-        keys: Array,
-        params: PyTree | None = None,
-        progress: ProgressFn | None = None,
+        env: Environment[Any, Any], config: ConfigT = default_config, *, keys: Array,
+        params: PyTree | None = None, progress: ProgressFn | None = None,
         checkpoint: str | os.PathLike[str] | None = None,
     ) -> TrainResult:
         agent = make_agent(env, config, params)

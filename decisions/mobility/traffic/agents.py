@@ -133,16 +133,9 @@ class PPOTuning:
 
 
 def ppo_config(agent: AgentSettings, num_slots: int, tuning: PPOTuning | None = None) -> PPOConfig:
-    """The core ``PPOConfig`` of an agent on ``num_slots`` slots (signals x simulations).
-
-    Args:
-        agent: the agent settings (``env_steps``, ``hidden``, ``gamma``, ``learning_rate``).
-        num_slots: the slots stepped together (the config's ``num_envs``).
-        tuning: the other settings (default :class:`PPOTuning`).
-
-    Returns:
-        The config: at least one rollout, the step size decaying linearly.
-    """
+    """The core ``PPOConfig`` of an agent on ``num_slots`` slots (signals x simulations), the arguments
+    as ``dqn_config``'s (``tuning`` default :class:`PPOTuning`): at least one rollout, the step size
+    decaying linearly."""
     from decisions.core.agents.ppo import PPOConfig
 
     t = tuning or PPOTuning()

@@ -166,11 +166,7 @@ def _check_setup(agent: OffPolicyAgent, envs: MultiAgentVecEnv, masked: bool) ->
 
 
 def train_agent_host(
-    agent: OffPolicyAgent,
-    envs: MultiAgentVecEnv,
-    *,
-    key: Array,
-    progress: ProgressFn | None = None,
+    agent: OffPolicyAgent, envs: MultiAgentVecEnv, *, key: Array, progress: ProgressFn | None = None,
     action_masks: bool = True,
 ) -> TrainResult:
     """Train an off-policy agent on host environments (``train_agent``'s loop, collected in Python).

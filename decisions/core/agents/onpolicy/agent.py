@@ -39,12 +39,7 @@ class OnPolicyAgent(Protocol):
         ...
 
     def update(
-        self,
-        optimizer: optax.GradientTransformation,
-        net: PyTree,
-        opt_state: PyTree,
-        batch: Batch,
-        key: Array,
+        self, optimizer: optax.GradientTransformation, net: PyTree, opt_state: PyTree, batch: Batch, key: Array
     ) -> tuple[PyTree, PyTree, dict[str, Array]]:
         """Improve the network on one rollout batch; return it, the optimiser state and scalar metrics."""
         ...
@@ -83,6 +78,11 @@ class ActorCriticAgent:
         check_config(config, cls.config_type)
         policy = ActorCriticPolicy.for_shapes(config, obs_shape=obs_shape, num_actions=num_actions)
         return cls(config, policy)
+
+    @property
+    def updates_per_iteration(self) -> int:
+        """One gradient step per rollout unless the agent overrides it."""
+        return 1
 
 
 def schedule(agent: OnPolicyAgent) -> optax.Schedule:

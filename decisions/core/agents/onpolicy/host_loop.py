@@ -193,11 +193,7 @@ def _check_setup(agent: OnPolicyAgent, envs: MultiAgentVecEnv) -> None:
 
 
 def train_agent_host(
-    agent: OnPolicyAgent,
-    envs: MultiAgentVecEnv,
-    *,
-    key: Array,
-    progress: ProgressFn | None = None,
+    agent: OnPolicyAgent, envs: MultiAgentVecEnv, *, key: Array, progress: ProgressFn | None = None,
     action_masks: bool = True,
 ) -> TrainResult:
     """Train an on-policy agent on host environments (``train_agent``'s loop, collected in Python).
