@@ -10,6 +10,7 @@ from flax import struct
 from jax import Array
 
 from decisions.core.env import Environment, Info, PRNGKey
+from decisions.core.env_steps import time_limit_step
 from decisions.core.spaces import Box, Discrete, Space
 from decisions.energy.building import observation
 from decisions.energy.building.params import BuildingParams, to_params
@@ -204,11 +205,4 @@ class BuildingEnv(Environment[BuildingState, BuildingParams]):
             "soc": move.energy / move.capacity,
         }
         truncated = new_state.steps >= params.episode_length
-        return (
-            self._observe(new_state, params),
-            new_state,
-            reward.astype(jnp.float32),
-            jnp.asarray(False),
-            truncated,
-            info,
-        )
+        return time_limit_step(self._observe(new_state, params), new_state, reward, truncated, info)

@@ -264,17 +264,10 @@ def solve_intrinsic(
     is_lp = model.component("seg") is None
     balance = duals(model, model.balance) if is_lp else None
     return IntrinsicResult(
-        value=result.objective,
-        forward=curve,
-        injection=inj,
-        withdrawal=wd,
-        inventory=inv,
-        sensitivity=sensitivity,
-        discount=df,
-        balance_duals=balance,
+        value=result.objective, status=result.status, solve_seconds=result.solve_seconds,
         formulation=Formulation.LP if is_lp else Formulation.MILP,
-        status=result.status,
-        solve_seconds=result.solve_seconds,
+        forward=curve, discount=df, injection=inj, withdrawal=wd, inventory=inv,
+        sensitivity=sensitivity, balance_duals=balance,
     )
 
 

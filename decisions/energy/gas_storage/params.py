@@ -26,6 +26,13 @@ class PriceKind(Enum):
     EXPONENTIAL_OU = "exponential_ou"
 
 
+_FACILITY_LEAVES = (
+    "min_inventory", "max_inventory", "start_inventory", "end_inventory", "injection_cost", "withdrawal_cost",
+    "discount_rate",
+)
+"""The leaves of ``GasStorageParams`` copied as they are from the scenario's facility."""
+
+
 @struct.dataclass
 class GasStorageParams:
     """All inputs of the simulator; differentiable leaves unless marked static."""
@@ -86,23 +93,12 @@ def to_params(scenario: Scenario, dtype: jnp.dtype = jnp.float32) -> GasStorageP
     def arr(x: object) -> Array:
         return jnp.asarray(np.asarray(x, dtype=float), dtype=dtype)
 
+    leaves = {name: getattr(fac, name) for name in _FACILITY_LEAVES}
+    leaves.update(
+        forward=scenario.forward_curve, injection_knots=inj_x, injection_rates=inj_y, withdrawal_knots=wd_x,
+        withdrawal_rates=wd_y, mean_reversion=mean_reversion, volatility=volatility, level=level,
+        initial_spot=initial,
+    )
     return GasStorageParams(
-        forward=arr(scenario.forward_curve),
-        min_inventory=arr(fac.min_inventory),
-        max_inventory=arr(fac.max_inventory),
-        start_inventory=arr(fac.start_inventory),
-        end_inventory=arr(fac.end_inventory),
-        injection_knots=arr(inj_x),
-        injection_rates=arr(inj_y),
-        withdrawal_knots=arr(wd_x),
-        withdrawal_rates=arr(wd_y),
-        injection_cost=arr(fac.injection_cost),
-        withdrawal_cost=arr(fac.withdrawal_cost),
-        discount_rate=arr(fac.discount_rate),
-        mean_reversion=arr(mean_reversion),
-        volatility=arr(volatility),
-        level=arr(level),
-        initial_spot=arr(initial),
-        price_kind=kind,
-        terminal=fac.terminal,
+        **{name: arr(x) for name, x in leaves.items()}, price_kind=kind, terminal=fac.terminal
     )

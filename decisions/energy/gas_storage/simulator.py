@@ -31,6 +31,8 @@ from decisions.energy.gas_storage.valuation import terminal_value
 PyTree = Any
 ClipFn = Callable[[Array, Array, Array, Any], Array]
 """``clip_fn(x, lo, hi, tau)``: ``core.smooth.smooth_clip`` or ``core.smooth.hard_clip``."""
+Band = tuple[Array, Array]
+"""The feasible inventory band ``(low, high)`` per day: ``facility.inventory_band(params)``."""
 
 
 def clip_move(
@@ -38,7 +40,7 @@ def clip_move(
     inventory: Array,
     desired_move: Array,
     params: GasStorageParams,
-    band: tuple[Array, Array],
+    band: Band,
     clip_fn: ClipFn,
     tau: Array | float | None,
 ) -> Array:
@@ -82,7 +84,7 @@ def step_inventory(
     desired_move: Array,
     spot_price: Array,
     params: GasStorageParams,
-    band: tuple[Array, Array],
+    band: Band,
     clip_fn: ClipFn,
     tau: Array | float | None,
     *,
@@ -129,7 +131,7 @@ class Trajectory(NamedTuple):
     plan: Array  # (K, P, D) the policy's plan (e.g. base-stock targets), decision axis first
 
 
-LocalMove = Callable[[Array, Array, Array, GasStorageParams, tuple[Array, Array], Any], Array]
+LocalMove = Callable[[Array, Array, Array, GasStorageParams, Band, Any], Array]
 """``local_move(t, inventory, plan_t, params, band, tau) -> move``, element-wise in paths and days."""
 
 
@@ -139,7 +141,7 @@ def inventory_recursion(
     start: Array,
     plan: Array,
     params: GasStorageParams,
-    band: tuple[Array, Array],
+    band: Band,
     tau: Array,
 ) -> tuple[Array, Array, Array]:
     """Run ``inventory_{t+1} = inventory_t + move_t`` over all days, with an adjoint reverse pass.
@@ -199,8 +201,8 @@ def rollout(
     params: GasStorageParams,
     normals: Array,
     *,
-    tau: Array | float,
     smooth: bool,
+    tau: Array | float,
     policy_view: GasStorageParams | None = None,
     hold_policy: bool = False,
 ) -> tuple[Array, Trajectory]:
@@ -210,8 +212,8 @@ def rollout(
         policy: the policy (``plan`` + ``act``).
         params: problem parameters (the simulator's inputs).
         normals: ``(P, D - 1)`` standard normals driving the prices.
-        tau: temperature in inventory units (used when ``smooth``).
         smooth: smooth surrogates (training) or the exact rules (evaluation).
+        tau: temperature in inventory units (used when ``smooth``).
         policy_view: the parameters the policy *sees* (its features); defaults to
             ``params``. With ``policy_view`` fixed and ``params`` bumped, finite
             differences hold the policy's decisions fixed.
@@ -233,7 +235,7 @@ def rollout(
     start = jnp.broadcast_to(params.start_inventory, (normals.shape[0],)).astype(spots.dtype)
 
     def local_move(
-        t: Array, inventory: Array, plan_t: Array, p: GasStorageParams, b: tuple[Array, Array], tt
+        t: Array, inventory: Array, plan_t: Array, p: GasStorageParams, b: Band, tt
     ) -> Array:
         desired = policy.act(plan_t, inventory, tt, smooth)
         return clip_move(t, inventory, desired, p, b, clip_fn, tt)

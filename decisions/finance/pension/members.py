@@ -75,11 +75,7 @@ def _check_status(table: CsvTable, retirement: float, age: np.ndarray, salary: n
             status = f"an active member (age {age[i]:g} < retirement_age {retirement:g})"
             if pension[i] > 0:
                 raise table.refuse(i, "pension", f"{status} has a pension in payment; give 0 or leave it empty")
-            if salary[i] <= 0:
-                raise table.refuse(i, "salary", f"{status} needs a salary above 0")
-            if salary[i] < SALARY_MIN:
-                raise table.refuse(i, "salary", f"{salary[i]:g} is below {SALARY_MIN:g} for an annual salary "
-                                                f"({_IN_THOUSANDS})")
+            _require_amount(table, i, "salary", salary[i], SALARY_MIN, f"{status} needs a salary above 0")
             if service[i] > age[i] - WORK_START:
                 raise table.refuse(i, "service", f"{service[i]:g} years of service at age {age[i]:g} would start "
                                                  f"before age {WORK_START:g} (is it in months?)")
@@ -89,8 +85,13 @@ def _check_status(table: CsvTable, retirement: float, age: np.ndarray, salary: n
             raise table.refuse(i, "salary", f"{status} has a salary; give 0 or leave it empty")
         if service[i] > 0:
             raise table.refuse(i, "service", f"is used only for active members; {status}: give 0 or leave it empty")
-        if pension[i] <= 0:
-            raise table.refuse(i, "pension", f"{status} needs a pension in payment above 0")
-        if pension[i] < PENSION_MIN:
-            raise table.refuse(i, "pension", f"{pension[i]:g} is below {PENSION_MIN:g} for an annual pension "
-                                             f"({_IN_THOUSANDS})")
+        _require_amount(table, i, "pension", pension[i], PENSION_MIN, f"{status} needs a pension in payment above 0")
+
+
+def _require_amount(table: CsvTable, i: int, column: str, amount: float, minimum: float, missing: str) -> None:
+    """Refuse row ``i`` when its annual ``column`` amount is not above 0 (saying ``missing``) or is below
+    ``minimum``."""
+    if amount <= 0:
+        raise table.refuse(i, column, missing)
+    if amount < minimum:
+        raise table.refuse(i, column, f"{amount:g} is below {minimum:g} for an annual {column} ({_IN_THOUSANDS})")

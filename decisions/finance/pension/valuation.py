@@ -163,13 +163,8 @@ def curve_risk(cash_flows: ArrayLike, times: ArrayLike, tenors: ArrayLike, rates
     )
     pv, d01, mod, mac, conv, krd = (np.asarray(x) for x in out)
     return CurveRisk(
-        present_value=float(pv),
-        dv01=float(d01),
-        modified_duration=float(mod),
-        macaulay_duration=float(mac),
-        convexity=float(conv),
-        key_rate_durations=krd,
-        tenors=np.asarray(tenors, dtype=float),
+        present_value=float(pv), dv01=float(d01), modified_duration=float(mod), macaulay_duration=float(mac),
+        convexity=float(conv), key_rate_durations=krd, tenors=np.asarray(tenors, dtype=float),
     )
 
 

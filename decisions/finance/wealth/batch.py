@@ -10,7 +10,7 @@ goal and option) and ``comparison`` (each policy over all clients).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from decisions.finance.wealth.report import goal_probabilities, goal_table
 from decisions.finance.wealth.rule import FundingRule, rule_policy
 from decisions.finance.wealth.simulate import Paths, dp_policy, draw_normals
 from decisions.finance.wealth.spec import Clients, EvaluationSettings, PlannerSettings, RuleSettings
-from decisions.finance.wealth.study import make_planner, score_policies
+from decisions.finance.wealth.study import PlannerRun, make_planner, score_policies
 
 POLICIES = {"dp": "", "planner": "planner_vs_dp", "funding_rule": "rule_vs_dp"}
 """The policies of a client's comparison in table order (``dp`` where solved), with the ``clients``
@@ -32,19 +32,14 @@ column of each one's share of the DP's expected utility."""
 
 
 @dataclass(frozen=True)
-class ClientsStudy:
-    """What planning many clients found (see the module docstring for the tables)."""
+class ClientsStudy(PlannerRun):
+    """What planning many clients found (see the module docstring for the tables); its figures: means
+    over the clients, the planner's worst share of the DP, timings."""
 
     clients: pd.DataFrame
     plans: pd.DataFrame
     goals: pd.DataFrame
     comparison: pd.DataFrame
-    figures: dict[str, float] = field(default_factory=dict)
-    trained: tuple[Planner, dict[str, Any]] | None = None
-
-    def metrics(self) -> dict[str, float]:
-        """The headline figures: means over the clients, the planner's worst share of the DP, timings."""
-        return dict(self.figures)
 
 
 def run_clients(

@@ -320,16 +320,7 @@ def solve(problem: WealthProblem) -> WealthResult:
             for goal, c in zip(opts.goals, choice, strict=True):
                 goal_probability[goal][c] += probs[g]
     return WealthResult(
-        value=float(value_next[start]),
-        wealth=wealth,
-        initial_state=start,
-        mu=mu,
-        sigma=sigma,
-        portfolio=portfolio,
-        goal_option=goal_option,
-        options=sets,
-        option_probability=tuple(option_probability),
-        goal_probability=tuple(goal_probability),
-        distribution=dist,
-        q=tuple(values),
+        value=float(value_next[start]), wealth=wealth, initial_state=start, mu=mu, sigma=sigma,
+        portfolio=portfolio, goal_option=goal_option, options=sets, option_probability=tuple(option_probability),
+        goal_probability=tuple(goal_probability), distribution=dist, q=tuple(values),
     )

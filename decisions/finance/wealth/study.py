@@ -36,17 +36,33 @@ from decisions.finance.wealth.spec import EvaluationSettings, PlannerSettings, R
 from decisions.kit.checkpoints import checkpoint_file
 
 
+@dataclass(frozen=True, kw_only=True)
+class PlannerRun:
+    """What a run of the planner carries beside its tables (keyword-only fields, after the tables).
+
+    Attributes:
+        figures: the flat figures, timings included (``metrics()``).
+        trained: ``(planner, training metadata)`` when the run trained or refined its planner.
+    """
+
+    figures: dict[str, float] = field(default_factory=dict)
+    trained: tuple[Planner, dict[str, Any]] | None = None
+
+    def metrics(self) -> dict[str, float]:
+        """The headline figures (a copy of ``figures``)."""
+        return dict(self.figures)
+
+
 @dataclass(frozen=True)
-class Study:
-    """What one client's study found.
+class Study(PlannerRun):
+    """What one client's study found; its figures: each policy's expected utility and standard error,
+    ratios to the DP, timings.
 
     Attributes:
         comparison: one row per policy: ``policy, expected_utility, stderr`` (and ``vs_dp`` with the DP).
         goals: funding probability of each goal option under each policy.
         plan: the planner's (and the DP's) decisions on the planner's table nodes.
         wealth_fan: wealth percentiles per year and policy.
-        figures: the flat figures, timings included (``metrics()``).
-        trained: ``(planner, training metadata)`` when the study trained or refined its planner.
         deployment: what deciding a year needs (``deployable.deployment``), when the DP was solved.
     """
 
@@ -54,13 +70,7 @@ class Study:
     goals: pd.DataFrame
     plan: pd.DataFrame
     wealth_fan: pd.DataFrame
-    figures: dict[str, float] = field(default_factory=dict)
-    trained: tuple[Planner, dict[str, Any]] | None = None
     deployment: dict[str, Any] | None = None
-
-    def metrics(self) -> dict[str, float]:
-        """The headline figures: each policy's expected utility and standard error, ratios to the DP, timings."""
-        return dict(self.figures)
 
 
 def make_planner(

@@ -8,6 +8,7 @@ agents run on any; the fixed, random and greedy strategies see the oracle's flee
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol
@@ -135,16 +136,27 @@ def _round_action(committee_params: object, policy: object, state: fl.FleetState
 
 
 @dataclass
-class RoundAgent:
-    """The committee choosing one split for the round."""
+class _CommitteeAgent:
+    """A trained committee deciding the splits, on the fleet its ``information`` shows it."""
 
     committee: Committee
-    name: str = "dqn_round"
+    name: str = ""
     information: str = "oracle"
+
+    def _run(self, decisions: Callable[..., Array], state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> Array:
+        """``decisions(committee params, policy, state, pe, t)``: a jitted decision of the committee."""
+        return decisions(self.committee.params, self.committee.policy, state, pe, jnp.asarray(t))
+
+
+@dataclass
+class RoundAgent(_CommitteeAgent):
+    """The committee choosing one split for the round."""
+
+    name: str = "dqn_round"
 
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """The committee's split for every client."""
-        split = _round_action(self.committee.params, self.committee.policy, state, pe, jnp.asarray(t))
+        split = self._run(_round_action, state, pe, t)
         return np.full(pe.fleet.clients, int(split), np.int32)
 
 
@@ -180,13 +192,11 @@ def _client_actions(committee_params: object, policy: object, state: fl.FleetSta
 
 
 @dataclass
-class ClientAgent:
+class ClientAgent(_CommitteeAgent):
     """The committee choosing each client's split in turn."""
 
-    committee: Committee
     name: str = "dqn_client"
-    information: str = "oracle"
 
     def decide(self, state: fl.FleetState, pe: E.SplitEnvParams, t: int) -> np.ndarray:
         """The committee's split per client."""
-        return np.asarray(_client_actions(self.committee.params, self.committee.policy, state, pe, jnp.asarray(t)))
+        return np.asarray(self._run(_client_actions, state, pe, t))

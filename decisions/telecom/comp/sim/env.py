@@ -20,6 +20,7 @@ from flax import struct
 from jax import Array
 
 from decisions.core.env import Environment, Info, PRNGKey
+from decisions.core.env_steps import time_limit_step
 from decisions.core.spaces import Box, MultiDiscrete
 from decisions.telecom.comp.sim import channel, mobility, qoe, schedulers
 from decisions.telecom.comp.sim.constants import MAX_CELLS, MAX_USERS
@@ -241,14 +242,7 @@ class CompEnv(Environment[CompState, NetworkParams]):
             "connections": jnp.sum(conn, axis=1),
         }
         truncated = time >= params.episode_length
-        return (
-            self.observe(new_state, params),
-            new_state,
-            reward.astype(jnp.float32),
-            jnp.asarray(False),
-            truncated,
-            info,
-        )
+        return time_limit_step(self.observe(new_state, params), new_state, reward, truncated, info)
 
     def action_mask(self, state: CompState, params: NetworkParams) -> Array:
         """``(max_users, max_cells + 1)`` bool: the actions that change something (keep always allowed
