@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 console = CliConsole()
 assets_app = typer.Typer(no_args_is_help=True, help="The assets an operator decides for.")
 
+AssetArgument = Annotated[str, typer.Argument(help="The asset.")]
+"""The asset a command acts on, by name (its first argument)."""
+
 
 def _settings_file(path: Path | None) -> dict[str, Any]:
     """An asset's settings from a JSON or TOML file (empty without one)."""
@@ -95,7 +98,7 @@ def _history_table(records: list[DeploymentRecord], title: str) -> Table:
 @assets_app.command("show")
 @clean_errors
 def assets_show(
-    name: Annotated[str, typer.Argument(help="The asset.")],
+    name: AssetArgument,
     limit: Annotated[int, typer.Option(help="Latest N decisions.")] = 10,
 ) -> None:
     """Show an asset: its deployments (newest first) and latest decisions with their outcomes."""
@@ -116,7 +119,7 @@ def assets_show(
 
 @assets_app.command("retire")
 @clean_errors
-def assets_retire(name: Annotated[str, typer.Argument(help="The asset.")]) -> None:
+def assets_retire(name: AssetArgument) -> None:
     """Retire an asset: its history stays, nothing more is decided for it."""
     cli_checks.allowed("retire assets")
     from decisions.store import retire_asset
@@ -127,7 +130,7 @@ def assets_retire(name: Annotated[str, typer.Argument(help="The asset.")]) -> No
 
 @clean_errors
 def deploy_command(
-    asset: Annotated[str, typer.Argument(help="The asset.")],
+    asset: AssetArgument,
     run_id: Annotated[int, typer.Argument(help="A succeeded run of the asset's domain.")],
     policy: Annotated[str | None, typer.Option(help="One of the run's policies (default: the one its study favours).")] = None,
     note: Annotated[str | None, typer.Option(help="Why.")] = None,
@@ -155,7 +158,7 @@ def deploy_command(
 
 @clean_errors
 def rollback_command(
-    asset: Annotated[str, typer.Argument(help="The asset.")],
+    asset: AssetArgument,
     to: Annotated[int | None, typer.Option(help="The deployment to go back to (default: the previous one).")] = None,
 ) -> None:
     """Deploy again the asset's previous deployment (or deployment --to), as a new record."""
@@ -198,7 +201,7 @@ def _csv_text(rows: list[dict[str, Any]]) -> str:
 
 @clean_errors
 def decide_command(
-    asset: Annotated[str, typer.Argument(help="The asset.")],
+    asset: AssetArgument,
     state: Annotated[Path, typer.Option(help="One state (JSON object), several (JSON list) or a CSV, one per row.")],
     out: Annotated[Path | None, typer.Option(help="Write the answers here (.csv or .json).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the answers as JSON.")] = False,

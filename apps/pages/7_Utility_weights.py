@@ -21,6 +21,15 @@ import utility_views
 from decisions.recsys.utility import DOMAIN, UtilityReport
 from decisions.store import deployments
 
+# What the page decides, under its title.
+INTRO = (
+    "A recommender ranks by a weighted sum of its predicted outcomes (save, hide, revenue). A one-step "
+    "RL agent, a Q-network trained offline on exploration logs, chooses that utility-weight vector per "
+    "request. Lambda sweeps the trade-off from engagement (0) to revenue (1), and every point of the "
+    "sweep is a deployable operating policy. Values are exact on the simulator; off-policy estimates "
+    "from held-out logs come with 95% intervals."
+)
+
 # Budgets small enough for an interactive run of a minute or two on a CPU (no bare string
 # literals at module level here: Streamlit's "magic" would print them).
 INTERACTIVE_DEFAULTS = {
@@ -234,16 +243,6 @@ def show_report(report: UtilityReport, run_id: int, url: str) -> None:
 
 
 page_skeleton.run_page(page_skeleton.DomainPage(
-    domain=DOMAIN,
-    icon=":material/tune:",
-    intro=(
-        "A recommender ranks by a weighted sum of its predicted outcomes (save, hide, revenue). A one-step "
-        "RL agent, a Q-network trained offline on exploration logs, chooses that utility-weight vector per "
-        "request. Lambda sweeps the trade-off from engagement (0) to revenue (1), and every point of the "
-        "sweep is a deployable operating policy. Values are exact on the simulator; off-policy estimates "
-        "from held-out logs come with 95% intervals."
-    ),
-    settings=settings_inputs,
-    job_spec=job_spec,
-    show=show_report,
+    domain=DOMAIN, icon=":material/tune:", intro=INTRO,
+    settings=settings_inputs, job_spec=job_spec, show=show_report,
 ))

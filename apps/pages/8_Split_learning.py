@@ -23,6 +23,16 @@ from decisions.errors import InputError
 from decisions.store import RunNotFoundError, get_run
 from decisions.telecom.splitfl import DOMAIN, SplitFLReport
 
+# What the page decides, under its title.
+INTRO = (
+    "In split-federated learning each client trains a network up to a split point and the server "
+    "trains the rest; the client parts are averaged every round (the largest split is the whole "
+    "network on the client: plain FedAvg). The split does not change what is learnt, only time, "
+    "energy, memory and who makes the round. A committee DQN chooses the split from the devices' "
+    "battery, CPU and link, once per round or per client, against every fixed split, a random split, "
+    "a greedy rule and each client's fastest split on the same fleet."
+)
+
 # Budgets small enough for an interactive run of a minute or two on a CPU (no bare string
 # literals at module level here: Streamlit's "magic" would print them).
 INTERACTIVE_DEFAULTS = {"rounds": 20, "seeds": 1, "committee": 3}
@@ -37,14 +47,13 @@ DEVICE_VIEWS = {"tier": "Per tier (mean of its clients)", "client": "Per client 
 def settings_inputs() -> dict[str, Any]:
     """Run name, dataset, rounds, seeds and the committee size of the agents."""
     left, right = st.columns(2, gap="large")
-    with left:
-        st.subheader("Data and training")
-        data: dict[str, Any] = {
-            "name": st.text_input("Run name", value="splitfl-app", key="run_name"),
-            "dataset": st.selectbox("Dataset", list(DATASETS), format_func=DATASETS.__getitem__, key="dataset"),
-            "rounds": st.number_input("Federated rounds", min_value=0, value=INTERACTIVE_DEFAULTS["rounds"],
-                                      step=5, key="rounds"),
-        }
+    left.subheader("Data and training")
+    data: dict[str, Any] = {
+        "name": left.text_input("Run name", value="splitfl-app", key="run_name"),
+        "dataset": left.selectbox("Dataset", list(DATASETS), format_func=DATASETS.__getitem__, key="dataset"),
+        "rounds": left.number_input("Federated rounds", min_value=0, value=INTERACTIVE_DEFAULTS["rounds"], step=5,
+                                    key="rounds"),
+    }
     with right:
         st.subheader("Study")
         data |= {
@@ -208,17 +217,6 @@ def show_report(report: SplitFLReport, run_id: int, url: str) -> None:
 
 
 page_skeleton.run_page(page_skeleton.DomainPage(
-    domain=DOMAIN,
-    icon=":material/call_split:",
-    intro=(
-        "In split-federated learning each client trains a network up to a split point and the server "
-        "trains the rest; the client parts are averaged every round (the largest split is the whole "
-        "network on the client: plain FedAvg). The split does not change what is learnt, only time, "
-        "energy, memory and who makes the round. A committee DQN chooses the split from the devices' "
-        "battery, CPU and link, once per round or per client, against every fixed split, a random split, "
-        "a greedy rule and each client's fastest split on the same fleet."
-    ),
-    settings=settings_inputs,
-    job_spec=job_spec,
-    show=show_report,
+    domain=DOMAIN, icon=":material/call_split:", intro=INTRO,
+    settings=settings_inputs, job_spec=job_spec, show=show_report,
 ))

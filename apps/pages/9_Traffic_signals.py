@@ -21,6 +21,17 @@ import traffic_views
 
 from decisions.mobility.traffic import DOMAIN, SCENARIO_NAMES, TrafficReport
 
+# What the page decides, under its title.
+INTRO = (
+    "A signal agent decides, every few seconds, which green phase each traffic light of a network shows "
+    "next, for the vehicles and the pedestrians waiting at it; one DQN network is shared by every "
+    "signal. Its reward weighs halted vehicles, waiting pedestrians and the longest single wait of "
+    "either group, so no one is left waiting. Fairness is judged on individuals (the 95th-percentile "
+    "and longest waits, Jain's index over every person's delay), and the vehicles' and the pedestrians' "
+    "figures are always shown separately, never merged into one number. Every controller is scored on "
+    "held-out demand against fixed-time, Webster, SUMO's actuated control, max-pressure and greedy rules."
+)
+
 # Budgets small enough for an interactive run of a few minutes on a CPU (no bare string literals at
 # module level here: Streamlit's "magic" would print them).
 SCENARIOS = tuple(SCENARIO_NAMES)  # the registered networks
@@ -270,18 +281,6 @@ def show_report(report: TrafficReport, run_id: int) -> None:
 
 
 page_skeleton.run_page(page_skeleton.DomainPage(
-    domain=DOMAIN,
-    icon=":material/traffic:",
-    intro=(
-        "A signal agent decides, every few seconds, which green phase each traffic light of a network shows "
-        "next, for the vehicles and the pedestrians waiting at it; one DQN network is shared by every "
-        "signal. Its reward weighs halted vehicles, waiting pedestrians and the longest single wait of "
-        "either group, so no one is left waiting. Fairness is judged on individuals (the 95th-percentile "
-        "and longest waits, Jain's index over every person's delay), and the vehicles' and the pedestrians' "
-        "figures are always shown separately, never merged into one number. Every controller is scored on "
-        "held-out demand against fixed-time, Webster, SUMO's actuated control, max-pressure and greedy rules."
-    ),
-    settings=settings_inputs,
-    job_spec=job_spec,
-    show=lambda report, run_id, _url: show_report(report, run_id),
+    domain=DOMAIN, icon=":material/traffic:", intro=INTRO,
+    settings=settings_inputs, job_spec=job_spec, show=lambda report, run_id, _url: show_report(report, run_id),
 ))

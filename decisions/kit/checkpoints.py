@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
+
+from decisions.kit.context import set_within
 
 SUBFOLDER = "checkpoints"
 INDEX = "index.json"
@@ -29,15 +30,9 @@ class CheckpointFor(Protocol):
     def __call__(self, name: str, *, iterations: int, every: int, steps_per_iteration: int = 1) -> Path | None: ...
 
 
-@contextmanager
-def run_checkpoints(run_folder: str | os.PathLike[str]) -> Iterator[Path]:
+def run_checkpoints(run_folder: str | os.PathLike[str]) -> AbstractContextManager[Path]:
     """Let the code in this block checkpoint into ``run_folder/checkpoints`` (yielded; created on first use)."""
-    folder = Path(run_folder) / SUBFOLDER
-    token = _FOLDER.set(folder)
-    try:
-        yield folder
-    finally:
-        _FOLDER.reset(token)
+    return set_within(_FOLDER, Path(run_folder) / SUBFOLDER)
 
 
 def checkpoint_folder() -> Path | None:

@@ -7,13 +7,14 @@ results are the same with or without a runner.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 from decisions.core.progress import Progress, silent
 from decisions.errors import error_line
+from decisions.kit.context import set_within
 
 T = TypeVar("T")
 
@@ -45,14 +46,9 @@ class PartFailed(RuntimeError):
     """A part of a job failed on its worker (its one-line error is the message)."""
 
 
-@contextmanager
-def parts_runner(runner: PartsRunner | None) -> Iterator[None]:
+def parts_runner(runner: PartsRunner | None) -> AbstractContextManager[PartsRunner | None]:
     """Send the independent parts of the jobs run inside this block to ``runner`` (None: in process)."""
-    token = _RUNNER.set(runner)
-    try:
-        yield
-    finally:
-        _RUNNER.reset(token)
+    return set_within(_RUNNER, runner)
 
 
 def distributed() -> bool:

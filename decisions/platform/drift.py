@@ -69,15 +69,15 @@ class Trial:
     seconds: float
 
     @property
-    def alarms(self) -> int:
-        """Alarms over the whole trial."""
-        return len(self.alarm_indices)
-
-    @property
     def false_alarms(self) -> int:
         """Alarms before the shift (every alarm, unshifted)."""
         start = self.decisions if self.shift_at is None else self.shift_at
         return sum(1 for i in self.alarm_indices if i < start)
+
+    @property
+    def alarms(self) -> int:
+        """Alarms over the whole trial."""
+        return len(self.alarm_indices)
 
 
 def _whole(field: str, value: object, low: int) -> int:

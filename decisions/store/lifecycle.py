@@ -77,15 +77,9 @@ def reap_lost_runs(*, url: str | None = None) -> list[RunRecord]:
     return marked
 
 
-def interrupt_running(
-    *,
-    url: str | None = None,
-    sweep_id: str | None = None,
-    pid: int | None = None,
-    host: str | None = None,
-    since: datetime | None = None,
-    error: str = "interrupted: stopped with its sweep",
-) -> list[int]:
+def interrupt_running(*, url: str | None = None, sweep_id: str | None = None, pid: int | None = None,
+                      host: str | None = None, since: datetime | None = None,
+                      error: str = "interrupted: stopped with its sweep") -> list[int]:
     """Mark ``interrupted`` the live runs chosen by every filter given, once their processes are gone.
 
     Returns:

@@ -37,15 +37,8 @@ class RunRecorder:
 
 
 @contextmanager
-def recorded_run(
-    kind: str,
-    name: str,
-    config: Mapping[str, Any],
-    *,
-    url: str | None = None,
-    sweep_id: str | None = None,
-    resume: int | None = None,
-) -> Iterator[RunRecorder]:
+def recorded_run(kind: str, name: str, config: Mapping[str, Any], *, url: str | None = None,
+                 sweep_id: str | None = None, resume: int | None = None) -> Iterator[RunRecorder]:
     """Record a run around a block of code, with a heartbeat while the block runs.
 
     The run is started (``repository.start_run``), or the stopped run ``resume`` is reopened. It

@@ -49,8 +49,8 @@ class TrafficReport(TablesReport):
     replays: pd.DataFrame
     frontier: pd.DataFrame
     selection: pd.DataFrame | None = None
-    agents: Any = None
-    junctions: Any = None
+    agents: dict[str, Any] | None = None
+    junctions: dict[str, Any] | None = None
 
     def save_files(self, directory: Path) -> dict[str, Path]:
         """Write the trade-off chart (``chart``, PNG), each agent (``agent_<scenario>_<agent>``, msgpack)
