@@ -14,6 +14,7 @@ conformance tests.
 
 from __future__ import annotations
 
+import functools
 import math
 import shutil
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -61,6 +62,12 @@ def loaded_policy(decide: DecideModule, candidate: str, name: str = "policy", fo
 def state(decide: DecideModule, run_folder: Path, **changes: Any) -> Any:
     """The run's example state with ``changes``, parsed by ``decide.STATE_MODEL``."""
     return decide.STATE_MODEL.parse({**decide.example_state(run_folder), **changes})
+
+
+def smoke_fixtures(domain: str, decide: DecideModule, candidate: str) -> tuple[Any, Any, Callable[..., Any]]:
+    """The module fixtures ``run_folder`` (``smoke_folder``) and ``policy`` (``loaded_policy`` of
+    ``candidate``), and ``state`` bound to ``decide``: assign them to module names."""
+    return smoke_folder(domain), loaded_policy(decide, candidate), functools.partial(state, decide)
 
 
 def offered(domain: Domain, decide: DecideModule, run_folder: Path, names: Collection[str]) -> dict[str, Candidate]:

@@ -47,27 +47,24 @@ def _edited(log_file: Path, tmp_path: Path, column: str, row: int, value: str) -
     return path
 
 
-@pytest.mark.parametrize(
-    ("column", "value", "message"),
-    [
-        ("propensity", "1.3", "propensity, row 5: 1.3 is outside (0, 1]"),
-        ("propensity", "0", "propensity, row 5: 0 is outside (0, 1]"),
-        ("revenue", "nan", "revenue, row 5: 'nan' is not a finite number"),
-        ("success", "", "success, row 5: '' is not a finite number"),
-        ("action", "99", "action, row 5: 99 is outside [0, 10) (the weight set's indices)"),
-        ("action", "1.5", "action, row 5: 1.5 is not an integer"),
-        ("hides", "-1", "hides, row 5: -1 is negative"),
-        ("ctx_tenure", "1e308", "ctx_tenure, row 5: 1e+308 is out of range (magnitude at most 3.4e+38)"),
-        ("revenue", "1e39", "revenue, row 5: 1e+39 is out of range (magnitude at most 3.4e+38)"),
-        ("revenue", "inf", "revenue, row 5: 'inf' is not a finite number"),
-        ("revenue", "true", "revenue, row 5: 'true' is not a finite number"),
-    ],
-)
+@pytest.mark.parametrize(("column", "value", "problem"), [
+    ("propensity", "1.3", "1.3 is outside (0, 1]"),
+    ("propensity", "0", "0 is outside (0, 1]"),
+    ("revenue", "nan", "'nan' is not a finite number"),
+    ("success", "", "'' is not a finite number"),
+    ("action", "99", "99 is outside [0, 10) (the weight set's indices)"),
+    ("action", "1.5", "1.5 is not an integer"),
+    ("hides", "-1", "-1 is negative"),
+    ("ctx_tenure", "1e308", "1e+308 is out of range (magnitude at most 3.4e+38)"),
+    ("revenue", "1e39", "1e+39 is out of range (magnitude at most 3.4e+38)"),
+    ("revenue", "inf", "'inf' is not a finite number"),
+    ("revenue", "true", "'true' is not a finite number"),
+])
 def test_bad_cells_are_named_by_column_and_row(log_file: Path, tmp_path: Path, column: str, value: str,
-                                                message: str) -> None:
+                                                problem: str) -> None:
     with pytest.raises(InputError) as err:
         read_logs(_edited(log_file, tmp_path, column, 5, value), len(WEIGHTS.matrix()))
-    assert str(err.value) == f"logs.path: {message}"
+    assert str(err.value) == f"logs.path: {column}, row 5: {problem}"
 
 
 def test_a_missing_column_is_named(log_file: Path, tmp_path: Path) -> None:

@@ -107,14 +107,8 @@ def test_stored_n_step_transitions_sum_rewards_up_to_the_episode_end() -> None:
 def test_learns_best_bandit_arm_for_every_seed(tmp_path: Path) -> None:
     env = OneStepBandit(num_arms=3)
     config = dqn.DQNConfig(
-        total_env_steps=2000,
-        num_envs=4,
-        learning_starts=100,
-        batch_size=32,
-        hidden=(16,),
-        learning_rate=3e-3,
-        gradient_steps=2,
-        log_every=200,
+        total_env_steps=2000, num_envs=4, learning_starts=100, batch_size=32, hidden=(16,), learning_rate=3e-3,
+        gradient_steps=2, log_every=200,
     )
     path = tmp_path / "seeds.msgpack"
     keys = jax.random.split(jax.random.key(0), 3)  # typed keys work as well as raw ones

@@ -70,16 +70,8 @@ def test_invariants_on_random_inputs() -> None:
     power = jnp.full((n,), 3.0)
     eta_c, eta_d = jnp.full((n,), 0.95), jnp.full((n,), 0.9)
     out = battery_step(
-        fraction,
-        energy,
-        capacity,
-        nominal_capacity=capacity,
-        power=power,
-        charge_efficiency=eta_c,
-        discharge_efficiency=eta_d,
-        soc_min=soc_min,
-        soc_max=soc_max,
-        capacity_fade=jnp.zeros((n,)),
+        fraction, energy, capacity, nominal_capacity=capacity, power=power, charge_efficiency=eta_c,
+        discharge_efficiency=eta_d, soc_min=soc_min, soc_max=soc_max, capacity_fade=jnp.zeros((n,)),
     )
     charge, discharge, after = map(np.asarray, (out.charge, out.discharge, out.energy))
     assert np.all(charge >= 0) and np.all(discharge >= 0) and np.all(charge * discharge == 0)

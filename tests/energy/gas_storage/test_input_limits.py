@@ -134,7 +134,7 @@ def test_forward_curve_csv_with_nan_inf_or_huge_price_is_refused(tmp_path: Path,
     ("2026-04-01,20\n2026-04-03,21\n", "curve.csv, row 3, column 'date': 2026-04-03 is not the day after 2026-04-01"),
     ("2026-04-02,20\n2026-04-01,21\n", "curve.csv, row 3, column 'date': 2026-04-01 is not the day after 2026-04-02"),
     ("2026-04-01,20\n2026-04-02,21000\n", "curve.csv, column 'price', row 3: price 21000.0 is above 2000 (is the file"),
-])
+], ids=["another-date-format", "a-gap", "out-of-order", "another-unit"])
 def test_a_real_world_curve_file_gets_a_clear_answer(tmp_path: Path, rows: str, message: str) -> None:
     """Another date format, a gap, dates out of order, prices in another unit: the file, row and column named."""
     (tmp_path / "curve.csv").write_text(f"date,price\n{rows}")

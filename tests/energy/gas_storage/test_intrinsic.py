@@ -24,15 +24,8 @@ from decisions.energy.gas_storage.valuation import feasibility_violation, path_v
 
 
 def _tiny(terminal: TerminalRule = TerminalRule.REQUIRED) -> Scenario:
-    fac = Facility(
-        max_inventory=1.0,
-        max_injection=1.0,
-        max_withdrawal=1.0,
-        injection_cost=0.1,
-        withdrawal_cost=0.1,
-        discount_rate=0.0,
-        terminal=terminal,
-    )
+    fac = Facility(max_inventory=1.0, max_injection=1.0, max_withdrawal=1.0,
+                   injection_cost=0.1, withdrawal_cost=0.1, discount_rate=0.0, terminal=terminal)
     return Scenario(facility=fac, forward_curve=[1.0, 5.0, 1.0, 5.0], prices=DeterministicPrices())
 
 

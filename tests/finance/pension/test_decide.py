@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
@@ -17,9 +16,7 @@ from tests import decide_contract as contract
 
 pytestmark = pytest.mark.smoke_runs("pension")  # the conformance kit's smoke run, shared
 
-run_folder = contract.smoke_folder("pension")
-policy = contract.loaded_policy(decide, "snapo")
-_state = functools.partial(contract.state, decide)  # the run's example state with changes
+run_folder, policy, _state = contract.smoke_fixtures("pension", decide, "snapo")  # _state: the example, changed
 
 
 def test_candidates_have_finite_scores(run_folder: Path) -> None:

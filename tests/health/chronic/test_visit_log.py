@@ -140,6 +140,13 @@ def _without(column: str) -> list[str]:
     return [",".join(c for i, c in enumerate(line.split(",")) if i != drop) for line in GOOD]
 
 
+def _refused(rows: list[str], message: str, header: str = HEADER) -> None:
+    """Reading ``rows`` under ``header`` is refused in one line naming ``data.log``, matching ``message``."""
+    with pytest.raises(InputError, match=rf"^data\.log: .*{message}") as caught:
+        _read(rows, header)
+    assert "\n" not in str(caught.value)
+
+
 @pytest.mark.parametrize(("rows", "header", "message"), [
     ([], HEADER, r"the log is empty"),
     (["", "  ", ""], HEADER, r"the log is empty"),
@@ -147,35 +154,45 @@ def _without(column: str) -> list[str]:
     (_without("band"), HEADER.replace(",band", ""), r"missing column 'band'"),
     ([row + ",1" for row in GOOD], HEADER, r"its rows have more cells than the header has columns"),
     ([*GOOD[:2], GOOD[2] + ",1"], HEADER, r"Expected 11 fields in line 4, saw 12"),
-    (_replace(3, "action", "refer"), HEADER, r"row 3, column 'action': 'refer' is not an action"),
-    (_replace(4, "band", "4"), HEADER, r"row 4, column 'band': 4 is outside 0-3"),
-    (_replace(4, "step", "1.5"), HEADER, r"row 4, column 'step': '1.5' is not an integer"),
-    (_replace(4, "adherent", "yes"), HEADER, r"row 4, column 'adherent': 'yes' is not an integer"),
-    (_replace(2, "months_since", ""), HEADER, r"row 2, column 'months_since': is empty"),
-    (_replace(2, "patient", ""), HEADER, r"row 2, column 'patient': is empty"),
-    (_replace(8, "visit", "7"), HEADER, r"row 8, column 'visit': 7 is outside 0-6"),
-    (_replace(3, "visit", "2")[:3] + _replace(5, "visit", "1")[3:], HEADER,
-     r"row 3, column 'visit': visit 2 of patient 'p1' comes before their visit 1 \(row 5\)"),
-    (_replace(5, "visit", "1"), HEADER, r"row 5, column 'visit': visit 1 of patient 'p1' repeats row 3"),
-    (_replace(8, "visit", "3"), HEADER, r"row 8, column 'visit': patient 'p2' has no visit 2 before visit 3"),
-    (_replace(7, "clinician", "dr_a"), HEADER, r"row 7, column 'clinician': 'dr_a' differs from 'dr_b' on row 4"),
-    (_replace(7, "kappa", "0.3"), HEADER, r"row 7, column 'kappa': 0.3 differs from 0.2 on row 4"),
-    (_replace(7, "kappa", "1.2"), HEADER, r"row 7, column 'kappa': 1.2 is outside \[0, 1\]"),
-    (_replace(3, "action", ""), HEADER, r"row 3, column 'action': is empty"),
-    (_replace(8, "action", "hold"), HEADER, r"row 8, column 'action': is given on the patient's last visit"),
-    (_replace(6, "controlled", "0"), HEADER, r"row 6, column 'band': is empty"),
-    ([*_replace(6, "action", "hold"), "p1,dr_a,4,1,2,1,0,2,0,,0.9"], HEADER,
-     r"row 9, column 'controlled': is not 1 after control was confirmed \(row 6\)"),
-    (_replace(4, "controlled", "1"), HEADER, r"row 4, column 'controlled': is 1 on the patient's first visit"),
-    (_replace(3, "band", "0"), HEADER, r"row 5, column 'controlled': must be 1: band 0 here and at the visit before"),
-    (_replace(5, "band", "1"), HEADER, r"row 6, column 'controlled': is 1 but the visit before \(row 5\) is not in "
-                                       r"band 0"),
 ])
-def test_a_bad_log_is_refused_in_one_line_naming_the_row_and_column(rows: list[str], header: str,
-                                                                     message: str) -> None:
-    with pytest.raises(InputError, match=rf"^data\.log: .*{message}") as caught:
-        _read(rows, header)
-    assert "\n" not in str(caught.value)
+def test_an_empty_log_or_one_whose_columns_do_not_fit_is_refused_in_one_line(rows: list[str], header: str,
+                                                                             message: str) -> None:
+    _refused(rows, message, header)
+
+
+@pytest.mark.parametrize(("row", "column", "value", "message"), [
+    (3, "action", "refer", r"row 3, column 'action': 'refer' is not an action"),
+    (4, "band", "4", r"row 4, column 'band': 4 is outside 0-3"),
+    (4, "step", "1.5", r"row 4, column 'step': '1.5' is not an integer"),
+    (4, "adherent", "yes", r"row 4, column 'adherent': 'yes' is not an integer"),
+    (2, "months_since", "", r"row 2, column 'months_since': is empty"),
+    (2, "patient", "", r"row 2, column 'patient': is empty"),
+    (8, "visit", "7", r"row 8, column 'visit': 7 is outside 0-6"),
+    (5, "visit", "1", r"row 5, column 'visit': visit 1 of patient 'p1' repeats row 3"),
+    (8, "visit", "3", r"row 8, column 'visit': patient 'p2' has no visit 2 before visit 3"),
+    (7, "clinician", "dr_a", r"row 7, column 'clinician': 'dr_a' differs from 'dr_b' on row 4"),
+    (7, "kappa", "0.3", r"row 7, column 'kappa': 0.3 differs from 0.2 on row 4"),
+    (7, "kappa", "1.2", r"row 7, column 'kappa': 1.2 is outside \[0, 1\]"),
+    (3, "action", "", r"row 3, column 'action': is empty"),
+    (8, "action", "hold", r"row 8, column 'action': is given on the patient's last visit"),
+    (6, "controlled", "0", r"row 6, column 'band': is empty"),
+    (4, "controlled", "1", r"row 4, column 'controlled': is 1 on the patient's first visit"),
+    (3, "band", "0", r"row 5, column 'controlled': must be 1: band 0 here and at the visit before"),
+    (5, "band", "1", r"row 6, column 'controlled': is 1 but the visit before \(row 5\) is not in band 0"),
+])
+def test_a_bad_cell_is_refused_in_one_line_naming_the_row_and_column(row: int, column: str, value: str,
+                                                                    message: str) -> None:
+    _refused(_replace(row, column, value), message)
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    (_replace(3, "visit", "2")[:3] + _replace(5, "visit", "1")[3:],
+     r"row 3, column 'visit': visit 2 of patient 'p1' comes before their visit 1 \(row 5\)"),
+    ([*_replace(6, "action", "hold"), "p1,dr_a,4,1,2,1,0,2,0,,0.9"],
+     r"row 9, column 'controlled': is not 1 after control was confirmed \(row 6\)"),
+])
+def test_an_edit_across_rows_is_refused_in_one_line_naming_the_row_and_column(rows: list[str], message: str) -> None:
+    _refused(rows, message)
 
 
 def test_blank_lines_keep_the_row_numbers_of_the_file() -> None:

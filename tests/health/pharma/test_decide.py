@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import jax
@@ -20,9 +19,7 @@ from tests import decide_contract as contract
 # sensitivities) takes several seconds more than the default suite can spare
 pytestmark = [pytest.mark.slow, pytest.mark.smoke_runs("pharma")]
 
-run_folder = contract.smoke_folder("pharma")
-policy = contract.loaded_policy(decide, "snapo")
-_state = functools.partial(contract.state, decide)  # the run's example state with changes
+run_folder, policy, _state = contract.smoke_fixtures("pharma", decide, "snapo")  # _state: the example, changed
 
 
 def test_candidates_have_finite_scores(run_folder: Path) -> None:
