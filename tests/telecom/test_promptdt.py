@@ -170,10 +170,11 @@ def _decision_accuracy(params: dict, config: PromptDTConfig, task: Trajectories,
 
 @pytest.mark.slow
 def test_prompt_reveals_the_task_dt_cannot() -> None:
-    # K = 1: the history holds only the current state, so the task is in the prompt only.
+    # K = 1: the history holds only the current state, so the task is in the prompt only. The tasks'
+    # rule reads the connection flags (connected users keep), which the model drops unless asked.
     config = PromptDTConfig(
         embed_dim=64, n_layers=2, n_heads=2, dropout=0.0, context_len=1, prompt_len=4, max_ep_len=10,
-        learning_rate=2e-3, warmup_steps=20, weight_decay=0.0, grad_clip=1.0, n_demos=4,
+        learning_rate=2e-3, warmup_steps=20, weight_decay=0.0, grad_clip=1.0, n_demos=4, link_features=True,
     )
     tasks = [_synthetic_task(0, 8, 10, seed=1), _synthetic_task(1, 8, 10, seed=2)]
     steps = 300
