@@ -377,6 +377,9 @@ def bench(
     check: Annotated[
         bool, typer.Option("--check", help="With 'report': only check the README and docs against the stored results.")
     ] = False,
+    smoke: Annotated[
+        bool, typer.Option("--smoke", help="At the bench's smoke budget (seconds; --set still overrides): not stored.")
+    ] = False,
 ) -> None:
     """Run a benchmark and print its figures; "bench report" regenerates the README's and docs' figure tables."""
     from decisions.platform import benches
@@ -390,16 +393,22 @@ def bench(
         raise InputError("set", "settings apply to one named benchmark, not to --all")
     if merge and not save:
         raise InputError("merge", "--merge adds to the stored result: give --save with it")
+    if smoke and save:
+        raise InputError("smoke", "a smoke run checks the code, its figures are not stored: leave out --save")
     for each in benches.names() if run_all else [benches.canonical(name or "")]:
-        _run_one_bench(each, settings or [], as_json=as_json, save=save, merge=merge)
+        _run_one_bench(each, settings or [], as_json=as_json, save=save, merge=merge, smoke=smoke)
 
 
-def _run_one_bench(name: str, settings: list[str], *, as_json: bool, save: bool, merge: bool = False) -> None:
-    """Run bench ``name`` with its overrides; print its figures (a table, or one JSON line) and store them."""
+def _run_one_bench(
+    name: str, settings: list[str], *, as_json: bool, save: bool, merge: bool = False, smoke: bool = False,
+) -> None:
+    """Run bench ``name`` with its overrides (over its smoke budget with ``smoke``); print its figures (a
+    table, or one JSON line) and store them."""
     from decisions.platform import benches
     from decisions.platform.bench_store import git_commit, parse_overrides, save_result
 
-    budget = parse_overrides(settings, benches.module(name).run_bench)
+    bench_module = benches.module(name)
+    budget = {**(bench_module.SMOKE_BUDGET if smoke else {}), **parse_overrides(settings, bench_module.run_bench)}
     commit = git_commit() if save else None  # the code that runs, whatever is committed meanwhile
     started = time.perf_counter()
     if not as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,18 @@ def test_bench_all_with_a_name_or_settings_is_one_line_error() -> None:
     _one_line_error(runner.invoke(app, ["bench", "wealth", "--all"]), "name")
     _one_line_error(runner.invoke(app, ["bench", "--all", "--set", "paths=1"]), "set")
     _one_line_error(runner.invoke(app, ["bench", "wealth", "--merge"]), "merge")  # merging needs --save
+    _one_line_error(runner.invoke(app, ["bench", "wealth", "--smoke", "--save"]), "smoke")  # smoke runs are not stored
+
+
+def test_a_smoke_bench_runs_at_the_smoke_budget_under_the_settings_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    from decisions.finance.wealth import bench as wealth_bench
+    from decisions.platform import benches
+
+    budgets: list[dict] = []
+    monkeypatch.setattr(benches, "run", lambda name, progress, **budget: budgets.append(budget) or {"figure": 1.0})
+    result = runner.invoke(app, ["bench", "wealth", "--smoke", "--json", "--set", "paths=100"])
+    assert result.exit_code == 0, result.output
+    assert budgets == [{**wealth_bench.SMOKE_BUDGET, "paths": 100}] and json.loads(result.output) == {"figure": 1.0}
 
 
 def test_bench_report_check_passes_when_the_readme_agrees_with_the_stored_results() -> None:
