@@ -377,9 +377,7 @@ def bench(
     check: Annotated[
         bool, typer.Option("--check", help="With 'report': only check the README and docs against the stored results.")
     ] = False,
-    smoke: Annotated[
-        bool, typer.Option("--smoke", help="At the bench's smoke budget (seconds; --set still overrides): not stored.")
-    ] = False,
+    smoke: Annotated[bool, typer.Option("--smoke", help="At its smoke budget (--set over it); not stored.")] = False,
 ) -> None:
     """Run a benchmark and print its figures; "bench report" regenerates the README's and docs' figure tables."""
     from decisions.platform import benches
