@@ -2,14 +2,14 @@
 
 It holds the light facts (read from the package's ``domain.toml``) and two
 functions that import the modules on first use: ``spec`` (JAX-free validation) and ``modules``
-(the heavy ``job``, ``bench`` and, where the package has one, ``decide`` modules, imported together).
+(the heavy ``job`` and ``bench`` modules, imported together), and, for a domain that decides, a third
+that imports its ``decide`` module alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -49,31 +49,14 @@ class BenchModule(Protocol):
 
 
 class RunModules(NamedTuple):
-    """A domain's heavy modules: what ``Domain.modules`` returns (``decide`` where the package has one)."""
+    """A domain's heavy modules: what ``Domain.modules`` returns."""
 
     job: JobModule
     bench: BenchModule
-    decide: DecideModule | None = None
 
 
 FACTS_FILE = "domain.toml"
 """The file of a domain package holding its ``Domain`` facts."""
-DECIDE_FILE = "decide.py"
-"""The module of a domain package that makes the domain decide (``RunModules.decide``)."""
-
-
-def _decide_module(modules: Callable[[], RunModules]) -> DecideModule:
-    """The ``decide`` module among ``modules()`` (imported with the job and bench modules).
-
-    Raises:
-        TypeError: ``modules`` returns no ``decide`` module.
-    """
-    decide = modules().decide
-    if decide is None:
-        raise TypeError(f"{modules.__module__} has a {DECIDE_FILE} but its modules() returns no decide module")
-    return decide
-
-
 @dataclass(frozen=True)
 class Domain:
     """How one domain plugs into the platform.
@@ -84,13 +67,13 @@ class Domain:
         example: file name of its example spec under ``examples/``.
         page: the app page showing its runs (relative to ``apps/``), or None.
         spec: imports and returns the domain's JAX-free ``spec`` module.
-        modules: imports and returns its ``job``, ``bench`` and ``decide`` modules.
+        modules: imports and returns its ``job`` and ``bench`` modules.
         smoke_spec: a job spec (without ``job.kind``) that runs in seconds.
         demo_spec: the spec of ``decisions demo`` when this is the main domain, else None.
         headline_figure: ``label`` and ``value`` format templates over its stored bench's figures, for
             the README's domains table (None: its bench's first README row).
-        decider: imports and returns its ``decide`` module (``kit.decide.DecideModule``) with the other
-            heavy modules, or None where the domain cannot yet put a run's policy to work on a state.
+        decider: imports and returns its ``decide`` module (``kit.decide.DecideModule``) alone, or None
+            where the domain cannot yet put a run's policy to work on a state.
     """
 
     name: str
@@ -109,16 +92,14 @@ class Domain:
     @classmethod
     def declared(
         cls, entry_file: str | Path, spec: Callable[[], SpecModule], modules: Callable[[], RunModules],
+        decider: Callable[[], DecideModule] | None = None,
     ) -> Domain:
-        """The domain whose facts are in the ``domain.toml`` beside ``entry_file`` (its package's ``entry``);
-        it decides where a ``decide.py`` stands there too (``modules`` then returns that module).
+        """The domain whose facts are in the ``domain.toml`` beside ``entry_file`` (its package's ``entry``).
 
         Raises:
             InputError: the file is missing, is not TOML, lacks a fact, or holds an unknown or mistyped one.
         """
-        entry = Path(entry_file)
-        decider = partial(_decide_module, modules) if entry.with_name(DECIDE_FILE).is_file() else None
-        return cls(**read_facts(entry.with_name(FACTS_FILE)), spec=spec, modules=modules, decider=decider)
+        return cls(**read_facts(Path(entry_file).with_name(FACTS_FILE)), spec=spec, modules=modules, decider=decider)
 
     def job(self) -> JobModule:
         """The domain's ``job`` module (imported on first use)."""

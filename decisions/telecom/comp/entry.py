@@ -1,7 +1,14 @@
 """The platform's entry for ``decisions.telecom.comp``: its facts (``domain.toml``) and its modules, imported on
 first use."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from decisions.kit.domain import Domain, RunModules, SpecModule
+
+if TYPE_CHECKING:
+    from decisions.kit.decide import DecideModule
 
 
 def _spec() -> SpecModule:
@@ -11,10 +18,16 @@ def _spec() -> SpecModule:
 
 
 def _modules() -> RunModules:
-    from decisions.telecom.comp import bench, decide, job
+    from decisions.telecom.comp import bench, job
 
-    return RunModules(job, bench, decide)
+    return RunModules(job, bench)
 
 
-DOMAIN = Domain.declared(__file__, _spec, _modules)
+def _decider() -> DecideModule:
+    from decisions.telecom.comp import decide
+
+    return decide
+
+
+DOMAIN = Domain.declared(__file__, _spec, _modules, _decider)
 """The comp domain's entry in ``decisions.platform.registry`` (its facts in ``domain.toml``)."""
