@@ -26,15 +26,20 @@ from decisions.telecom.splitfl.study import (
     vs_best_fixed,
 )
 
-TARGETS: tuple[Target, ...] = (
-    Target("time_to_target_vs_best_deployable_rule", "<=", 0.9,
-           "digits, server study: the agent's time to the target over the best deployable rule's"),
-    Target("dropout_rate_agent_vs_best_deployable_rule", "<=", 0.0, "digits, server study: the agent's dropouts minus the rule's"),
-    Target("fashion_time_to_target_vs_best_deployable_rule", "<=", 0.9,
-           "Fashion-MNIST, server study: the agent's time to the target over the best deployable rule's"),
-    Target("fashion_dropout_rate_agent_vs_best_deployable_rule", "<=", 0.0,
-           "Fashion-MNIST, server study: the agent's dropouts minus the rule's"),
-)
+_SERVER_STUDIES = (("digits", ""), ("Fashion-MNIST", "fashion_"))
+"""Each dataset's server study: its name in the tables and the prefix of its figures."""
+
+
+def _server_targets(dataset: str, prefix: str) -> tuple[Target, ...]:
+    return (
+        Target(f"{prefix}time_to_target_vs_best_deployable_rule", "<=", 0.9,
+               f"{dataset}, server study: the agent's time to the target over the best deployable rule's"),
+        Target(f"{prefix}dropout_rate_agent_vs_best_deployable_rule", "<=", 0.0,
+               f"{dataset}, server study: the agent's dropouts minus the rule's"),
+    )
+
+
+TARGETS: tuple[Target, ...] = tuple(target for study in _SERVER_STUDIES for target in _server_targets(*study))
 """The bounds the stored bench is held to (the README's targets table)."""
 
 SMOKE_BUDGET: dict[str, Any] = {
@@ -214,6 +219,27 @@ def run_bench(
     return figures
 
 
+def _server_rows(dataset: str, prefix: str) -> tuple[Row, ...]:
+    """The README rows of a dataset's server study (optional: stored by a separate part)."""
+    return (
+        Row(
+            f"{dataset}, server study (a budget tier, persistent loads and links, fading batteries, clients leaving "
+            "and joining; the agent on the server's smoothed reports): time to the target, agent / best deployable "
+            "fastest-split rule (worst seed); the oracle rule (this round's draws known) / the same rule",
+            f"{{{prefix}time_to_target_vs_best_deployable_rule:.3f}} "
+            f"(worst {{{prefix}time_to_target_vs_best_deployable_rule_worst:.3f}}); "
+            f"{{{prefix}oracle_time_to_target_vs_best_deployable_rule:.3f}}",
+            optional=True,
+        ),
+        Row(
+            f"{dataset}, server study: dropout rate, the best deployable rule / agent minus rule",
+            f"{{{prefix}dropout_rate_best_deployable_rule:.3f}} / "
+            f"{{{prefix}dropout_rate_agent_vs_best_deployable_rule:+.3f}}",
+            optional=True,
+        ),
+    )
+
+
 README_ROWS: tuple[Row, ...] = (
     Row(
         "digits, small CNN, {seeds:.0f} seeds x {rounds:.0f} rounds x {clients:.0f} clients (Dirichlet 0.1): "
@@ -292,32 +318,7 @@ README_ROWS: tuple[Row, ...] = (
         "{split_equivalence_max_err:.1e}; {fashion_split_equivalence_max_err:.1e}",
         optional=True,
     ),
-    Row(
-        "digits, server study (a budget tier, persistent loads and links, fading batteries, clients leaving and "
-        "joining; the agent on the server's smoothed reports): time to the target, agent / best deployable "
-        "fastest-split rule (worst seed); the oracle rule (this round's draws known) / the same rule",
-        "{time_to_target_vs_best_deployable_rule:.3f} (worst {time_to_target_vs_best_deployable_rule_worst:.3f}); "
-        "{oracle_time_to_target_vs_best_deployable_rule:.3f}",
-        optional=True,
-    ),
-    Row(
-        "digits, server study: dropout rate, the best deployable rule / agent minus rule",
-        "{dropout_rate_best_deployable_rule:.3f} / {dropout_rate_agent_vs_best_deployable_rule:+.3f}",
-        optional=True,
-    ),
-    Row(
-        "Fashion-MNIST, server study (a budget tier, persistent loads and links, fading batteries, clients leaving and "
-        "joining; the agent on the server's smoothed reports): time to the target, agent / best deployable "
-        "fastest-split rule (worst seed); the oracle rule (this round's draws known) / the same rule",
-        "{fashion_time_to_target_vs_best_deployable_rule:.3f} (worst {fashion_time_to_target_vs_best_deployable_rule_worst:.3f}); "
-        "{fashion_oracle_time_to_target_vs_best_deployable_rule:.3f}",
-        optional=True,
-    ),
-    Row(
-        "Fashion-MNIST, server study: dropout rate, the best deployable rule / agent minus rule",
-        "{fashion_dropout_rate_best_deployable_rule:.3f} / {fashion_dropout_rate_agent_vs_best_deployable_rule:+.3f}",
-        optional=True,
-    ),
+    *(row for study in _SERVER_STUDIES for row in _server_rows(*study)),
     Row("simulation speed, digits: rounds per second (first run, compile included)", "{rounds_per_second:.1f}"),
 )
 """The README's split-learning table, filled from the stored bench result."""
