@@ -205,7 +205,13 @@ def _kind(annotation: Any, float64: bool) -> str | None:
     """The kind ``_glance`` reads a value of ``annotation`` by: a plain scalar's (``_scalar_check``), a list's
     or a model's (``_items_kind``), an optional one's (``_optional_kind``), or None."""
     return (_scalar_check(annotation, float64)[1] or _items_kind(annotation, float64)
-            or _optional_kind(annotation, float64))
+            or _optional_kind(annotation, float64) or _text_kind(annotation))
+
+
+def _text_kind(annotation: Any) -> str | None:
+    """``"text"`` for ``str`` (``Annotated`` unwrapped): ``value_problem`` finds nothing in text, whatever
+    the value (pydantic checks its type), so a text field passes at a glance."""
+    return "text" if _unwrapped(annotation, False)[0] is str else None
 
 
 def _items_kind(annotation: Any, float64: bool) -> str | None:
@@ -258,7 +264,8 @@ def _always_fine(value: object) -> bool:
     return True
 
 
-_SCALAR_GLANCES = {"f32": _f32_fine, "f64": _f64_fine, "int": _int_fine, "bool": _bool_fine, "model": _always_fine}
+_SCALAR_GLANCES = {"f32": _f32_fine, "f64": _f64_fine, "int": _int_fine, "bool": _bool_fine, "model": _always_fine,
+                   "text": _always_fine}
 
 _FEW_ITEMS = 16
 """Up to this many items a list of floats is glanced at item by item; above, all at once."""
@@ -320,13 +327,13 @@ def _field_checks(model: type[BaseModel]) -> tuple[FieldCheck, ...]:
 @lru_cache(maxsize=512)
 def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
     """Whether every field of ``model`` in a dict passes at a glance, in one call: a field absent or None
-    passes (the full check finds nothing in either), a model's field passes (it checks its own), a scalar's
+    passes (the full check finds nothing in either), a model's field passes (it checks its own), so does text, a scalar's
     by its exact type and range, a list's or an optional one's by its ``_glance``, any other fails. True
     means ``strict_errors`` finds nothing; False sends the dict to it."""
     checks = _field_checks(model)
     scalar_kinds = ("bool", "int", "f32", "f64")
     fines = tuple((key, fine) for key, _, _, fine, kind in checks if kind in scalar_kinds)
-    others = tuple((key, fine) for key, _, _, fine, kind in checks if kind not in (*scalar_kinds, "model"))
+    others = tuple((key, fine) for key, _, _, fine, kind in checks if kind not in (*scalar_kinds, "model", "text"))
     getter = itemgetter(*(key for key, _ in fines)) if fines else (lambda data: ())
     scalar_checks = tuple(check for _, check in fines)
     single = len(fines) == 1

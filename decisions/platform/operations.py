@@ -210,7 +210,10 @@ _MANY_STATES = 100
 def _collection_paused(states: int) -> Iterator[None]:
     """Pause Python's cyclic garbage collector for a batch of ``states`` (from ``_MANY_STATES``): a batch
     makes objects that all live on, and each full collection would walk every object of the loaded
-    libraries again. Reference counting still frees what the batch drops; the collector resumes after."""
+    libraries again. Reference counting still frees what the batch drops; the collector resumes after,
+    the batch's survivors moved to the oldest generation unwalked (``gc.freeze`` then ``gc.unfreeze``),
+    where the next full collection finds them, instead of walked all at once by the first young
+    collection. A process that froze objects of its own keeps them frozen: its batches skip the move."""
     if states < _MANY_STATES or not gc.isenabled():
         yield
         return
@@ -218,6 +221,9 @@ def _collection_paused(states: int) -> Iterator[None]:
     try:
         yield
     finally:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         gc.enable()
 
 

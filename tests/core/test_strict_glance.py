@@ -36,6 +36,9 @@ class _Every(Settings):
     items: list[_Item] = Field(default_factory=list)
     item: _Item | None = None
     table: dict[str, float] = Field(default_factory=dict)
+    name: str = "x"
+    label: Annotated[str, Field(min_length=1)] | None = None
+    names: list[str] = Field(default_factory=list)
 
 
 _VALUES: list[Any] = [0.0, -0.0, 0.5, -2.5, 1e-45, 1e-44, -1e-44, 3e38, 3.5e38, 1e39, 1e308, math.nan, math.inf,
@@ -47,12 +50,13 @@ _LONG = [float(i + 1) for i in range(100)]
 def _cases() -> list[dict[str, Any]]:
     """Inputs of ``_Every``: each field given each value, lists with each value at their end, left out."""
     cases: list[dict[str, Any]] = [{}]
-    for key in ("count", "rate", "wide", "flag", "cap", "item", "table", "items"):
+    for key in ("count", "rate", "wide", "flag", "cap", "item", "table", "items", "name", "label", "names"):
         cases += [{key: value} for value in _VALUES]
     for key in ("rates", "wides"):
         cases += [{key: [0.5, value]} for value in _VALUES] + [{key: [*_LONG, value]} for value in _VALUES]
         cases += [{key: _LONG}, {key: [0.0] * 70}, {key: (*_LONG,)}]
     cases += [{"table": {"a": value}} for value in _VALUES] + [{"items": [{"share": value}]} for value in _VALUES]
+    cases += [{"names": ["a", value]} for value in _VALUES]
     return cases
 
 
@@ -64,7 +68,8 @@ def test_a_model_at_a_glance_passes_only_what_the_full_check_passes(data: dict[s
 
 def test_plain_input_passes_at_a_glance() -> None:
     data = {"count": 3, "rate": 0.0, "wide": 1e300, "flag": True, "rates": _LONG, "wides": [1e300] * 80,
-            "cap": None, "items": [{"share": 0.1, "on": False}], "item": {"share": 0.2}}
+            "cap": None, "items": [{"share": 0.1, "on": False}], "item": {"share": 0.2}, "name": "n", "label": "l",
+            "names": ["a", "b"]}
     assert _model_glance(_Every)(data) and _model_glance(_Item)({"share": 0.1, "on": False})
     assert _model_glance(_Item)({}) and _model_glance(_Item)({"share": None})
 
