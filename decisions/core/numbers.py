@@ -69,20 +69,21 @@ def plainly_float32(value: float, limit: float = FLOAT32_MAX) -> bool:
     return value == 0.0 or NEAR_FLOAT32_ZERO <= abs(value) <= limit
 
 
-_MANY_FLOATS = 64
-"""From this many floats ``plainly_float32s`` reads them as one numpy array."""
-
-
 def plainly_float32s(values: Sequence[float], limit: float = FLOAT32_MAX) -> bool:
-    """Whether ``plainly_float32(value, limit)`` holds for every float of ``values``, all at once (a
-    long list as one array). False leaves each to the full check."""
-    near = NEAR_FLOAT32_ZERO
-    if len(values) < _MANY_FLOATS:  # plainly_float32 written out: a call per float would cost more than the test
-        return all([near <= abs(value) <= limit or value == 0.0 for value in values])
-    magnitudes = np.abs(np.array(values, np.float64))
-    if not magnitudes.max() <= limit:  # NaN: the maximum is NaN
+    """Whether ``plainly_float32(value, limit)`` holds for every float of ``values``, all at once: a finite
+    sum rules out NaN and infinities, then where all share a sign the least and greatest bound every
+    magnitude (zeros or both signs: one by one). False leaves each to the full check."""
+    if not values:
+        return True
+    if not math.isfinite(sum(values)):  # NaN or an infinity (or a sum beyond float64: the full check finds none)
         return False
-    return bool(magnitudes.min() >= near) or bool(((magnitudes >= near) | (magnitudes == 0.0)).all())
+    low, high = min(values), max(values)
+    if low > 0.0:
+        return NEAR_FLOAT32_ZERO <= low and high <= limit
+    if high < 0.0:
+        return -limit <= low and high <= -NEAR_FLOAT32_ZERO
+    near = NEAR_FLOAT32_ZERO  # plainly_float32 written out: a call per float would cost more than the test
+    return all([near <= abs(value) <= limit or value == 0.0 for value in values])
 
 
 def check_float32(value: float, max_abs: float = FLOAT32_MAX) -> float:
@@ -126,3 +127,29 @@ def _float32_check(max_abs: float) -> Callable[[float], float]:
         return check_float32(value, max_abs)
 
     return check
+
+
+@dataclass(frozen=True)
+class Float32Items:
+    """``Annotated`` metadata of a list of floats: ``Float32(max_abs)`` of every item in one call (a
+    long curve checked at once, not an item at a time); an error names the first bad item by ``where``
+    formatted with its index (``"day {i}"``)."""
+
+    # Largest magnitude allowed.
+    max_abs: float = FLOAT32_MAX
+    # How an error names an item.
+    where: str = "item {i}"
+
+    def check(self, values: Sequence[float]) -> Sequence[float]:
+        """The validator: ``values`` unchanged; ``ValueError`` naming the first item ``float32_problem`` refuses."""
+        if plainly_float32s(values, min(self.max_abs, FLOAT32_MAX)):
+            return values
+        for i, value in enumerate(values):
+            problem = float32_problem(value, self.max_abs)
+            if problem is not None:
+                raise ValueError(f"{self.where.format(i=i)}: {problem}")
+        return values
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        """Wrap the list's schema with ``check`` (after its items' own checks)."""
+        return core_schema.no_info_after_validator_function(self.check, handler(source))

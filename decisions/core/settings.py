@@ -59,8 +59,8 @@ def finite_numbers(value: object, where: str) -> object:
         ValueError: naming the first bad item.
     """
     if isinstance(value, list | tuple):
-        if tuple(map(type, value)).count(float) == len(value) and all(map(math.isfinite, value)):
-            return value  # every item a finite float: nothing to name
+        if tuple(map(type, value)).count(float) == len(value) and math.isfinite(sum(value)):
+            return value  # every item a float, their sum finite: each is finite, nothing to name
         for i, v in enumerate(value):
             if isinstance(v, bool) or not isinstance(v, int | float):
                 raise ValueError(f"{where.format(i=i)}: {v!r} is not a number")

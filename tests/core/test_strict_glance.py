@@ -12,7 +12,14 @@ import pytest
 from pydantic import Field
 
 from decisions.core import strict_input
-from decisions.core.numbers import PRICE_MAX, Float32, _float32_check, plainly_float32, plainly_float32s
+from decisions.core.numbers import (
+    PRICE_MAX,
+    Float32,
+    Float32Items,
+    _float32_check,
+    plainly_float32,
+    plainly_float32s,
+)
 from decisions.core.settings import Settings, finite_numbers
 from decisions.core.strict_input import Float64, _f32_fine, _glance, _model_glance, strict_errors
 from decisions.errors import InputError
@@ -167,3 +174,30 @@ def test_float32_in_a_schema_agrees_with_its_check(value: float, max_abs: float)
 
 class _Priced(Settings):
     price: Annotated[float, Float32(PRICE_MAX)]
+
+
+class _Curve(Settings):
+    prices: Annotated[list[float], Float32Items(PRICE_MAX, "day {i}")]
+
+
+class _CurveItemByItem(Settings):
+    prices: list[Annotated[float, Float32(PRICE_MAX)]]
+
+
+@pytest.mark.parametrize("bad", [2e6, -2e6, 1e-45, -1e-46, 5e-324, 0.0, -0.0, 1e6, 3e38, 1e-44])
+@pytest.mark.parametrize("at", [0, 3, 99])
+def test_float32_items_agree_with_float32_item_by_item_and_name_the_day(bad: float, at: int) -> None:
+    prices = [*_LONG]
+    prices[at] = bad
+    outcomes = []
+    for model in (_Curve, _CurveItemByItem):
+        try:
+            outcomes.append(model.parse({"prices": prices}).prices)
+        except InputError as err:
+            outcomes.append(err)
+    one, each = outcomes
+    if isinstance(each, InputError):  # the strict check finds a float32 underflow first, at the item
+        assert isinstance(one, InputError) and each.field == f"prices.{at}"
+        assert (one.field, one.problem) in ((each.field, each.problem), ("prices", f"day {at}: {each.problem}"))
+    else:
+        assert one == each

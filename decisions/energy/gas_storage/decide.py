@@ -13,11 +13,11 @@ import numpy as np
 from pydantic import Field
 
 from decisions.core.numbers import PRICE_MAX, VOLUME_MAX, Float32
-from decisions.core.settings import Settings, finite_items
+from decisions.core.settings import Settings
 from decisions.energy.gas_storage.deploy import Schedule, answer, common_noise
 from decisions.energy.gas_storage.facility import inventory_band
 from decisions.energy.gas_storage.params import GasStorageParams, to_params
-from decisions.energy.gas_storage.scenario import Scenario
+from decisions.energy.gas_storage.scenario import PriceCurve, Scenario
 from decisions.errors import InputError
 from decisions.kit.decide import Candidate, Decision, deployed_and_alternative
 from decisions.kit.decide_batch import bucket, padded
@@ -45,7 +45,7 @@ class StorageState(Settings):
     day: int = Field(ge=0, le=3_649, description="Today, as a day of the run's horizon (0: its first delivery day).")
     inventory: Annotated[float, Float32(VOLUME_MAX)] = Field(
         ge=0, allow_inf_nan=False, description="Inventory before today's move (within the facility's feasible band).")
-    forward_curve: Annotated[list[PositivePrice], finite_items("day {i}")] = Field(
+    forward_curve: PriceCurve = Field(
         min_length=1, max_length=3_650,
         description="Today's forward prices for delivery today and each later day of the run's horizon.")
     spot: PositivePrice | None = Field(None, description="Today's spot price (default: the curve's first price).")

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, ValidationError, model_validator
 
-from decisions.core.numbers import PRICE_MAX, VOLUME_MAX, Float32
+from decisions.core.numbers import PRICE_MAX, VOLUME_MAX, Float32, Float32Items
 from decisions.core.settings import Settings, finite_items, finite_numbers
 from decisions.errors import InputError
 
@@ -20,6 +20,9 @@ Volume = Annotated[float, Float32(VOLUME_MAX)]
 """An inventory or a rate per day: finite in float32, magnitude at most ``VOLUME_MAX`` (1e9)."""
 Price = Annotated[float, Float32(PRICE_MAX)]
 """A price or a cost per unit: finite in float32, magnitude at most ``PRICE_MAX`` (1e6)."""
+PriceCurve = Annotated[list[Annotated[float, Field(gt=0, allow_inf_nan=False)]], finite_items("day {i}"),
+                       Float32Items(PRICE_MAX, "day {i}")]
+"""Daily prices, each positive and a ``Price`` (checked in one call; an error names the day)."""
 SPEED_MAX = 1e4
 """Largest mean-reversion speed, per year (a half-life of under an hour with daily steps)."""
 VOLATILITY_MAX = 10.0
@@ -172,8 +175,7 @@ class Scenario(Settings):
     section = "scenario"
 
     facility: Facility = Field(default_factory=Facility)
-    forward_curve: Annotated[list[Annotated[float, Field(gt=0, allow_inf_nan=False), Float32(PRICE_MAX)]],
-                             finite_items("day {i}")] = Field(
+    forward_curve: PriceCurve = Field(
         default_factory=seasonal_forward_curve, min_length=2, description="Daily forward prices, > 0."
     )
     horizon_days: int | None = Field(
