@@ -2,8 +2,8 @@
 
 A Q-network maps the features of a visit ``t`` and a state ``s`` to one value per action; it is
 trained on the logged transitions by fitted Q-learning (TD target: the realised reward plus the
-best allowed value of a target network at ``t + 1``; nothing after the horizon or from
-``CONTROLLED``) plus the CQL penalty ``alpha * (logsumexp Q(t, s, .) - Q(t, s, a_logged))``, the
+target network's value at ``t + 1`` of the allowed action the online network ranks best, as double
+DQN; nothing after the horizon or from ``CONTROLLED``) plus the CQL penalty ``alpha * (logsumexp Q(t, s, .) - Q(t, s, a_logged))``, the
 logsumexp over the allowed actions (on the transitions whose logged action is allowed), each
 transition weighted by 1 (uniform) or its clinician's kappa. Every variant of one data draw (weighting x
 regime) trains side by side in one compiled program.
@@ -112,9 +112,11 @@ def _loss(params: PyTree, target: PyTree, batch: Transitions, x: jax.Array, allo
     net, horizon = q_network(settings), x.shape[0]
     q = net.apply(params, x[batch.t, batch.s])
     t1 = jnp.minimum(batch.t + 1, horizon - 1)
-    q1 = net.apply(target, x[t1, batch.s1])
+    x1 = x[t1, batch.s1]
+    best = masked_argmax(jax.lax.stop_gradient(net.apply(params, x1)), allowed[t1, batch.s1])  # double DQN
+    q1 = jnp.take_along_axis(net.apply(target, x1), best[:, None], -1)[:, 0]
     going = (batch.s1 != CONTROLLED) & (batch.t + 1 < horizon)
-    y = batch.r + jnp.where(going, jnp.where(allowed[t1, batch.s1], q1, -jnp.inf).max(-1), 0.0)
+    y = batch.r + jnp.where(going, q1, 0.0)
     q_a = jnp.take_along_axis(q, batch.a[:, None], -1)[:, 0]
     td = optax.huber_loss(q_a, jax.lax.stop_gradient(y))
     now = allowed[batch.t, batch.s]
