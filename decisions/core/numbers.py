@@ -69,6 +69,12 @@ def plainly_float32(value: float, limit: float = FLOAT32_MAX) -> bool:
     return value == 0.0 or NEAR_FLOAT32_ZERO <= abs(value) <= limit
 
 
+def finite_floats(values: Sequence[object]) -> bool:
+    """Whether every item of ``values`` is a float (not a subclass, an int or a bool) and finite, all at
+    once: their sum is finite. False (a sum beyond float64 included) leaves each to the full check."""
+    return tuple(map(type, values)).count(float) == len(values) and math.isfinite(sum(values))  # type: ignore[arg-type]
+
+
 def plainly_float32s(values: Sequence[float], limit: float = FLOAT32_MAX) -> bool:
     """Whether ``plainly_float32(value, limit)`` holds for every float of ``values``, all at once: a finite
     sum rules out NaN and infinities, then where all share a sign the least and greatest bound every

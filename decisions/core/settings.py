@@ -10,6 +10,7 @@ from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from decisions.core.numbers import finite_floats
 from decisions.core.strict_input import StrictInput
 from decisions.errors import InputError, validate_input
 
@@ -59,8 +60,8 @@ def finite_numbers(value: object, where: str) -> object:
         ValueError: naming the first bad item.
     """
     if isinstance(value, list | tuple):
-        if tuple(map(type, value)).count(float) == len(value) and math.isfinite(sum(value)):
-            return value  # every item a float, their sum finite: each is finite, nothing to name
+        if finite_floats(value):
+            return value  # every item a finite float: nothing to name
         for i, v in enumerate(value):
             if isinstance(v, bool) or not isinstance(v, int | float):
                 raise ValueError(f"{where.format(i=i)}: {v!r} is not a number")

@@ -23,6 +23,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError, SchemaValidator
 from decisions.core.numbers import (
     FLOAT32_MAX,
     NEAR_FLOAT32_ZERO,
+    finite_floats,
     float32_problem,
     plainly_float32s,
 )
@@ -267,22 +268,9 @@ def _always_fine(value: object) -> bool:
 _SCALAR_GLANCES = {"f32": _f32_fine, "f64": _f64_fine, "int": _int_fine, "bool": _bool_fine, "model": _always_fine,
                    "text": _always_fine}
 
-_FEW_ITEMS = 16
-"""Up to this many items a list of floats is glanced at item by item; above, all at once."""
-
-
 def _f32_items_fine(value: Sequence[object]) -> bool:
-    """``_f32_fine`` of every item: one by one for a few, else all at once (``plainly_float32s``)."""
-    if len(value) <= _FEW_ITEMS:
-        return all(map(_f32_fine, value))
+    """``_f32_fine`` of every item, all at once (``plainly_float32s`` of a list of floats)."""
     return tuple(map(type, value)).count(float) == len(value) and plainly_float32s(value)  # type: ignore[arg-type]
-
-
-def _f64_items_fine(value: Sequence[object]) -> bool:
-    """``_f64_fine`` of every item: one by one for a few, else all at once."""
-    if len(value) <= _FEW_ITEMS:
-        return all(map(_f64_fine, value))
-    return tuple(map(type, value)).count(float) == len(value) and math.isfinite(sum(value))  # type: ignore[arg-type]
 
 
 def _glance(kind: str | None) -> Callable[[object], bool]:
@@ -295,7 +283,7 @@ def _glance(kind: str | None) -> Callable[[object], bool]:
         return _SCALAR_GLANCES.get(kind or "", _never_fine)
     if kind == "list:model":  # each model checks its own fields when it is read
         return lambda value: type(value) is list or type(value) is tuple
-    whole = {"list:f32": _f32_items_fine, "list:f64": _f64_items_fine}.get(kind)
+    whole = {"list:f32": _f32_items_fine, "list:f64": finite_floats}.get(kind)
     if whole is not None:
         return lambda value: (type(value) is list or type(value) is tuple) and whole(value)  # type: ignore[arg-type]
     item = _glance(kind[5:])
@@ -326,8 +314,9 @@ def _field_checks(model: type[BaseModel]) -> tuple[FieldCheck, ...]:
 @lru_cache(maxsize=512)
 def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
     """Whether every field of ``model`` in a dict passes at a glance, in one call: a field absent or None
-    passes (the full check finds nothing in either), a model's field passes (it checks its own), so does text, a scalar's
-    by its exact type and range, a list's or an optional one's by its ``_glance``, any other fails. True
+    passes (the full check finds nothing in either), a model's field passes (it checks its own), so does
+    text, a scalar's by its exact type and range, a list's or an optional one's by its ``_glance``, any
+    other fails. True
     means ``strict_errors`` finds nothing; False sends the dict to it."""
     checks = _field_checks(model)
     scalar_kinds = ("bool", "int", "f32", "f64")

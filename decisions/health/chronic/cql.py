@@ -3,10 +3,11 @@
 A Q-network maps the features of a visit ``t`` and a state ``s`` to one value per action; it is
 trained on the logged transitions by fitted Q-learning (TD target: the realised reward plus the
 target network's value at ``t + 1`` of the allowed action the online network ranks best, as double
-DQN; nothing after the horizon or from ``CONTROLLED``) plus the CQL penalty ``alpha * (logsumexp Q(t, s, .) - Q(t, s, a_logged))``, the
-logsumexp over the allowed actions (on the transitions whose logged action is allowed), each
-transition weighted by 1 (uniform) or its clinician's kappa. Every variant of one data draw (weighting x
-regime) trains side by side in one compiled program.
+DQN; nothing after the horizon or from ``CONTROLLED``) plus the CQL penalty
+``alpha * (logsumexp Q(t, s, .) - Q(t, s, a_logged))``, the logsumexp over the allowed actions (on
+the transitions whose logged action is allowed), each transition weighted by 1 (uniform) or its
+clinician's kappa. Every variant of one data draw (weighting x regime) trains side by side in one
+compiled program.
 """
 
 from __future__ import annotations
