@@ -316,8 +316,7 @@ def _model_glance(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool]:
     """Whether every field of ``model`` in a dict passes at a glance, in one call: a field absent or None
     passes (the full check finds nothing in either), a model's field passes (it checks its own), so does
     text, a scalar's by its exact type and range, a list's or an optional one's by its ``_glance``, any
-    other fails. True
-    means ``strict_errors`` finds nothing; False sends the dict to it."""
+    other fails. True means ``strict_errors`` finds nothing; False sends the dict to it."""
     checks = _field_checks(model)
     scalar_kinds = ("bool", "int", "f32", "f64")
     fines = tuple((key, fine) for key, _, _, fine, kind in checks if kind in scalar_kinds)
